@@ -1,0 +1,54 @@
+# Two commands on a fresh machine: `make demo` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+PIP_FLAGS := --quiet --disable-pip-version-check --require-hashes --no-deps
+
+.PHONY: venv dev demo test lint typecheck pytest bench lock clean
+
+venv: $(VENV)/.runtime-installed
+
+dev: $(VENV)/.dev-installed
+
+$(VENV)/bin/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Installs exactly the locked, hash-checked set, then the project itself without touching the network.
+$(VENV)/.runtime-installed: requirements.lock pyproject.toml | $(VENV)/bin/python
+	$(PIP) install $(PIP_FLAGS) -r requirements.lock
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	touch $@
+
+$(VENV)/.dev-installed: requirements-dev.lock pyproject.toml | $(VENV)/bin/python
+	$(PIP) install $(PIP_FLAGS) -r requirements-dev.lock
+	$(PIP) install --quiet --no-deps --no-build-isolation -e .
+	touch $@ $(VENV)/.runtime-installed
+
+demo: venv
+	$(BIN)/spade demo
+
+lint: dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: dev
+	$(BIN)/mypy --strict spade_lsp
+
+pytest: dev
+	$(BIN)/pytest -q tests --ignore=tests/benchmarks
+
+test: lint typecheck pytest
+
+bench: dev
+	$(BIN)/pytest -q -s tests/benchmarks -m benchmark -p no:randomly
+
+# Regenerates both lock files (needs uv: `pip install uv`); commit the result.
+lock:
+	uv pip compile pyproject.toml build-requirements.in --generate-hashes --python-version 3.11 \
+	  --python-platform x86_64-unknown-linux-gnu -o requirements.lock -q
+	uv pip compile pyproject.toml build-requirements.in --extra dev --generate-hashes --python-version 3.11 \
+	  --python-platform x86_64-unknown-linux-gnu -o requirements-dev.lock -q
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache

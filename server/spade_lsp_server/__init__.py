@@ -1,0 +1,1 @@
+"""spade-lsp's language server (LSP glue only) and its daemon process."""

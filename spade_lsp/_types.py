@@ -1,0 +1,73 @@
+"""Plain value types shared by the engine's modules (no behaviour, no I/O)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Position:
+    """Zero-based line and character, the character counted in UTF-16 code units as LSP does."""
+
+    line: int
+    character: int
+
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    start: Position
+    end: Position
+
+
+class UnitKind(StrEnum):
+    """What kind of text unit the splitter produced; code and quoted examples stay whole."""
+
+    SENTENCE = "sentence"
+    BULLET = "bullet"
+    HEADING = "heading"
+    CODE = "code"
+    QUOTE = "quote"
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """One unit of a prompt: a sentence, a list item, a heading, or a whole code fence / quoted block.
+
+    ``start``/``end`` are character offsets into the prompt text (Python str indices);
+    ``range`` is the same span in LSP coordinates.
+    """
+
+    text: str
+    start: int
+    end: int
+    range: Range
+    kind: UnitKind = UnitKind.SENTENCE
+
+
+class ChangeKind(StrEnum):
+    ADDED = "added"
+    REMOVED = "removed"
+    MODIFIED = "modified"
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceChange:
+    """One changed unit between two versions.
+
+    ``new`` is set for added and modified units (its range is in the newer version), ``old`` for removed
+    and modified ones; ``similarity`` in [0, 1] is how alike old and new are (1.0 for pure adds/removes).
+    """
+
+    kind: ChangeKind
+    old: Sentence | None
+    new: Sentence | None
+    similarity: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Delta:
+    """The sentence-level difference between two consecutive versions of a prompt."""
+
+    changes: tuple[SentenceChange, ...]
+    labels: frozenset[str] = field(default_factory=frozenset)

@@ -1,0 +1,55 @@
+"""Every error the engine raises on purpose, in one place.
+
+Callers catch :class:`SpadeError`; the CLI maps :class:`InputError` (and its subclasses) to exit code 2
+and prints ``str(error)`` as a one-line message. Nothing here knows about LSP.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConfigError",
+    "GitHistoryError",
+    "InputError",
+    "LLMError",
+    "ModelNotConfiguredError",
+    "PromptFileError",
+    "SpadeError",
+    "StoreError",
+    "StoreLockedError",
+]
+
+
+class SpadeError(Exception):
+    """Base class: a problem the user can act on, with a one-line message."""
+
+
+class InputError(SpadeError):
+    """The user's input (a file, a flag, a JSON line) cannot be used as given."""
+
+
+class PromptFileError(InputError):
+    """A prompt file is missing, binary, not UTF-8, or too large."""
+
+
+class ConfigError(InputError):
+    """Settings in pyproject.toml, spade.toml or front matter are invalid."""
+
+
+class GitHistoryError(SpadeError):
+    """A git history could not be read (the file itself may still be usable)."""
+
+
+class StoreError(SpadeError):
+    """The SQLite store is corrupt, unreadable or from a newer version."""
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the store's write lock for longer than the busy timeout."""
+
+
+class LLMError(SpadeError):
+    """An LLM call failed after its retries, or answered something unusable."""
+
+
+class ModelNotConfiguredError(LLMError):
+    """A feature needs a model and none is configured."""

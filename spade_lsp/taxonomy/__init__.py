@@ -1,0 +1,70 @@
+"""The SPADE taxonomy of prompt deltas: category ids (a contract), display names, and classifiers.
+
+A classifier labels each changed sentence of a delta with zero or more category ids; a delta's labels are
+the union over its changes. The offline classifier is the default; the LLM classifier is used when a model
+is configured. Both satisfy :class:`TaxonomyClassifier`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, Protocol
+
+from spade_lsp._types import SentenceChange
+
+PRESENTATION_FORMAT: Final = "Structural/PresentationFormat"
+EXAMPLE_DEMONSTRATION: Final = "Structural/ExampleDemonstration"
+PROMPT_REPHRASING: Final = "Structural/PromptRephrasing"
+WORKFLOW_DESCRIPTION: Final = "Content/WorkflowDescription"
+DATA_PLACEHOLDERS: Final = "Content/DataPlaceholders"
+COUNT: Final = "Content/Count"
+INCLUSION: Final = "Content/Inclusion"
+EXCLUSION: Final = "Content/Exclusion"
+QUALITATIVE_ASSESSMENT: Final = "Content/QualitativeAssessment"
+
+DISPLAY_NAMES: Final[dict[str, str]] = {
+    PRESENTATION_FORMAT: "Response format instruction",
+    EXAMPLE_DEMONSTRATION: "Example demonstration",
+    PROMPT_REPHRASING: "Prompt clarification",
+    WORKFLOW_DESCRIPTION: "Workflow description",
+    DATA_PLACEHOLDERS: "Data integration",
+    COUNT: "Quantity instruction",
+    INCLUSION: "Inclusion instruction",
+    EXCLUSION: "Exclusion instruction",
+    QUALITATIVE_ASSESSMENT: "Qualitative criteria",
+}
+
+#: Category ids in the order DESIGN.md lists them; used to order labels deterministically.
+CATEGORY_IDS: Final[tuple[str, ...]] = tuple(DISPLAY_NAMES)
+
+#: Categories that state a requirement on the output, so an assertion can check them.
+CHECKABLE: Final[frozenset[str]] = frozenset(
+    {PRESENTATION_FORMAT, EXAMPLE_DEMONSTRATION, COUNT, INCLUSION, EXCLUSION, QUALITATIVE_ASSESSMENT}
+)
+
+
+def ordered(labels: frozenset[str] | set[str]) -> list[str]:
+    """Labels in the taxonomy's canonical order."""
+    return [c for c in CATEGORY_IDS if c in labels]
+
+
+class TaxonomyClassifier(Protocol):
+    """Labels the changes of one delta."""
+
+    name: str
+
+    def classify_sentence(self, text: str) -> frozenset[str]:
+        """Categories of one sentence of a prompt, read on its own."""
+        ...
+
+    def classify_changes(self, changes: Sequence[SentenceChange]) -> list[frozenset[str]]:
+        """Categories of each change of one delta, in the same order."""
+        ...
+
+
+def delta_labels(per_change: Sequence[frozenset[str]]) -> frozenset[str]:
+    """A delta's labels: the union over its changed sentences."""
+    out: set[str] = set()
+    for labels in per_change:
+        out |= labels
+    return frozenset(out)
