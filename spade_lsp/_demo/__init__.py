@@ -1,0 +1,69 @@
+"""``spade demo``: the whole pipeline, offline, on a prompt with several versions shipped in the package."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from importlib import resources
+from pathlib import Path
+from typing import TextIO
+
+from spade_lsp._history import Revision
+
+DEMO_PROMPT = "product_description.prompt"
+
+
+def demo_versions() -> list[str]:
+    """The demo prompt's versions, oldest first."""
+    data = resources.files(__package__).joinpath("product_description.versions.json").read_text("utf-8")
+    versions: list[str] = json.loads(data)
+    return versions
+
+
+def run_demo(args: argparse.Namespace, out: TextIO) -> int:
+    """Write the demo prompt into a workspace, record its versions, and show history, deltas, sentences."""
+    if args.dir is not None:
+        root = args.dir
+        root.mkdir(parents=True, exist_ok=True)
+        return _run(root, args, out)
+    with tempfile.TemporaryDirectory(prefix="spade-demo-") as tmp:
+        return _run(Path(tmp), args, out)
+
+
+def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp._render import delta_as_json, render_deltas, render_history, render_sentences
+    from spade_lsp.workspace import Workspace
+
+    versions = demo_versions()
+    prompt = root / DEMO_PROMPT
+    prompt.write_text(versions[-1], encoding="utf-8")
+    (root / "spade.toml").touch()
+    with Workspace(root, overrides={"classifier": "offline", "model": None}) as workspace:
+        history = workspace.history
+        history.record_revisions(prompt, [Revision(text=text, origin="import") for text in versions])
+        recorded = history.versions(prompt)
+        deltas = history.deltas(prompt)
+        sentences = history.sentences(prompt)
+        if args.json:
+            json.dump(
+                {
+                    "workspace": str(root),
+                    "prompt": DEMO_PROMPT,
+                    "versions": [v.number for v in recorded],
+                    "deltas": [delta_as_json(d) for d in deltas],
+                    "sentences": [
+                        {"text": s.text, "categories": s.categories, "introduced_in": s.introduced_in}
+                        for s in sentences
+                    ],
+                },
+                out,
+                indent=2,
+            )
+            out.write("\n")
+            return 0
+        out.write(f"spade demo: workspace {root}\n\n")
+        out.write(render_history(DEMO_PROMPT, recorded))
+        out.write("\n" + render_deltas(DEMO_PROMPT, deltas))
+        out.write("\n" + render_sentences(DEMO_PROMPT, sentences))
+    return 0

@@ -1,0 +1,447 @@
+"""Prompt history: versions recorded in the store, the delta between each pair of consecutive versions,
+and the current version's sentences with the version that introduced each one.
+
+Versions are ordered by ``created_at`` (UTC; the commit time for git versions), then by id. A version is
+recorded only when the content differs from the one before it. Deltas are a cache keyed by the pair of
+versions and the classifier's name, so inserting older history (a git import) only adds the missing pairs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from spade_lsp import _git
+from spade_lsp._deltas import diff_sentences
+from spade_lsp._prompts import decode_prompt, parse_prompt
+from spade_lsp._sentences import split_sentences
+from spade_lsp._store import Store
+from spade_lsp._types import ChangeKind, Position, Range, Sentence, SentenceChange
+from spade_lsp.errors import InputError
+from spade_lsp.taxonomy import TaxonomyClassifier, delta_labels, ordered
+
+
+@dataclass(frozen=True, slots=True)
+class VersionInfo:
+    id: int
+    number: int  # 1-based position in the prompt's history
+    content_hash: str
+    created_at: str
+    origin: str
+    commit_sha: str | None = None
+    commit_message: str | None = None
+    author: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeInfo:
+    kind: str
+    old_text: str | None
+    new_text: str | None
+    similarity: float
+    range: Range | None  # in the newer version; None for removals
+    labels: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class DeltaInfo:
+    from_number: int | None  # None: the first version, compared with nothing
+    to_number: int
+    labels: tuple[str, ...]
+    changes: tuple[ChangeInfo, ...]
+    classifier: str
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceInfo:
+    text: str
+    kind: str
+    range: Range
+    start: int
+    end: int
+    categories: tuple[str, ...]
+    introduced_in: int | None  # version number
+
+
+@dataclass(frozen=True, slots=True)
+class Revision:
+    """A version to record: its text and where it came from."""
+
+    text: str
+    origin: str = "import"
+    created_at: datetime | None = None
+    commit_sha: str | None = None
+    commit_message: str | None = None
+    author: str | None = None
+
+
+@dataclass(slots=True)
+class ImportResult:
+    added: int = 0
+    unchanged: int = 0
+    warnings: list[str] | None = None
+
+
+def content_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+class History:
+    """The history of the prompts of one workspace, over its store."""
+
+    def __init__(self, store: Store, workspace_root: Path, classifier: TaxonomyClassifier) -> None:
+        self.store = store
+        self.root = workspace_root.resolve()
+        self.classifier = classifier
+        self._units_by_hash: dict[str, list[Sentence]] = {}
+
+    # -- identity -------------------------------------------------------------------------------------
+
+    def prompt_key(self, path: Path) -> str:
+        """The prompt's id in the store: its path relative to the workspace root, with / separators."""
+        resolved = path.resolve()
+        try:
+            return resolved.relative_to(self.root).as_posix()
+        except ValueError:
+            return resolved.as_posix()
+
+    def _prompt_id(self, key: str, *, create: bool) -> int | None:
+        rows = list(self.store.db.query("SELECT id FROM prompts WHERE path = ?", [key]))
+        if rows:
+            return int(rows[0]["id"])
+        if not create:
+            return None
+        cursor = self.store.db.execute(
+            "INSERT INTO prompts (path, created_at) VALUES (?, ?)", [key, _iso(_now())]
+        )
+        return int(cursor.lastrowid or 0)
+
+    def prompts(self) -> list[str]:
+        return [row["path"] for row in self.store.db.query("SELECT path FROM prompts ORDER BY path")]
+
+    # -- recording --------------------------------------------------------------------------------------
+
+    def record(self, path: Path, text: str, *, origin: str = "save") -> VersionInfo | None:
+        """Record ``text`` as the newest version of ``path`` unless it equals the newest one."""
+        result = self.record_revisions(path, [Revision(text=text, origin=origin, created_at=_now())])
+        if not result.added:
+            return None
+        return self.versions(path)[-1]
+
+    def record_revisions(self, path: Path, revisions: Iterable[Revision]) -> ImportResult:
+        """Record several versions in one transaction, skipping any equal to its neighbour in time."""
+        key = self.prompt_key(path)
+        result = ImportResult(warnings=[])
+        with self.store.write() as db:
+            prompt_id = self._prompt_id(key, create=True)
+            assert prompt_id is not None
+            base = self._next_free_time(prompt_id)
+            for index, revision in enumerate(revisions):
+                created = revision.created_at or base + timedelta(microseconds=index)
+                if self._insert_version(db, prompt_id, revision, created):
+                    result.added += 1
+                else:
+                    result.unchanged += 1
+            if result.added:
+                self._refresh(prompt_id)
+        return result
+
+    def _next_free_time(self, prompt_id: int) -> datetime:
+        """Now, or just after the newest version if its time lies ahead (clock skew, future commits)."""
+        row = self.store.db.execute(
+            "SELECT MAX(created_at) FROM versions WHERE prompt_id = ?", [prompt_id]
+        ).fetchone()
+        now = _now()
+        if row and row[0]:
+            latest = datetime.fromisoformat(row[0]) + timedelta(microseconds=1)
+            return max(now, latest)
+        return now
+
+    def _insert_version(self, db: Any, prompt_id: int, revision: Revision, created: datetime) -> bool:
+        digest = content_hash(revision.text)
+        created_iso = _iso(created)
+        if revision.commit_sha is not None:
+            seen = db.execute(
+                "SELECT 1 FROM versions WHERE prompt_id = ? AND commit_sha = ?", [prompt_id, revision.commit_sha]
+            ).fetchone()
+            if seen:
+                return False
+        before = db.execute(
+            "SELECT id, content_hash FROM versions WHERE prompt_id = ? AND created_at <= ? "
+            "ORDER BY created_at DESC, id DESC LIMIT 1",
+            [prompt_id, created_iso],
+        ).fetchone()
+        if before and before[1] == digest:
+            return False
+        after = db.execute(
+            "SELECT id, content_hash, commit_sha FROM versions WHERE prompt_id = ? AND created_at > ? "
+            "ORDER BY created_at, id LIMIT 1",
+            [prompt_id, created_iso],
+        ).fetchone()
+        if after and after[1] == digest:
+            if revision.commit_sha and after[2] is None:
+                # The same text was saved before it was committed: keep one version, with the commit.
+                db.execute(
+                    "UPDATE versions SET commit_sha = ?, commit_message = ?, author = ? WHERE id = ?",
+                    [revision.commit_sha, revision.commit_message, revision.author, after[0]],
+                )
+            return False
+        db.execute("INSERT OR IGNORE INTO blobs (hash, content) VALUES (?, ?)", [digest, revision.text])
+        db.execute(
+            "INSERT INTO versions (prompt_id, content_hash, created_at, recorded_at, origin, commit_sha, "
+            "commit_message, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                prompt_id,
+                digest,
+                created_iso,
+                _iso(_now()),
+                revision.origin,
+                revision.commit_sha,
+                revision.commit_message,
+                revision.author,
+            ],
+        )
+        return True
+
+    def import_git(self, path: Path, *, max_bytes: int) -> ImportResult:
+        """Record the committed history of ``path`` (following renames); commits already seen are skipped."""
+        revisions: list[Revision] = []
+        warnings: list[str] = []
+        for rev in _git.file_history(path):
+            try:
+                text = decode_prompt(rev.content, source=f"{path}@{rev.commit[:10]}", max_bytes=max_bytes)
+            except InputError as error:
+                warnings.append(f"skipped commit {rev.commit[:10]}: {error}")
+                continue
+            revisions.append(
+                Revision(
+                    text=text,
+                    origin="git",
+                    created_at=rev.committed_at,
+                    commit_sha=rev.commit,
+                    commit_message=rev.message,
+                    author=rev.author,
+                )
+            )
+        result = self.record_revisions(path, revisions)
+        result.warnings = warnings
+        return result
+
+    # -- reading --------------------------------------------------------------------------------------
+
+    def _version_rows(self, prompt_id: int) -> list[dict[str, Any]]:
+        return list(
+            self.store.db.query(
+                "SELECT id, content_hash, created_at, origin, commit_sha, commit_message, author "
+                "FROM versions WHERE prompt_id = ? ORDER BY created_at, id",
+                [prompt_id],
+            )
+        )
+
+    def versions(self, path: Path) -> list[VersionInfo]:
+        prompt_id = self._prompt_id(self.prompt_key(path), create=False)
+        if prompt_id is None:
+            return []
+        return [
+            VersionInfo(number=number, **row) for number, row in enumerate(self._version_rows(prompt_id), 1)
+        ]
+
+    def content(self, content_hash_: str) -> str:
+        rows = list(self.store.db.query("SELECT content FROM blobs WHERE hash = ?", [content_hash_]))
+        return str(rows[0]["content"]) if rows else ""
+
+    def _units(self, digest: str) -> list[Sentence]:
+        units = self._units_by_hash.get(digest)
+        if units is None:
+            units = split_sentences(parse_prompt(self.content(digest)).body)
+            if len(self._units_by_hash) > 512:
+                self._units_by_hash.clear()
+            self._units_by_hash[digest] = units
+        return units
+
+    def deltas(self, path: Path, *, from_number: int | None = None, to_number: int | None = None) -> list[DeltaInfo]:
+        """Deltas ending at versions ``from_number+1 .. to_number`` (the first version's delta compares it
+        with nothing). Missing ones are computed with the current classifier and stored."""
+        prompt_id = self._prompt_id(self.prompt_key(path), create=False)
+        if prompt_id is None:
+            return []
+        rows = self._version_rows(prompt_id)
+        first = 1 if from_number is None else from_number + 1
+        last = len(rows) if to_number is None else to_number
+        if from_number is not None and not 1 <= from_number <= len(rows):
+            raise InputError(f"--from {from_number}: {self.prompt_key(path)} has versions 1..{len(rows)}")
+        if to_number is not None and not 1 <= to_number <= len(rows):
+            raise InputError(f"--to {to_number}: {self.prompt_key(path)} has versions 1..{len(rows)}")
+        self._ensure_deltas(prompt_id, rows)
+        out: list[DeltaInfo] = []
+        number_of = {row["id"]: n for n, row in enumerate(rows, 1)}
+        for number in range(first, last + 1):
+            row = rows[number - 1]
+            previous = rows[number - 2]["id"] if number > 1 else None
+            out.append(self._load_delta(prompt_id, previous, row["id"], number_of))
+        return out
+
+    def _ensure_deltas(self, prompt_id: int, rows: Sequence[dict[str, Any]]) -> None:
+        existing = {
+            (r["from_version_id"], r["to_version_id"])
+            for r in self.store.db.query(
+                "SELECT from_version_id, to_version_id FROM deltas WHERE prompt_id = ? AND classifier = ?",
+                [prompt_id, self.classifier.name],
+            )
+        }
+        missing = [
+            (rows[i - 1] if i else None, rows[i])
+            for i in range(len(rows))
+            if ((rows[i - 1]["id"] if i else None), rows[i]["id"]) not in existing
+        ]
+        if not missing:
+            return
+        with self.store.write() as db:
+            for previous, current in missing:
+                old = self._units(previous["content_hash"]) if previous else []
+                new = self._units(current["content_hash"])
+                changes = diff_sentences(old, new)
+                self._store_delta(db, prompt_id, previous["id"] if previous else None, current["id"], changes)
+
+    def _store_delta(
+        self, db: Any, prompt_id: int, from_id: int | None, to_id: int, changes: Sequence[SentenceChange]
+    ) -> None:
+        per_change = self.classifier.classify_changes(changes) if changes else []
+        now = _iso(_now())
+        cursor = db.execute(
+            "INSERT OR REPLACE INTO deltas (prompt_id, from_version_id, to_version_id, classifier, labels, "
+            "computed_at) VALUES (?, ?, ?, ?, ?, ?)",
+            [prompt_id, from_id, to_id, self.classifier.name, json.dumps(ordered(delta_labels(per_change))), now],
+        )
+        delta_id = cursor.lastrowid
+        db.conn.executemany(
+            "INSERT INTO changes (delta_id, ord, kind, old_text, new_text, similarity, start_line, start_char, "
+            "end_line, end_char, labels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    delta_id,
+                    index,
+                    change.kind.value,
+                    change.old.text if change.old else None,
+                    change.new.text if change.new else None,
+                    change.similarity,
+                    *(_range_columns(change.new.range) if change.new else (None, None, None, None)),
+                    json.dumps(ordered(labels)),
+                )
+                for index, (change, labels) in enumerate(zip(changes, per_change, strict=True))
+            ],
+        )
+
+    def _load_delta(
+        self, prompt_id: int, from_id: int | None, to_id: int, number_of: dict[int, int]
+    ) -> DeltaInfo:
+        delta = next(
+            self.store.db.query(
+                "SELECT id, labels, classifier FROM deltas WHERE to_version_id = ? AND "
+                "IFNULL(from_version_id, 0) = ? AND classifier = ?",
+                [to_id, from_id or 0, self.classifier.name],
+            )
+        )
+        changes = tuple(
+            ChangeInfo(
+                kind=row["kind"],
+                old_text=row["old_text"],
+                new_text=row["new_text"],
+                similarity=row["similarity"],
+                range=_range_from_row(row),
+                labels=tuple(json.loads(row["labels"])),
+            )
+            for row in self.store.db.query("SELECT * FROM changes WHERE delta_id = ? ORDER BY ord", [delta["id"]])
+        )
+        return DeltaInfo(
+            from_number=number_of[from_id] if from_id else None,
+            to_number=number_of[to_id],
+            labels=tuple(json.loads(delta["labels"])),
+            changes=changes,
+            classifier=delta["classifier"],
+        )
+
+    def _refresh(self, prompt_id: int) -> None:
+        """After new versions: compute missing deltas, then rebuild the newest version's sentences."""
+        rows = self._version_rows(prompt_id)
+        self._ensure_deltas(prompt_id, rows)
+        introduced: dict[str, int] = {}
+        for change in self.store.db.query(
+            "SELECT c.new_text, d.to_version_id FROM changes c JOIN deltas d ON d.id = c.delta_id "
+            "JOIN versions v ON v.id = d.to_version_id "
+            "WHERE d.prompt_id = ? AND d.classifier = ? AND c.new_text IS NOT NULL "
+            "ORDER BY v.created_at, v.id",
+            [prompt_id, self.classifier.name],
+        ):
+            introduced[change["new_text"]] = change["to_version_id"]
+        head = rows[-1]
+        units = self._units(head["content_hash"])
+        db = self.store.db
+        db.execute(
+            "DELETE FROM sentences WHERE version_id IN (SELECT id FROM versions WHERE prompt_id = ?)", [prompt_id]
+        )
+        db.conn.executemany(
+            "INSERT INTO sentences (version_id, ord, kind, text, start_offset, end_offset, start_line, "
+            "start_char, end_line, end_char, categories, introduced_version_id) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    head["id"],
+                    index,
+                    unit.kind.value,
+                    unit.text,
+                    unit.start,
+                    unit.end,
+                    *_range_columns(unit.range),
+                    json.dumps(ordered(self.classifier.classify_sentence(unit.text))),
+                    introduced.get(unit.text),
+                )
+                for index, unit in enumerate(units)
+            ],
+        )
+
+    def sentences(self, path: Path) -> list[SentenceInfo]:
+        """The newest version's sentences, with categories and the version number that introduced each."""
+        prompt_id = self._prompt_id(self.prompt_key(path), create=False)
+        if prompt_id is None:
+            return []
+        number_of = {row["id"]: n for n, row in enumerate(self._version_rows(prompt_id), 1)}
+        return [
+            SentenceInfo(
+                text=row["text"],
+                kind=row["kind"],
+                range=_range_from_row(row) or Range(Position(0, 0), Position(0, 0)),
+                start=row["start_offset"],
+                end=row["end_offset"],
+                categories=tuple(json.loads(row["categories"])),
+                introduced_in=number_of.get(row["introduced_version_id"]),
+            )
+            for row in self.store.db.query(
+                "SELECT s.* FROM sentences s JOIN versions v ON v.id = s.version_id WHERE v.prompt_id = ? "
+                "ORDER BY s.ord",
+                [prompt_id],
+            )
+        ]
+
+
+def _range_columns(value: Range) -> tuple[int, int, int, int]:
+    return (value.start.line, value.start.character, value.end.line, value.end.character)
+
+
+def _range_from_row(row: dict[str, Any]) -> Range | None:
+    if row.get("start_line") is None:
+        return None
+    return Range(Position(row["start_line"], row["start_char"]), Position(row["end_line"], row["end_char"]))

@@ -1,0 +1,92 @@
+"""Readable tables for the CLI (JSON output is built from the same dataclasses)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from tabulate import tabulate
+
+from spade_lsp._history import ChangeInfo, DeltaInfo, VersionInfo
+from spade_lsp.taxonomy import DISPLAY_NAMES
+
+_MARK = {"added": "+", "removed": "-", "modified": "~"}
+
+
+def _clip(text: str | None, width: int = 90) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def _when(iso: str) -> str:
+    return iso[:16].replace("T", " ")
+
+
+def render_history(prompt: str, versions: Sequence[VersionInfo]) -> str:
+    rows = [
+        [
+            f"v{v.number}",
+            _when(v.created_at),
+            v.origin,
+            (v.commit_sha or "")[:10],
+            _clip((v.commit_message or "").splitlines()[0] if v.commit_message else "", 50),
+            v.content_hash[:10],
+        ]
+        for v in versions
+    ]
+    table = tabulate(rows, headers=["version", "time (UTC)", "origin", "commit", "message", "content"])
+    return f"{prompt}: {len(versions)} version(s)\n{table}\n"
+
+
+def _change_line(change: ChangeInfo) -> str:
+    where = f"L{change.range.start.line + 1}" if change.range else "   "
+    labels = ", ".join(DISPLAY_NAMES.get(label, label) for label in change.labels) or "-"
+    line = f"  {_MARK[change.kind]} {where:>5}  {_clip(change.new_text or change.old_text)}  [{labels}]"
+    if change.kind == "modified":
+        line += f"\n           was: {_clip(change.old_text)}  (similarity {change.similarity:.2f})"
+    return line
+
+
+def render_deltas(prompt: str, deltas: Sequence[DeltaInfo]) -> str:
+    parts = [f"{prompt}: {len(deltas)} delta(s)"]
+    for delta in deltas:
+        span = f"v{delta.from_number} -> v{delta.to_number}" if delta.from_number else f"v{delta.to_number} (first)"
+        counts = {kind: sum(c.kind == kind for c in delta.changes) for kind in _MARK}
+        labels = ", ".join(delta.labels) or "no categories"
+        parts.append(
+            f"\n{span}: +{counts['added']} -{counts['removed']} ~{counts['modified']}  {labels}"
+        )
+        parts.extend(_change_line(change) for change in delta.changes)
+    return "\n".join(parts) + "\n"
+
+
+def delta_as_json(delta: DeltaInfo) -> dict[str, Any]:
+    return asdict(delta)
+
+
+def render_score(report: Any, classifier: str, count: int) -> str:
+    rows = [
+        [category, f"{m.precision:.2f}", f"{m.recall:.2f}", f"{m.f1:.2f}", m.support]
+        for category, m in report.per_category.items()
+    ]
+    table = tabulate(rows, headers=["category", "precision", "recall", "F1", "support"])
+    return (
+        f"classifier {classifier} on {count} deltas: micro-F1 {report.micro_f1:.3f}, "
+        f"macro-F1 {report.macro_f1:.3f}\n{table}\n"
+    )
+
+
+def render_sentences(prompt: str, sentences: Sequence[Any]) -> str:
+    """The newest version's units with their categories and the version that introduced them."""
+    rows = [
+        [
+            f"{s.range.start.line + 1}:{s.range.start.character + 1}",
+            f"v{s.introduced_in}" if s.introduced_in else "",
+            _clip(s.text, 70),
+            ", ".join(DISPLAY_NAMES.get(c, c) for c in s.categories),
+        ]
+        for s in sentences
+    ]
+    table = tabulate(rows, headers=["line:col", "since", "sentence", "categories"])
+    return f"{prompt}: {len(sentences)} sentence(s) in the newest version\n{table}\n"

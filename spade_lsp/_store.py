@@ -1,0 +1,188 @@
+"""The SQLite store at ``.spade/spade.db``: the only place results live.
+
+sqlite-utils over one connection in WAL mode with a busy timeout. Every write goes through
+:meth:`Store.write`, a ``BEGIN IMMEDIATE`` transaction, so a reader never sees half a version and a killed
+writer loses nothing it acknowledged. Schema changes are sqlite-utils migrations, applied on open.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+from sqlite_utils import Database, Migrations
+
+from spade_lsp.errors import StoreError, StoreLockedError
+
+STORE_DIR: Final = ".spade"
+STORE_FILE: Final = "spade.db"
+DEFAULT_BUSY_TIMEOUT_S: Final = 5.0
+
+_MIGRATIONS = Migrations("spade_lsp")
+
+
+@_MIGRATIONS(name="0001_history")
+def _history_schema(db: Database) -> None:
+    """Prompts, their versions, content blobs, deltas with their changes, and the head's sentences."""
+    db.executescript(
+        """
+        CREATE TABLE prompts (
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,          -- workspace-relative, POSIX separators
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE blobs (
+            hash TEXT PRIMARY KEY,              -- sha256 of the UTF-8 content
+            content TEXT NOT NULL
+        );
+        CREATE TABLE versions (
+            id INTEGER PRIMARY KEY,
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id) ON DELETE CASCADE,
+            content_hash TEXT NOT NULL REFERENCES blobs(hash),
+            created_at TEXT NOT NULL,           -- ISO 8601 with offset; commit time for git versions
+            recorded_at TEXT NOT NULL,
+            origin TEXT NOT NULL CHECK (origin IN ('save', 'git', 'import')),
+            commit_sha TEXT,
+            commit_message TEXT,
+            author TEXT
+        );
+        CREATE INDEX versions_by_prompt ON versions(prompt_id, created_at, id);
+        CREATE UNIQUE INDEX versions_by_commit ON versions(prompt_id, commit_sha)
+            WHERE commit_sha IS NOT NULL;
+        CREATE TABLE deltas (
+            id INTEGER PRIMARY KEY,
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id) ON DELETE CASCADE,
+            from_version_id INTEGER REFERENCES versions(id) ON DELETE CASCADE,
+            to_version_id INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
+            classifier TEXT NOT NULL,
+            labels TEXT NOT NULL,               -- JSON list of category ids
+            computed_at TEXT NOT NULL
+        );
+        CREATE UNIQUE INDEX deltas_by_pair ON deltas(to_version_id, IFNULL(from_version_id, 0), classifier);
+        CREATE TABLE changes (
+            id INTEGER PRIMARY KEY,
+            delta_id INTEGER NOT NULL REFERENCES deltas(id) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('added', 'removed', 'modified')),
+            old_text TEXT,
+            new_text TEXT,
+            similarity REAL NOT NULL,
+            start_line INTEGER, start_char INTEGER, end_line INTEGER, end_char INTEGER,  -- in the newer version
+            labels TEXT NOT NULL
+        );
+        CREATE INDEX changes_by_delta ON changes(delta_id, ord);
+        CREATE TABLE sentences (
+            id INTEGER PRIMARY KEY,
+            version_id INTEGER NOT NULL REFERENCES versions(id) ON DELETE CASCADE,
+            ord INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            start_offset INTEGER NOT NULL, end_offset INTEGER NOT NULL,
+            start_line INTEGER NOT NULL, start_char INTEGER NOT NULL,
+            end_line INTEGER NOT NULL, end_char INTEGER NOT NULL,
+            categories TEXT NOT NULL,           -- JSON list of category ids
+            introduced_version_id INTEGER REFERENCES versions(id) ON DELETE SET NULL
+        );
+        CREATE INDEX sentences_by_version ON sentences(version_id, ord);
+        CREATE TABLE llm_cache (
+            key TEXT PRIMARY KEY,               -- sha256 of model, messages, parameters, sample index
+            model TEXT NOT NULL,
+            response TEXT NOT NULL,             -- JSON
+            created_at TEXT NOT NULL
+        );
+        """
+    )
+
+
+def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
+    text = str(error).lower()
+    return "locked" in text or "busy" in text
+
+
+class Store:
+    """An open store. Use :meth:`open` (creates ``.spade/``) or :meth:`open_existing`."""
+
+    def __init__(self, path: Path, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+        self.path = path
+        try:
+            conn = sqlite3.connect(str(path), timeout=busy_timeout_s, check_same_thread=False)
+            self.db = Database(conn, execute_plugins=False)
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self.db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
+            if self.db.journal_mode != "wal":
+                self.db.enable_wal()
+            self.db.execute("PRAGMA synchronous = NORMAL")
+            self._migrate()
+        except sqlite3.OperationalError as error:
+            if _is_store_lock_error(error):
+                raise StoreLockedError(
+                    f"{path} is locked by another process (waited {busy_timeout_s:g} s); "
+                    "is a `spade daemon` or another command writing to it?"
+                ) from error
+            raise StoreError(f"cannot open the store {path}: {error}") from error
+        except sqlite3.DatabaseError as error:
+            raise StoreError(
+                f"{path} is not a usable SQLite database ({error}); it was left untouched: "
+                f"move it aside (e.g. `mv {path} {path}.bad`) and spade re-creates it"
+            ) from error
+
+    @classmethod
+    def open(cls, workspace_root: Path, **kwargs: Any) -> Store:
+        """Open (creating if needed) the store of a workspace."""
+        directory = workspace_root / STORE_DIR
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            gitignore = directory / ".gitignore"
+            if not gitignore.exists():
+                gitignore.write_text("# spade-lsp's local state; never committed\n*\n", encoding="utf-8")
+        except OSError as error:
+            raise StoreError(f"cannot create {directory}: {error.strerror}") from error
+        return cls(directory / STORE_FILE, **kwargs)
+
+    def _migrate(self) -> None:
+        known = {m.name for m in _MIGRATIONS._migrations}
+        applied = {m.name for m in _MIGRATIONS.applied(self.db)}
+        unknown = applied - known
+        if unknown:
+            raise StoreError(
+                f"{self.path} was written by a newer spade-lsp (schema {sorted(unknown)[-1]}); upgrade spade-lsp"
+            )
+        if applied != known:
+            _MIGRATIONS.apply(self.db)
+
+    @contextmanager
+    def write(self) -> Iterator[Database]:
+        """One write transaction (``BEGIN IMMEDIATE``: takes the write lock up front, so it never deadlocks
+        upgrading a read). Nested calls join the outer transaction."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            yield self.db
+            return
+        try:
+            conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as error:
+            if _is_store_lock_error(error):
+                raise StoreLockedError(
+                    f"{self.path} is locked by another writer; is a `spade daemon` busy? try again"
+                ) from error
+            raise StoreError(f"cannot write to {self.path}: {error}") from error
+        try:
+            yield self.db
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,230 @@
+"""The ``spade`` command line: the engine's jobs without an editor, for terminals and CI.
+
+Exit codes: 0 success; 1 the command ran and found failures; 2 usage or input errors. Every command takes
+``--json``; without it output is a readable table. Errors are one line on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from spade_lsp.errors import InputError, SpadeError
+
+EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2  # EXIT_FAILURES: the command ran and found failures
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:
+        """argparse's own usage errors: the usage line, one error line, exit 2."""
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument("--workspace", type=Path, help="workspace root (default: found from the prompt's path)")
+    parser.add_argument("--model", help="litellm model name (overrides settings)")
+    parser.add_argument("--api-base", help="base URL of an OpenAI-compatible server")
+    parser.add_argument(
+        "--classifier", choices=["auto", "offline", "llm"], help="taxonomy classifier (default: auto)"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="spade", description="Prompt deltas, taxonomy and assertions for LLM pipelines.")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    history = commands.add_parser("history", help="a prompt's recorded versions")
+    history.add_argument("prompt", type=Path)
+    history.add_argument("--no-sync", action="store_true", help="show the store only; do not read the file")
+    _common(history)
+
+    deltas = commands.add_parser("deltas", help="the labelled sentence deltas between versions")
+    deltas.add_argument("prompt", type=Path)
+    deltas.add_argument("--from", dest="from_number", type=int, metavar="N", help="start after version N")
+    deltas.add_argument("--to", dest="to_number", type=int, metavar="N", help="stop at version N")
+    deltas.add_argument("--no-sync", action="store_true", help="show the store only; do not read the file")
+    _common(deltas)
+
+    taxonomy = commands.add_parser("taxonomy", help="label deltas given as JSON lines")
+    taxonomy.add_argument("--jsonl", type=Path, required=True, metavar="FILE")
+    taxonomy.add_argument(
+        "--score", action="store_true", help="compare with each line's `labels` and print F1 instead"
+    )
+    _common(taxonomy)
+
+    imports = commands.add_parser("import", help="record a list of versions of a prompt")
+    imports.add_argument("prompt", type=Path)
+    imports.add_argument("--versions", type=Path, required=True, metavar="FILE.json")
+    _common(imports)
+
+    demo = commands.add_parser("demo", help="run the pipeline offline on the bundled demo prompt")
+    demo.add_argument("--dir", type=Path, help="where to write the demo workspace (default: a temporary one)")
+    _common(demo)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Callable[[argparse.Namespace, TextIO], int] = _HANDLERS[args.command]
+    try:
+        return handler(args, sys.stdout)
+    except SpadeError as error:  # bad input, an unusable store or model: the command could not run
+        print(f"spade: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        return 130
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        key: value
+        for key, value in {
+            "model": args.model,
+            "api_base": args.api_base,
+            "classifier": args.classifier,
+        }.items()
+        if value is not None
+    }
+
+
+def _open_workspace(args: argparse.Namespace, anchor: Path) -> Any:
+    from spade_lsp.workspace import Workspace
+
+    if args.workspace is not None:
+        return Workspace(args.workspace, overrides=_overrides(args))
+    return Workspace.for_path(anchor, overrides=_overrides(args))
+
+
+def _warn(warnings: Sequence[str]) -> None:
+    for warning in warnings:
+        print(f"spade: warning: {warning}", file=sys.stderr)
+
+
+def _emit_json(out: TextIO, value: Any) -> None:
+    json.dump(value, out, ensure_ascii=False, indent=2, default=str)
+    out.write("\n")
+
+
+# -- history ---------------------------------------------------------------------------------------------
+
+
+def _cmd_history(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp._render import render_history
+    from spade_lsp.workspace import sync_prompt
+
+    with _open_workspace(args, args.prompt) as workspace:
+        if not args.no_sync:
+            _warn(sync_prompt(workspace, args.prompt))
+        versions = workspace.history.versions(args.prompt)
+        if not versions:
+            raise InputError(f"{args.prompt}: no versions recorded")
+        if args.json:
+            _emit_json(out, {"prompt": workspace.history.prompt_key(args.prompt), "versions": versions})
+        else:
+            out.write(render_history(workspace.history.prompt_key(args.prompt), versions))
+    return EXIT_OK
+
+
+def _cmd_deltas(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp._render import delta_as_json, render_deltas
+    from spade_lsp.workspace import sync_prompt
+
+    with _open_workspace(args, args.prompt) as workspace:
+        if not args.no_sync:
+            _warn(sync_prompt(workspace, args.prompt))
+        deltas = workspace.history.deltas(args.prompt, from_number=args.from_number, to_number=args.to_number)
+        if args.json:
+            _emit_json(
+                out,
+                {"prompt": workspace.history.prompt_key(args.prompt), "deltas": [delta_as_json(d) for d in deltas]},
+            )
+        else:
+            out.write(render_deltas(workspace.history.prompt_key(args.prompt), deltas))
+    return EXIT_OK
+
+
+def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp._history import Revision
+    from spade_lsp._inputs import read_versions_file
+
+    texts = read_versions_file(args.versions)
+    with _open_workspace(args, args.prompt) as workspace:
+        result = workspace.history.record_revisions(args.prompt, [Revision(text=t, origin="import") for t in texts])
+        if result.added and result.added + result.unchanged > 1 and result.added == 1 and len(set(texts)) == 1:
+            _warn([f"{args.versions}: all {len(texts)} versions are identical; recorded one version"])
+        summary = {
+            "prompt": workspace.history.prompt_key(args.prompt),
+            "added": result.added,
+            "unchanged": result.unchanged,
+            "versions": len(workspace.history.versions(args.prompt)),
+        }
+        if args.json:
+            _emit_json(out, summary)
+        else:
+            out.write(
+                f"{summary['prompt']}: {result.added} version(s) recorded, {result.unchanged} unchanged skipped; "
+                f"{summary['versions']} in its history\n"
+            )
+    return EXIT_OK
+
+
+def _cmd_taxonomy(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp._deltas import diff_texts
+    from spade_lsp._inputs import read_jsonl
+    from spade_lsp.taxonomy import delta_labels, ordered
+    from spade_lsp.taxonomy.evaluate import evaluate, texts_from_line
+
+    rows = read_jsonl(args.jsonl)
+    pairs: list[tuple[str, str]] = []
+    for number, row in rows:
+        try:
+            pairs.append(texts_from_line(row))
+        except InputError as error:
+            raise InputError(f"{args.jsonl}:{number}: {error}") from error
+    anchor = args.workspace or Path.cwd()
+    with _open_workspace(args, anchor) as workspace:
+        classifier = workspace.history.classifier
+        predicted = [ordered(delta_labels(classifier.classify_changes(diff_texts(b, a)))) for b, a in pairs]
+    if not args.score:
+        for labels in predicted:
+            out.write(json.dumps({"labels": labels}) + "\n")
+        return EXIT_OK
+    gold: list[list[str]] = []
+    for number, row in rows:
+        labels = row.get("labels")
+        if not isinstance(labels, list):
+            raise InputError(f"{args.jsonl}:{number}: --score needs a `labels` list on every line")
+        gold.append([str(label) for label in labels])
+    report = evaluate(list(zip(predicted, gold, strict=True)))
+    if args.json:
+        _emit_json(out, report)
+    else:
+        from spade_lsp._render import render_score
+
+        out.write(render_score(report, classifier.name, len(rows)))
+    return EXIT_OK
+
+
+def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp._demo import run_demo
+
+    return run_demo(args, out)
+
+
+_HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
+    "history": _cmd_history,
+    "deltas": _cmd_deltas,
+    "taxonomy": _cmd_taxonomy,
+    "import": _cmd_import,
+    "demo": _cmd_demo,
+}
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

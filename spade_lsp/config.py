@@ -1,0 +1,85 @@
+"""Settings: ``[tool.spade]`` in pyproject.toml or ``spade.toml`` at the workspace root, then a prompt's
+front matter, then (in the editor) the client's settings, each overriding the one before."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from spade_lsp.errors import ConfigError
+
+DEFAULT_PROMPT_GLOBS = ("**/*.prompt", "**/*.prompt.md", "**/*.prompt.txt", "**/*.prompty")
+_WORKSPACE_MARKERS = ("spade.toml", ".spade")
+_FALLBACK_MARKERS = ("pyproject.toml", ".git")
+
+
+class Settings(BaseModel):
+    """Every setting, with its default. Unknown keys are rejected so typos surface."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    prompt_globs: tuple[str, ...] = DEFAULT_PROMPT_GLOBS
+    model: str | None = Field(default=None, description="any litellm model name; None: offline only")
+    api_base: str | None = None
+    api_key_env: str | None = Field(default=None, description="environment variable holding the API key")
+    llm_timeout_s: float = Field(default=60.0, gt=0)
+    classifier: Literal["auto", "offline", "llm"] = "auto"
+    max_prompt_bytes: int = Field(default=1_000_000, gt=0)
+    tau: float = Field(default=0.25, ge=0, le=1)
+    alpha: float = Field(default=0.6, ge=0, le=1)
+
+    def merged(self, overrides: dict[str, Any], *, source: str) -> Settings:
+        """These settings with ``overrides`` applied (keys may use dashes), validated."""
+        if not overrides:
+            return self
+        data = self.model_dump()
+        data.update({key.replace("-", "_"): value for key, value in overrides.items()})
+        return _validate(data, source)
+
+
+def _validate(data: dict[str, Any], source: str) -> Settings:
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "settings"
+        raise ConfigError(f"{source}: {where}: {first['msg']}") from error
+
+
+def find_workspace_root(start: Path) -> Path:
+    """The nearest ancestor holding spade.toml or .spade/, else pyproject.toml or .git, else ``start``."""
+    start = start.resolve()
+    if start.is_file():
+        start = start.parent
+    for markers in (_WORKSPACE_MARKERS, _FALLBACK_MARKERS):
+        for directory in (start, *start.parents):
+            if any((directory / marker).exists() for marker in markers):
+                return directory
+    return start
+
+
+def load_settings(workspace_root: Path) -> Settings:
+    """Workspace settings: spade.toml wins over pyproject.toml's [tool.spade]."""
+    settings = Settings()
+    pyproject = workspace_root / "pyproject.toml"
+    if pyproject.is_file():
+        table = _read_toml(pyproject).get("tool", {}).get("spade", {})
+        settings = settings.merged(table, source=f"{pyproject} [tool.spade]")
+    spade_toml = workspace_root / "spade.toml"
+    if spade_toml.is_file():
+        table = _read_toml(spade_toml)
+        settings = settings.merged(table.get("spade", table), source=str(spade_toml))
+    return settings
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path}: invalid TOML: {error}") from error
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read: {error.strerror}") from error

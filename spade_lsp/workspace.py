@@ -1,0 +1,91 @@
+"""A workspace: its root, settings, store and prompt history, opened together."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from spade_lsp._history import History
+from spade_lsp._store import Store
+from spade_lsp.config import Settings, find_workspace_root, load_settings
+from spade_lsp.errors import ModelNotConfiguredError
+from spade_lsp.llm import HOW_TO_CONFIGURE, LLMClient, client_from_settings
+from spade_lsp.taxonomy import TaxonomyClassifier
+
+
+class Workspace:
+    """Everything the engine needs for one workspace root. Close it (or use ``with``) when done."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        settings: Settings | None = None,
+        overrides: dict[str, Any] | None = None,
+        llm_client: LLMClient | None = None,
+        busy_timeout_s: float = 5.0,
+    ) -> None:
+        self.root = root.resolve()
+        base = settings if settings is not None else load_settings(self.root)
+        self.settings = base.merged(overrides or {}, source="command-line options")
+        self.store = Store.open(self.root, busy_timeout_s=busy_timeout_s)
+        self._llm_client = llm_client
+        self.history = History(self.store, self.root, self._make_classifier())
+
+    @classmethod
+    def for_path(cls, path: Path, **kwargs: Any) -> Workspace:
+        """The workspace that holds ``path`` (see :func:`find_workspace_root`)."""
+        return cls(find_workspace_root(path), **kwargs)
+
+    def llm_client(self) -> LLMClient:
+        if self._llm_client is None:
+            self._llm_client = client_from_settings(self.settings, store=self.store)
+        return self._llm_client
+
+    def _make_classifier(self) -> TaxonomyClassifier:
+        choice = self.settings.classifier
+        has_model = self._llm_client is not None or bool(self.settings.model)
+        if choice == "llm" and not has_model:
+            raise ModelNotConfiguredError(f"classifier = 'llm' needs a model; {HOW_TO_CONFIGURE}")
+        if choice == "llm" or (choice == "auto" and has_model):
+            from spade_lsp.taxonomy._llm import LLMClassifier
+
+            return LLMClassifier(self.llm_client())
+        from spade_lsp.taxonomy._offline import OfflineClassifier
+
+        return OfflineClassifier()
+
+    def close(self) -> None:
+        self.store.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def sync_prompt(workspace: Workspace, path: Path, *, git: bool = True) -> list[str]:
+    """Bring the store up to date with ``path``: its git history, then its current text. Returns warnings.
+
+    An unreadable file raises :class:`~spade_lsp.errors.PromptFileError` before anything is written.
+    """
+    from spade_lsp import _git
+    from spade_lsp._prompts import read_prompt_file
+    from spade_lsp.errors import GitHistoryError
+
+    max_bytes = workspace.settings.max_prompt_bytes
+    text = read_prompt_file(path, max_bytes=max_bytes)
+    warnings: list[str] = []
+    if git:
+        try:
+            state = _git.working_tree_state(path)
+            if state is not _git.WorkingTreeState.NOT_IN_REPO:
+                warnings += workspace.history.import_git(path, max_bytes=max_bytes).warnings or []
+        except GitHistoryError as error:
+            warnings.append(f"git history not imported: {error}")
+    if not text.strip():
+        warnings.append(f"{path}: the prompt is empty; nothing recorded")
+    else:
+        workspace.history.record(path, text, origin="save")
+    return warnings
