@@ -185,6 +185,8 @@ def client_from_settings(settings: Settings, *, store: Store | None = None) -> L
     if not settings.model:
         raise ModelNotConfiguredError(HOW_TO_CONFIGURE)
     api_key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
+    if api_key is None and settings.api_base:
+        api_key = "no-key"  # local OpenAI-compatible servers need none, but litellm insists on one
     return LiteLLMClient(
         settings.model,
         store=store,

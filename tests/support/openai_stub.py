@@ -50,6 +50,7 @@ def error_reply(status: int, message: str = "scripted error") -> Reply:
 class OpenAIStub:
     script: Callable[[dict[str, Any]], Reply]
     requests: list[dict[str, Any]] = field(default_factory=list)
+    headers: list[dict[str, str]] = field(default_factory=list)
     _server: ThreadingHTTPServer | None = None
 
     @property
@@ -69,6 +70,7 @@ class OpenAIStub:
                 length = int(self.headers.get("Content-Length", 0))
                 request = json.loads(self.rfile.read(length) or b"{}")
                 stub.requests.append(request)
+                stub.headers.append(dict(self.headers))
                 reply = stub.script(request)
                 if reply.delay_s:
                     time.sleep(reply.delay_s)

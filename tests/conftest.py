@@ -1,0 +1,44 @@
+"""Shared fixtures: isolated workspaces, a git environment that ignores the user's config, the LLM stub."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SHARED_BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No test sees the developer's git config, API keys or proxies; litellm never fetches its cost map."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    for name, value in {
+        "GIT_AUTHOR_NAME": "Test",
+        "GIT_AUTHOR_EMAIL": "test@example.invalid",
+        "GIT_COMMITTER_NAME": "Test",
+        "GIT_COMMITTER_EMAIL": "test@example.invalid",
+        "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        "NO_PROXY": "127.0.0.1,localhost",
+    }.items():
+        monkeypatch.setenv(name, value)
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def workspace_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "ws"
+    root.mkdir()
+    (root / "spade.toml").write_text("", encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def shared_bench() -> Iterator[Path]:
+    if not SHARED_BENCH.is_dir():
+        pytest.fail(f"benchmark data not found at {SHARED_BENCH}: ../shared must sit beside the checkout")
+    yield SHARED_BENCH

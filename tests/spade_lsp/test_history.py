@@ -1,0 +1,157 @@
+from __future__ import annotations
+
+import json
+import subprocess
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from spade_lsp._history import Revision
+from spade_lsp.errors import InputError
+from spade_lsp.taxonomy import COUNT, DATA_PLACEHOLDERS, EXCLUSION
+from spade_lsp.workspace import Workspace, sync_prompt
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+@pytest.fixture
+def ws(workspace_dir: Path) -> Workspace:
+    with Workspace(workspace_dir, overrides={"classifier": "offline"}) as workspace:
+        yield workspace
+
+
+def test_record_deduplicates_unchanged_content(ws: Workspace) -> None:
+    prompt = ws.root / "a.prompt"
+    assert ws.history.record(prompt, "Summarise {text}.") is not None
+    assert ws.history.record(prompt, "Summarise {text}.") is None
+    second = ws.history.record(prompt, "Summarise {text}. Use at most 50 words.")
+    assert second is not None and second.number == 2
+    # going back to an earlier text is a change, so it is a new version
+    assert ws.history.record(prompt, "Summarise {text}.") is not None
+    assert [v.number for v in ws.history.versions(prompt)] == [1, 2, 3]
+    assert ws.store.db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == 2
+
+
+def test_deltas_label_added_sentences_with_ranges_in_the_newer_version(ws: Workspace) -> None:
+    prompt = ws.root / "a.prompt"
+    ws.history.record(prompt, "Summarise the article.\n")
+    ws.history.record(prompt, "Summarise the article.\nUse at most 50 words. Do not mention prices.\n")
+    first, second = ws.history.deltas(prompt)
+    assert first.from_number is None and first.to_number == 1
+    assert second.from_number == 1 and second.to_number == 2
+    assert {c.kind for c in second.changes} == {"added"}
+    by_text = {c.new_text: c for c in second.changes}
+    count = by_text["Use at most 50 words."]
+    assert COUNT in count.labels
+    assert count.range is not None and (count.range.start.line, count.range.start.character) == (1, 0)
+    assert EXCLUSION in by_text["Do not mention prices."].labels
+    assert set(second.labels) >= {COUNT, EXCLUSION}
+
+
+def test_deltas_window_and_bad_bounds(ws: Workspace) -> None:
+    prompt = ws.root / "a.prompt"
+    for text in ["One.", "One. Two.", "One. Two. Three."]:
+        ws.history.record(prompt, text)
+    window = ws.history.deltas(prompt, from_number=2, to_number=3)
+    assert [(d.from_number, d.to_number) for d in window] == [(2, 3)]
+    with pytest.raises(InputError, match="versions 1..3"):
+        ws.history.deltas(prompt, from_number=7)
+
+
+def test_sentences_know_the_version_that_introduced_them(ws: Workspace) -> None:
+    prompt = ws.root / "a.prompt"
+    ws.history.record(prompt, "Write a poem about {topic}.")
+    ws.history.record(prompt, "Write a poem about {topic}.\nKeep it under 40 words.")
+    ws.history.record(prompt, "Write a haiku about {topic}.\nKeep it under 40 words.")
+    sentences = {s.text: s for s in ws.history.sentences(prompt)}
+    assert sentences["Keep it under 40 words."].introduced_in == 2
+    assert sentences["Write a haiku about {topic}."].introduced_in == 3
+    assert DATA_PLACEHOLDERS in sentences["Write a haiku about {topic}."].categories
+
+
+def test_front_matter_is_not_a_sentence_and_ranges_stay_exact(ws: Workspace) -> None:
+    prompt = ws.root / "a.prompt"
+    text = "---\nmodel: openai/x\n---\nNever use emoji 😀. Answer in JSON.\n"
+    ws.history.record(prompt, text)
+    sentences = ws.history.sentences(prompt)
+    assert [s.text for s in sentences] == ["Never use emoji 😀.", "Answer in JSON."]
+    json_sentence = sentences[1]
+    assert text[json_sentence.start : json_sentence.end] == "Answer in JSON."
+    # the emoji is two UTF-16 code units, as LSP counts
+    assert (json_sentence.range.start.line, json_sentence.range.start.character) == (3, 20)
+
+
+def test_older_history_inserted_later_gets_its_own_deltas(ws: Workspace) -> None:
+    prompt = ws.root / "a.prompt"
+    ws.history.record(prompt, "C. Use three bullet points.")
+    earlier = datetime.now(UTC) - timedelta(days=2)
+    ws.history.record_revisions(
+        prompt,
+        [Revision(text="A.", created_at=earlier), Revision(text="A. B.", created_at=earlier + timedelta(hours=1))],
+    )
+    versions = ws.history.versions(prompt)
+    assert [ws.history.content(v.content_hash) for v in versions] == ["A.", "A. B.", "C. Use three bullet points."]
+    deltas = ws.history.deltas(prompt)
+    assert [(d.from_number, d.to_number) for d in deltas] == [(None, 1), (1, 2), (2, 3)]
+    assert COUNT in deltas[-1].labels
+
+
+def test_git_history_import_follows_renames_and_skips_seen_commits(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    (repo / "old.prompt").write_text("Summarise {doc}.\n")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "first prompt")
+    (repo / "old.prompt").write_text("Summarise {doc}.\nAnswer in JSON.\n")
+    _git(repo, "commit", "-q", "-am", "ask for JSON")
+    (repo / "prompts").mkdir()
+    _git(repo, "mv", "old.prompt", "prompts/new.prompt")
+    _git(repo, "commit", "-q", "-m", "move prompt")
+    prompt = repo / "prompts" / "new.prompt"
+    prompt.write_text("Summarise {doc}.\nAnswer in JSON.\nNever mention names.\n")  # uncommitted
+    with Workspace(repo, overrides={"classifier": "offline"}) as ws:
+        assert sync_prompt(ws, prompt) == []
+        versions = ws.history.versions(prompt)
+        assert [v.origin for v in versions] == ["git", "git", "save"]
+        assert [v.commit_message for v in versions[:2]] == ["first prompt", "ask for JSON"]
+        assert sync_prompt(ws, prompt) == []
+        assert len(ws.history.versions(prompt)) == 3  # nothing imported twice
+
+
+def test_saved_text_later_committed_stays_one_version(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    prompt = repo / "a.prompt"
+    prompt.write_text("Be brief.\n")
+    with Workspace(repo, overrides={"classifier": "offline"}) as ws:
+        sync_prompt(ws, prompt)  # untracked: recorded as a save
+        _git(repo, "add", ".")
+        _git(repo, "commit", "-q", "-m", "add prompt", "--date", "2001-01-01T00:00:00")
+        sync_prompt(ws, prompt)
+        versions = ws.history.versions(prompt)
+        assert len(versions) == 1
+
+
+def test_empty_prompt_is_a_warning_and_records_nothing(ws: Workspace) -> None:
+    prompt = ws.root / "a.prompt"
+    prompt.write_text("  \n")
+    warnings = sync_prompt(ws, prompt)
+    assert any("empty" in w for w in warnings)
+    assert ws.history.versions(prompt) == []
+
+
+def test_shared_bench_pipelines_give_labelled_deltas(shared_bench: Path, ws: Workspace) -> None:
+    for pipeline in sorted((shared_bench / "spade").iterdir()):
+        versions = json.loads((pipeline / "versions.json").read_text())
+        prompt = ws.root / f"{pipeline.name}.prompt"
+        ws.history.record_revisions(prompt, [Revision(text=t) for t in versions])
+        deltas = ws.history.deltas(prompt)
+        assert len(deltas) == len(ws.history.versions(prompt)) >= 3
+        later = deltas[1:]
+        assert all(d.changes for d in later), pipeline.name
+        assert sum(bool(d.labels) for d in later) >= len(later) * 0.75, pipeline.name

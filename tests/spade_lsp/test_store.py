@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+import sqlite3
+import threading
+from pathlib import Path
+
+import pytest
+
+from spade_lsp._store import Store
+from spade_lsp.errors import StoreError, StoreLockedError
+
+
+def test_open_creates_wal_store_with_schema_and_gitignore(workspace_dir: Path) -> None:
+    with Store.open(workspace_dir) as store:
+        assert store.db.journal_mode == "wal"
+        assert {"prompts", "versions", "blobs", "deltas", "changes", "sentences", "llm_cache"} <= set(
+            store.db.table_names()
+        )
+    assert (workspace_dir / ".spade" / ".gitignore").read_text().strip().endswith("*")
+
+
+def test_reopen_applies_no_migration_twice(workspace_dir: Path) -> None:
+    Store.open(workspace_dir).close()
+    with Store.open(workspace_dir) as store:
+        applied = list(store.db.query("SELECT name FROM _sqlite_migrations"))
+    assert [row["name"] for row in applied] == ["0001_history"]
+
+
+def test_write_rolls_back_on_error(workspace_dir: Path) -> None:
+    with Store.open(workspace_dir) as store:
+        with pytest.raises(RuntimeError), store.write() as db:
+            db.execute("INSERT INTO prompts (path, created_at) VALUES ('a.prompt', 'now')")
+            raise RuntimeError("boom")
+        assert store.db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0] == 0
+
+
+def test_corrupt_database_is_reported_and_left_untouched(workspace_dir: Path) -> None:
+    path = workspace_dir / ".spade" / "spade.db"
+    path.parent.mkdir()
+    garbage = b"this is not sqlite" * 500
+    path.write_bytes(garbage)
+    with pytest.raises(StoreError, match="not a usable SQLite database.*move it aside"):
+        Store.open(workspace_dir)
+    assert path.read_bytes() == garbage
+
+
+def test_store_from_newer_version_is_refused(workspace_dir: Path) -> None:
+    Store.open(workspace_dir).close()
+    conn = sqlite3.connect(workspace_dir / ".spade" / "spade.db")
+    conn.execute(
+        "INSERT INTO _sqlite_migrations (migration_set, name, applied_at) VALUES ('spade_lsp', '9999_future', 'x')"
+    )
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="newer spade-lsp"):
+        Store.open(workspace_dir)
+
+
+def test_locked_store_gives_a_clear_error_after_the_busy_timeout(workspace_dir: Path) -> None:
+    Store.open(workspace_dir).close()
+    holder = sqlite3.connect(workspace_dir / ".spade" / "spade.db", isolation_level=None)
+    holder.execute("BEGIN IMMEDIATE")
+    try:
+        with Store.open(workspace_dir, busy_timeout_s=0.2) as store:
+            with pytest.raises(StoreLockedError, match="locked"), store.write():
+                pass
+            # reads still work while another process writes (WAL)
+            assert store.db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0] == 0
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+
+
+def test_concurrent_writers_serialise_without_losing_rows(workspace_dir: Path) -> None:
+    Store.open(workspace_dir).close()
+    errors: list[BaseException] = []
+
+    def writer(name: str) -> None:
+        try:
+            with Store.open(workspace_dir) as store:
+                for i in range(30):
+                    with store.write() as db:
+                        db.execute("INSERT INTO prompts (path, created_at) VALUES (?, 'now')", [f"{name}{i}"])
+        except BaseException as error:  # pragma: no cover - reported below
+            errors.append(error)
+
+    threads = [threading.Thread(target=writer, args=(n,)) for n in "ab"]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    with Store.open(workspace_dir) as store:
+        assert store.db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0] == 60
