@@ -35,13 +35,16 @@ lint: dev
 typecheck: dev
 	$(BIN)/mypy --strict spade_lsp
 
+# The whole suite, benchmarks included (they assert the issue's floors). pytest's exit code 5
+# ("no tests collected") is not a failure of the code under test, so it passes with a note.
 pytest: dev
-	$(BIN)/pytest -q tests --ignore=tests/benchmarks
+	@$(BIN)/pytest -q tests; code=$$?; \
+	if [ $$code -eq 5 ]; then echo "pytest: no tests were collected"; exit 0; fi; exit $$code
 
 test: lint typecheck pytest
 
 bench: dev
-	$(BIN)/pytest -q -s tests/benchmarks -m benchmark -p no:randomly
+	$(BIN)/pytest -q -s tests/benchmarks -m benchmark
 
 # Regenerates both lock files (needs uv: `pip install uv`); commit the result.
 lock:

@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from spade_lsp import _git
-from spade_lsp._deltas import diff_sentences
+from spade_lsp._deltas import diff_texts
 from spade_lsp._prompts import decode_prompt, parse_prompt
 from spade_lsp._sentences import split_sentences
 from spade_lsp._store import Store
-from spade_lsp._types import ChangeKind, Position, Range, Sentence, SentenceChange
+from spade_lsp._types import Position, Range, SentenceChange
 from spade_lsp.errors import InputError
 from spade_lsp.taxonomy import TaxonomyClassifier, delta_labels, ordered
 
@@ -106,7 +106,7 @@ class History:
         self.store = store
         self.root = workspace_root.resolve()
         self.classifier = classifier
-        self._units_by_hash: dict[str, list[Sentence]] = {}
+        self._categories_cache: dict[str, str] = {}
 
     # -- identity -------------------------------------------------------------------------------------
 
@@ -124,9 +124,7 @@ class History:
             return int(rows[0]["id"])
         if not create:
             return None
-        cursor = self.store.db.execute(
-            "INSERT INTO prompts (path, created_at) VALUES (?, ?)", [key, _iso(_now())]
-        )
+        cursor = self.store.db.execute("INSERT INTO prompts (path, created_at) VALUES (?, ?)", [key, _iso(_now())])
         return int(cursor.lastrowid or 0)
 
     def prompts(self) -> list[str]:
@@ -161,9 +159,7 @@ class History:
 
     def _next_free_time(self, prompt_id: int) -> datetime:
         """Now, or just after the newest version if its time lies ahead (clock skew, future commits)."""
-        row = self.store.db.execute(
-            "SELECT MAX(created_at) FROM versions WHERE prompt_id = ?", [prompt_id]
-        ).fetchone()
+        row = self.store.db.execute("SELECT MAX(created_at) FROM versions WHERE prompt_id = ?", [prompt_id]).fetchone()
         now = _now()
         if row and row[0]:
             latest = datetime.fromisoformat(row[0]) + timedelta(microseconds=1)
@@ -175,7 +171,8 @@ class History:
         created_iso = _iso(created)
         if revision.commit_sha is not None:
             seen = db.execute(
-                "SELECT 1 FROM versions WHERE prompt_id = ? AND commit_sha = ?", [prompt_id, revision.commit_sha]
+                "SELECT 1 FROM versions WHERE prompt_id = ? AND commit_sha = ?",
+                [prompt_id, revision.commit_sha],
             ).fetchone()
             if seen:
                 return False
@@ -255,22 +252,15 @@ class History:
         prompt_id = self._prompt_id(self.prompt_key(path), create=False)
         if prompt_id is None:
             return []
-        return [
-            VersionInfo(number=number, **row) for number, row in enumerate(self._version_rows(prompt_id), 1)
-        ]
+        return [VersionInfo(number=number, **row) for number, row in enumerate(self._version_rows(prompt_id), 1)]
 
     def content(self, content_hash_: str) -> str:
         rows = list(self.store.db.query("SELECT content FROM blobs WHERE hash = ?", [content_hash_]))
         return str(rows[0]["content"]) if rows else ""
 
-    def _units(self, digest: str) -> list[Sentence]:
-        units = self._units_by_hash.get(digest)
-        if units is None:
-            units = split_sentences(parse_prompt(self.content(digest)).body)
-            if len(self._units_by_hash) > 512:
-                self._units_by_hash.clear()
-            self._units_by_hash[digest] = units
-        return units
+    def _body(self, digest: str) -> str:
+        """A version's text with its front matter blanked, so units' offsets hold in the full text."""
+        return parse_prompt(self.content(digest)).body
 
     def deltas(self, path: Path, *, from_number: int | None = None, to_number: int | None = None) -> list[DeltaInfo]:
         """Deltas ending at versions ``from_number+1 .. to_number`` (the first version's delta compares it
@@ -311,9 +301,8 @@ class History:
             return
         with self.store.write() as db:
             for previous, current in missing:
-                old = self._units(previous["content_hash"]) if previous else []
-                new = self._units(current["content_hash"])
-                changes = diff_sentences(old, new)
+                old = self._body(previous["content_hash"]) if previous else ""
+                changes = diff_texts(old, self._body(current["content_hash"]))
                 self._store_delta(db, prompt_id, previous["id"] if previous else None, current["id"], changes)
 
     def _store_delta(
@@ -324,7 +313,14 @@ class History:
         cursor = db.execute(
             "INSERT OR REPLACE INTO deltas (prompt_id, from_version_id, to_version_id, classifier, labels, "
             "computed_at) VALUES (?, ?, ?, ?, ?, ?)",
-            [prompt_id, from_id, to_id, self.classifier.name, json.dumps(ordered(delta_labels(per_change))), now],
+            [
+                prompt_id,
+                from_id,
+                to_id,
+                self.classifier.name,
+                json.dumps(ordered(delta_labels(per_change))),
+                now,
+            ],
         )
         delta_id = cursor.lastrowid
         db.conn.executemany(
@@ -345,9 +341,7 @@ class History:
             ],
         )
 
-    def _load_delta(
-        self, prompt_id: int, from_id: int | None, to_id: int, number_of: dict[int, int]
-    ) -> DeltaInfo:
+    def _load_delta(self, prompt_id: int, from_id: int | None, to_id: int, number_of: dict[int, int]) -> DeltaInfo:
         delta = next(
             self.store.db.query(
                 "SELECT id, labels, classifier FROM deltas WHERE to_version_id = ? AND "
@@ -378,20 +372,22 @@ class History:
         """After new versions: compute missing deltas, then rebuild the newest version's sentences."""
         rows = self._version_rows(prompt_id)
         self._ensure_deltas(prompt_id, rows)
-        introduced: dict[str, int] = {}
-        for change in self.store.db.query(
-            "SELECT c.new_text, d.to_version_id FROM changes c JOIN deltas d ON d.id = c.delta_id "
-            "JOIN versions v ON v.id = d.to_version_id "
-            "WHERE d.prompt_id = ? AND d.classifier = ? AND c.new_text IS NOT NULL "
-            "ORDER BY v.created_at, v.id",
-            [prompt_id, self.classifier.name],
-        ):
-            introduced[change["new_text"]] = change["to_version_id"]
+        # text -> the latest version that added or reworded it (later rows overwrite earlier ones)
+        introduced: dict[str, int] = dict(
+            self.store.db.conn.execute(
+                "SELECT c.new_text, d.to_version_id FROM changes c JOIN deltas d ON d.id = c.delta_id "
+                "JOIN versions v ON v.id = d.to_version_id "
+                "WHERE d.prompt_id = ? AND d.classifier = ? AND c.new_text IS NOT NULL "
+                "ORDER BY v.created_at, v.id",
+                [prompt_id, self.classifier.name],
+            )
+        )
         head = rows[-1]
-        units = self._units(head["content_hash"])
+        units = split_sentences(self._body(head["content_hash"]))
         db = self.store.db
         db.execute(
-            "DELETE FROM sentences WHERE version_id IN (SELECT id FROM versions WHERE prompt_id = ?)", [prompt_id]
+            "DELETE FROM sentences WHERE version_id IN (SELECT id FROM versions WHERE prompt_id = ?)",
+            [prompt_id],
         )
         db.conn.executemany(
             "INSERT INTO sentences (version_id, ord, kind, text, start_offset, end_offset, start_line, "
@@ -406,12 +402,22 @@ class History:
                     unit.start,
                     unit.end,
                     *_range_columns(unit.range),
-                    json.dumps(ordered(self.classifier.classify_sentence(unit.text))),
+                    self._categories_json(unit.text),
                     introduced.get(unit.text),
                 )
                 for index, unit in enumerate(units)
             ],
         )
+
+    def _categories_json(self, text: str) -> str:
+        """A sentence's categories as stored; memoised because most sentences recur in every version."""
+        cached = self._categories_cache.get(text)
+        if cached is None:
+            cached = json.dumps(ordered(self.classifier.classify_sentence(text)))
+            if len(self._categories_cache) > 50_000:
+                self._categories_cache.clear()
+            self._categories_cache[text] = cached
+        return cached
 
     def sentences(self, path: Path) -> list[SentenceInfo]:
         """The newest version's sentences, with categories and the version number that introduced each."""

@@ -54,27 +54,13 @@ def render_deltas(prompt: str, deltas: Sequence[DeltaInfo]) -> str:
         span = f"v{delta.from_number} -> v{delta.to_number}" if delta.from_number else f"v{delta.to_number} (first)"
         counts = {kind: sum(c.kind == kind for c in delta.changes) for kind in _MARK}
         labels = ", ".join(delta.labels) or "no categories"
-        parts.append(
-            f"\n{span}: +{counts['added']} -{counts['removed']} ~{counts['modified']}  {labels}"
-        )
+        parts.append(f"\n{span}: +{counts['added']} -{counts['removed']} ~{counts['modified']}  {labels}")
         parts.extend(_change_line(change) for change in delta.changes)
     return "\n".join(parts) + "\n"
 
 
 def delta_as_json(delta: DeltaInfo) -> dict[str, Any]:
     return asdict(delta)
-
-
-def render_score(report: Any, classifier: str, count: int) -> str:
-    rows = [
-        [category, f"{m.precision:.2f}", f"{m.recall:.2f}", f"{m.f1:.2f}", m.support]
-        for category, m in report.per_category.items()
-    ]
-    table = tabulate(rows, headers=["category", "precision", "recall", "F1", "support"])
-    return (
-        f"classifier {classifier} on {count} deltas: micro-F1 {report.micro_f1:.3f}, "
-        f"macro-F1 {report.macro_f1:.3f}\n{table}\n"
-    )
 
 
 def render_sentences(prompt: str, sentences: Sequence[Any]) -> str:

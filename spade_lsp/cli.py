@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -30,9 +31,7 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workspace", type=Path, help="workspace root (default: found from the prompt's path)")
     parser.add_argument("--model", help="litellm model name (overrides settings)")
     parser.add_argument("--api-base", help="base URL of an OpenAI-compatible server")
-    parser.add_argument(
-        "--classifier", choices=["auto", "offline", "llm"], help="taxonomy classifier (default: auto)"
-    )
+    parser.add_argument("--classifier", choices=["auto", "offline", "llm"], help="taxonomy classifier (default: auto)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,9 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     taxonomy = commands.add_parser("taxonomy", help="label deltas given as JSON lines")
     taxonomy.add_argument("--jsonl", type=Path, required=True, metavar="FILE")
-    taxonomy.add_argument(
-        "--score", action="store_true", help="compare with each line's `labels` and print F1 instead"
-    )
+    taxonomy.add_argument("--score", action="store_true", help="compare with each line's `labels` and print F1 instead")
     _common(taxonomy)
 
     imports = commands.add_parser("import", help="record a list of versions of a prompt")
@@ -106,8 +103,14 @@ def _warn(warnings: Sequence[str]) -> None:
         print(f"spade: warning: {warning}", file=sys.stderr)
 
 
+def _jsonable(value: Any) -> Any:
+    if is_dataclass(value) and not isinstance(value, type):
+        return asdict(value)
+    return str(value)
+
+
 def _emit_json(out: TextIO, value: Any) -> None:
-    json.dump(value, out, ensure_ascii=False, indent=2, default=str)
+    json.dump(value, out, ensure_ascii=False, indent=2, default=_jsonable)
     out.write("\n")
 
 
@@ -142,7 +145,10 @@ def _cmd_deltas(args: argparse.Namespace, out: TextIO) -> int:
         if args.json:
             _emit_json(
                 out,
-                {"prompt": workspace.history.prompt_key(args.prompt), "deltas": [delta_as_json(d) for d in deltas]},
+                {
+                    "prompt": workspace.history.prompt_key(args.prompt),
+                    "deltas": [delta_as_json(d) for d in deltas],
+                },
             )
         else:
             out.write(render_deltas(workspace.history.prompt_key(args.prompt), deltas))
@@ -197,17 +203,15 @@ def _cmd_taxonomy(args: argparse.Namespace, out: TextIO) -> int:
         return EXIT_OK
     gold: list[list[str]] = []
     for number, row in rows:
-        labels = row.get("labels")
-        if not isinstance(labels, list):
+        gold_labels = row.get("labels")
+        if not isinstance(gold_labels, list):
             raise InputError(f"{args.jsonl}:{number}: --score needs a `labels` list on every line")
-        gold.append([str(label) for label in labels])
+        gold.append([str(label) for label in gold_labels])
     report = evaluate(list(zip(predicted, gold, strict=True)))
     if args.json:
         _emit_json(out, report)
     else:
-        from spade_lsp._render import render_score
-
-        out.write(render_score(report, classifier.name, len(rows)))
+        out.write(f"classifier {classifier.name} on {len(rows)} deltas\n{report.table()}\n")
     return EXIT_OK
 
 

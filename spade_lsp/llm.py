@@ -68,7 +68,12 @@ def _import_litellm() -> Any:
 
 def cache_key(model: str, messages: Sequence[Message], parameters: Mapping[str, Any], sample_index: int) -> str:
     payload = json.dumps(
-        {"model": model, "messages": list(map(dict, messages)), "parameters": parameters, "sample": sample_index},
+        {
+            "model": model,
+            "messages": list(map(dict, messages)),
+            "parameters": parameters,
+            "sample": sample_index,
+        },
         sort_keys=True,
         ensure_ascii=False,
     )

@@ -70,7 +70,6 @@ def sync_prompt(workspace: Workspace, path: Path, *, git: bool = True) -> list[s
 
     An unreadable file raises :class:`~spade_lsp.errors.PromptFileError` before anything is written.
     """
-    from spade_lsp import _git
     from spade_lsp._prompts import read_prompt_file
     from spade_lsp.errors import GitHistoryError
 
@@ -78,10 +77,8 @@ def sync_prompt(workspace: Workspace, path: Path, *, git: bool = True) -> list[s
     text = read_prompt_file(path, max_bytes=max_bytes)
     warnings: list[str] = []
     if git:
-        try:
-            state = _git.working_tree_state(path)
-            if state is not _git.WorkingTreeState.NOT_IN_REPO:
-                warnings += workspace.history.import_git(path, max_bytes=max_bytes).warnings or []
+        try:  # outside any repository the history is simply empty
+            warnings += workspace.history.import_git(path, max_bytes=max_bytes).warnings or []
         except GitHistoryError as error:
             warnings.append(f"git history not imported: {error}")
     if not text.strip():

@@ -9,7 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from spade_lsp._types import ChangeKind, SentenceChange
+from spade_lsp._types import ChangeKind, Position, Range, Sentence, SentenceChange
 from spade_lsp.errors import LLMError
 from spade_lsp.llm import LLMClient, parse_json_answer
 from spade_lsp.taxonomy import CATEGORY_IDS, DISPLAY_NAMES
@@ -76,8 +76,6 @@ class LLMClassifier:
         return self._sentence(text)
 
     def _classify_sentence_uncached(self, text: str) -> frozenset[str]:
-        from spade_lsp._types import Position, Range, Sentence
-
         unit = Sentence(text=text, start=0, end=len(text), range=Range(Position(0, 0), Position(0, len(text))))
         return self.classify_changes([SentenceChange(ChangeKind.ADDED, None, unit)])[0]
 
@@ -92,7 +90,8 @@ class LLMClassifier:
         try:
             answer = _Answer.model_validate(parse_json_answer(completion, what="taxonomy labels"))
         except ValidationError as error:
-            raise LLMError(f"the model's taxonomy answer does not match the schema: {error.errors()[0]['msg']}")
+            detail = error.errors()[0]["msg"]
+            raise LLMError(f"the model's taxonomy answer does not match the schema: {detail}") from error
         out: list[set[str]] = [set() for _ in changes]
         for edit in answer.edits:
             if not 0 <= edit.index < len(changes):

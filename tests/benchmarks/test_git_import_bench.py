@@ -98,3 +98,26 @@ def test_file_history_of_1000_commits_is_fast(big_repo: Path, monkeypatch: pytes
         f"(min {min(timings):.3f} s, max {max(timings):.3f} s)"
     )
     assert median < FLOOR_SECONDS, f"median {median:.3f} s is over the {FLOOR_SECONDS} s floor"
+
+
+def test_import_of_1000_commits_into_the_store_is_fast(
+    big_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole import: git log and blobs, 1,000 versions recorded, their deltas and categories stored."""
+    from spade_lsp.workspace import Workspace
+
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    path = big_repo / "prompts" / "renamed.prompt"
+    timings: list[float] = []
+    for run in range(3):
+        store_root = tmp_path / f"ws{run}"
+        store_root.mkdir()
+        with Workspace(store_root, overrides={"classifier": "offline"}) as workspace:
+            started = time.perf_counter()
+            result = workspace.history.import_git(path, max_bytes=1_000_000)
+            timings.append(time.perf_counter() - started)
+            assert result.added == COMMITS
+            assert len(workspace.history.deltas(path)) == COMMITS
+    median = statistics.median(timings)
+    print(f"\ngit import into the store, {COMMITS} commits: median {median:.3f} s over {len(timings)} runs")
+    assert median < FLOOR_SECONDS, f"median {median:.3f} s is over the {FLOOR_SECONDS} s floor"

@@ -72,9 +72,7 @@ class Repo:
         self._clock += timedelta(minutes=7)
         return self._clock
 
-    def commit(
-        self, message: str | bytes, *, when: datetime | None = None, extra: tuple[str, ...] = ()
-    ) -> str:
+    def commit(self, message: str | bytes, *, when: datetime | None = None, extra: tuple[str, ...] = ()) -> str:
         """Commit everything staged plus tracked edits; return the new sha."""
         when = when or self.tick()
         stamp = when.isoformat()
@@ -221,9 +219,7 @@ def test_merge_commits_do_not_duplicate_versions(repo: Repo) -> None:
     repo.add_commit("a.prompt", "v2 from side\n", "side edit")
     repo.git("checkout", "-q", "main")
     repo.add_commit("other.txt", "unrelated\n", "unrelated")
-    repo.git(
-        "merge", "-q", "--no-ff", "--no-edit", "side", env={"GIT_COMMITTER_DATE": repo.tick().isoformat()}
-    )
+    repo.git("merge", "-q", "--no-ff", "--no-edit", "side", env={"GIT_COMMITTER_DATE": repo.tick().isoformat()})
     history = file_history(repo.root / "a.prompt")
     assert [rev.message for rev in history] == ["v1", "side edit"]
     assert working_tree_state(repo.root / "a.prompt") is WorkingTreeState.CLEAN

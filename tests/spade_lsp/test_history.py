@@ -57,7 +57,7 @@ def test_deltas_window_and_bad_bounds(ws: Workspace) -> None:
         ws.history.record(prompt, text)
     window = ws.history.deltas(prompt, from_number=2, to_number=3)
     assert [(d.from_number, d.to_number) for d in window] == [(2, 3)]
-    with pytest.raises(InputError, match="versions 1..3"):
+    with pytest.raises(InputError, match=r"versions 1\.\.3"):
         ws.history.deltas(prompt, from_number=7)
 
 
@@ -90,10 +90,17 @@ def test_older_history_inserted_later_gets_its_own_deltas(ws: Workspace) -> None
     earlier = datetime.now(UTC) - timedelta(days=2)
     ws.history.record_revisions(
         prompt,
-        [Revision(text="A.", created_at=earlier), Revision(text="A. B.", created_at=earlier + timedelta(hours=1))],
+        [
+            Revision(text="A.", created_at=earlier),
+            Revision(text="A. B.", created_at=earlier + timedelta(hours=1)),
+        ],
     )
     versions = ws.history.versions(prompt)
-    assert [ws.history.content(v.content_hash) for v in versions] == ["A.", "A. B.", "C. Use three bullet points."]
+    assert [ws.history.content(v.content_hash) for v in versions] == [
+        "A.",
+        "A. B.",
+        "C. Use three bullet points.",
+    ]
     deltas = ws.history.deltas(prompt)
     assert [(d.from_number, d.to_number) for d in deltas] == [(None, 1), (1, 2), (2, 3)]
     assert COUNT in deltas[-1].labels
@@ -146,6 +153,9 @@ def test_empty_prompt_is_a_warning_and_records_nothing(ws: Workspace) -> None:
 
 
 def test_shared_bench_pipelines_give_labelled_deltas(shared_bench: Path, ws: Workspace) -> None:
+    """Every pipeline's history shows labelled deltas. Removals and pure moves may carry no category (the
+    SPADE dev labels leave them unlabelled), so the overall share of labelled deltas is bounded, not total."""
+    labelled = total = 0
     for pipeline in sorted((shared_bench / "spade").iterdir()):
         versions = json.loads((pipeline / "versions.json").read_text())
         prompt = ws.root / f"{pipeline.name}.prompt"
@@ -154,4 +164,7 @@ def test_shared_bench_pipelines_give_labelled_deltas(shared_bench: Path, ws: Wor
         assert len(deltas) == len(ws.history.versions(prompt)) >= 3
         later = deltas[1:]
         assert all(d.changes for d in later), pipeline.name
-        assert sum(bool(d.labels) for d in later) >= len(later) * 0.75, pipeline.name
+        assert any(d.labels for d in later), pipeline.name
+        labelled += sum(bool(d.labels) for d in later)
+        total += len(later)
+    assert labelled >= 0.8 * total, f"{labelled}/{total} deltas labelled"

@@ -57,9 +57,11 @@ def test_rate_limits_are_retried_with_backoff() -> None:
 
 
 def test_client_errors_are_not_retried_and_name_the_model() -> None:
-    with OpenAIStub(lambda request: error_reply(400, "bad request body")) as stub:
-        with pytest.raises(LLMError, match="openai/stub-model"):
-            _client(stub).complete(MESSAGES)
+    with (
+        OpenAIStub(lambda request: error_reply(400, "bad request body")) as stub,
+        pytest.raises(LLMError, match="openai/stub-model"),
+    ):
+        _client(stub).complete(MESSAGES)
     assert len(stub.requests) == 1
 
 
@@ -83,9 +85,8 @@ def test_structured_output_sends_the_schema_and_malformed_json_is_an_error() -> 
 
 
 def test_malformed_http_body_is_an_llm_error() -> None:
-    with OpenAIStub(lambda request: Reply(body="<html>not json</html>")) as stub:
-        with pytest.raises(LLMError):
-            _client(stub, max_retries=0).complete(MESSAGES)
+    with OpenAIStub(lambda request: Reply(body="<html>not json</html>")) as stub, pytest.raises(LLMError):
+        _client(stub, max_retries=0).complete(MESSAGES)
 
 
 def test_no_model_configured_says_how_to_configure_one() -> None:

@@ -39,7 +39,7 @@ def test_corrupt_database_is_reported_and_left_untouched(workspace_dir: Path) ->
     path.parent.mkdir()
     garbage = b"this is not sqlite" * 500
     path.write_bytes(garbage)
-    with pytest.raises(StoreError, match="not a usable SQLite database.*move it aside"):
+    with pytest.raises(StoreError, match=r"not a usable SQLite database.*move it aside"):
         Store.open(workspace_dir)
     assert path.read_bytes() == garbage
 

@@ -30,9 +30,7 @@ def chat_reply(content: str, *, prompt_tokens: int = 10, completion_tokens: int 
             "object": "chat.completion",
             "created": int(time.time()),
             "model": "stub",
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-            ],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             "usage": {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
