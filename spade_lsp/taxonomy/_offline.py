@@ -254,7 +254,7 @@ _WORKFLOW_RULES: Final = (
     re.compile(r"^\s*(?:thought|action|action input|observation|reflection|final answer|plan)\s*:", _I),
     re.compile(r"^(?:#+\s*)?input(?: data)?(?: format)?\s*:?\s*$", _I),
     re.compile(
-        r"^(?:#+\s*)?(?:task|instructions?|objective|workflow|worlflow|steps|process(?: instructions)?|"
+        r"^(?:#+\s*)?(?:task|instructions?|objective|workflow|steps|process(?: instructions)?|"
         r"procedure|rules(?: to follow)?|important rules(?: to follow)?|goal|role|guidelines|"
         r"tools(?: and agents)?)\s*:?\s*$",
         _I,
