@@ -162,8 +162,8 @@ def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     texts = read_versions_file(args.versions)
     with _open_workspace(args, args.prompt) as workspace:
         result = workspace.history.record_revisions(args.prompt, [Revision(text=t, origin="import") for t in texts])
-        if result.added and result.added + result.unchanged > 1 and result.added == 1 and len(set(texts)) == 1:
-            _warn([f"{args.versions}: all {len(texts)} versions are identical; recorded one version"])
+        if len(texts) > 1 and len(set(texts)) == 1:
+            _warn([f"{args.versions}: all {len(texts)} versions are identical"])
         summary = {
             "prompt": workspace.history.prompt_key(args.prompt),
             "added": result.added,
