@@ -97,6 +97,32 @@ def _history_schema(db: Database) -> None:
     )
 
 
+@_MIGRATIONS(name="0002_assertions")
+def _assertions_schema(db: Database) -> None:
+    """Evaluation runs: which assertions ran on which examples, the pass matrix, labels and cell errors."""
+    db.executescript(
+        """
+        CREATE TABLE eval_runs (
+            id INTEGER PRIMARY KEY,
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id) ON DELETE CASCADE,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed')),
+            module_hash TEXT NOT NULL,          -- sha256 of the sidecar module's bytes
+            examples_hash TEXT NOT NULL,        -- sha256 of the examples file's bytes
+            parameters TEXT NOT NULL,           -- JSON: timeout, memory cap, workers, model
+            assertions TEXT NOT NULL,           -- JSON list: name, cost, category, synthesizer, asks_llm, check
+            examples TEXT NOT NULL,             -- JSON list of example ids, in row order
+            y TEXT NOT NULL,                    -- JSON list: 1 good, 0 bad, null unlabelled
+            m TEXT,                             -- JSON matrix: m[i][j] 1 pass, 0 fail, null error
+            errors TEXT,                        -- JSON list: example, assertion, kind, message
+            seconds REAL
+        );
+        CREATE INDEX eval_runs_by_prompt ON eval_runs(prompt_id, id);
+        """
+    )
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text
