@@ -1,0 +1,267 @@
+"""Measurements that generated assertions call: counts, formats, phrases, readability, sentiment, language.
+
+Sidecar modules import this (``from spade_lsp import checks``) so generated functions stay one readable line
+each and every synthesizer measures a word or a bullet the same way. Pure Python; the third-party libraries
+(textstat, vaderSentiment, langdetect) are imported on first use, inside sandbox workers.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from functools import cache
+from typing import Any, Final
+
+__all__ = [
+    "COUNT_UNITS",
+    "bound",
+    "code_blocks",
+    "contains_any",
+    "contains_phrase",
+    "count",
+    "ends_with",
+    "headings",
+    "has_heading",
+    "is_markdown",
+    "json_value",
+    "language",
+    "mean_sentence_words",
+    "mentions",
+    "reading_ease",
+    "sentiment",
+    "starts_with",
+]
+
+_WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
+_BULLET = re.compile(r"^\s*[-*•+]\s+\S", re.MULTILINE)
+_NUMBERED = re.compile(r"^\s*\d+[.)]\s+\S", re.MULTILINE)
+_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+_BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$", re.MULTILINE)
+_LABEL_LINE = re.compile(r"^\s*([A-Z][\w /&'-]{0,40}):\s*(?:$|\S)", re.MULTILINE)
+_HASHTAG = re.compile(r"(?<![\w#])#[^\W\d_][\w]*")
+_FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
+_MARKDOWN_CUE = re.compile(r"^\s{0,3}#{1,6}\s|\*\*[^*\n]+\*\*|^\s*[-*+]\s|^\s*\d+\.\s|```|\[[^\]]+\]\([^)]+\)", re.MULTILINE)
+_EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
+
+#: Units :func:`count` understands.
+COUNT_UNITS: Final = (
+    "words",
+    "sentences",
+    "characters",
+    "bullets",
+    "numbered_items",
+    "list_items",
+    "paragraphs",
+    "lines",
+    "headings",
+    "hashtags",
+    "emojis",
+    "code_blocks",
+)
+
+
+def _sentences(text: str) -> int:
+    """Sentences of prose, counting each list item or heading line as one unit of its own."""
+    total = 0
+    for line in _FENCE.sub("", text).splitlines():
+        stripped = line.strip()
+        if not stripped:
+            continue
+        if _HEADING.match(line) or _BULLET.match(line) or _NUMBERED.match(line):
+            total += 1
+            continue
+        total += len(_SENTENCE_END.findall(stripped)) + (0 if stripped[-1] in ".!?" else 1)
+    return total
+
+
+def count(text: str, unit: str) -> int:
+    """How many ``unit`` (one of :data:`COUNT_UNITS`) the text holds."""
+    if unit == "words":
+        return len(_WORD.findall(text))
+    if unit == "sentences":
+        return _sentences(text)
+    if unit == "characters":
+        return len(text.strip())
+    if unit == "bullets":
+        return len(_BULLET.findall(text))
+    if unit == "numbered_items":
+        return len(_NUMBERED.findall(text))
+    if unit == "list_items":
+        return len(_BULLET.findall(text)) + len(_NUMBERED.findall(text))
+    if unit == "paragraphs":
+        return len([block for block in re.split(r"\n\s*\n", text) if block.strip()])
+    if unit == "lines":
+        return len([line for line in text.splitlines() if line.strip()])
+    if unit == "headings":
+        return len(headings(text))
+    if unit == "hashtags":
+        return len(_HASHTAG.findall(text))
+    if unit == "emojis":
+        return len(_EMOJI.findall(text))
+    if unit == "code_blocks":
+        return len(code_blocks(text))
+    raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(COUNT_UNITS)}")
+
+
+def bound(example: Mapping[str, Any], name: str) -> int:
+    """A numeric bound written as a placeholder in the prompt, read from the example's inputs."""
+    inputs = example.get("inputs", example) if isinstance(example.get("inputs"), Mapping) else example
+    if name not in inputs:
+        raise KeyError(f"the example has no input {name!r}, which the prompt uses as a bound")
+    value = inputs[name]
+    match = re.search(r"-?\d+", str(value))
+    if match is None:
+        raise ValueError(f"input {name!r} = {value!r} holds no number")
+    return int(match.group())
+
+
+@cache
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    """Case-insensitive, whole words, tolerant of simple inflections (-s, -es, -ed, -ing) on the last word."""
+    words = phrase.strip().split()
+    if not words or not any(ch.isalnum() for ch in phrase):
+        return re.compile(re.escape(phrase.strip()), re.IGNORECASE)
+    escaped = [re.escape(word) for word in words]
+    last = words[-1]
+    if last[-1:].isalpha():
+        stem = re.escape(last[:-1]) if last.endswith("e") and len(last) > 3 else re.escape(last)
+        escaped[-1] = f"{stem}(?:e|es|s|ed|d|ing)?" if stem != re.escape(last) else f"{stem}(?:s|es|ed|d|ing)?"
+    body = r"[\s\-]+".join(escaped)
+    start = r"(?<!\w)" if words[0][0].isalnum() else ""
+    end = r"(?!\w)" if last[-1].isalnum() else ""
+    return re.compile(start + body + end, re.IGNORECASE)
+
+
+def contains_phrase(text: str, phrase: str) -> bool:
+    """Whether ``phrase`` occurs as whole words, any case, allowing a simple inflection of its last word."""
+    return _phrase_pattern(phrase).search(text) is not None
+
+
+def contains_any(text: str, phrases: Iterable[str]) -> bool:
+    return any(contains_phrase(text, phrase) for phrase in phrases)
+
+
+_STOPWORDS: Final = frozenset(
+    "the a an and or of to in on for with by from at as is are was were be been this that these those it its "
+    "into about over under than then so such not no can will would should could may might our your their".split()
+)
+
+
+def _content_words(text: str) -> list[str]:
+    seen: dict[str, None] = {}
+    for word in _WORD.findall(text.lower()):
+        if len(word) > 2 and word not in _STOPWORDS:
+            seen.setdefault(word, None)
+    return list(seen)
+
+
+def mentions(text: str, value: Any, *, share: float = 0.5, max_words: int = 12) -> bool:
+    """Whether the response refers to an input value: the value verbatim (any case), or at least ``share`` of
+    its first ``max_words`` distinct content words. An approximation of "mentions X" for values that a
+    response paraphrases rather than quotes."""
+    needle = str(value).strip()
+    if not needle:
+        return True
+    if needle.lower() in text.lower():
+        return True
+    words = _content_words(needle)[:max_words]
+    if not words:
+        return False
+    present = set(_content_words(text))
+    return sum(word in present for word in words) >= share * len(words)
+
+
+def _strip_fences(text: str) -> str:
+    stripped = text.strip()
+    match = _FENCE.match(stripped) if stripped.startswith("```") else None
+    return match.group(1).strip() if match else stripped
+
+
+def json_value(text: str) -> Any:
+    """The JSON value the response holds (a surrounding code fence allowed), or ``None`` when it holds none.
+
+    Note the ambiguity: a response that is literally ``null`` also gives ``None``.
+    """
+    try:
+        return json.loads(_strip_fences(text))
+    except (json.JSONDecodeError, ValueError):
+        return None
+
+
+def _normal(title: str) -> str:
+    return " ".join(_WORD.findall(title.lower()))
+
+
+def headings(text: str) -> list[str]:
+    """Section titles: markdown headings, whole-line bold text, and ``Label:`` lines, normalised."""
+    found = [_normal(match.group(2)) for match in _HEADING.finditer(text)]
+    found += [_normal(match.group(1)) for match in _BOLD_LINE.finditer(text)]
+    found += [_normal(match.group(1)) for match in _LABEL_LINE.finditer(text)]
+    return [title for title in found if title]
+
+
+def has_heading(text: str, title: str) -> bool:
+    """Whether some section title contains ``title``'s words in order (case and punctuation ignored)."""
+    wanted = _normal(title)
+    return any(re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", found) for found in headings(text))
+
+
+def starts_with(text: str, phrase: str) -> bool:
+    """Whether the response's first words are ``phrase`` (case, markdown markers and punctuation ignored)."""
+    return _normal(text[: len(phrase) * 3 + 40]).startswith(_normal(phrase))
+
+
+def ends_with(text: str, phrase: str) -> bool:
+    return _normal(text[-(len(phrase) * 3 + 40) :]).endswith(_normal(phrase))
+
+
+def code_blocks(text: str) -> list[str]:
+    """Fenced code blocks' bodies."""
+    return [match.group(1) for match in _FENCE.finditer(text)]
+
+
+def is_markdown(text: str) -> bool:
+    """Whether the response uses markdown structure: headings, emphasis, lists, fences or links."""
+    return _MARKDOWN_CUE.search(text) is not None
+
+
+def mean_sentence_words(text: str) -> float:
+    sentences = max(_sentences(text), 1)
+    return count(text, "words") / sentences
+
+
+def reading_ease(text: str) -> float:
+    """Flesch reading ease (textstat): about 60-70 is plain English; below 30 reads like an academic paper."""
+    import textstat
+
+    return float(textstat.flesch_reading_ease(text))
+
+
+@cache
+def _vader() -> Any:
+    from vaderSentiment.vaderSentiment import SentimentIntensityAnalyzer
+
+    return SentimentIntensityAnalyzer()
+
+
+def sentiment(text: str) -> float:
+    """Mean VADER compound score over sentences, in [-1, 1]: a lexicon approximation of tone (positive > 0.05,
+    negative < -0.05). Averaging over sentences keeps long texts from saturating at the ends of the scale."""
+    analyzer = _vader()
+    parts = [part for part in re.split(r"(?<=[.!?])\s+|\n+", text) if part.strip()]
+    if not parts:
+        return 0.0
+    return sum(float(analyzer.polarity_scores(part)["compound"]) for part in parts) / len(parts)
+
+
+def language(text: str) -> str:
+    """ISO 639-1 code of the text's language (langdetect, seeded so results are reproducible); "" if unknown."""
+    from langdetect import DetectorFactory, LangDetectException, detect
+
+    DetectorFactory.seed = 0
+    try:
+        return str(detect(text))
+    except LangDetectException:
+        return ""
