@@ -14,9 +14,9 @@ from typing import Any, Final, TypeVar
 
 __all__ = [
     "ASSERTION_PREFIX",
+    "USER_WRITTEN",
     "AskLLMUnavailable",
     "AssertionInfo",
-    "USER_WRITTEN",
     "ask_llm",
     "assertion",
     "info_of",

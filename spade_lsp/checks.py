@@ -21,8 +21,8 @@ __all__ = [
     "contains_phrase",
     "count",
     "ends_with",
-    "headings",
     "has_heading",
+    "headings",
     "is_markdown",
     "json_value",
     "language",
@@ -42,7 +42,9 @@ _LABEL_LINE = re.compile(r"^\s*([A-Z][\w /&'-]{0,40}):\s*(?:$|\S)", re.MULTILINE
 _HASHTAG = re.compile(r"(?<![\w#])#[^\W\d_][\w]*")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 _SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
-_MARKDOWN_CUE = re.compile(r"^\s{0,3}#{1,6}\s|\*\*[^*\n]+\*\*|^\s*[-*+]\s|^\s*\d+\.\s|```|\[[^\]]+\]\([^)]+\)", re.MULTILINE)
+_MARKDOWN_CUE = re.compile(
+    r"^\s{0,3}#{1,6}\s|\*\*[^*\n]+\*\*|^\s*[-*+]\s|^\s*\d+\.\s|```|\[[^\]]+\]\([^)]+\)", re.MULTILINE
+)
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 
 #: Units :func:`count` understands.
@@ -144,8 +146,55 @@ def contains_any(text: str, phrases: Iterable[str]) -> bool:
 
 
 _STOPWORDS: Final = frozenset(
-    "the a an and or of to in on for with by from at as is are was were be been this that these those it its "
-    "into about over under than then so such not no can will would should could may might our your their".split()
+    [
+        "the",
+        "a",
+        "an",
+        "and",
+        "or",
+        "of",
+        "to",
+        "in",
+        "on",
+        "for",
+        "with",
+        "by",
+        "from",
+        "at",
+        "as",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "this",
+        "that",
+        "these",
+        "those",
+        "it",
+        "its",
+        "into",
+        "about",
+        "over",
+        "under",
+        "than",
+        "then",
+        "so",
+        "such",
+        "not",
+        "no",
+        "can",
+        "will",
+        "would",
+        "should",
+        "could",
+        "may",
+        "might",
+        "our",
+        "your",
+        "their",
+    ]
 )
 
 
