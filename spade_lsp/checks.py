@@ -22,15 +22,19 @@ __all__ = [
     "count",
     "ends_with",
     "has_heading",
+    "has_table",
     "headings",
     "is_markdown",
+    "json_has_keys",
     "json_value",
     "language",
     "mean_sentence_words",
     "mentions",
     "reading_ease",
+    "section",
     "sentiment",
     "starts_with",
+    "starts_with_title",
 ]
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
@@ -255,6 +259,54 @@ def has_heading(text: str, title: str) -> bool:
     """Whether some section title contains ``title``'s words in order (case and punctuation ignored)."""
     wanted = _normal(title)
     return any(re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", found) for found in headings(text))
+
+
+def section(text: str, title: str) -> str:
+    """The body of the first section whose title contains ``title`` (up to the next title); "" if none."""
+    wanted = _normal(title)
+    lines = text.splitlines()
+    body: list[str] | None = None
+    for line in lines:
+        title_here = _line_title(line)
+        if title_here is not None:
+            if body is not None:
+                break
+            if re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", title_here):
+                body = []
+            continue
+        if body is not None:
+            body.append(line)
+    return "\n".join(body or [])
+
+
+def _line_title(line: str) -> str | None:
+    for pattern, group in ((_HEADING, 2), (_BOLD_LINE, 1), (_LABEL_LINE, 1)):
+        match = pattern.match(line)
+        if match:
+            return _normal(match.group(group))
+    return None
+
+
+def starts_with_title(text: str) -> bool:
+    """Whether the first non-blank line is a title: a heading, a bold line, or a short line without a period."""
+    first = next((line.strip() for line in text.splitlines() if line.strip()), "")
+    if _HEADING.match(first) or _BOLD_LINE.match(first):
+        return True
+    return 0 < count(first, "words") <= 12 and not first.endswith((".", "?", "!", ":"))
+
+
+def json_has_keys(text: str, keys: Iterable[str]) -> bool:
+    """Whether the response is a JSON object holding every key."""
+    value = json_value(text)
+    return isinstance(value, dict) and all(key in value for key in keys)
+
+
+_TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$", re.MULTILINE)
+
+
+def has_table(text: str) -> bool:
+    """Whether the response holds a markdown table (a header rule such as ``|---|---|``)."""
+    return _TABLE_RULE.search(text) is not None
 
 
 def starts_with(text: str, phrase: str) -> bool:
