@@ -107,11 +107,11 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
         r"\b(?:concise|concisely|brief|briefly|brevity|succinct|short form|shorter|to the point|short)\b",
         "concise",
         (
-            ('checks.count(response, 'words') <= 150', "At most 150 words (one reading of 'concise').",
+            ("checks.count(response, 'words') <= 150", "At most 150 words (one reading of 'concise').",
              {"family": "count", "unit": "words", "min": None, "max": 150}),
-            ('checks.count(response, 'words') <= 250', "At most 250 words (a looser reading of 'concise').",
+            ("checks.count(response, 'words') <= 250", "At most 250 words (a looser reading of 'concise').",
              {"family": "count", "unit": "words", "min": None, "max": 250}),
-            ('checks.count(response, 'words') <= 400', "At most 400 words (the loosest reading of 'concise').",
+            ("checks.count(response, 'words') <= 400", "At most 400 words (the loosest reading of 'concise').",
              {"family": "count", "unit": "words", "min": None, "max": 400}),
             ("checks.mean_sentence_words(response) <= 25", "Sentences average 25 words or fewer.", None),
         ),
@@ -138,22 +138,22 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
         r"\b(?:detailed|comprehensive|thorough|in-depth|in depth|rich)\b",
         "detailed",
         (
-            ('checks.count(response, 'words') >= 150', "At least 150 words (one reading of 'detailed').",
+            ("checks.count(response, 'words') >= 150", "At least 150 words (one reading of 'detailed').",
              {"family": "count", "unit": "words", "min": 150, "max": None}),
-            ('checks.count(response, 'words') >= 300', "At least 300 words (a stricter reading of 'detailed').",
+            ("checks.count(response, 'words') >= 300", "At least 300 words (a stricter reading of 'detailed').",
              {"family": "count", "unit": "words", "min": 300, "max": None}),
         ),
     ),
     (
         r"\b(?:gratitude|grateful|thank)\w*",
         "gratitude",
-        (('checks.contains_any(response, ['thank', 'thanks', 'grateful', 'appreciate', 'gratitude'])',
+        (("checks.contains_any(response, ['thank', 'thanks', 'grateful', 'appreciate', 'gratitude'])",
           "Expresses thanks (a gratitude word appears).", None),),
     ),
     (
         r"\bpersonal\b",
         "personal",
-        (('checks.contains_any(response, ['you', 'your'])', "Addresses the reader directly (you/your).", None),),
+        (("checks.contains_any(response, ['you', 'your'])", "Addresses the reader directly (you/your).", None),),
     ),
 )  # fmt: skip
 
@@ -723,6 +723,6 @@ def _example_drafts(prompt: str, instruction: Instruction, spans: list[tuple[int
         "markdown_headings_like_the_example",
         EXAMPLE_DEMONSTRATION,
         "Uses markdown headings, as the example does.",
-        'checks.count(response, 'headings') >= 1',
+        "checks.count(response, 'headings') >= 1",
         {"family": "count", "unit": "headings", "min": 1, "max": None},
     )
