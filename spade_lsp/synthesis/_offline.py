@@ -413,6 +413,10 @@ def _counts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         ("at_least", rf"\b(?:{_AT_LEAST})\s+({number}){qualifier}\s+({units})\b"),
         ("above", rf"\b(?:{_ABOVE})\s+({number}){qualifier}\s+({units})\b"),
         ("none", rf"\b(?:no|without any|without|zero)\s+({units})\b"),
+        (
+            "none",
+            rf"\b(?:don't|do not|never|avoid)\s+(?:use|include|add|using|including|adding)?\s*(?:any\s+)?({units})\b",
+        ),
         ("exact", rf"\b(?:exactly\s+|only\s+|precisely\s+)?({number}){qualifier}\s+({units})\b"),
     ]
     for kind, pattern in patterns:
@@ -637,7 +641,7 @@ def _named_phrases(text: str) -> list[str]:
             part = re.sub(r"^(?:an?|the|any|all|some|your|their)\s+", "", part.strip(" '-").lower())
             words = part.split()
             vague = {"it", "them", "this", "that", "code", "text", "words", "section", "sections", "heading", "part"}
-            if 1 <= len(words) <= 4 and not set(words) & vague:
+            if 1 <= len(words) <= 4 and not set(words) & vague and part not in _UNITS:
                 out.append(part)
     return list(dict.fromkeys(out))
 

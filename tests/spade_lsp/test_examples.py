@@ -1,0 +1,69 @@
+"""Examples files: our format, the SPADE benchmark's, CSV; merging never loses a line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from spade_lsp._examples import load_examples_file, merge_examples, read_examples
+from spade_lsp._files import examples_path, sidecar_path
+from spade_lsp.errors import InputError
+
+
+def test_paths_beside_the_prompt() -> None:
+    assert examples_path(Path("a/emails.prompt.md")) == Path("a/emails.examples.jsonl")
+    assert sidecar_path(Path("a/my-mail.prompt")) == Path("a/my_mail_assertions.py")
+
+
+def test_benchmark_format_is_read(shared_bench: Path) -> None:
+    examples = load_examples_file(shared_bench / "spade" / "emails" / "examples.jsonl")
+    assert len(examples) == 98 and {e.label for e in examples} == {0, 1}
+    assert examples[0].output and examples[0].prompt and "word_count" in examples[0].inputs
+
+
+def test_csv_with_response_and_label_columns(tmp_path: Path) -> None:
+    source = tmp_path / "rows.csv"
+    source.write_text("topic,response,label\ncats,Cats are great,good\ndogs,Meh,0\n")
+    examples = load_examples_file(source)
+    assert [(e.inputs, e.output, e.label) for e in examples] == [
+        ({"topic": "cats"}, "Cats are great", 1),
+        ({"topic": "dogs"}, "Meh", 0),
+    ]
+    (tmp_path / "bad.csv").write_text("topic,text\ncats,x\n")
+    with pytest.raises(InputError, match="response"):
+        load_examples_file(tmp_path / "bad.csv")
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"output": "x"}', r"f\.jsonl:1: missing `inputs`"),
+        ('{"inputs": {}, "label": "meh"}', r"f\.jsonl:1: label 'meh'"),
+        ('{"inputs": {}, "output": 3}', r"`output` must be a string"),
+    ],
+)
+def test_bad_rows_name_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+    (tmp_path / "f.jsonl").write_text(line + "\n")
+    with pytest.raises(InputError, match=message):
+        read_examples(tmp_path / "f.jsonl")
+
+
+def test_merge_keeps_existing_lines_skips_duplicates_and_refuses_conflicts(tmp_path: Path) -> None:
+    target = tmp_path / "p.examples.jsonl"
+    target.write_text(json.dumps({"id": "a", "inputs": {}, "output": "x", "label": "good", "mine": 1}) + "\n")
+    src = tmp_path / "new.jsonl"
+    src.write_text(
+        json.dumps({"id": "a", "inputs": {}, "output": "x", "label": "good", "mine": 1}) + "\n"
+        + json.dumps({"id": "b", "inputs": {"t": 1}, "response": "y", "label": 0}) + "\n"
+    )  # fmt: skip
+    result = merge_examples(target, load_examples_file(src))
+    assert (result.added, result.skipped, result.total) == (1, 1, 2)
+    rows = [json.loads(line) for line in target.read_text().splitlines()]
+    assert rows[0]["mine"] == 1 and rows[1] == {"id": "b", "inputs": {"t": 1}, "output": "y", "label": "bad"}
+    before = target.read_bytes()
+    src.write_text(json.dumps({"id": "b", "inputs": {}, "output": "changed"}) + "\n")
+    with pytest.raises(InputError, match="nothing was written"):
+        merge_examples(target, load_examples_file(src))
+    assert target.read_bytes() == before
