@@ -76,3 +76,48 @@ def render_sentences(prompt: str, sentences: Sequence[Any]) -> str:
     ]
     table = tabulate(rows, headers=["line:col", "since", "sentence", "categories"])
     return f"{prompt}: {len(sentences)} sentence(s) in the newest version\n{table}\n"
+
+
+def render_candidates(candidates: Sequence[Any]) -> str:
+    """Synthesized candidates: name, category, version, what it checks."""
+    rows = [
+        [
+            c.name,
+            DISPLAY_NAMES.get(c.category, c.category),
+            f"v{c.version}" if c.version else "",
+            ("asks a model: " if c.asks_llm else "") + _clip(c.description, 60),
+        ]
+        for c in candidates
+    ]
+    return tabulate(rows, headers=["assertion", "category", "from", "checks"]) + "\n"
+
+
+def _rate(numerator: int, denominator: int) -> str:
+    return f"{numerator / denominator:.2f} ({numerator}/{denominator})" if denominator else "-"
+
+
+def render_eval(run: Any) -> str:
+    """Per assertion: passes on good examples, failures on bad ones (coverage) and false failures (FFR)."""
+    rows = []
+    for j, assertion in enumerate(run.assertions):
+        column = [(row[j], label) for row, label in zip(run.m, run.y, strict=True)]
+        errors = sum(cell is None for cell, _ in column)
+        bad = [cell for cell, label in column if label == 0 and cell is not None]
+        good = [cell for cell, label in column if label == 1 and cell is not None]
+        rows.append(
+            [
+                assertion["name"],
+                _rate(sum(c == 0 for c in bad), len(bad)),
+                _rate(sum(c == 0 for c in good), len(good)),
+                errors or "",
+            ]
+        )
+    table = tabulate(rows, headers=["assertion", "catches bad (coverage)", "flags good (FFR)", "errors"])
+    kinds: dict[str, int] = {}
+    for error in run.errors:
+        kinds[error["kind"]] = kinds.get(error["kind"], 0) + 1
+    summary = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items())) or "none"
+    return (
+        f"{len(run.assertions)} assertion(s) on {len(run.examples)} example(s) in {run.seconds:.2f} s "
+        f"(run {run.run_id}); cell errors: {summary}\n{table}\n"
+    )

@@ -7,6 +7,7 @@ Exit codes: 0 success; 1 the command ran and found failures; 2 usage or input er
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -55,10 +56,28 @@ def build_parser() -> argparse.ArgumentParser:
     taxonomy.add_argument("--score", action="store_true", help="compare with each line's `labels` and print F1 instead")
     _common(taxonomy)
 
-    imports = commands.add_parser("import", help="record a list of versions of a prompt")
+    imports = commands.add_parser("import", help="record versions of a prompt and/or labelled examples")
     imports.add_argument("prompt", type=Path)
-    imports.add_argument("--versions", type=Path, required=True, metavar="FILE.json")
+    imports.add_argument("--versions", type=Path, metavar="FILE.json", help="a JSON list of versions, oldest first")
+    imports.add_argument(
+        "--examples", type=Path, metavar="FILE", help="examples (.jsonl: ours or the SPADE benchmark's; .csv)"
+    )
     _common(imports)
+
+    synthesize = commands.add_parser("synthesize", help="write assertion candidates into the sidecar module")
+    synthesize.add_argument("prompt", type=Path)
+    synthesize.add_argument(
+        "--synthesizer", choices=["auto", "offline", "llm"], default="auto", help="default: llm when a model is set"
+    )
+    _common(synthesize)
+
+    evaluate = commands.add_parser("eval", help="run the sidecar's assertions on the examples, in the sandbox")
+    evaluate.add_argument("prompt", type=Path)
+    evaluate.add_argument("--examples", type=Path, metavar="FILE.jsonl", help="default: NAME.examples.jsonl")
+    evaluate.add_argument("--timeout", type=float, default=5.0, metavar="S", help="per assertion call (default 5)")
+    evaluate.add_argument("--memory-mb", type=int, metavar="MB", help="memory cap per worker")
+    evaluate.add_argument("--workers", type=int, metavar="N", help="worker processes (default: CPU count, max 4)")
+    _common(evaluate)
 
     demo = commands.add_parser("demo", help="run the pipeline offline on the bundled demo prompt")
     demo.add_argument("--dir", type=Path, help="where to write the demo workspace (default: a temporary one)")
@@ -156,6 +175,31 @@ def _cmd_deltas(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
+    if args.versions is None and args.examples is None:
+        raise InputError("nothing to import: pass --versions FILE.json and/or --examples FILE")
+    if args.versions is not None:
+        _import_versions(args, out)
+    if args.examples is not None:
+        _import_examples(args, out)
+    return EXIT_OK
+
+
+def _import_examples(args: argparse.Namespace, out: TextIO) -> None:
+    from spade_lsp._examples import load_examples_file, merge_examples
+    from spade_lsp._files import examples_path
+
+    result = merge_examples(examples_path(args.prompt), load_examples_file(args.examples))
+    if args.json:
+        _emit_json(
+            out, {"examples": str(result.path), "added": result.added, "skipped": result.skipped, "total": result.total}
+        )
+    else:
+        out.write(
+            f"{result.path}: {result.added} example(s) added, {result.skipped} already there; {result.total} in all\n"
+        )
+
+
+def _import_versions(args: argparse.Namespace, out: TextIO) -> None:
     from spade_lsp._history import Revision
     from spade_lsp._inputs import read_versions_file
 
@@ -177,7 +221,61 @@ def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
                 f"{summary['prompt']}: {result.added} version(s) recorded, {result.unchanged} unchanged skipped; "
                 f"{summary['versions']} in its history\n"
             )
+
+
+def _cmd_synthesize(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp._assertion_jobs import make_synthesizer, synthesize
+    from spade_lsp._render import render_candidates
+
+    with _open_workspace(args, args.prompt) as workspace:
+        result = synthesize(workspace, args.prompt, make_synthesizer(workspace, args.synthesizer))
+    _warn(result.warnings)
+    update = result.update
+    if args.json:
+        _emit_json(
+            out,
+            {
+                "module": str(update.path),
+                "candidates": result.candidates,
+                "added": update.added,
+                "updated": update.updated,
+                "unchanged": update.unchanged,
+                "removed": update.removed,
+                "kept_edited": update.kept_edited,
+            },
+        )
+    else:
+        out.write(render_candidates(result.candidates))
+        out.write(
+            f"\n{update.path}: {len(update.added)} added, {len(update.updated)} updated, "
+            f"{len(update.unchanged)} unchanged, {len(update.removed)} removed, "
+            f"{len(update.kept_edited)} kept as you edited\n"
+        )
     return EXIT_OK
+
+
+def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp._assertion_jobs import evaluate
+    from spade_lsp._render import render_eval
+    from spade_lsp.sandbox import SandboxLimits
+
+    limits = SandboxLimits(timeout_s=args.timeout)
+    if args.memory_mb is not None:
+        limits = dataclasses.replace(limits, memory_mb=args.memory_mb)
+    if args.workers is not None:
+        limits = dataclasses.replace(limits, workers=args.workers)
+    with _open_workspace(args, args.prompt) as workspace:
+        run = evaluate(workspace, args.prompt, examples_file=args.examples, limits=limits)
+    _warn(run.warnings)
+    if args.json:
+        _emit_json(out, run.matrix_json())
+    else:
+        out.write(render_eval(run))
+    if run.module_error:
+        print(f"spade: error: {run.module_error}", file=sys.stderr)
+        return EXIT_USAGE
+    failed = [e for e in run.errors if e["kind"] != "needs_model"]
+    return EXIT_FAILURES if failed else EXIT_OK
 
 
 def _cmd_taxonomy(args: argparse.Namespace, out: TextIO) -> int:
@@ -226,6 +324,8 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "deltas": _cmd_deltas,
     "taxonomy": _cmd_taxonomy,
     "import": _cmd_import,
+    "synthesize": _cmd_synthesize,
+    "eval": _cmd_eval,
     "demo": _cmd_demo,
 }
 

@@ -37,6 +37,11 @@ class Workspace:
         """The workspace that holds ``path`` (see :func:`find_workspace_root`)."""
         return cls(find_workspace_root(path), **kwargs)
 
+    @property
+    def has_llm_client(self) -> bool:
+        """Whether a client was injected (tests) or already made; settings may still configure one."""
+        return self._llm_client is not None
+
     def llm_client(self) -> LLMClient:
         if self._llm_client is None:
             self._llm_client = client_from_settings(self.settings, store=self.store)

@@ -404,6 +404,7 @@ def _counts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         spans.append(match.span())
         return True
 
+    structural = "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks"
     scope = _scope(lowered)
     patterns: list[tuple[str, str]] = [
         ("range", rf"\bbetween\s+({number})\s+and\s+({number}){qualifier}\s+({units})\b"),
@@ -415,7 +416,8 @@ def _counts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         ("none", rf"\b(?:no|without any|without|zero)\s+({units})\b"),
         (
             "none",
-            rf"\b(?:don't|do not|never|avoid)\s+(?:use|include|add|using|including|adding)?\s*(?:any\s+)?({units})\b",
+            rf"\b(?:don't|do not|never|avoid)\s+(?:use|include|add|using|including|adding)?\s*(?:any\s+)?"
+            rf"({structural})\b",
         ),
         ("exact", rf"\b(?:exactly\s+|only\s+|precisely\s+)?({number}){qualifier}\s+({units})\b"),
     ]

@@ -1,0 +1,289 @@
+"""The assertion jobs of one prompt: synthesize candidates into its sidecar module, and evaluate the module on
+its labelled examples in the sandbox, storing the pass matrix. The CLI and the daemon both call these."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from spade_lsp._examples import Example, read_examples
+from spade_lsp._files import examples_path, prompt_stem, sidecar_path
+from spade_lsp.errors import InputError, ModelNotConfiguredError
+from spade_lsp.llm import LLMClient, parse_json_answer
+from spade_lsp.sandbox import SandboxCase, SandboxLimits, run_assertions
+from spade_lsp.synthesis import Candidate, Instruction, PromptContext, Synthesizer, placeholders_of
+from spade_lsp.synthesis._sidecar import SidecarUpdate, update_sidecar
+from spade_lsp.workspace import Workspace, sync_prompt
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{([A-Za-z_]\w*)\}")
+#: Rough tokens an ``ask_llm`` assertion spends beyond the response itself (question and instructions).
+_ASK_OVERHEAD_TOKENS = 80
+
+
+@dataclass(slots=True)
+class SynthesisResult:
+    candidates: list[Candidate]
+    update: SidecarUpdate
+    warnings: list[str] = field(default_factory=list)
+
+
+def make_synthesizer(workspace: Workspace, choice: str = "auto") -> Synthesizer:
+    """``offline`` (default without a model), ``llm`` (needs one), or ``auto``: the LLM when one is configured."""
+    has_model = bool(workspace.settings.model) or workspace.has_llm_client
+    if choice == "llm" and not has_model:
+        raise ModelNotConfiguredError("--synthesizer llm needs a model: set `model` in [tool.spade] or pass --model")
+    if choice == "llm" or (choice == "auto" and has_model):
+        from spade_lsp.synthesis._llm import LLMSynthesizer
+
+        return LLMSynthesizer(workspace.llm_client())
+    from spade_lsp.synthesis._offline import OfflineSynthesizer
+
+    return OfflineSynthesizer()
+
+
+def instructions_of(workspace: Workspace, prompt: Path) -> tuple[list[Instruction], PromptContext]:
+    """The newest version's sentences, with categories and the version that introduced each."""
+    versions = workspace.history.versions(prompt)
+    if not versions:
+        raise InputError(f"{prompt}: no recorded version; save the prompt or run `spade history {prompt}` first")
+    text = workspace.history.content(versions[-1].content_hash)
+    instructions = [
+        Instruction(s.text, s.categories, s.introduced_in, s.kind, s.start, s.end)
+        for s in workspace.history.sentences(prompt)
+    ]
+    return instructions, PromptContext(text=text, inputs=tuple(placeholders_of(text)))
+
+
+def synthesize(workspace: Workspace, prompt: Path, synthesizer: Synthesizer) -> SynthesisResult:
+    """Record the prompt's current text, synthesize candidates, and write them into its sidecar module."""
+    warnings = sync_prompt(workspace, prompt)
+    instructions, context = instructions_of(workspace, prompt)
+    candidates = synthesizer.synthesize(instructions, context)
+    if not candidates:
+        warnings.append(f"{prompt}: no checkable instruction found; nothing to synthesize")
+    update = update_sidecar(sidecar_path(prompt), candidates, prompt_name=prompt.name)
+    if update.kept_edited:
+        warnings.append(f"kept your edited version of: {', '.join(update.kept_edited)}")
+    return SynthesisResult(candidates, update, warnings)
+
+
+def render_prompt(template: str, inputs: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The template with ``{var}``/``{{var}}`` filled from ``inputs``; names missing from inputs are listed."""
+    missing: list[str] = []
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name not in inputs:
+            missing.append(name)
+            return match.group(0)
+        return str(inputs[name])
+
+    return _PLACEHOLDER.sub(fill, template), missing
+
+
+@dataclass(slots=True)
+class EvalRun:
+    """One evaluation: ``m[i][j]`` is 1 when assertion j passes example i, 0 when it fails, None on error."""
+
+    run_id: int
+    assertions: list[dict[str, Any]]
+    examples: list[str]
+    y: list[int | None]
+    m: list[list[int | None]]
+    errors: list[dict[str, Any]]
+    seconds: float
+    module_error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def needs_model(self) -> list[str]:
+        return sorted({e["assertion"] for e in self.errors if e["kind"] == "needs_model"})
+
+    def matrix_json(self) -> dict[str, Any]:
+        """The shape of ../shared/bench/spade/*/matrix.json, plus example ids and cell errors."""
+        return {
+            "assertions": [{"name": a["name"], "cost": a["cost"]} for a in self.assertions],
+            "M": self.m,
+            "y": self.y,
+            "examples": self.examples,
+            "errors": self.errors,
+            "needs_model": self.needs_model,
+            "module_error": self.module_error,
+            "warnings": self.warnings,
+            "run_id": self.run_id,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+AskLLM = Callable[[str, str, Mapping[str, Any]], bool]
+
+_YES_NO_SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+
+
+def ask_llm_with(client: LLMClient) -> AskLLM:
+    """The parent-side answer to an assertion's ``ask_llm``: one cached, structured yes/no call."""
+
+    def ask(question: str, response: str, context: Mapping[str, Any]) -> bool:
+        extra = "".join(f"\n{key}: {value}" for key, value in sorted(context.items()))
+        messages = [
+            {
+                "role": "system",
+                "content": "You check LLM outputs. Answer the question about the response with yes or no.",
+            },
+            {"role": "user", "content": f"Question: {question}{extra}\n\nResponse:\n{response}"},
+        ]
+        answer = parse_json_answer(client.complete(messages, response_schema=_YES_NO_SCHEMA), what="a yes/no check")
+        return isinstance(answer, dict) and str(answer.get("answer", "")).strip().lower() == "yes"
+
+    return ask
+
+
+def _sha256(path: Path) -> str:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as error:
+        raise InputError(f"{path}: cannot read: {error.strerror}") from error
+
+
+def evaluate(
+    workspace: Workspace,
+    prompt: Path,
+    *,
+    examples_file: Path | None = None,
+    limits: SandboxLimits | None = None,
+) -> EvalRun:
+    """Run every assertion of the prompt's sidecar module on its examples, in the sandbox, and store the run."""
+    module = sidecar_path(prompt)
+    if not module.exists():
+        raise InputError(f"{module}: no sidecar module; run `spade synthesize {prompt}` first")
+    source = examples_file or examples_path(prompt)
+    if not source.exists():
+        raise InputError(f"{source}: no examples; import some with `spade import {prompt} --examples FILE`")
+    examples = read_examples(source)
+    sync_prompt(workspace, prompt)
+    versions = workspace.history.versions(prompt)
+    template = workspace.history.content(versions[-1].content_hash) if versions else ""
+    cases, warnings = _cases(examples, template)
+    ask = _ask_or_none(workspace)
+    limits = limits or SandboxLimits()
+    started = datetime.now(UTC).isoformat()
+    clock = time.perf_counter()
+    result = run_assertions(module, cases, limits=limits, ask_llm=ask)
+    seconds = time.perf_counter() - clock
+    mean_tokens = sum(len(c.response) for c in cases) / max(len(cases), 1) / 4
+    assertions = [
+        {
+            "name": a.name,
+            "cost": round(mean_tokens + _ASK_OVERHEAD_TOKENS, 1) if a.info.get("asks_llm") else 0.0,
+            **{key: a.info.get(key) for key in ("category", "sentence", "version", "synthesizer", "check", "asks_llm")},
+        }
+        for a in result.assertions
+    ]
+    names = [a["name"] for a in assertions]
+    matrix = [[None if cell is None else int(cell) for cell in row] for row in result.passed]
+    errors = [
+        {
+            "example": examples[e.case].id,
+            "assertion": names[e.assertion],
+            "kind": e.kind,
+            "message": e.message,
+            "line": e.line,
+        }
+        for e in result.errors
+    ]
+    run = EvalRun(
+        run_id=0,
+        assertions=assertions,
+        examples=[e.id for e in examples],
+        y=[e.label for e in examples],
+        m=matrix,
+        errors=errors,
+        seconds=seconds,
+        module_error=_module_error(module, result.module_error),
+        warnings=warnings,
+    )
+    run.run_id = _store_run(workspace, prompt, run, started, module, source, limits, ask is not None)
+    return run
+
+
+def _module_error(module: Path, error: Any) -> str | None:
+    if error is None:
+        return None
+    where = f"{module}:{error.line}" if error.line else str(module)
+    return f"{where}: {error.message}"
+
+
+def _cases(examples: Sequence[Example], template: str) -> tuple[list[SandboxCase], list[str]]:
+    cases: list[SandboxCase] = []
+    warnings: list[str] = []
+    for example in examples:
+        if example.output is None:
+            warnings.append(f"example {example.id}: no `output`; its assertions see an empty response")
+        prompt = example.prompt
+        if prompt is None:
+            prompt, missing = render_prompt(template, example.inputs)
+            if missing:
+                warnings.append(f"example {example.id}: no input for {', '.join(sorted(set(missing)))} in the prompt")
+        cases.append(SandboxCase(example=dict(example.inputs), prompt=prompt, response=example.output or ""))
+    return cases, warnings
+
+
+def _ask_or_none(workspace: Workspace) -> AskLLM | None:
+    if not workspace.settings.model and not workspace.has_llm_client:
+        return None  # ask_llm assertions are reported as "needs a model"
+    return ask_llm_with(workspace.llm_client())
+
+
+def _store_run(
+    workspace: Workspace,
+    prompt: Path,
+    run: EvalRun,
+    started: str,
+    module: Path,
+    examples: Path,
+    limits: SandboxLimits,
+    with_model: bool,
+) -> int:
+    key = workspace.history.prompt_key(prompt)
+    parameters = {
+        "timeout_s": limits.timeout_s,
+        "memory_mb": limits.memory_mb,
+        "workers": limits.workers,
+        "model": workspace.settings.model if with_model else None,
+        "sidecar": module.name,
+        "examples_file": examples.name,
+        "prompt_name": prompt_stem(prompt),
+    }
+    with workspace.store.write() as db:
+        prompt_id = db.execute("SELECT id FROM prompts WHERE path = ?", [key]).fetchone()[0]
+        cursor = db.execute(
+            "INSERT INTO eval_runs (prompt_id, started_at, finished_at, status, module_hash, examples_hash, parameters,"
+            " assertions, examples, y, m, errors, seconds) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                prompt_id,
+                started,
+                datetime.now(UTC).isoformat(),
+                _sha256(module),
+                _sha256(examples),
+                json.dumps(parameters),
+                json.dumps(run.assertions),
+                json.dumps(run.examples),
+                json.dumps(run.y),
+                json.dumps(run.m),
+                json.dumps(run.errors),
+                run.seconds,
+            ],
+        )
+        return int(cursor.lastrowid or 0)
