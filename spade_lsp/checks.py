@@ -262,8 +262,17 @@ def has_heading(text: str, title: str) -> bool:
 
 
 def section(text: str, title: str) -> str:
-    """The body of the first section whose title contains ``title`` (up to the next title); "" if none."""
+    """The body of the first section whose title contains ``title`` (up to the next title), or the value of
+    that key in a JSON object response; "" if none."""
     wanted = _normal(title)
+    value = json_value(text)
+    if isinstance(value, dict):  # in a JSON response the sections are its keys; a list reads as bullets
+        for key, item in value.items():
+            if _normal(str(key)) == wanted:
+                if isinstance(item, list):
+                    return "\n".join(f"- {element}" for element in item)
+                return item if isinstance(item, str) else json.dumps(item)
+        return ""
     lines = text.splitlines()
     body: list[str] | None = None
     for line in lines:

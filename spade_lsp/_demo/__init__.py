@@ -21,8 +21,14 @@ def demo_versions() -> list[str]:
     return versions
 
 
+def demo_examples() -> str:
+    """The demo's labelled outputs, in ``NAME.examples.jsonl`` format."""
+    return resources.files(__package__).joinpath("product_description.examples.jsonl").read_text("utf-8")
+
+
 def run_demo(args: argparse.Namespace, out: TextIO) -> int:
-    """Write the demo prompt into a workspace, record its versions, and show history, deltas, sentences."""
+    """Write the demo prompt and examples into a workspace, record its versions, and show history, deltas and
+    sentences; then synthesize assertions offline and evaluate them on the examples in the sandbox."""
     if args.dir is not None:
         root = args.dir
         root.mkdir(parents=True, exist_ok=True)
@@ -32,19 +38,32 @@ def run_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp._render import delta_as_json, render_deltas, render_history, render_sentences
+    from spade_lsp._assertion_jobs import evaluate, synthesize
+    from spade_lsp._files import examples_path
+    from spade_lsp._render import (
+        delta_as_json,
+        render_candidates,
+        render_deltas,
+        render_eval,
+        render_history,
+        render_sentences,
+    )
+    from spade_lsp.synthesis._offline import OfflineSynthesizer
     from spade_lsp.workspace import Workspace
 
     versions = demo_versions()
     prompt = root / DEMO_PROMPT
     prompt.write_text(versions[-1], encoding="utf-8")
     (root / "spade.toml").touch()
+    examples_path(prompt).write_text(demo_examples(), encoding="utf-8")
     with Workspace(root, overrides={"classifier": "offline", "model": None}) as workspace:
         history = workspace.history
         history.record_revisions(prompt, [Revision(text=text, origin="import") for text in versions])
         recorded = history.versions(prompt)
         deltas = history.deltas(prompt)
         sentences = history.sentences(prompt)
+        synthesized = synthesize(workspace, prompt, OfflineSynthesizer())
+        run = evaluate(workspace, prompt)
         if args.json:
             json.dump(
                 {
@@ -56,6 +75,8 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
                         {"text": s.text, "categories": s.categories, "introduced_in": s.introduced_in}
                         for s in sentences
                     ],
+                    "candidates": [c.name for c in synthesized.candidates],
+                    "matrix": run.matrix_json(),
                 },
                 out,
                 indent=2,
@@ -66,4 +87,8 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
         out.write(render_history(DEMO_PROMPT, recorded))
         out.write("\n" + render_deltas(DEMO_PROMPT, deltas))
         out.write("\n" + render_sentences(DEMO_PROMPT, sentences))
+        out.write(f"\nassertions synthesized offline into {synthesized.update.path.name}:\n")
+        out.write(render_candidates(synthesized.candidates))
+        out.write(f"\nevaluated in the sandbox on {examples_path(prompt).name}:\n")
+        out.write(render_eval(run))
     return 0

@@ -460,7 +460,7 @@ def _counts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
 def _scope(lowered: str) -> str | None:
     """``The summary shouldn't be longer than ...``: a count that may apply to one section only."""
     match = re.match(
-        r"^(?:the|your|each|every)\s+([a-z][a-z\- ]{1,30}?)\s+(?:section\s+)?(?:should|must|shall|"
+        r"^(?:(?:the|your|each|every)\s+|[\"“'`])([a-z][a-z\- ]{1,30}?)[\"”'`]?\s+(?:section\s+)?(?:should|must|shall|"
         r"needs?|has to|can|cannot|can't|may|is|are|will|shouldn't|mustn't|won't)(?!\w)",
         lowered,
     )
@@ -595,9 +595,12 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     quoted = [phrase for phrase in _quoted(text) if not re.fullmatch(r"[A-Z][A-Z ]+", phrase)]
     if re.search(r"\b(?:start|begin|end|finish)s?\s+(?:\w+\s+)?with\b", text, re.IGNORECASE):
         quoted = []  # handled as starts/ends-with
-    phrases = quoted
-    if not phrases:
-        phrases = _named_phrases(text)
+    unquoted = _QUOTED.sub(" ", text)
+    if exclude:  # only what follows the negation: "Use a warm tone and avoid jargon" excludes jargon, not warm
+        cue = _EXCLUDE_CUE.search(unquoted)
+        unquoted = unquoted[cue.start() :] if cue else ""
+    named = [phrase for phrase in _named_phrases(unquoted) if phrase not in {q.lower() for q in quoted}]
+    phrases = quoted + named
     if phrases:
         if exclude:
             expression = f"not checks.contains_any(response, {_literal(phrases)})"
@@ -623,6 +626,17 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
                     f"{'Does not use' if exclude else 'Contains'} “{phrase}”.",
                     f"{sign}checks.contains_phrase(response, {_literal(phrase)})",
                     {"family": verb, "phrases": [phrase.lower()]},
+                )
+    for phrase in named if not exclude else []:
+        words = phrase.split()
+        for word in words if len(words) > 1 else []:  # "the warranty period" may be written "2-year warranty"
+            if len(word) > 3:
+                yield _Draft(
+                    f"includes_{word}",
+                    category,
+                    f"Contains “{word}” (a word of “{phrase}”).",
+                    f"checks.contains_phrase(response, {_literal(word)})",
+                    {"family": "includes", "phrases": [word]},
                 )
     for field in vocabulary.fields_in(text):
         if exclude:
