@@ -1,0 +1,156 @@
+"""`spade import --examples`, `spade synthesize` and `spade eval`, end to end through the real sandbox."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spade_lsp.cli import main
+from tests.support.openai_stub import OpenAIStub, chat_reply
+
+PROMPT = (
+    "Write a product blurb for {product}.\n"
+    "Keep it not exceeding 12 words.\n"
+    'Never use the word "cheap".\n'
+    "Use a friendly tone.\n"
+)
+EXAMPLES = [
+    {"id": "g1", "inputs": {"product": "Kettle"}, "output": "A lovely kettle. Great for tea!", "label": "good"},
+    {"id": "g2", "inputs": {"product": "Lamp"}, "output": "A warm lamp for happy reading nights.", "label": "good"},
+    {"id": "b1", "inputs": {"product": "Mug"}, "output": "A cheap mug.", "label": "bad"},
+    {"id": "b2", "inputs": {"product": "Shoe"}, "output": " ".join(["word"] * 20), "label": "bad"},
+]  # fmt: skip
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture
+def prompt(workspace_dir: Path) -> Path:
+    path = workspace_dir / "blurb.prompt"
+    path.write_text(PROMPT, encoding="utf-8")
+    source = workspace_dir / "labelled.jsonl"
+    source.write_text("".join(json.dumps(row) + "\n" for row in EXAMPLES), encoding="utf-8")
+    return path
+
+
+def _import_and_synthesize(capsys: pytest.CaptureFixture[str], prompt: Path, *extra: str) -> dict[str, Any]:
+    code, out, _ = run(capsys, "import", str(prompt), "--examples", str(prompt.parent / "labelled.jsonl"), "--json")
+    assert code == 0 and json.loads(out)["added"] == 4
+    code, out, _ = run(capsys, "synthesize", str(prompt), "--json", *extra)
+    assert code == 0
+    return dict(json.loads(out))
+
+
+def test_synthesize_then_eval_prints_the_benchmark_matrix_shape(
+    capsys: pytest.CaptureFixture[str], prompt: Path
+) -> None:
+    synthesized = _import_and_synthesize(capsys, prompt)
+    module = prompt.parent / "blurb_assertions.py"
+    assert synthesized["module"] == str(module) and module.exists()
+    before = module.read_bytes()
+    assert run(capsys, "synthesize", str(prompt))[0] == 0 and module.read_bytes() == before  # deterministic
+
+    code, out, _ = run(capsys, "eval", str(prompt), "--json")
+    matrix = json.loads(out)
+    names = [a["name"] for a in matrix["assertions"]]
+    assert code == 0 and matrix["examples"] == ["g1", "g2", "b1", "b2"] and matrix["y"] == [1, 1, 0, 0]
+    assert len(matrix["M"]) == 4 and all(len(row) == len(names) for row in matrix["M"])
+    column = {name: [row[j] for row in matrix["M"]] for j, name in enumerate(names)}
+    assert column["assert_at_most_12_words"] == [1, 1, 1, 0]
+    assert column["assert_excludes_cheap"] == [1, 1, 0, 1]
+    asks = [a for a in matrix["assertions"] if a["cost"] > 0]
+    assert asks and set(matrix["needs_model"]) == {a["name"] for a in asks}  # no model: reported, not run
+    assert all(e["kind"] == "needs_model" for e in matrix["errors"])
+
+
+def test_ask_llm_is_proxied_to_the_parent_and_cached(
+    capsys: pytest.CaptureFixture[str], prompt: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SPADE_TEST_SECRET_KEY", "sk-do-not-leak")
+    questions: list[str] = []
+
+    def judge(request: dict[str, Any]) -> Any:
+        questions.append(request["messages"][-1]["content"])
+        return chat_reply(json.dumps({"answer": "no" if "cheap" in questions[-1] else "yes"}))
+
+    with OpenAIStub(judge) as stub:
+        (prompt.parent / "spade.toml").write_text(
+            f'model = "openai/judge"\napi_base = "{stub.api_base}"\napi_key_env = "SPADE_TEST_SECRET_KEY"\n'
+        )
+        _import_and_synthesize(capsys, prompt, "--synthesizer", "offline", "--classifier", "offline")
+        code, out, _ = run(capsys, "eval", str(prompt), "--json", "--classifier", "offline")
+        matrix = json.loads(out)
+        asked = len(stub.requests)
+        assert code == 0 and matrix["needs_model"] == [] and asked > 0
+        assert all("sk-do-not-leak" not in json.dumps(request) for request in stub.requests)
+        llm_columns = [j for j, a in enumerate(matrix["assertions"]) if a["cost"] > 0]
+        assert [matrix["M"][2][j] for j in llm_columns] == [0] * len(llm_columns)  # "cheap" answered no
+        assert run(capsys, "eval", str(prompt), "--json", "--classifier", "offline")[0] == 0
+        assert len(stub.requests) == asked  # re-run answered from the store's cache
+
+
+def test_bad_assertions_are_contained_and_reported(capsys: pytest.CaptureFixture[str], prompt: Path) -> None:
+    _import_and_synthesize(capsys, prompt)
+    module = prompt.parent / "blurb_assertions.py"
+    module.write_text(
+        module.read_text()
+        + "\n\ndef assert_raises(example: dict, prompt: str, response: str) -> bool:\n    return 1 / 0 == 1\n"
+        + "\n\ndef assert_not_bool(example: dict, prompt: str, response: str) -> bool:\n    return 'yes'\n"
+        + "\n\ndef assert_reads_env(example: dict, prompt: str, response: str) -> bool:\n"
+        + "    import subprocess\n    return True\n"
+    )
+    code, out, _ = run(capsys, "eval", str(prompt), "--json")
+    matrix = json.loads(out)
+    kinds = {(e["assertion"], e["kind"]) for e in matrix["errors"]}
+    assert code == 1  # the run finished, and cells errored
+    assert {("assert_raises", "exception"), ("assert_not_bool", "not_bool"), ("assert_reads_env", "forbidden")} <= kinds
+    assert matrix["M"][0][[a["name"] for a in matrix["assertions"]].index("assert_raises")] is None
+
+
+def test_syntax_error_in_the_sidecar_is_reported_with_its_line(
+    capsys: pytest.CaptureFixture[str], prompt: Path
+) -> None:
+    _import_and_synthesize(capsys, prompt)
+    module = prompt.parent / "blurb_assertions.py"
+    lines = module.read_text().splitlines()
+    module.write_text("\n".join([*lines, "def assert_broken(example, prompt, response)", "    return True", ""]))
+    code, _, err = run(capsys, "eval", str(prompt))
+    assert code == 2 and f"blurb_assertions.py:{len(lines) + 1}" in err and "Traceback" not in err
+    code, _, err = run(capsys, "synthesize", str(prompt))
+    assert code == 2 and f"blurb_assertions.py:{len(lines) + 1}: syntax error" in err
+
+
+def test_missing_inputs_and_unknown_placeholders_are_reported(capsys: pytest.CaptureFixture[str], prompt: Path) -> None:
+    prompt.write_text("Write {count} lines about {topic}.\nThe reply should be no more than {limit} words.\n")
+    (prompt.parent / "labelled.jsonl").write_text(
+        json.dumps({"id": "x", "inputs": {"topic": "cats"}, "output": "Cats purr.", "label": "good"}) + "\n"
+        + json.dumps({"id": "y", "inputs": {"topic": "dogs", "limit": 1}, "output": "Dogs bark.", "label": 0}) + "\n"
+        + json.dumps({"id": "z", "inputs": {"topic": "fish"}, "output": "Fish swim.", "label": "good"}) + "\n"
+        + json.dumps({"id": "w", "inputs": {"topic": "owls"}, "output": "Owls hoot.", "label": "bad"}) + "\n"
+    )  # fmt: skip
+    _import_and_synthesize(capsys, prompt)
+    code, out, err = run(capsys, "eval", str(prompt), "--json")
+    matrix = json.loads(out)
+    assert "example x: no input for count, limit in the prompt" in err
+    bound = [a["name"] for a in matrix["assertions"]].index("assert_at_most_limit_words")
+    assert matrix["M"][1][bound] == 0  # "Dogs bark." is 2 words > 1
+    cell = next(e for e in matrix["errors"] if e["example"] == "x" and e["assertion"] == "assert_at_most_limit_words")
+    assert "limit" in cell["message"] and code == 1
+
+
+def test_prompt_without_instructions_and_eval_without_examples(
+    capsys: pytest.CaptureFixture[str], workspace_dir: Path
+) -> None:
+    prompt = workspace_dir / "bare.prompt"
+    prompt.write_text("{document}\n")
+    code, out, err = run(capsys, "synthesize", str(prompt), "--json")
+    assert code == 0 and json.loads(out)["candidates"] == [] and "no checkable instruction" in err
+    code, _, err = run(capsys, "eval", str(prompt))
+    assert code == 2 and "no examples" in err and "spade import" in err
