@@ -1,0 +1,643 @@
+"""The parent side: start workers, hand out cases, answer ask_llm, watch the clock, assemble the result.
+
+One thread drives every worker through a selector: it writes batches of cases (non-blocking, so a full pipe
+never deadlocks), reads the per-cell results as they stream back, and answers ``ask_llm`` requests by calling
+the caller's function (memoised within the run). A worker that dies, sends garbage, or stays silent past
+``timeout_s + grace_s`` is killed with its whole process group; the cell in flight gets the error and the
+rest of its work goes to a fresh worker. Results land at their (case, assertion) index, so the output does
+not depend on scheduling.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import selectors
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter, deque
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Final
+
+from spade_lsp.assertions import AskLLMUnavailable
+from spade_lsp.errors import InputError, ModelNotConfiguredError, SandboxError
+from spade_lsp.sandbox._policy import DEFAULT_ALLOWED_IMPORTS, Analysis, analyse
+from spade_lsp.sandbox._protocol import FrameBuffer, ProtocolError, encode
+from spade_lsp.sandbox._types import (
+    CELL_ERROR_KINDS,
+    AssertionDescriptor,
+    CellError,
+    CellErrorKind,
+    ModuleError,
+    ModuleInfo,
+    ModuleSource,
+    SandboxCase,
+    SandboxLimits,
+    SandboxResult,
+    SandboxTiming,
+)
+
+__all__ = ["AskLLM", "load_module_info", "run_assertions"]
+
+AskLLM = Callable[[str, str, Mapping[str, Any]], bool]
+
+_BOOT: Final = "import sys; sys.path.append(sys.argv[1]); from spade_lsp.sandbox._worker import main; main()"
+_PACKAGE_ROOT: Final = str(Path(__file__).resolve().parents[2])
+_MAX_RESTART_FAILURES: Final = 3
+_MAX_BATCH: Final = 32
+_LOG_NAME: Final = ".worker.log"
+
+
+def _worker_env(tmpdir: str) -> dict[str, str]:
+    """Nothing from the caller's environment: no keys, tokens, proxies or PYTHON* settings reach a worker."""
+    return {
+        "PATH": os.defpath,
+        "HOME": tmpdir,
+        "TMPDIR": tmpdir,
+        "TMP": tmpdir,
+        "TEMP": tmpdir,
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+    }
+
+
+class _Proc:
+    """One live worker process and the parent's view of it."""
+
+    def __init__(self, serial: int, init: list[Any]) -> None:
+        self.serial = serial
+        self.tmpdir = tempfile.mkdtemp(prefix="spade-sandbox-")
+        with open(os.path.join(self.tmpdir, _LOG_NAME), "wb") as log:
+            try:
+                self.popen = subprocess.Popen(
+                    [sys.executable, "-I", "-B", "-X", "utf8", "-c", _BOOT, _PACKAGE_ROOT],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=log,
+                    cwd=self.tmpdir,
+                    env=_worker_env(self.tmpdir),
+                    start_new_session=True,
+                    close_fds=True,
+                    bufsize=0,
+                )
+            except OSError as error:
+                shutil.rmtree(self.tmpdir, ignore_errors=True)
+                raise SandboxError(f"could not start a sandbox worker: {error}") from error
+        assert self.popen.stdin is not None and self.popen.stdout is not None
+        self.in_fd = self.popen.stdin.fileno()
+        self.out_fd = self.popen.stdout.fileno()
+        os.set_blocking(self.in_fd, False)
+        self.reader = FrameBuffer(self.out_fd)
+        self.outbuf = bytearray(encode(init))
+        self.state = "starting"  # -> loading -> ready -> dead
+        self.deadline: float | None = None
+        self.expected: deque[tuple[int, int]] = deque()
+        self.started = time.monotonic()
+
+    def kill(self) -> int | None:
+        """Kill the whole process group, reap the worker, remove its directory; its exit status."""
+        if self.state != "dead":
+            self.state = "dead"
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.popen.pid, signal.SIGKILL)
+        try:
+            code = self.popen.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        for stream in (self.popen.stdin, self.popen.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError):
+                    stream.close()
+        return code
+
+    def log_tail(self, *, last: bool = False) -> str:
+        """A fatal-error line from the worker's stderr, if it left one (or its ``last`` line)."""
+        try:
+            with open(os.path.join(self.tmpdir, _LOG_NAME), "rb") as log:
+                log.seek(0, os.SEEK_END)
+                log.seek(max(0, log.tell() - 8192))
+                tail = log.read().decode("utf-8", "replace")
+        except OSError:
+            return ""
+        if last:
+            lines = [line.strip() for line in tail.splitlines() if line.strip()]
+            return lines[-1] if lines else "no output"
+        fatal = [line.strip() for line in tail.splitlines() if line.startswith(("Fatal Python error", "MemoryError"))]
+        return fatal[-1] if fatal else ""
+
+    def remove_dir(self) -> None:
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+def _exit_message(code: int | None) -> str:
+    if code is None:
+        return "the worker did not exit"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        hint = " (CPU time limit)" if -code == signal.SIGXCPU else ""
+        return f"the worker was killed by {name}{hint}"
+    return f"the worker exited with code {code}"
+
+
+class _Run:
+    """One call of :func:`run_assertions`."""
+
+    def __init__(
+        self,
+        source: str,
+        filename: str,
+        analysis: Analysis,
+        cases: list[list[Any]],
+        names: Sequence[str] | None,
+        limits: SandboxLimits,
+        ask_llm: AskLLM | None,
+    ) -> None:
+        self.source = source
+        self.filename = filename
+        self.analysis = analysis
+        self.cases = cases
+        self.names = list(names) if names is not None else None
+        self.limits = limits
+        self.ask_llm = ask_llm
+        self.selector = selectors.DefaultSelector()
+        self.procs: dict[int, _Proc] = {}  # by stdout fd
+        self.serial = 0
+        self.columns: list[AssertionDescriptor] | None = None
+        self.runnable: list[int] = []
+        self.module_error: ModuleError | None = None
+        self.passed: list[list[bool | None]] = []
+        self.errors: dict[tuple[int, int], CellError] = {}
+        self.filled = 0
+        self.total = 0
+        self.pending: deque[tuple[int, list[int] | None]] = deque()
+        self.failures: Counter[int] = Counter()
+        self.given_up: dict[int, tuple[CellErrorKind, str]] = {}
+        self.seconds: list[float] = []
+        self.cells_run = 0
+        self.restart_failures = 0
+        self.llm_cache: dict[str, list[Any]] = {}
+        self.llm_calls = 0
+        self.llm_hits = 0
+        self.start = time.monotonic()
+        self.startup_s = 0.0
+        self.batch = 1
+        self.writers: dict[int, _Proc] = {}
+
+    # -- workers ----------------------------------------------------------------------------------------------
+
+    def _init_message(self) -> list[Any]:
+        return [
+            "init",
+            {
+                "source": self.source,
+                "filename": self.filename,
+                "timeout_s": self.limits.timeout_s,
+                "allowed": sorted(DEFAULT_ALLOWED_IMPORTS | self.limits.allow_imports),
+                "read_roots": list(self.limits.read_paths),
+                "memory_mb": self.limits.memory_mb,
+                "cpu_s": self.limits.cpu_s,
+                "file_mb": self.limits.file_mb,
+                "give_up_after": self.limits.give_up_after,
+            },
+        ]
+
+    def spawn(self) -> None:
+        self.serial += 1
+        proc = _Proc(self.serial, self._init_message())
+        proc.deadline = time.monotonic() + self.limits.startup_s
+        self.procs[proc.out_fd] = proc
+        self.selector.register(proc.out_fd, selectors.EVENT_READ, proc)
+        self.flush(proc)
+
+    def flush(self, proc: _Proc) -> None:
+        """Write what the pipe takes now; the selector reports when it takes more."""
+        if proc.state == "dead":
+            return
+        try:
+            while proc.outbuf:
+                written = os.write(proc.in_fd, proc.outbuf)
+                del proc.outbuf[:written]
+        except BlockingIOError:
+            pass
+        except OSError:
+            proc.outbuf.clear()  # the worker is gone; its stdout's end of file reports that
+        registered = self.writers.get(proc.in_fd)
+        if proc.outbuf and registered is None:
+            self.selector.register(proc.in_fd, selectors.EVENT_WRITE, proc)
+            self.writers[proc.in_fd] = proc
+        elif not proc.outbuf and registered is not None:
+            self.selector.unregister(proc.in_fd)
+            del self.writers[proc.in_fd]
+
+    def send(self, proc: _Proc, message: list[Any]) -> None:
+        proc.outbuf += encode(message)
+        self.flush(proc)
+
+    def retire(self, proc: _Proc) -> int | None:
+        """Stop a worker for good; its exit status."""
+        self.selector.unregister(proc.out_fd)
+        if proc.in_fd in self.writers:
+            self.selector.unregister(proc.in_fd)
+            del self.writers[proc.in_fd]
+        del self.procs[proc.out_fd]
+        code = proc.kill()
+        return code
+
+    def live(self) -> list[_Proc]:
+        return [p for p in self.procs.values() if p.state != "dead"]
+
+    # -- cells ------------------------------------------------------------------------------------------------
+
+    def fill(self, case: int, col: int, value: bool | None, error: CellError | None = None) -> None:
+        if (case, col) in self.errors or self.passed[case][col] is not None:
+            return
+        if error is not None:
+            self.errors[(case, col)] = error
+        else:
+            self.passed[case][col] = value
+        self.filled += 1
+
+    def fail(self, case: int, col: int, kind: CellErrorKind, message: str, line: int | None = None) -> None:
+        assert self.columns is not None
+        column = self.columns[col]
+        self.fill(case, col, None, CellError(case, col, column.name, kind, message, line or column.line or None))
+
+    def count_failure(self, col: int, kind: CellErrorKind) -> None:
+        """Give up on an assertion after ``give_up_after`` timeouts or crashes; tell every worker."""
+        if kind not in ("timeout", "crash") or col in self.given_up:
+            return
+        self.failures[col] += 1
+        if self.failures[col] >= self.limits.give_up_after:
+            assert self.columns is not None
+            verb = "timed out" if kind == "timeout" else "crashed the worker"
+            message = f"not run: `{self.columns[col].name}` already {verb} on {self.failures[col]} examples"
+            self.given_up[col] = (kind, message)
+            for proc in self.live():
+                if proc.state == "ready":
+                    self.send(proc, ["skip", [col]])
+
+    def discovered(self, proc: _Proc, payload: Any) -> None:
+        """The first worker to load the module decides the columns."""
+        if not isinstance(payload, dict) or not isinstance(payload.get("assertions"), list):
+            raise ProtocolError("malformed ready message")
+        error = payload.get("module_error")
+        if error is not None:
+            if not isinstance(error, dict):
+                raise ProtocolError("malformed module error")
+            line = error.get("line")
+            self.module_error = ModuleError(
+                str(error.get("kind", "exception")),
+                str(error.get("message", "")),
+                line if isinstance(line, int) else None,
+            )
+            return
+        found: dict[str, AssertionDescriptor] = {}
+        for item in payload["assertions"]:
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                raise ProtocolError("malformed assertion descriptor")
+            name = item["name"]
+            line = self.analysis.def_lines.get(name, item.get("line"))
+            problem = item.get("problem")
+            info = item.get("info")
+            found[name] = AssertionDescriptor(
+                name=name,
+                line=line if isinstance(line, int) else 0,
+                is_async=item.get("is_async") is True,
+                info=info if isinstance(info, dict) else {},
+                problem=problem if isinstance(problem, str) else None,
+            )
+        if self.names is None:
+            columns = sorted(found.values(), key=lambda a: (a.line, a.name))
+        else:
+            missing = [n for n in self.names if n not in found]
+            if missing:
+                known = ", ".join(sorted(found)) or "none"
+                raise InputError(f"no assertion named {', '.join(missing)} in {self.filename} (found: {known})")
+            columns = [found[n] for n in self.names]
+        self.columns = columns
+        self.startup_s = time.monotonic() - self.start
+        self.seconds = [0.0] * len(columns)
+        self.passed = [[None] * len(columns) for _ in self.cases]
+        self.total = len(columns) * len(self.cases)
+        for col, descriptor in enumerate(columns):
+            reason = self.analysis.forbidden.get(descriptor.name)
+            if reason is not None:
+                for case in range(len(self.cases)):
+                    self.fail(case, col, "forbidden", reason, self.analysis.def_lines.get(descriptor.name))
+            elif descriptor.problem is not None:
+                message = f"{descriptor.problem}; it takes other parameters"
+                for case in range(len(self.cases)):
+                    self.fail(case, col, "signature", message, descriptor.line)
+            else:
+                self.runnable.append(col)
+        if self.runnable:
+            self.pending.extend((case, None) for case in range(len(self.cases)))
+        workers = max(1, len(self.live()))
+        self.batch = max(1, min(_MAX_BATCH, math.ceil(len(self.cases) / (workers * 8))))
+
+    def select_columns(self, proc: _Proc) -> None:
+        assert self.columns is not None
+        self.send(proc, ["select", [[col, self.columns[col].name] for col in self.runnable]])
+        if self.given_up:
+            self.send(proc, ["skip", sorted(self.given_up)])
+
+    def dispatch(self, proc: _Proc) -> None:
+        """Keep about two batches in flight per worker, so it never waits for the parent."""
+        if proc.state != "ready" or not self.runnable:
+            return
+        threshold = self.batch * len(self.runnable)
+        while self.pending and len(proc.expected) <= threshold:
+            items: list[list[Any]] = []
+            while self.pending and len(items) < self.batch:
+                case, cols = self.pending.popleft()
+                wanted = cols if cols is not None else self.runnable
+                todo = []
+                for col in wanted:
+                    if col in self.given_up:
+                        kind, message = self.given_up[col]
+                        self.fail(case, col, kind, message)
+                    else:
+                        todo.append(col)
+                if not todo:
+                    continue
+                proc.expected.extend((case, col) for col in todo)
+                payload = self.cases[case]
+                items.append([case, *payload, None if todo == self.runnable else todo])
+            if items:
+                self.send(proc, ["run", items])
+        if proc.expected and proc.deadline is None:
+            proc.deadline = time.monotonic() + self.limits.timeout_s + self.limits.grace_s
+
+    def cell(self, proc: _Proc, message: list[Any]) -> None:
+        if len(message) != 8 or not proc.expected:
+            raise ProtocolError("unexpected cell message")
+        _, case, col, value, kind, text, line, elapsed = message
+        if (case, col) != proc.expected[0]:
+            raise ProtocolError("cell out of order")
+        if not (value is None or isinstance(value, bool)) or not isinstance(elapsed, int | float):
+            raise ProtocolError("malformed cell message")
+        proc.expected.popleft()
+        self.cells_run += 1
+        self.seconds[col] += max(0.0, float(elapsed))
+        if kind is None and isinstance(value, bool):
+            self.fill(case, col, value)
+        elif kind == "skipped":
+            given = self.given_up.get(col)
+            assert self.columns is not None
+            self.fail(case, col, *(given or ("timeout", f"not run: `{self.columns[col].name}` timed out too often")))
+        elif kind in CELL_ERROR_KINDS:
+            self.fail(case, col, kind, str(text)[:4000], line if isinstance(line, int) else None)
+            self.count_failure(col, kind)
+        else:
+            raise ProtocolError(f"unknown cell kind {kind!r}")
+        proc.deadline = time.monotonic() + self.limits.timeout_s + self.limits.grace_s if proc.expected else None
+
+    def answer(self, proc: _Proc, message: list[Any]) -> None:
+        """Ask the caller's model on the worker's behalf (the keys stay in this process)."""
+        if len(message) != 4 or not all(isinstance(x, str) for x in message[1:3]) or not isinstance(message[3], dict):
+            raise ProtocolError("malformed ask message")
+        _, question, response, context = message
+        key = json.dumps([question, response, context], sort_keys=True, ensure_ascii=False)
+        reply = self.llm_cache.get(key)
+        if reply is not None:
+            self.llm_hits += 1
+        elif self.ask_llm is None:
+            reply = ["answer", None, "needs_model", "needs a model: ask_llm has no model to ask (configure `model`)"]
+        else:
+            self.llm_calls += 1
+            try:
+                reply = ["answer", bool(self.ask_llm(question, response, context)), None, None]
+            except (AskLLMUnavailable, ModelNotConfiguredError) as error:
+                reply = ["answer", None, "needs_model", str(error) or "needs a model"]
+            except Exception as error:
+                reply = ["answer", None, "llm_error", f"{type(error).__name__}: {error}"]
+            now = time.monotonic()
+            for other in self.live():  # the parent was busy: nobody's clock ran against them meanwhile
+                if other.deadline is not None:
+                    other.deadline = max(other.deadline, now + self.limits.timeout_s + self.limits.grace_s)
+        self.llm_cache[key] = reply
+        self.send(proc, reply)
+        proc.deadline = time.monotonic() + self.limits.timeout_s + self.limits.grace_s
+
+    def handle(self, proc: _Proc, message: list[Any]) -> None:
+        kind = message[0]
+        if kind == "c" and proc.state == "ready":
+            self.cell(proc, message)
+            self.dispatch(proc)
+        elif kind == "ask":
+            self.answer(proc, message)
+        elif kind == "hello" and proc.state == "starting":
+            proc.state = "loading"
+            proc.deadline = time.monotonic() + self.limits.timeout_s + self.limits.grace_s
+        elif kind == "ready" and proc.state == "loading" and len(message) == 2:
+            proc.state = "ready"
+            proc.deadline = None
+            if self.columns is None:
+                self.discovered(proc, message[1])
+                if self.module_error is not None:
+                    return
+            elif not isinstance(message[1], dict) or message[1].get("module_error") is not None:
+                self.lost(proc, "crash", "the worker could not reload the module")
+                return
+            self.restart_failures = 0
+            self.select_columns(proc)
+            self.dispatch(proc)
+        else:
+            raise ProtocolError(f"unexpected {kind!r} message")
+
+    def lost(self, proc: _Proc, kind: CellErrorKind, message: str) -> None:
+        """A worker died or was killed: charge the cell in flight, hand the rest to a new worker."""
+        state = proc.state
+        code = self.retire(proc)
+        last_line = proc.log_tail(last=True)
+        if kind == "crash":
+            fatal = proc.log_tail()
+            message = f"{message}: {_exit_message(code)}" + (f" ({fatal})" if fatal else "")
+        proc.remove_dir()
+        if self.columns is None:  # the module itself could not be loaded
+            if state == "loading":
+                detail = (
+                    f"loading the module timed out after {self.limits.timeout_s:g} s"
+                    if kind == "timeout"
+                    else f"loading the module crashed the worker ({message})"
+                )
+                self.module_error = ModuleError(kind, detail)
+            elif state == "starting" and not self.live():
+                raise SandboxError(f"the sandbox worker did not start ({message}; {last_line})")
+            return
+        if state != "ready":
+            self.restart_failures += 1
+        elif proc.expected:
+            case, col = proc.expected.popleft()
+            self.fail(case, col, kind, message)
+            self.count_failure(col, kind)
+            requeue: list[tuple[int, list[int] | None]] = []
+            for case, col in proc.expected:
+                if requeue and requeue[-1][0] == case:
+                    cols = requeue[-1][1]
+                    assert cols is not None
+                    cols.append(col)
+                else:
+                    requeue.append((case, [col]))
+            self.pending.extendleft(reversed(requeue))
+        if self.restart_failures >= _MAX_RESTART_FAILURES:
+            for case, cols in list(self.pending):
+                for col in cols if cols is not None else self.runnable:
+                    self.fail(case, col, "crash", f"not run: the worker could not be restarted ({message})")
+            self.pending.clear()
+            return
+        if self.pending and len(self.live()) < self.limits.workers:
+            self.spawn()
+
+    # -- the loop ---------------------------------------------------------------------------------------------
+
+    def done(self) -> bool:
+        if self.module_error is not None:
+            return True
+        return self.columns is not None and self.filled >= self.total
+
+    def execute(self, workers: int) -> None:
+        try:
+            for _ in range(workers):
+                self.spawn()
+            while not self.done():
+                if not self.live():
+                    if self.columns is not None and self.pending:
+                        self.spawn()
+                    elif self.columns is None and self.module_error is None:
+                        raise SandboxError("no sandbox worker could load the module")
+                    else:
+                        break
+                self.step()
+        finally:
+            for proc in list(self.procs.values()):
+                self.retire(proc)
+                proc.remove_dir()
+            self.selector.close()
+
+    def step(self) -> None:
+        now = time.monotonic()
+        deadlines = [p.deadline for p in self.live() if p.deadline is not None]
+        wait = max(0.0, min(deadlines) - now) if deadlines else 1.0
+        for key, events in self.selector.select(timeout=min(wait, 1.0)):
+            proc = key.data
+            assert isinstance(proc, _Proc)
+            if proc.state == "dead":
+                continue
+            if events & selectors.EVENT_WRITE and key.fd == proc.in_fd:
+                self.flush(proc)
+                continue
+            alive = proc.reader.fill()
+            try:
+                while proc.state != "dead" and (message := proc.reader.pop()) is not None:
+                    self.handle(proc, message)
+                    if self.done():
+                        return
+            except ProtocolError as error:
+                self.lost(proc, "crash", f"the worker sent an invalid message ({error})")
+                continue
+            if not alive and proc.state != "dead":
+                self.lost(proc, "crash", "the worker crashed")
+        now = time.monotonic()
+        for proc in self.live():
+            if proc.deadline is not None and now > proc.deadline:
+                text = f"timed out after {self.limits.timeout_s:g} s; the worker did not respond and was replaced"
+                self.lost(proc, "timeout", text)
+
+    def result(self) -> SandboxResult:
+        if self.columns is not None and self.module_error is None and self.filled < self.total:
+            for case, row in enumerate(self.passed):  # defensive: never return a cell with neither verdict nor error
+                for col, value in enumerate(row):
+                    if value is None and (case, col) not in self.errors:
+                        self.fail(case, col, "crash", "not run: the sandbox stopped before reaching this cell")
+        errors = sorted(self.errors.values(), key=lambda e: (e.case, e.assertion))
+        timing = SandboxTiming(
+            wall_s=time.monotonic() - self.start,
+            startup_s=self.startup_s,
+            cells_run=self.cells_run,
+            worker_starts=self.serial,
+            llm_calls=self.llm_calls,
+            llm_cache_hits=self.llm_hits,
+        )
+        columns = self.columns if self.module_error is None and self.columns is not None else []
+        passed = self.passed if columns else [[] for _ in self.cases]
+        return SandboxResult(
+            assertions=list(columns),
+            passed=passed,
+            errors=errors if columns else [],
+            module_error=self.module_error,
+            problems=self.analysis.problems,
+            seconds=self.seconds if columns else [],
+            timing=timing,
+        )
+
+
+def _read_module(module: Path | ModuleSource) -> tuple[str, str]:
+    if isinstance(module, ModuleSource):
+        return module.text, module.filename
+    if not isinstance(module, Path):
+        raise TypeError("pass a pathlib.Path or a ModuleSource (a plain str is ambiguous)")
+    try:
+        return module.read_text(encoding="utf-8"), str(module.resolve())
+    except FileNotFoundError:
+        raise InputError(f"{module}: no such assertions module") from None
+    except UnicodeDecodeError:
+        raise InputError(f"{module}: the assertions module is not UTF-8 text") from None
+    except OSError as error:
+        raise InputError(f"{module}: cannot read the assertions module ({error.strerror})") from None
+
+
+def _case_payloads(cases: Sequence[SandboxCase]) -> list[list[Any]]:
+    """Cases as JSON data (checked here, so a bad example is the caller's error, not a worker crash)."""
+    out = []
+    for index, case in enumerate(cases):
+        payload = [dict(case.example), case.prompt, case.response]
+        try:
+            json.dumps(payload)
+        except (TypeError, ValueError) as error:
+            raise InputError(f"case {index}: the example is not JSON data ({error})") from None
+        out.append(payload)
+    return out
+
+
+def run_assertions(
+    module: Path | ModuleSource,
+    cases: Sequence[SandboxCase],
+    *,
+    names: Sequence[str] | None = None,
+    limits: SandboxLimits | None = None,
+    ask_llm: AskLLM | None = None,
+) -> SandboxResult:
+    """Run the module's assertions (or ``names``, in that order) on every case, in sandbox workers.
+
+    Never raises for anything the assertions do: each failure is a cell error or the ``module_error``.
+    Raises :class:`InputError` for an unreadable module, unknown ``names`` or non-JSON examples, and
+    :class:`SandboxError` when no worker can be started.
+    """
+    limits = limits or SandboxLimits()
+    source, filename = _read_module(module)
+    payloads = _case_payloads(cases)
+    analysis = analyse(source, limits.allow_imports, filename=filename)
+    run = _Run(source, filename, analysis, payloads, names, limits, ask_llm)
+    if analysis.syntax_error is not None:
+        problem = analysis.syntax_error
+        run.module_error = ModuleError("syntax", problem.message, problem.line)
+        return run.result()
+    run.execute(workers=max(1, min(limits.workers, len(payloads))))
+    return run.result()
+
+
+def load_module_info(module: Path | ModuleSource, *, limits: SandboxLimits | None = None) -> ModuleInfo:
+    """The module's assertions and their metadata, discovered in a worker (no user code runs here)."""
+    result = run_assertions(module, [], limits=limits)
+    return ModuleInfo(result.assertions, result.module_error, result.problems)

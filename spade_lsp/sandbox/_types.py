@@ -1,0 +1,178 @@
+"""The sandbox's public data: limits, cases, and what a run returns."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from spade_lsp.assertions import AssertionInfo
+from spade_lsp.sandbox._policy import SourceProblem
+
+__all__ = [
+    "CELL_ERROR_KINDS",
+    "AssertionDescriptor",
+    "CellError",
+    "CellErrorKind",
+    "ModuleError",
+    "ModuleInfo",
+    "ModuleSource",
+    "SandboxCase",
+    "SandboxLimits",
+    "SandboxResult",
+    "SandboxTiming",
+]
+
+CellErrorKind = Literal[
+    "exception", "timeout", "crash", "memory", "not_bool", "forbidden", "needs_model", "llm_error", "signature"
+]
+CELL_ERROR_KINDS: tuple[CellErrorKind, ...] = (
+    "exception",
+    "timeout",
+    "crash",
+    "memory",
+    "not_bool",
+    "forbidden",
+    "needs_model",
+    "llm_error",
+    "signature",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxLimits:
+    """How much one assertion call may use, and how many workers share the work.
+
+    ``timeout_s`` bounds one call (time spent waiting for ``ask_llm`` answers is not counted); a worker that
+    does not answer within ``timeout_s + grace_s`` is killed and replaced. After ``give_up_after`` timeouts or
+    crashes an assertion's remaining cells are not run (reported with the same kind). ``memory_mb`` caps each
+    worker's address space (``None``: no cap); ``cpu_s`` is a per-worker CPU backstop; ``file_mb`` caps any
+    file a worker writes. ``allow_imports`` extends the import allow-list (e.g. ``{"numpy"}``) for
+    hand-written sidecars; ``read_paths`` are extra directories assertions may read.
+    """
+
+    timeout_s: float = 5.0
+    memory_mb: int | None = 1024
+    workers: int = 2
+    grace_s: float = 1.0
+    give_up_after: int = 3
+    cpu_s: int = 3600
+    file_mb: int = 64
+    startup_s: float = 30.0
+    allow_imports: frozenset[str] = frozenset()
+    read_paths: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not self.timeout_s > 0 or not self.grace_s >= 0 or not self.startup_s > 0:
+            raise ValueError("sandbox timeouts must be positive")
+        if self.memory_mb is not None and self.memory_mb < 64:
+            raise ValueError("sandbox memory_mb must be at least 64 (or None for no cap)")
+        if self.workers < 1 or self.give_up_after < 1 or self.cpu_s < 1 or self.file_mb < 1:
+            raise ValueError("sandbox workers, give_up_after, cpu_s and file_mb must be at least 1")
+        object.__setattr__(self, "allow_imports", frozenset(self.allow_imports))
+        object.__setattr__(self, "read_paths", tuple(str(p) for p in self.read_paths))
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxCase:
+    """One example to evaluate: its inputs (``example``, JSON data), the rendered prompt and the response."""
+
+    example: Mapping[str, Any]
+    prompt: str
+    response: str
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleSource:
+    """Sidecar source given as text; ``filename`` is used in line numbers and messages."""
+
+    text: str
+    filename: str = "<assertions>"
+
+
+@dataclass(frozen=True, slots=True)
+class AssertionDescriptor:
+    """An assertion found in the module (discovered inside a worker, never in the caller's process)."""
+
+    name: str
+    line: int
+    is_async: bool
+    info: dict[str, Any]
+    problem: str | None = None
+
+    def to_info(self) -> AssertionInfo:
+        """The metadata as the decorator recorded it."""
+        names = {f.name for f in dataclasses.fields(AssertionInfo)}
+        return AssertionInfo(**{k: v for k, v in self.info.items() if k in names})
+
+
+@dataclass(frozen=True, slots=True)
+class CellError:
+    """Why one (case, assertion) cell has no verdict. ``line`` is the sidecar line where it happened."""
+
+    case: int
+    assertion: int
+    name: str
+    kind: CellErrorKind
+    message: str
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleError:
+    """The module could not be loaded: a syntax error or a failure in its top-level code."""
+
+    kind: str
+    message: str
+    line: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxTiming:
+    """Where the time went; ``startup_s`` is until the module was loaded and its assertions known."""
+
+    wall_s: float
+    startup_s: float
+    cells_run: int
+    worker_starts: int
+    llm_calls: int
+    llm_cache_hits: int
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxResult:
+    """``passed[case][assertion]`` is True/False, or None when ``errors`` holds that cell's error.
+
+    ``seconds[assertion]`` is the total time spent in that assertion (a cost for selection).
+    """
+
+    assertions: list[AssertionDescriptor]
+    passed: list[list[bool | None]]
+    errors: list[CellError]
+    module_error: ModuleError | None
+    problems: list[SourceProblem]
+    seconds: list[float]
+    timing: SandboxTiming
+    _index: dict[tuple[int, int], CellError] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self._index.update({(e.case, e.assertion): e for e in self.errors})
+
+    @property
+    def names(self) -> list[str]:
+        return [a.name for a in self.assertions]
+
+    def error(self, case: int, assertion: int | str) -> CellError | None:
+        """The error of one cell (``assertion`` by index or name), or None when it has a verdict."""
+        column = self.names.index(assertion) if isinstance(assertion, str) else assertion
+        return self._index.get((case, column))
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleInfo:
+    """What a sidecar module declares, found without running any assertion."""
+
+    assertions: list[AssertionDescriptor]
+    module_error: ModuleError | None
+    problems: list[SourceProblem]
