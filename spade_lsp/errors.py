@@ -13,6 +13,8 @@ __all__ = [
     "LLMError",
     "ModelNotConfiguredError",
     "PromptFileError",
+    "SandboxError",
+    "SelectionError",
     "SpadeError",
     "StoreError",
     "StoreLockedError",
@@ -53,3 +55,11 @@ class LLMError(SpadeError):
 
 class ModelNotConfiguredError(LLMError):
     """A feature needs a model and none is configured."""
+
+
+class SelectionError(SpadeError):
+    """The selection solver failed, ran out of time without a solution, or returned an unusable answer."""
+
+
+class SandboxError(SpadeError):
+    """The assertion sandbox could not run at all (a worker failed to start); assertion failures are not this."""
