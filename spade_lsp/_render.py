@@ -89,7 +89,7 @@ def render_candidates(candidates: Sequence[Any]) -> str:
         ]
         for c in candidates
     ]
-    return tabulate(rows, headers=["assertion", "category", "from", "checks"]) + "\n"
+    return str(tabulate(rows, headers=["assertion", "category", "from", "checks"])) + "\n"
 
 
 def _rate(numerator: int, denominator: int) -> str:

@@ -123,6 +123,42 @@ def _assertions_schema(db: Database) -> None:
     )
 
 
+@_MIGRATIONS(name="0003_selection")
+def _selection_schema(db: Database) -> None:
+    """Assertion selections with their parameters, and the subsumption pairs selection relies on."""
+    db.executescript(
+        """
+        CREATE TABLE selections (
+            id INTEGER PRIMARY KEY,
+            prompt_id INTEGER REFERENCES prompts(id) ON DELETE CASCADE,    -- null for a --matrix file
+            eval_run_id INTEGER REFERENCES eval_runs(id) ON DELETE SET NULL,
+            source TEXT NOT NULL,               -- 'eval_run' or the matrix file's path
+            method TEXT NOT NULL CHECK (method IN ('base', 'cov', 'sub', 'cost', 'none')),
+            tau REAL NOT NULL,
+            alpha REAL NOT NULL,
+            parameters TEXT NOT NULL,           -- JSON: folds, time limit, solver, relation options
+            selected TEXT NOT NULL,             -- JSON list of assertion names
+            coverage REAL,                      -- null when undefined (no bad examples) or infeasible
+            ffr REAL,
+            status TEXT NOT NULL CHECK (status IN ('optimal', 'feasible', 'infeasible')),
+            excluded_not_subsumed TEXT NOT NULL,  -- JSON list of assertion names
+            solve_seconds REAL NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX selections_by_prompt ON selections(prompt_id, id);
+        CREATE TABLE subsumptions (
+            id INTEGER PRIMARY KEY,
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id) ON DELETE CASCADE,
+            subsumer TEXT NOT NULL,             -- assertion names: subsumer catches every failure subsumed catches
+            subsumed TEXT NOT NULL,
+            origin TEXT NOT NULL CHECK (origin IN ('static', 'llm', 'user')),
+            created_at TEXT NOT NULL,
+            UNIQUE (prompt_id, subsumer, subsumed, origin)
+        );
+        """
+    )
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text

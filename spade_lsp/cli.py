@@ -79,6 +79,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--workers", type=int, metavar="N", help="worker processes (default: CPU count, max 4)")
     _common(evaluate)
 
+    from spade_lsp.selection._cli import add_select_parser
+
+    add_select_parser(commands, _common)
+
     demo = commands.add_parser("demo", help="run the pipeline offline on the bundled demo prompt")
     demo.add_argument("--dir", type=Path, help="where to write the demo workspace (default: a temporary one)")
     _common(demo)
@@ -313,6 +317,12 @@ def _cmd_taxonomy(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp.selection._cli import run_select
+
+    return run_select(args, out)
+
+
 def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp._demo import run_demo
 
@@ -326,6 +336,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "import": _cmd_import,
     "synthesize": _cmd_synthesize,
     "eval": _cmd_eval,
+    "select": _cmd_select,
     "demo": _cmd_demo,
 }
 

@@ -52,7 +52,7 @@ def _pipeline(root: Path, bench: Path, name: str) -> dict[str, Any]:
         run = evaluate(workspace, prompt)
     y = run.y
     kept: list[int] = []
-    for j, assertion in enumerate(run.assertions):
+    for j in range(len(run.assertions)):
         column = [row[j] for row in run.m]
         if any(cell is None for cell in column):
             continue  # ask_llm without a model, or an error: no verdict offline
@@ -93,7 +93,8 @@ def test_five_pipelines_offline(tmp_path: Path, shared_bench: Path) -> None:
         print(
             f"| {r['pipeline']} | {r['candidates']} | "
             + " | ".join(str(r["per_category"][c]) for c in categories)
-            + f" | {r['asks_llm']} | {len(r['kept'])} | {r['coverage']:.2f} | {r['ffr']:.2f} | {'yes' if met else 'no'} |"
+            + f" | {r['asks_llm']} | {len(r['kept'])} | {r['coverage']:.2f} | {r['ffr']:.2f} |"
+            + f" {'yes' if met else 'no'} |"
         )
     for r in results:
         print(f"{r['pipeline']}: kept {r['kept']}; bad outputs missed, by the paper's assertion that catches them: "

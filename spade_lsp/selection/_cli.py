@@ -1,0 +1,215 @@
+"""``spade select``: the CLI handler, wired into :mod:`spade_lsp.cli` by :func:`add_select_parser`.
+
+- ``spade select PROMPT``: the newest finished evaluation run of the prompt in the workspace store; stored
+  subsumption pairs (user, llm) plus static ones from check specs; with a model configured and no LLM pairs
+  stored yet for the prompt, SPADE's two LLM calls propose them first. The selection is stored.
+- ``spade select --matrix FILE``: the DESIGN.md contract. The selection is stored only when ``--workspace``
+  is given (a matrix file belongs to no prompt, and a CI run should not create a store by accident).
+
+Exit codes: 0 a selection was found; 1 the run was infeasible (the reason says which constraint fails and
+what is reachable); 2 bad input (raised as :class:`~spade_lsp.errors.InputError`, reported by the CLI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from spade_lsp.config import Settings, find_workspace_root, load_settings
+from spade_lsp.errors import InputError
+from spade_lsp.selection._ilp import SOLVERS
+from spade_lsp.selection._matrix import SelectionInput
+from spade_lsp.selection._select import METHODS, Selection, select
+
+EXIT_OK, EXIT_INFEASIBLE = 0, 1
+
+
+def _unit(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}") from error
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a number between 0 and 1, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}") from error
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
+
+
+def add_select_parser(commands: Any, common: Callable[[argparse.ArgumentParser], None]) -> argparse.ArgumentParser:
+    """Register ``select`` on an argparse subparsers object; ``common`` adds the shared flags (--json, ...)."""
+    parser: argparse.ArgumentParser = commands.add_parser(
+        "select", help="choose the fewest assertions that catch the bad examples (SPADE's ILP)"
+    )
+    parser.add_argument("prompt", nargs="?", type=Path, help="use the prompt's newest evaluation run")
+    parser.add_argument("--matrix", type=Path, metavar="FILE", help="a matrix file: assertions, M, y, K")
+    parser.add_argument("--method", choices=METHODS, default="sub", help="selection method (default: sub)")
+    parser.add_argument("--tau", type=_unit, help="false-failure-rate ceiling (default: settings, 0.25)")
+    parser.add_argument("--alpha", type=_unit, help="coverage floor (default: settings, 0.6)")
+    parser.add_argument("--folds", type=int, default=5, help="cross-validation folds; 0 to skip (default: 5)")
+    parser.add_argument("--time-limit", type=_positive, default=10.0, metavar="S", help="solver time limit")
+    parser.add_argument("--solver", choices=SOLVERS, default="highs", help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--filter-declared",
+        action="store_true",
+        help="also drop declared subsumption pairs (K) that the examples contradict",
+    )
+    common(parser)
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    root = args.workspace if getattr(args, "workspace", None) is not None else None
+    if root is None:
+        anchor = args.prompt if args.prompt is not None else Path.cwd()
+        root = find_workspace_root(anchor)
+    return load_settings(Path(root))
+
+
+def _parameters(args: argparse.Namespace, tau: float, alpha: float) -> dict[str, Any]:
+    return {
+        "method": args.method,
+        "tau": tau,
+        "alpha": alpha,
+        "folds": args.folds,
+        "time_limit": args.time_limit,
+        "solver": args.solver,
+        "filter_declared": args.filter_declared,
+    }
+
+
+def _run(args: argparse.Namespace, problem: SelectionInput, tau: float, alpha: float) -> Selection:
+    if args.folds < 0:
+        raise InputError(f"--folds must be 0 or more, got {args.folds}")
+    return select(
+        problem,
+        args.method,
+        tau=tau,
+        alpha=alpha,
+        folds=args.folds,
+        time_limit=args.time_limit,
+        solver=args.solver,
+        filter_declared=args.filter_declared,
+    )
+
+
+def _from_matrix(args: argparse.Namespace) -> tuple[Selection, int | None]:
+    from spade_lsp.selection._matrix import load_matrix_file
+
+    problem = load_matrix_file(args.matrix)
+    if args.workspace is None:
+        settings = _settings(args)
+        return _run(args, problem, _pick(args.tau, settings.tau), _pick(args.alpha, settings.alpha)), None
+    from spade_lsp.selection._persist import save_selection
+    from spade_lsp.workspace import Workspace
+
+    with Workspace(args.workspace) as workspace:
+        tau, alpha = _pick(args.tau, workspace.settings.tau), _pick(args.alpha, workspace.settings.alpha)
+        selection = _run(args, problem, tau, alpha)
+        stored = save_selection(
+            workspace.store, selection, source=str(args.matrix), parameters=_parameters(args, tau, alpha)
+        )
+    return selection, stored
+
+
+def _pick(value: float | None, default: float) -> float:
+    return default if value is None else value
+
+
+def _from_prompt(args: argparse.Namespace) -> tuple[Selection, int | None]:
+    from spade_lsp.selection._llm import propose_llm_subsumptions
+    from spade_lsp.selection._persist import latest_eval_run, load_subsumptions, save_selection, save_subsumptions
+    from spade_lsp.selection._subsumption import static_subsumptions
+    from spade_lsp.workspace import Workspace
+
+    wanted = {"model": getattr(args, "model", None), "api_base": getattr(args, "api_base", None)}
+    overrides = {k: v for k, v in wanted.items() if v is not None}
+    root = args.workspace if args.workspace is not None else find_workspace_root(args.prompt)
+    with Workspace(root, overrides=overrides) as workspace:
+        key = workspace.history.prompt_key(args.prompt)
+        row = workspace.store.db.execute("SELECT id FROM prompts WHERE path = ?", [key]).fetchone()
+        if row is None:
+            raise InputError(f"{args.prompt}: not in the store; record it and run `spade eval` first")
+        prompt_id = int(row[0])
+        run = latest_eval_run(workspace.store, prompt_id, prompt=key)
+        problem = run.problem
+        stored = load_subsumptions(workspace.store, prompt_id, problem.names)
+        static = static_subsumptions(problem.assertions)
+        fresh = list(static)
+        notes = list(problem.notes)
+        if workspace.settings.model and not any(pair.origin == "llm" for pair in stored):
+            proposed = propose_llm_subsumptions(workspace.llm_client(), problem.assertions, problem.fails)
+            fresh += proposed
+            notes.append(f"the model proposed and confirmed {len(proposed)} subsumption pair(s)")
+        save_subsumptions(workspace.store, prompt_id, fresh)
+        problem = SelectionInput(problem.assertions, problem.fails, problem.labels, (*stored, *fresh), tuple(notes))
+        tau, alpha = _pick(args.tau, workspace.settings.tau), _pick(args.alpha, workspace.settings.alpha)
+        selection = _run(args, problem, tau, alpha)
+        selection_id = save_selection(
+            workspace.store,
+            selection,
+            source="eval_run",
+            parameters=_parameters(args, tau, alpha),
+            prompt_id=prompt_id,
+            eval_run_id=run.eval_run_id,
+        )
+    return selection, selection_id
+
+
+def _render(selection: Selection, out: TextIO) -> None:
+    def pct(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.3f}"
+
+    def interval(bounds: tuple[float, float] | None) -> str:
+        return "" if bounds is None else f" [{bounds[0]:.2f}, {bounds[1]:.2f}]"
+
+    out.write(
+        f"method {selection.method}, tau {selection.tau:g}, alpha {selection.alpha:g}: {selection.status}"
+        f" ({selection.solve_seconds:.3f} s)\n"
+    )
+    if selection.status == "infeasible":
+        out.write(f"{selection.reason}\n")
+    else:
+        out.write(
+            f"{len(selection.selected)} assertion(s); coverage {pct(selection.coverage)}"
+            f"{interval(selection.coverage_interval)}, FFR {pct(selection.ffr)}{interval(selection.ffr_interval)}\n"
+        )
+        for name in selection.selected:
+            out.write(f"  {name}\n")
+        if selection.cv is not None:
+            cv = selection.cv
+            out.write(
+                f"{cv.folds}-fold cross-validation: coverage {pct(cv.coverage)}{interval(cv.coverage_interval)}, "
+                f"FFR {pct(cv.ffr)}{interval(cv.ffr_interval)}\n"
+            )
+        if selection.excluded_not_subsumed:
+            out.write(f"excluded and not subsumed: {', '.join(selection.excluded_not_subsumed)}\n")
+    for note in selection.notes:
+        out.write(f"note: {note}\n")
+
+
+def run_select(args: argparse.Namespace, out: TextIO) -> int:
+    """Run ``spade select``; returns the exit code (bad input raises :class:`InputError`)."""
+    if (args.prompt is None) == (args.matrix is None):
+        raise InputError("give either a PROMPT or --matrix FILE (not both)")
+    selection, selection_id = _from_matrix(args) if args.matrix is not None else _from_prompt(args)
+    if args.json:
+        document = selection.to_json()
+        if selection_id is not None:
+            document["selection_id"] = selection_id
+        json.dump(document, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    else:
+        _render(selection, out)
+    return EXIT_INFEASIBLE if selection.status == "infeasible" else EXIT_OK

@@ -1,0 +1,110 @@
+"""Selection in the store: reading the latest evaluation run, storing subsumption pairs and selections.
+
+Every write is one :meth:`Store.write` transaction (migration ``0003_selection`` holds the tables).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from spade_lsp._store import Store
+from spade_lsp.errors import InputError, StoreError
+from spade_lsp.selection._matrix import ORIGINS, SelectionInput, Subsumption, eval_run_input
+from spade_lsp.selection._select import Selection
+
+
+@dataclass(frozen=True)
+class StoredRun:
+    eval_run_id: int
+    problem: SelectionInput
+    error_cells: int
+    unlabelled: int
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat()
+
+
+def latest_eval_run(store: Store, prompt_id: int, *, prompt: str) -> StoredRun:
+    """The newest finished evaluation run of a prompt as a selection input. Error cells count as failures;
+    unlabelled examples are kept only for the empirical subsumption filter."""
+    row = store.db.execute(
+        "SELECT id, assertions, y, m FROM eval_runs WHERE prompt_id = ? AND status = 'done' AND m IS NOT NULL "
+        "ORDER BY id DESC LIMIT 1",
+        [prompt_id],
+    ).fetchone()
+    if row is None:
+        raise InputError(f"{prompt}: no finished evaluation run to select from; run `spade eval` first")
+    run_id, assertions, y, m = row
+    try:
+        problem, errors = eval_run_input(
+            json.loads(assertions), json.loads(y), json.loads(m), source=f"{prompt}: evaluation run {run_id}"
+        )
+    except json.JSONDecodeError as error:
+        raise StoreError(f"evaluation run {run_id} holds invalid JSON: {error}") from error
+    unlabelled = int((problem.labels == -1).sum())
+    notes = []
+    if errors:
+        notes.append(f"{errors} cell(s) of evaluation run {run_id} were errors; they count as failures")
+    if unlabelled:
+        notes.append(f"{unlabelled} unlabelled example(s) excluded from coverage and FFR")
+    problem = SelectionInput(problem.assertions, problem.fails, problem.labels, problem.subsumptions, tuple(notes))
+    return StoredRun(int(run_id), problem, errors, unlabelled)
+
+
+def load_subsumptions(store: Store, prompt_id: int, names: Sequence[str]) -> list[Subsumption]:
+    """Stored pairs of a prompt between assertions that still exist."""
+    known = set(names)
+    rows = store.db.execute(
+        "SELECT subsumer, subsumed, origin FROM subsumptions WHERE prompt_id = ? ORDER BY id", [prompt_id]
+    ).fetchall()
+    return [Subsumption(a, b, origin) for a, b, origin in rows if a in known and b in known and origin in ORIGINS]
+
+
+def save_subsumptions(store: Store, prompt_id: int, pairs: Sequence[Subsumption]) -> None:
+    with store.write() as db:
+        for pair in pairs:
+            db.execute(
+                "INSERT OR IGNORE INTO subsumptions (prompt_id, subsumer, subsumed, origin, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [prompt_id, pair.subsumer, pair.subsumed, pair.origin, _now()],
+            )
+
+
+def save_selection(
+    store: Store,
+    selection: Selection,
+    *,
+    source: str,
+    parameters: Mapping[str, Any],
+    prompt_id: int | None = None,
+    eval_run_id: int | None = None,
+) -> int:
+    """Store a selection with the parameters that produced it; returns its id."""
+    with store.write() as db:
+        cursor = db.execute(
+            "INSERT INTO selections (prompt_id, eval_run_id, source, method, tau, alpha, parameters, selected, "
+            "coverage, ffr, status, excluded_not_subsumed, solve_seconds, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                prompt_id,
+                eval_run_id,
+                source,
+                selection.method,
+                selection.tau,
+                selection.alpha,
+                json.dumps(dict(parameters), sort_keys=True),
+                json.dumps(list(selection.selected)),
+                selection.coverage,
+                selection.ffr,
+                selection.status,
+                json.dumps(list(selection.excluded_not_subsumed)),
+                selection.solve_seconds,
+                _now(),
+            ],
+        )
+        return int(cursor.lastrowid or 0)
