@@ -106,12 +106,22 @@ class EvalRun:
     def needs_model(self) -> list[str]:
         return sorted({e["assertion"] for e in self.errors if e["kind"] == "needs_model"})
 
+    def static_subsumptions(self) -> list[list[int]]:
+        """``K`` pairs [i, j] (assertion i subsumes j) proven from the generated checks' specs."""
+        from spade_lsp.selection import AssertionSpec, static_subsumptions
+
+        specs = [AssertionSpec(a["name"], a["cost"], a.get("check")) for a in self.assertions]
+        index = {spec.name: i for i, spec in enumerate(specs)}
+        return sorted([index[p.subsumer], index[p.subsumed]] for p in static_subsumptions(specs))
+
     def matrix_json(self) -> dict[str, Any]:
-        """The shape of ../shared/bench/spade/*/matrix.json, plus example ids and cell errors."""
+        """The shape of ../shared/bench/spade/*/matrix.json (M of 0/1: a cell that errored counts as a failure,
+        and ``errors`` says which ones), plus example ids."""
         return {
             "assertions": [{"name": a["name"], "cost": a["cost"]} for a in self.assertions],
-            "M": self.m,
+            "M": [[0 if cell is None else cell for cell in row] for row in self.m],  # an error is not a pass
             "y": self.y,
+            "K": self.static_subsumptions(),
             "examples": self.examples,
             "errors": self.errors,
             "needs_model": self.needs_model,

@@ -68,6 +68,24 @@ def test_synthesize_then_eval_prints_the_benchmark_matrix_shape(
     asks = [a for a in matrix["assertions"] if a["cost"] > 0]
     assert asks and set(matrix["needs_model"]) == {a["name"] for a in asks}  # no model: reported, not run
     assert all(e["kind"] == "needs_model" for e in matrix["errors"])
+    assert all(isinstance(i, int) and isinstance(j, int) and i != j for i, j in matrix["K"])
+
+
+def test_eval_matrix_feeds_select(capsys: pytest.CaptureFixture[str], prompt: Path) -> None:
+    _import_and_synthesize(capsys, prompt)
+    code, out, _ = run(capsys, "eval", str(prompt), "--json")
+    matrix_file = prompt.parent / "matrix.json"
+    matrix_file.write_text(out)
+    matrix = json.loads(out)
+    strict = ("--json", "--alpha", "1.0", "--tau", "0.0", "--method", "cov")
+    code, out, _ = run(capsys, "select", "--matrix", str(matrix_file), *strict)
+    chosen = json.loads(out)
+    assert code == 0 and chosen["coverage"] == 1.0 and chosen["ffr"] == 0.0 and len(chosen["selected"]) >= 1
+    columns = [[a["name"] for a in matrix["assertions"]].index(name) for name in chosen["selected"]]
+    flagged = [any(row[j] == 0 for j in columns) for row in matrix["M"]]
+    assert flagged == [False, False, True, True]  # recomputed from M: both bad caught, no good flagged
+    code, out, _ = run(capsys, "select", str(prompt), *strict)  # the stored run gives the same answer
+    assert code == 0 and json.loads(out)["selected"] == chosen["selected"]
 
 
 def test_ask_llm_is_proxied_to_the_parent_and_cached(
@@ -111,7 +129,7 @@ def test_bad_assertions_are_contained_and_reported(capsys: pytest.CaptureFixture
     kinds = {(e["assertion"], e["kind"]) for e in matrix["errors"]}
     assert code == 1  # the run finished, and cells errored
     assert {("assert_raises", "exception"), ("assert_not_bool", "not_bool"), ("assert_reads_env", "forbidden")} <= kinds
-    assert matrix["M"][0][[a["name"] for a in matrix["assertions"]].index("assert_raises")] is None
+    assert matrix["M"][0][[a["name"] for a in matrix["assertions"]].index("assert_raises")] == 0  # error: not a pass
 
 
 def test_syntax_error_in_the_sidecar_is_reported_with_its_line(
