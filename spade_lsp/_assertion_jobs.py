@@ -34,7 +34,7 @@ class SynthesisResult:
     warnings: list[str] = field(default_factory=list)
 
 
-def make_synthesizer(workspace: Workspace, choice: str = "auto") -> Synthesizer:
+def make_synthesizer(workspace: Workspace, choice: str = "auto", *, prompt: Path | None = None) -> Synthesizer:
     """``offline`` (default without a model), ``llm`` (needs one), or ``auto``: the LLM when one is configured."""
     has_model = bool(workspace.settings.model) or workspace.has_llm_client
     if choice == "llm" and not has_model:
@@ -42,7 +42,7 @@ def make_synthesizer(workspace: Workspace, choice: str = "auto") -> Synthesizer:
     if choice == "llm" or (choice == "auto" and has_model):
         from spade_lsp.synthesis._llm import LLMSynthesizer
 
-        return LLMSynthesizer(workspace.llm_client())
+        return LLMSynthesizer(workspace.llm_client(), example=_first_example(prompt))
     from spade_lsp.synthesis._offline import OfflineSynthesizer
 
     return OfflineSynthesizer()
@@ -66,12 +66,22 @@ def synthesize(workspace: Workspace, prompt: Path, synthesizer: Synthesizer) -> 
     warnings = sync_prompt(workspace, prompt)
     instructions, context = instructions_of(workspace, prompt)
     candidates = synthesizer.synthesize(instructions, context)
+    for name, reason in [*getattr(synthesizer, "dropped", []), *getattr(synthesizer, "rejected", [])]:
+        warnings.append(f"not offered: {name}: {reason}")
     if not candidates:
         warnings.append(f"{prompt}: no checkable instruction found; nothing to synthesize")
     update = update_sidecar(sidecar_path(prompt), candidates, prompt_name=prompt.name)
     if update.kept_edited:
         warnings.append(f"kept your edited version of: {', '.join(update.kept_edited)}")
     return SynthesisResult(candidates, update, warnings)
+
+
+def _first_example(prompt: Path | None) -> SandboxCase | None:
+    """A real labelled output to validate LLM-written functions on, when the prompt has examples."""
+    if prompt is None or not examples_path(prompt).exists():
+        return None
+    example = read_examples(examples_path(prompt))[0]
+    return SandboxCase(example=dict(example.inputs), prompt=example.prompt or "", response=example.output or "")
 
 
 def render_prompt(template: str, inputs: Mapping[str, Any]) -> tuple[str, list[str]]:

@@ -232,7 +232,7 @@ def _cmd_synthesize(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp._render import render_candidates
 
     with _open_workspace(args, args.prompt) as workspace:
-        result = synthesize(workspace, args.prompt, make_synthesizer(workspace, args.synthesizer))
+        result = synthesize(workspace, args.prompt, make_synthesizer(workspace, args.synthesizer, prompt=args.prompt))
     _warn(result.warnings)
     update = result.update
     if args.json:

@@ -657,7 +657,8 @@ def _named_phrases(text: str) -> list[str]:
             part = re.sub(r"^(?:an?|the|any|all|some|your|their)\s+", "", part.strip(" '-").lower())
             words = part.split()
             vague = {"it", "them", "this", "that", "code", "text", "words", "section", "sections", "heading", "part"}
-            if 1 <= len(words) <= 4 and not set(words) & vague and part not in _UNITS:
+            meaningful = any(len(word) > 2 and word not in {"the", "and", "any", "all"} for word in words)
+            if 1 <= len(words) <= 4 and meaningful and not set(words) & vague and part not in _UNITS:
                 out.append(part)
     return list(dict.fromkeys(out))
 
