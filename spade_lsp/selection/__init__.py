@@ -6,33 +6,71 @@ Engine only: nothing here imports LSP code. See :mod:`spade_lsp.selection._selec
 
 from __future__ import annotations
 
-from spade_lsp.selection._matrix import (
-    AssertionSpec,
-    SelectionInput,
-    Subsumption,
-    eval_run_input,
-    load_matrix_file,
-    matrix_from_json,
-)
-from spade_lsp.selection._select import METHODS, CrossValidation, Method, Selection, select
-from spade_lsp.selection._stats import stratified_folds, wilson_interval
-from spade_lsp.selection._subsumption import (
-    Relation,
-    build_relation,
-    check_subsumes,
-    dag_roots,
-    static_subsumptions,
-    transitive_closure,
-)
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from spade_lsp.selection._names import METHODS, SOLVERS, Method, Solver
+
+if TYPE_CHECKING:  # the names below load on first use: numpy and the solvers stay off the CLI's start-up path
+    from spade_lsp.selection._matrix import (
+        AssertionSpec,
+        SelectionInput,
+        Subsumption,
+        eval_run_input,
+        load_matrix_file,
+        matrix_from_json,
+    )
+    from spade_lsp.selection._select import CrossValidation, Selection, select
+    from spade_lsp.selection._stats import stratified_folds, wilson_interval
+    from spade_lsp.selection._subsumption import (
+        Relation,
+        build_relation,
+        check_subsumes,
+        dag_roots,
+        static_subsumptions,
+        transitive_closure,
+    )
+
+_LAZY: dict[str, str] = {
+    "AssertionSpec": "_matrix",
+    "CrossValidation": "_select",
+    "Relation": "_subsumption",
+    "Selection": "_select",
+    "SelectionInput": "_matrix",
+    "Subsumption": "_matrix",
+    "build_relation": "_subsumption",
+    "check_subsumes": "_subsumption",
+    "dag_roots": "_subsumption",
+    "eval_run_input": "_matrix",
+    "load_matrix_file": "_matrix",
+    "matrix_from_json": "_matrix",
+    "select": "_select",
+    "static_subsumptions": "_subsumption",
+    "stratified_folds": "_stats",
+    "transitive_closure": "_subsumption",
+    "wilson_interval": "_stats",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "METHODS",
+    "SOLVERS",
     "AssertionSpec",
     "CrossValidation",
     "Method",
     "Relation",
     "Selection",
     "SelectionInput",
+    "Solver",
     "Subsumption",
     "build_relation",
     "check_subsumes",

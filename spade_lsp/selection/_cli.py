@@ -16,13 +16,15 @@ import argparse
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from spade_lsp.config import Settings, find_workspace_root, load_settings
 from spade_lsp.errors import InputError
-from spade_lsp.selection._ilp import SOLVERS
-from spade_lsp.selection._matrix import SelectionInput
-from spade_lsp.selection._select import METHODS, Selection, select
+from spade_lsp.selection._names import METHODS, SOLVERS
+
+if TYPE_CHECKING:  # loaded when a selection runs, not when the parser is built
+    from spade_lsp.config import Settings
+    from spade_lsp.selection._matrix import SelectionInput
+    from spade_lsp.selection._select import Selection
 
 EXIT_OK, EXIT_INFEASIBLE = 0, 1
 
@@ -70,6 +72,8 @@ def add_select_parser(commands: Any, common: Callable[[argparse.ArgumentParser],
 
 
 def _settings(args: argparse.Namespace) -> Settings:
+    from spade_lsp.config import find_workspace_root, load_settings
+
     root = args.workspace if getattr(args, "workspace", None) is not None else None
     if root is None:
         anchor = args.prompt if args.prompt is not None else Path.cwd()
@@ -90,6 +94,8 @@ def _parameters(args: argparse.Namespace, tau: float, alpha: float) -> dict[str,
 
 
 def _run(args: argparse.Namespace, problem: SelectionInput, tau: float, alpha: float) -> Selection:
+    from spade_lsp.selection._select import select
+
     if args.folds < 0:
         raise InputError(f"--folds must be 0 or more, got {args.folds}")
     return select(
@@ -128,7 +134,9 @@ def _pick(value: float | None, default: float) -> float:
 
 
 def _from_prompt(args: argparse.Namespace) -> tuple[Selection, int | None]:
+    from spade_lsp.config import find_workspace_root
     from spade_lsp.selection._llm import propose_llm_subsumptions
+    from spade_lsp.selection._matrix import SelectionInput
     from spade_lsp.selection._persist import latest_eval_run, load_subsumptions, save_selection, save_subsumptions
     from spade_lsp.selection._subsumption import static_subsumptions
     from spade_lsp.workspace import Workspace

@@ -23,9 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from spade_lsp.errors import SelectionError
+from spade_lsp.selection._names import Solver
 
-Solver = Literal["highs", "pulp-highs", "cbc"]
-SOLVERS: Final[tuple[Solver, ...]] = ("highs", "pulp-highs", "cbc")
 INF: Final = math.inf
 
 FloatArray = npt.NDArray[np.float64]

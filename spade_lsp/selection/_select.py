@@ -53,13 +53,12 @@ import numpy as np
 import numpy.typing as npt
 
 from spade_lsp.errors import InputError, SelectionError
-from spade_lsp.selection._ilp import Model, Solver, SolveResult, solve
+from spade_lsp.selection._ilp import Model, SolveResult, solve
 from spade_lsp.selection._matrix import BAD, GOOD, BoolMatrix, SelectionInput
+from spade_lsp.selection._names import METHODS, Method, Solver
 from spade_lsp.selection._stats import stratified_folds, wilson_interval
 from spade_lsp.selection._subsumption import Relation, build_relation, dag_roots
 
-Method = Literal["base", "cov", "sub", "cost", "none"]
-METHODS: Final[tuple[Method, ...]] = ("base", "cov", "sub", "cost", "none")
 Status = Literal["optimal", "feasible", "infeasible"]
 _EPS: Final = 1e-9
 

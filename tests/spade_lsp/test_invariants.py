@@ -41,3 +41,15 @@ def test_offline_paths_never_load_litellm(tmp_path: Path) -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
+
+
+def test_building_the_command_line_loads_no_solver_or_numpy() -> None:
+    """Every `spade` command, `spade lsp` included, builds the parser first: it must stay light."""
+    code = (
+        "import sys; from spade_lsp.cli import build_parser\n"
+        "build_parser()\n"
+        "heavy = [m for m in ('numpy', 'highspy', 'pulp', 'litellm') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
