@@ -40,12 +40,17 @@ def read_jsonl(path: Path) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
-def read_versions_file(path: Path) -> list[str]:
-    """A JSON list of prompt versions, oldest first: strings, or objects with a `text` or `content` field."""
+def read_json_file(path: Path) -> Any:
+    """One JSON document; an unreadable file or invalid JSON is an error naming the file (and line)."""
     try:
-        value = json.loads(_read_text(path))
+        return json.loads(_read_text(path))
     except json.JSONDecodeError as error:
         raise InputError(f"{path}:{error.lineno}: invalid JSON: {error.msg} (column {error.colno})") from error
+
+
+def read_versions_file(path: Path) -> list[str]:
+    """A JSON list of prompt versions, oldest first: strings, or objects with a `text` or `content` field."""
+    value = read_json_file(path)
     if not isinstance(value, list) or not value:
         raise InputError(f"{path}: expected a non-empty JSON list of versions (oldest first)")
     texts: list[str] = []

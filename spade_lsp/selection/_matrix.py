@@ -7,7 +7,6 @@ through :func:`matrix_from_json` or :class:`SelectionInput`, so bad input is ref
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from typing import Any, Final, Literal
 import numpy as np
 import numpy.typing as npt
 
+from spade_lsp._inputs import read_json_file
 from spade_lsp.errors import InputError
 
 Origin = Literal["static", "llm", "user"]
@@ -211,20 +211,7 @@ def matrix_from_json(data: Any, *, source: str = "matrix") -> SelectionInput:
 
 def load_matrix_file(path: Path) -> SelectionInput:
     """Read and validate a matrix file; errors name the file."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as error:
-        raise InputError(f"{path}: no such file") from error
-    except IsADirectoryError as error:
-        raise InputError(f"{path}: is a directory") from error
-    except UnicodeDecodeError as error:
-        raise InputError(f"{path}: not valid UTF-8") from error
-    except OSError as error:
-        raise InputError(f"{path}: cannot read: {error.strerror}") from error
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise InputError(f"{path}:{error.lineno}: invalid JSON: {error.msg} (column {error.colno})") from error
+    data = read_json_file(path)
     return matrix_from_json(data, source=str(path))
 
 
