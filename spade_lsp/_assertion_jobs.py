@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -18,11 +17,10 @@ from spade_lsp._files import examples_path, prompt_stem, sidecar_path
 from spade_lsp.errors import InputError, ModelNotConfiguredError
 from spade_lsp.llm import LLMClient, parse_json_answer
 from spade_lsp.sandbox import SandboxCase, SandboxLimits, run_assertions
-from spade_lsp.synthesis import Candidate, Instruction, PromptContext, Synthesizer, placeholders_of
+from spade_lsp.synthesis import Candidate, Instruction, PromptContext, Synthesizer, placeholders_of, render_prompt
 from spade_lsp.synthesis._sidecar import SidecarUpdate, update_sidecar
 from spade_lsp.workspace import Workspace, sync_prompt
 
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{([A-Za-z_]\w*)\}")
 #: Rough tokens an ``ask_llm`` assertion spends beyond the response itself (question and instructions).
 _ASK_OVERHEAD_TOKENS = 80
 
@@ -82,20 +80,6 @@ def _first_example(prompt: Path | None) -> SandboxCase | None:
         return None
     example = read_examples(examples_path(prompt))[0]
     return SandboxCase(example=dict(example.inputs), prompt=example.prompt or "", response=example.output or "")
-
-
-def render_prompt(template: str, inputs: Mapping[str, Any]) -> tuple[str, list[str]]:
-    """The template with ``{var}``/``{{var}}`` filled from ``inputs``; names missing from inputs are listed."""
-    missing: list[str] = []
-
-    def fill(match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(2)
-        if name not in inputs:
-            missing.append(name)
-            return match.group(0)
-        return str(inputs[name])
-
-    return _PLACEHOLDER.sub(fill, template), missing
 
 
 @dataclass(slots=True)

@@ -19,6 +19,7 @@ __all__ = [
     "PromptContext",
     "Synthesizer",
     "placeholders_of",
+    "render_prompt",
 ]
 
 _PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{([A-Za-z_]\w*)\}")
@@ -30,6 +31,20 @@ def placeholders_of(text: str) -> list[str]:
     for match in _PLACEHOLDER.finditer(text):
         names.setdefault(match.group(1) or match.group(2), None)
     return list(names)
+
+
+def render_prompt(template: str, inputs: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The template with ``{var}``/``{{var}}`` filled from ``inputs``; names missing from inputs are listed."""
+    missing: list[str] = []
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name not in inputs:
+            missing.append(name)
+            return match.group(0)
+        return str(inputs[name])
+
+    return _PLACEHOLDER.sub(fill, template), missing
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ examples support.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -700,8 +701,6 @@ def _example_drafts(prompt: str, instruction: Instruction, spans: list[tuple[int
     block = next((prompt[start:end] for start, end in spans if start >= instruction.end - 1), "")
     if not block.strip():
         return
-    import json
-
     stripped = block.strip().strip("`").removeprefix("json").strip()
     try:
         value = json.loads(stripped)
