@@ -277,7 +277,7 @@ class OfflineSynthesizer:
             if _EXAMPLE_INTRO.search(text):
                 yield from _example_drafts(context.text, instruction, examples)
             return
-        if _EXAMPLE_INTRO.search(text) and EXAMPLE_DEMONSTRATION in categories | {EXAMPLE_DEMONSTRATION}:
+        if _EXAMPLE_INTRO.search(text):
             yield from _example_drafts(context.text, instruction, examples)
         label = _SENTENCE_LABEL.match(instruction.text)
         if label and _is_section_label(label.group(1)):
