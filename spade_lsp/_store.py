@@ -165,19 +165,29 @@ def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
 
 
 class Store:
-    """An open store. Use :meth:`open` (creates ``.spade/``) or :meth:`open_existing`."""
+    """An open store. Use :meth:`open` (creates ``.spade/``) or :meth:`open_readonly` (for readers such as the
+    language server, which never write: the daemon is the store's one writer)."""
 
-    def __init__(self, path: Path, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S) -> None:
+    def __init__(self, path: Path, *, busy_timeout_s: float = DEFAULT_BUSY_TIMEOUT_S, readonly: bool = False) -> None:
         self.path = path
+        self.readonly = readonly
         try:
-            conn = sqlite3.connect(str(path), timeout=busy_timeout_s, check_same_thread=False)
+            if readonly:
+                conn = sqlite3.connect(
+                    f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_timeout_s, check_same_thread=False
+                )
+            else:
+                conn = sqlite3.connect(str(path), timeout=busy_timeout_s, check_same_thread=False)
             self.db = Database(conn, execute_plugins=False)
-            self.db.execute("PRAGMA foreign_keys = ON")
             self.db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
-            if self.db.journal_mode != "wal":
-                self.db.enable_wal()
-            self.db.execute("PRAGMA synchronous = NORMAL")
-            self._migrate()
+            if readonly:
+                self._check_schema()
+            else:
+                self.db.execute("PRAGMA foreign_keys = ON")
+                if self.db.journal_mode != "wal":
+                    self.db.enable_wal()
+                self.db.execute("PRAGMA synchronous = NORMAL")
+                self._migrate()
         except sqlite3.OperationalError as error:
             if _is_store_lock_error(error):
                 raise StoreLockedError(
@@ -204,6 +214,24 @@ class Store:
             raise StoreError(f"cannot create {directory}: {error.strerror}") from error
         return cls(directory / STORE_FILE, **kwargs)
 
+    @classmethod
+    def open_readonly(cls, workspace_root: Path, **kwargs: Any) -> Store | None:
+        """The workspace's store opened read-only, or None while it does not exist yet (nothing is created)."""
+        path = workspace_root / STORE_DIR / STORE_FILE
+        if not path.is_file():
+            return None
+        return cls(path, readonly=True, **kwargs)
+
+    def _check_schema(self) -> None:
+        """A reader cannot migrate: it accepts the schema only when every migration it knows is applied."""
+        known = {m.name for m in _MIGRATIONS._migrations}
+        applied = {m.name for m in _MIGRATIONS.applied(self.db)}
+        if applied - known:
+            raise StoreError(f"{self.path} was written by a newer spade-lsp; upgrade spade-lsp")
+        if known - applied:
+            missing = sorted(known - applied)[0]
+            raise StoreError(f"{self.path} is not migrated yet (missing {missing}); start the daemon")
+
     def _migrate(self) -> None:
         known = {m.name for m in _MIGRATIONS._migrations}
         applied = {m.name for m in _MIGRATIONS.applied(self.db)}
@@ -219,6 +247,8 @@ class Store:
     def write(self) -> Iterator[Database]:
         """One write transaction (``BEGIN IMMEDIATE``: takes the write lock up front, so it never deadlocks
         upgrading a read). Nested calls join the outer transaction."""
+        if self.readonly:
+            raise StoreError(f"{self.path} is open read-only; only the daemon writes to the store")
         conn = self.db.conn
         if conn.in_transaction:
             yield self.db

@@ -30,6 +30,8 @@ class Settings(BaseModel):
     max_prompt_bytes: int = Field(default=1_000_000, gt=0)
     tau: float = Field(default=0.25, ge=0, le=1)
     alpha: float = Field(default=0.6, ge=0, le=1)
+    daemon_autostart: bool = Field(default=True, description="the language server starts the daemon when none runs")
+    daemon_idle_timeout_s: float = Field(default=600.0, gt=0, description="idle daemon exits after this long")
 
     def merged(self, overrides: dict[str, Any], *, source: str) -> Settings:
         """These settings with ``overrides`` applied (keys may use dashes), validated."""

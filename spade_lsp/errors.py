@@ -8,6 +8,8 @@ from __future__ import annotations
 
 __all__ = [
     "ConfigError",
+    "DaemonError",
+    "DaemonUnavailableError",
     "GitHistoryError",
     "InputError",
     "LLMError",
@@ -63,3 +65,16 @@ class SelectionError(SpadeError):
 
 class SandboxError(SpadeError):
     """The assertion sandbox could not run at all (a worker failed to start); assertion failures are not this."""
+
+
+class DaemonError(SpadeError):
+    """The workspace daemon answered a request with an error; ``code`` is its JSON-RPC error code."""
+
+    def __init__(self, message: str, *, code: int = -32000, data: object = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.data = data
+
+
+class DaemonUnavailableError(DaemonError):
+    """No daemon answers on the workspace's socket and none could be started (or the connection was lost)."""

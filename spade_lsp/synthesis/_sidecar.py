@@ -131,19 +131,21 @@ def _ensure_imports(text: str) -> str:
     return "\n".join(missing) + "\n\n\n" + text
 
 
-def update_sidecar(
-    path: Path, candidates: Sequence[Candidate], *, prompt_name: str, remove_stale: bool = True
-) -> SidecarUpdate:
-    """Write ``candidates`` into the module at ``path`` (created if missing); see the module docstring.
+def plan_sidecar(
+    path: Path,
+    old: str | None,
+    candidates: Sequence[Candidate],
+    *,
+    prompt_name: str,
+    remove_stale: bool = True,
+) -> tuple[str, SidecarUpdate]:
+    """The module text that ``candidates`` make of ``old`` (None: no module yet), without writing anything.
 
-    ``remove_stale`` drops unedited generated functions that are no longer among the candidates (their
-    instruction left the prompt); a code action adding one assertion passes False.
+    The editor's path: the language server applies the text as a WorkspaceEdit, so unsaved edits in the
+    buffer (passed as ``old``) are kept. ``remove_stale`` drops unedited generated functions that are no
+    longer among the candidates (their instruction left the prompt); adding one assertion passes False.
     """
     update = SidecarUpdate(path)
-    try:
-        old = path.read_text(encoding="utf-8") if path.exists() else None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{path}: cannot read the sidecar module: {error}") from error
     wanted = {candidate.name: candidate for candidate in candidates}
     chunks = _chunks(path, old) if old is not None else [_Chunk(header(prompt_name))]
     pieces: list[str] = []
@@ -173,6 +175,18 @@ def update_sidecar(
     text = "\n\n\n".join(piece.strip("\n") for piece in pieces if piece.strip()) + "\n"
     text = _ensure_imports(text) if candidates else text
     parse_module(path, text)  # what we write must parse; a failure here is a bug, not the user's
+    return text, update
+
+
+def update_sidecar(
+    path: Path, candidates: Sequence[Candidate], *, prompt_name: str, remove_stale: bool = True
+) -> SidecarUpdate:
+    """Write ``candidates`` into the module at ``path`` (created if missing); see :func:`plan_sidecar`."""
+    try:
+        old = path.read_text(encoding="utf-8") if path.exists() else None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{path}: cannot read the sidecar module: {error}") from error
+    text, update = plan_sidecar(path, old, candidates, prompt_name=prompt_name, remove_stale=remove_stale)
     if text != old:
         atomic_write_text(path, text)
         update.written = True
