@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from spade_lsp._examples import Example, read_examples
-from spade_lsp._files import examples_path, prompt_stem, sidecar_path
+from spade_lsp._files import atomic_write_text, examples_path, prompt_stem, sidecar_path
 from spade_lsp.errors import InputError, ModelNotConfiguredError
 from spade_lsp.llm import LLMClient, parse_json_answer
 from spade_lsp.sandbox import SandboxCase, SandboxLimits, run_assertions
 from spade_lsp.synthesis import Candidate, Instruction, PromptContext, Synthesizer, placeholders_of, render_prompt
-from spade_lsp.synthesis._sidecar import SidecarUpdate, update_sidecar
+from spade_lsp.synthesis._sidecar import SidecarUpdate, plan_sidecar
 from spade_lsp.workspace import Workspace, sync_prompt
 
 #: Rough tokens an ``ask_llm`` assertion spends beyond the response itself (question and instructions).
@@ -30,6 +30,7 @@ class SynthesisResult:
     candidates: list[Candidate]
     update: SidecarUpdate
     warnings: list[str] = field(default_factory=list)
+    text: str = ""  # the sidecar module as planned (written only when ``update.written``)
 
 
 def make_synthesizer(workspace: Workspace, choice: str = "auto", *, prompt: Path | None = None) -> Synthesizer:
@@ -59,19 +60,68 @@ def instructions_of(workspace: Workspace, prompt: Path) -> tuple[list[Instructio
     return instructions, PromptContext(text=text, inputs=tuple(placeholders_of(text)))
 
 
-def synthesize(workspace: Workspace, prompt: Path, synthesizer: Synthesizer) -> SynthesisResult:
-    """Record the prompt's current text, synthesize candidates, and write them into its sidecar module."""
+def plan_synthesis(
+    workspace: Workspace,
+    prompt: Path,
+    synthesizer: Synthesizer,
+    *,
+    sentences: Sequence[str] | None = None,
+    sidecar_text: str | None = None,
+    progress: Callable[[str, float], None] | None = None,
+) -> SynthesisResult:
+    """Record the prompt's current text and plan its candidates into the sidecar module, writing nothing.
+
+    ``sentences`` limits synthesis to those instructions and keeps every other function (a code action adding
+    one assertion); ``sidecar_text`` is the module as the editor holds it (default: the file on disk).
+    ``progress`` is called at checkpoints (it may raise to cancel); the last one comes before planning.
+    """
+    report = progress or (lambda message, percentage: None)
+    report("recording the prompt", 0.0)
     warnings = sync_prompt(workspace, prompt)
     instructions, context = instructions_of(workspace, prompt)
+    if sentences is not None:
+        wanted = {sentence.strip() for sentence in sentences}
+        instructions = [i for i in instructions if i.text.strip() in wanted]
+        if not instructions:
+            raise InputError(f"{prompt}: none of the given sentences is in the newest version")
+        missing = wanted - {i.text.strip() for i in instructions}
+        if missing:
+            warnings.append(f"{len(missing)} sentence(s) not in the newest version were skipped")
+    report(f"synthesizing from {len(instructions)} instruction(s) ({synthesizer.name})", 10.0)
     candidates = synthesizer.synthesize(instructions, context)
     for name, reason in [*getattr(synthesizer, "dropped", []), *getattr(synthesizer, "rejected", [])]:
         warnings.append(f"not offered: {name}: {reason}")
     if not candidates:
         warnings.append(f"{prompt}: no checkable instruction found; nothing to synthesize")
-    update = update_sidecar(sidecar_path(prompt), candidates, prompt_name=prompt.name)
+    report("planning the sidecar module", 90.0)
+    module = sidecar_path(prompt)
+    old = sidecar_text if sidecar_text is not None else _read_sidecar(module)
+    text, update = plan_sidecar(module, old, candidates, prompt_name=prompt.name, remove_stale=sentences is None)
     if update.kept_edited:
         warnings.append(f"kept your edited version of: {', '.join(update.kept_edited)}")
-    return SynthesisResult(candidates, update, warnings)
+    return SynthesisResult(candidates, update, warnings, text)
+
+
+def write_synthesis(result: SynthesisResult) -> None:
+    """Write a planned module to disk when it differs from what is there."""
+    module = result.update.path
+    if result.text != _read_sidecar(module):
+        atomic_write_text(module, result.text)
+        result.update.written = True
+
+
+def synthesize(workspace: Workspace, prompt: Path, synthesizer: Synthesizer) -> SynthesisResult:
+    """Record the prompt's current text, synthesize candidates, and write them into its sidecar module."""
+    result = plan_synthesis(workspace, prompt, synthesizer)
+    write_synthesis(result)
+    return result
+
+
+def _read_sidecar(module: Path) -> str | None:
+    try:
+        return module.read_text(encoding="utf-8") if module.exists() else None
+    except (OSError, UnicodeDecodeError) as error:
+        raise InputError(f"{module}: cannot read the sidecar module: {error}") from error
 
 
 def _first_example(prompt: Path | None) -> SandboxCase | None:

@@ -159,6 +159,36 @@ def _selection_schema(db: Database) -> None:
     )
 
 
+@_MIGRATIONS(name="0004_jobs")
+def _jobs_schema(db: Database) -> None:
+    """The daemon's durable job queue: a job is claimed with a lease and finished in the same transaction that
+    stores its result, so killing the daemon never loses an acknowledged job (see spade_lsp._jobs)."""
+    db.executescript(
+        """
+        CREATE TABLE jobs (
+            id INTEGER PRIMARY KEY,
+            kind TEXT NOT NULL,                 -- synthesize, evaluate, select, sample, judge
+            path TEXT NOT NULL,                 -- the prompt's key: workspace-relative, POSIX separators
+            params TEXT NOT NULL,               -- JSON object
+            status TEXT NOT NULL CHECK (status IN ('queued', 'running', 'done', 'failed', 'cancelled')),
+            attempts INTEGER NOT NULL DEFAULT 0,  -- claims so far; recovery fails a job after too many
+            lease_owner TEXT,                   -- the daemon (and runner) holding a running job
+            lease_until TEXT,                   -- ISO 8601 UTC; renewed while the job runs
+            progress TEXT,                      -- JSON: message, percentage
+            result TEXT,                        -- JSON, written with status 'done'
+            error TEXT,                         -- one line, with status 'failed'
+            cancel_requested INTEGER NOT NULL DEFAULT 0,
+            client TEXT,                        -- who submitted it (editor, cli)
+            created_at TEXT NOT NULL,
+            started_at TEXT,
+            finished_at TEXT
+        );
+        CREATE INDEX jobs_by_status ON jobs(status, id);
+        CREATE INDEX jobs_by_path ON jobs(path, id);
+        """
+    )
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text

@@ -70,16 +70,26 @@ class Workspace:
         self.close()
 
 
-def sync_prompt(workspace: Workspace, path: Path, *, git: bool = True) -> list[str]:
-    """Bring the store up to date with ``path``: its git history, then its current text. Returns warnings.
+def sync_prompt(workspace: Workspace, path: Path, *, git: bool = True, text: str | None = None) -> list[str]:
+    """Bring the store up to date with ``path``: its git history, then its current text (``text`` when given:
+    what an editor saved, else the file on disk). Returns warnings.
 
-    An unreadable file raises :class:`~spade_lsp.errors.PromptFileError` before anything is written.
+    Unusable text (a missing or binary file, invalid Unicode, over ``max_prompt_bytes``) raises
+    :class:`~spade_lsp.errors.PromptFileError` before anything is written.
     """
-    from spade_lsp._prompts import read_prompt_file
-    from spade_lsp.errors import GitHistoryError
+    from spade_lsp._prompts import decode_prompt, read_prompt_file
+    from spade_lsp.errors import GitHistoryError, PromptFileError
 
     max_bytes = workspace.settings.max_prompt_bytes
-    text = read_prompt_file(path, max_bytes=max_bytes)
+    if text is None:
+        text = read_prompt_file(path, max_bytes=max_bytes)
+    else:
+        try:
+            data = text.encode("utf-8")
+        except UnicodeEncodeError as error:
+            reason = f"the text is not valid Unicode ({error.reason})"
+            raise PromptFileError(f"{path}: {reason}; nothing recorded") from error
+        decode_prompt(data, source=str(path), max_bytes=max_bytes)  # the same checks as for a file
     warnings: list[str] = []
     if git:
         try:  # outside any repository the history is simply empty

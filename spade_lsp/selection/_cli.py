@@ -15,16 +15,18 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from spade_lsp.errors import InputError
-from spade_lsp.selection._names import METHODS, SOLVERS
+from spade_lsp.selection._names import METHODS, SOLVERS, Method, Solver
 
 if TYPE_CHECKING:  # loaded when a selection runs, not when the parser is built
     from spade_lsp.config import Settings
     from spade_lsp.selection._matrix import SelectionInput
     from spade_lsp.selection._select import Selection
+    from spade_lsp.workspace import Workspace
 
 EXIT_OK, EXIT_INFEASIBLE = 0, 1
 
@@ -81,50 +83,69 @@ def _settings(args: argparse.Namespace) -> Settings:
     return load_settings(Path(root))
 
 
-def _parameters(args: argparse.Namespace, tau: float, alpha: float) -> dict[str, Any]:
+@dataclass(frozen=True, slots=True)
+class SelectOptions:
+    """How to select, apart from where the matrix comes from (the CLI's flags; the daemon's job params).
+    ``tau`` and ``alpha`` of None mean the workspace's settings."""
+
+    method: Method = "sub"
+    tau: float | None = None
+    alpha: float | None = None
+    folds: int = 5
+    time_limit: float = 10.0
+    solver: Solver = "highs"
+    filter_declared: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> SelectOptions:
+        return cls(args.method, args.tau, args.alpha, args.folds, args.time_limit, args.solver, args.filter_declared)
+
+
+def _parameters(options: SelectOptions, tau: float, alpha: float) -> dict[str, Any]:
     return {
-        "method": args.method,
+        "method": options.method,
         "tau": tau,
         "alpha": alpha,
-        "folds": args.folds,
-        "time_limit": args.time_limit,
-        "solver": args.solver,
-        "filter_declared": args.filter_declared,
+        "folds": options.folds,
+        "time_limit": options.time_limit,
+        "solver": options.solver,
+        "filter_declared": options.filter_declared,
     }
 
 
-def _run(args: argparse.Namespace, problem: SelectionInput, tau: float, alpha: float) -> Selection:
+def _run(options: SelectOptions, problem: SelectionInput, tau: float, alpha: float) -> Selection:
     from spade_lsp.selection._select import select
 
-    if args.folds < 0:
-        raise InputError(f"--folds must be 0 or more, got {args.folds}")
+    if options.folds < 0:
+        raise InputError(f"--folds must be 0 or more, got {options.folds}")
     return select(
         problem,
-        args.method,
+        options.method,
         tau=tau,
         alpha=alpha,
-        folds=args.folds,
-        time_limit=args.time_limit,
-        solver=args.solver,
-        filter_declared=args.filter_declared,
+        folds=options.folds,
+        time_limit=options.time_limit,
+        solver=options.solver,
+        filter_declared=options.filter_declared,
     )
 
 
 def _from_matrix(args: argparse.Namespace) -> tuple[Selection, int | None]:
     from spade_lsp.selection._matrix import load_matrix_file
 
+    options = SelectOptions.from_args(args)
     problem = load_matrix_file(args.matrix)
     if args.workspace is None:
         settings = _settings(args)
-        return _run(args, problem, _pick(args.tau, settings.tau), _pick(args.alpha, settings.alpha)), None
+        return _run(options, problem, _pick(args.tau, settings.tau), _pick(args.alpha, settings.alpha)), None
     from spade_lsp.selection._persist import save_selection
     from spade_lsp.workspace import Workspace
 
     with Workspace(args.workspace) as workspace:
         tau, alpha = _pick(args.tau, workspace.settings.tau), _pick(args.alpha, workspace.settings.alpha)
-        selection = _run(args, problem, tau, alpha)
+        selection = _run(options, problem, tau, alpha)
         stored = save_selection(
-            workspace.store, selection, source=str(args.matrix), parameters=_parameters(args, tau, alpha)
+            workspace.store, selection, source=str(args.matrix), parameters=_parameters(options, tau, alpha)
         )
     return selection, stored
 
@@ -135,43 +156,50 @@ def _pick(value: float | None, default: float) -> float:
 
 def _from_prompt(args: argparse.Namespace) -> tuple[Selection, int | None]:
     from spade_lsp.config import find_workspace_root
-    from spade_lsp.selection._llm import propose_llm_subsumptions
-    from spade_lsp.selection._matrix import SelectionInput
-    from spade_lsp.selection._persist import latest_eval_run, load_subsumptions, save_selection, save_subsumptions
-    from spade_lsp.selection._subsumption import static_subsumptions
     from spade_lsp.workspace import Workspace
 
     wanted = {"model": getattr(args, "model", None), "api_base": getattr(args, "api_base", None)}
     overrides = {k: v for k, v in wanted.items() if v is not None}
     root = args.workspace if args.workspace is not None else find_workspace_root(args.prompt)
     with Workspace(root, overrides=overrides) as workspace:
-        key = workspace.history.prompt_key(args.prompt)
-        row = workspace.store.db.execute("SELECT id FROM prompts WHERE path = ?", [key]).fetchone()
-        if row is None:
-            raise InputError(f"{args.prompt}: not in the store; record it and run `spade eval` first")
-        prompt_id = int(row[0])
-        run = latest_eval_run(workspace.store, prompt_id, prompt=key)
-        problem = run.problem
-        stored = load_subsumptions(workspace.store, prompt_id, problem.names)
-        static = static_subsumptions(problem.assertions)
-        fresh = list(static)
-        notes = list(problem.notes)
-        if workspace.settings.model and not any(pair.origin == "llm" for pair in stored):
-            proposed = propose_llm_subsumptions(workspace.llm_client(), problem.assertions, problem.fails)
-            fresh += proposed
-            notes.append(f"the model proposed and confirmed {len(proposed)} subsumption pair(s)")
-        save_subsumptions(workspace.store, prompt_id, fresh)
-        problem = SelectionInput(problem.assertions, problem.fails, problem.labels, (*stored, *fresh), tuple(notes))
-        tau, alpha = _pick(args.tau, workspace.settings.tau), _pick(args.alpha, workspace.settings.alpha)
-        selection = _run(args, problem, tau, alpha)
-        selection_id = save_selection(
-            workspace.store,
-            selection,
-            source="eval_run",
-            parameters=_parameters(args, tau, alpha),
-            prompt_id=prompt_id,
-            eval_run_id=run.eval_run_id,
-        )
+        return select_prompt(workspace, args.prompt, SelectOptions.from_args(args))
+
+
+def select_prompt(workspace: Workspace, prompt: Path, options: SelectOptions) -> tuple[Selection, int]:
+    """Select from the prompt's newest finished evaluation run and store the selection (and any subsumption
+    pairs found on the way); returns it with its id. ``spade select PROMPT`` and the daemon's job share this."""
+    from spade_lsp.selection._llm import propose_llm_subsumptions
+    from spade_lsp.selection._matrix import SelectionInput
+    from spade_lsp.selection._persist import latest_eval_run, load_subsumptions, save_selection, save_subsumptions
+    from spade_lsp.selection._subsumption import static_subsumptions
+
+    key = workspace.history.prompt_key(prompt)
+    row = workspace.store.db.execute("SELECT id FROM prompts WHERE path = ?", [key]).fetchone()
+    if row is None:
+        raise InputError(f"{prompt}: not in the store; record it and run `spade eval` first")
+    prompt_id = int(row[0])
+    run = latest_eval_run(workspace.store, prompt_id, prompt=key)
+    problem = run.problem
+    stored = load_subsumptions(workspace.store, prompt_id, problem.names)
+    static = static_subsumptions(problem.assertions)
+    fresh = list(static)
+    notes = list(problem.notes)
+    if workspace.settings.model and not any(pair.origin == "llm" for pair in stored):
+        proposed = propose_llm_subsumptions(workspace.llm_client(), problem.assertions, problem.fails)
+        fresh += proposed
+        notes.append(f"the model proposed and confirmed {len(proposed)} subsumption pair(s)")
+    save_subsumptions(workspace.store, prompt_id, fresh)
+    problem = SelectionInput(problem.assertions, problem.fails, problem.labels, (*stored, *fresh), tuple(notes))
+    tau, alpha = _pick(options.tau, workspace.settings.tau), _pick(options.alpha, workspace.settings.alpha)
+    selection = _run(options, problem, tau, alpha)
+    selection_id = save_selection(
+        workspace.store,
+        selection,
+        source="eval_run",
+        parameters=_parameters(options, tau, alpha),
+        prompt_id=prompt_id,
+        eval_run_id=run.eval_run_id,
+    )
     return selection, selection_id
 
 

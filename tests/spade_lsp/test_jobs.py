@@ -1,0 +1,320 @@
+"""The durable job queue (claims, leases, recovery, cancellation) and each job kind against the engine."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spade_lsp._jobs import (
+    MAX_ATTEMPTS,
+    Job,
+    JobCancelled,
+    JobNotFoundError,
+    JobParamsError,
+    JobQueue,
+    JobStateError,
+    JobUnavailableError,
+    execute,
+    validate_params,
+)
+from spade_lsp._store import Store
+from spade_lsp.errors import InputError
+from spade_lsp.workspace import Workspace
+
+PROMPT = 'Write a product blurb for {product}.\nKeep it not exceeding 12 words.\nNever use the word "cheap".\n'
+EXAMPLES = [
+    {"id": "g1", "inputs": {"product": "Kettle"}, "output": "A lovely kettle. Great for tea!", "label": "good"},
+    {"id": "b1", "inputs": {"product": "Mug"}, "output": "A cheap mug.", "label": "bad"},
+    {"id": "b2", "inputs": {"product": "Shoe"}, "output": " ".join(["word"] * 20), "label": "bad"},
+]
+
+
+@pytest.fixture
+def queue(workspace_dir: Path) -> Iterator[JobQueue]:
+    with Store.open(workspace_dir) as store:
+        yield JobQueue(store)
+
+
+@pytest.fixture
+def workspace(workspace_dir: Path) -> Iterator[Workspace]:
+    (workspace_dir / "blurb.prompt").write_text(PROMPT, encoding="utf-8")
+    lines = "".join(json.dumps(row) + "\n" for row in EXAMPLES)
+    (workspace_dir / "blurb.examples.jsonl").write_text(lines, encoding="utf-8")
+    with Workspace(workspace_dir) as opened:
+        yield opened
+
+
+def job(kind: str, params: dict[str, Any] | None = None, path: str = "blurb.prompt") -> Job:
+    """A job as the runner sees it after a claim (for calling :func:`execute` directly)."""
+    return Job(1, kind, path, params or {}, "running", 1, None, None, None, False, "now", "now", None)
+
+
+def no_progress(message: str, percentage: float | None) -> None:
+    """A progress callback that records nothing and never cancels."""
+
+
+# -- the table --------------------------------------------------------------------------------------------
+
+
+def test_enqueue_checks_params_and_stores_nothing_bad(queue: JobQueue) -> None:
+    queued = queue.enqueue("evaluate", "a.prompt", {"workers": 2}, client="cli-1")
+    assert (queued.status, queued.attempts, queued.params, queued.client) == ("queued", 0, {"workers": 2}, "cli-1")
+    assert queued.to_json()["cancel_requested"] is False and "lease_owner" not in queued.to_json()
+    for kind, params in [("dance", {}), ("evaluate", {"workers": 0}), ("synthesize", {"sentences": []})]:
+        with pytest.raises(JobParamsError):
+            queue.enqueue(kind, "a.prompt", params)
+    assert [j.id for j in queue.list()] == [queued.id]
+
+
+@pytest.mark.parametrize(
+    ("kind", "params", "message"),
+    [
+        ("synthesize", {"synthesizer": "gpt"}, "params.synthesizer"),
+        ("synthesize", {"sentences": ["ok", 3]}, "params.sentences"),
+        ("synthesize", {"sidecar_text": None}, "params.sidecar_text"),
+        ("synthesize", {"write": "yes"}, "params.write"),
+        ("evaluate", {"timeout_s": -1}, "params.timeout_s"),
+        ("evaluate", {"memory_mb": 10}, "params.memory_mb"),
+        ("evaluate", {"workers": True}, "params.workers"),
+        ("select", {"method": "greedy"}, "params.method"),
+        ("select", {"alpha": 1.5}, "params.alpha"),
+        ("select", {"folds": 2.5}, "params.folds"),
+        ("select", {"solver": "cbc"}, "unknown key"),
+    ],
+)
+def test_validate_params_names_the_bad_key(kind: str, params: dict[str, Any], message: str) -> None:
+    with pytest.raises(JobParamsError, match=message.replace(".", r"\.")):
+        validate_params(kind, params)
+
+
+def test_validate_params_accepts_what_the_protocol_documents() -> None:
+    assert validate_params("synthesize", {"synthesizer": "offline", "sentences": ["A."], "write": False}) == {
+        "synthesizer": "offline",
+        "sentences": ["A."],
+        "write": False,
+    }
+    assert validate_params("evaluate", {"timeout_s": 2, "memory_mb": None, "workers": 1})
+    assert validate_params("select", {"method": "cov", "tau": 0, "alpha": 1, "folds": 0, "filter_declared": True})
+    assert validate_params("sample", {"anything": 1}) == {"anything": 1}  # checked once the kind exists
+
+
+def test_claims_go_oldest_first_and_one_prompt_at_a_time(queue: JobQueue) -> None:
+    first = queue.enqueue("synthesize", "a.prompt", {})
+    second = queue.enqueue("evaluate", "a.prompt", {})
+    other = queue.enqueue("synthesize", "b.prompt", {})
+    claimed = queue.claim("daemon-1")
+    assert claimed is not None and claimed.id == first.id
+    assert (claimed.status, claimed.attempts, claimed.lease_owner) == ("running", 1, "daemon-1")
+    assert claimed.lease_until is not None and claimed.started_at is not None
+    assert claimed.lease_until > claimed.started_at
+    skipped = queue.claim("daemon-1")
+    assert skipped is not None and skipped.id == other.id  # a.prompt is busy; b.prompt is not
+    assert queue.claim("daemon-1") is None
+    queue.finish(first.id, "daemon-1", {"ok": True})
+    after = queue.claim("daemon-1")
+    assert after is not None and after.id == second.id
+    assert queue.count_active() == 2
+
+
+def test_concurrent_runners_never_claim_a_job_twice(workspace_dir: Path) -> None:
+    with Store.open(workspace_dir) as store:
+        ids = {JobQueue(store).enqueue("synthesize", f"p{n}.prompt", {}).id for n in range(30)}
+    claimed: list[int] = []
+    errors: list[BaseException] = []
+
+    def runner(name: str) -> None:
+        try:
+            with Store.open(workspace_dir) as store:
+                queue = JobQueue(store)
+                while (job := queue.claim(name)) is not None:
+                    claimed.append(job.id)
+                    queue.finish(job.id, name, {})
+        except BaseException as error:
+            errors.append(error)
+
+    threads = [threading.Thread(target=runner, args=(f"runner-{n}",)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert errors == [] and sorted(claimed) == sorted(ids)
+
+
+def test_finish_stores_the_result_with_the_status_and_only_for_the_lease_holder(queue: JobQueue) -> None:
+    queued = queue.enqueue("select", "a.prompt", {})
+    queue.claim("daemon-1")
+    with pytest.raises(JobStateError):
+        queue.finish(queued.id, "daemon-2", {"stolen": True})
+    done = queue.finish(queued.id, "daemon-1", {"selected": ["assert_x"]})
+    assert (done.status, done.result, done.lease_owner, done.error) == ("done", {"selected": ["assert_x"]}, None, None)
+    assert done.finished_at is not None and done.finished
+    with pytest.raises(JobStateError):  # finished once, never twice
+        queue.fail(queued.id, "daemon-1", "late")
+    failed_job = queue.enqueue("evaluate", "a.prompt", {})
+    queue.claim("daemon-1")
+    failed = queue.fail(failed_job.id, "daemon-1", "no examples")
+    assert (failed.status, failed.error, failed.result) == ("failed", "no examples", None)
+
+
+def test_progress_renews_the_lease_and_reports_cancellation(queue: JobQueue) -> None:
+    queued = queue.enqueue("evaluate", "a.prompt", {})
+    claimed = queue.claim("daemon-1", lease_s=1)
+    assert claimed is not None
+    assert queue.set_progress(queued.id, "daemon-1", "half way", 50.0) is False
+    current = queue.get(queued.id)
+    assert current.progress == {"message": "half way", "percentage": 50.0}
+    assert current.lease_until is not None and claimed.lease_until is not None
+    assert current.lease_until > claimed.lease_until
+    assert queue.renew("daemon-1") == 1 and queue.renew("daemon-2") == 0
+    cancelling = queue.cancel(queued.id)
+    assert cancelling.status == "running" and cancelling.cancel_requested
+    assert queue.set_progress(queued.id, "daemon-1", "still going", 60.0) is True
+    assert queue.mark_cancelled(queued.id, "daemon-1").status == "cancelled"
+
+
+def test_cancel_queued_at_once_and_finished_unchanged(queue: JobQueue) -> None:
+    queued = queue.enqueue("synthesize", "a.prompt", {})
+    cancelled = queue.cancel(queued.id)
+    assert cancelled.status == "cancelled" and cancelled.finished_at is not None
+    assert queue.claim("daemon-1") is None
+    assert queue.cancel(queued.id) == cancelled
+    with pytest.raises(JobNotFoundError):
+        queue.cancel(999)
+    with pytest.raises(JobNotFoundError):
+        queue.get(999)
+
+
+def test_recover_requeues_fails_after_max_attempts_and_honours_cancellation(queue: JobQueue) -> None:
+    retried = queue.enqueue("evaluate", "a.prompt", {})
+    exhausted = queue.enqueue("evaluate", "b.prompt", {})
+    cancelled = queue.enqueue("evaluate", "c.prompt", {})
+    untouched = queue.enqueue("evaluate", "a.prompt", {})
+    for _ in range(3):
+        queue.claim("dead-daemon")
+    queue.cancel(cancelled.id)
+    queue.store.db.execute("UPDATE jobs SET attempts = ? WHERE id = ?", [MAX_ATTEMPTS, exhausted.id])
+    recovery = queue.recover()
+    assert (recovery.requeued, recovery.failed, recovery.cancelled) == ([retried.id], [exhausted.id], [cancelled.id])
+    again = queue.get(retried.id)
+    assert (again.status, again.attempts, again.lease_owner, again.progress) == ("queued", 1, None, None)
+    gave_up = queue.get(exhausted.id)
+    assert gave_up.status == "failed" and f"{MAX_ATTEMPTS} times" in (gave_up.error or "")
+    assert queue.get(cancelled.id).status == "cancelled"
+    assert queue.get(untouched.id).status == "queued"
+    with pytest.raises(JobStateError):  # the dead daemon's late answer is refused
+        queue.finish(retried.id, "dead-daemon", {})
+    reclaimed = queue.claim("new-daemon")
+    assert reclaimed is not None and reclaimed.id == retried.id and reclaimed.attempts == 2
+
+
+def test_release_gives_a_job_back_without_counting_the_attempt(queue: JobQueue) -> None:
+    queued = queue.enqueue("evaluate", "a.prompt", {})
+    queue.claim("daemon-1")
+    released = queue.release(queued.id, "daemon-1")
+    assert (released.status, released.attempts) == ("queued", 0)
+    with pytest.raises(JobStateError):
+        queue.release(queued.id, "daemon-1")
+
+
+def test_list_filters_newest_first_and_prune_drops_only_old_finished_jobs(queue: JobQueue) -> None:
+    old = queue.enqueue("synthesize", "a.prompt", {})
+    queue.cancel(old.id)
+    recent = queue.enqueue("synthesize", "a.prompt", {})
+    queue.cancel(recent.id)
+    active = queue.enqueue("evaluate", "b.prompt", {})
+    long_ago = (datetime.now(UTC) - timedelta(days=31)).isoformat()
+    queue.store.db.execute("UPDATE jobs SET finished_at = ? WHERE id = ?", [long_ago, old.id])
+    assert [j.id for j in queue.list()] == [active.id, recent.id, old.id]
+    assert [j.id for j in queue.list(path="a.prompt")] == [recent.id, old.id]
+    assert [j.id for j in queue.list(active=True)] == [active.id]
+    assert [j.id for j in queue.list(active=False, limit=1)] == [recent.id]
+    assert queue.prune() == 1
+    assert [j.id for j in queue.list()] == [active.id, recent.id]
+
+
+def test_a_killed_writer_leaves_no_half_finished_job(workspace_dir: Path) -> None:
+    """The result and the status are one transaction: a rollback (what SIGKILL amounts to) keeps neither."""
+    with Store.open(workspace_dir) as store:
+        queue = JobQueue(store)
+        queued = queue.enqueue("evaluate", "a.prompt", {})
+        queue.claim("daemon-1")
+        with pytest.raises(RuntimeError), store.write():
+            queue.finish(queued.id, "daemon-1", {"run_id": 1})  # joins the outer transaction
+            raise RuntimeError("killed")
+    with sqlite3.connect(workspace_dir / ".spade" / "spade.db") as db:
+        assert db.execute("SELECT status, result FROM jobs").fetchall() == [("running", None)]
+
+
+# -- the job kinds -----------------------------------------------------------------------------------------
+
+
+def test_synthesize_writes_the_sidecar_and_reports_what_changed(workspace: Workspace) -> None:
+    messages: list[str] = []
+    result = execute(workspace, job("synthesize"), lambda message, _: messages.append(message))
+    sidecar = workspace.root / "blurb_assertions.py"
+    assert result["written"] and sidecar.read_text(encoding="utf-8") == result["text"]
+    assert result["sidecar"] == str(sidecar) and "assert_excludes_cheap" in result["added"]
+    assert messages[0] == "recording the prompt" and len(messages) == 3
+    again = execute(workspace, job("synthesize"), no_progress)
+    assert not again["written"] and again["added"] == [] and sorted(again["unchanged"]) == sorted(result["added"])
+
+
+def test_synthesize_without_write_plans_from_the_editor_buffer(workspace: Workspace) -> None:
+    mine = "from spade_lsp import checks\n\n\ndef assert_mine(example: dict, prompt: str, response: str) -> bool:\n"
+    mine += "    return True\n"
+    params = {"write": False, "sidecar_text": mine, "sentences": ['Never use the word "cheap".']}
+    result = execute(workspace, job("synthesize", params), no_progress)
+    assert not result["written"] and not (workspace.root / "blurb_assertions.py").exists()
+    assert result["added"] == ["assert_excludes_cheap"] and result["removed"] == []
+    assert "def assert_mine" in result["text"] and "def assert_excludes_cheap" in result["text"]
+    assert "def assert_at_most_12_words" not in result["text"]  # only the sentence asked for
+
+
+def test_synthesize_refuses_sentences_not_in_the_prompt(workspace: Workspace) -> None:
+    with pytest.raises(InputError, match="none of the given sentences"):
+        execute(workspace, job("synthesize", {"sentences": ["Be brief."]}), no_progress)
+
+
+def test_cancelling_at_a_checkpoint_writes_nothing(workspace: Workspace) -> None:
+    def cancel_late(message: str, percentage: float | None) -> None:
+        if message.startswith("planning"):
+            raise JobCancelled("cancelled")
+
+    with pytest.raises(JobCancelled):
+        execute(workspace, job("synthesize"), cancel_late)
+    assert not (workspace.root / "blurb_assertions.py").exists()
+
+
+def test_evaluate_then_select_store_their_results(workspace: Workspace) -> None:
+    execute(workspace, job("synthesize"), no_progress)
+    evaluated = execute(workspace, job("evaluate", {"timeout_s": 5, "workers": 1}), no_progress)
+    assert evaluated["examples"] == 3 and evaluated["module_error"] is None
+    assert "assert_excludes_cheap" in evaluated["assertions"]
+    assert evaluated["errors_total"] == len(evaluated["errors"])
+    stored = workspace.store.db.execute("SELECT id, parameters FROM eval_runs").fetchall()
+    assert [row[0] for row in stored] == [evaluated["run_id"]] and json.loads(stored[0][1])["workers"] == 1
+    selected = execute(workspace, job("select", {"method": "cov", "tau": 0.5, "alpha": 0.5, "folds": 0}), no_progress)
+    assert selected["status"] in ("optimal", "feasible") and selected["selected"]
+    assert (selected["method"], selected["tau"], selected["alpha"]) == ("cov", 0.5, 0.5)
+    row = workspace.store.db.execute(
+        "SELECT method, eval_run_id FROM selections WHERE id = ?", [selected["selection_id"]]
+    )
+    assert row.fetchone() == ("cov", evaluated["run_id"])
+
+
+def test_evaluate_without_a_sidecar_fails_with_the_engines_message(workspace: Workspace) -> None:
+    with pytest.raises(InputError, match="no sidecar module"):
+        execute(workspace, job("evaluate"), no_progress)
+
+
+@pytest.mark.parametrize("kind", ["sample", "judge"])
+def test_sampling_and_judging_are_not_available_yet(workspace: Workspace, kind: str) -> None:
+    with pytest.raises(JobUnavailableError, match="not available yet"):
+        execute(workspace, job(kind), no_progress)

@@ -1,0 +1,405 @@
+"""The daemon as a real process: lock, socket, watcher, durable jobs, idle shutdown, many clients, bad input."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spade_lsp_client import DaemonClient, DaemonError, daemon_running, socket_path
+from tests.spade_lsp_client.daemons import (
+    PROMPT,
+    Daemons,
+    RawConnection,
+    async_wait_until,
+    make_slow_prompt,
+    make_workspace,
+    process_gone,
+    wait_until,
+)
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    make_workspace(tmp_path / "ws")
+    return (tmp_path / "ws").resolve()
+
+
+class Recorder:
+    """Collects a client's notifications."""
+
+    def __init__(self, client: DaemonClient) -> None:
+        self.seen: list[tuple[str, dict[str, Any]]] = []
+        client.subscribe(lambda method, params: self.seen.append((method, params)))
+
+    def changed(self, path: str) -> list[dict[str, Any]]:
+        return [p for m, p in self.seen if m == "prompt/changed" and p["path"] == path]
+
+
+def versions(root: Path, key: str) -> int:
+    with sqlite3.connect(root / ".spade" / "spade.db") as db:
+        row = db.execute(
+            "SELECT COUNT(*) FROM versions JOIN prompts ON prompts.id = prompt_id WHERE prompts.path = ?", [key]
+        ).fetchone()
+    return int(row[0])
+
+
+def prompts(root: Path) -> list[str]:
+    with sqlite3.connect(root / ".spade" / "spade.db") as db:
+        return [row[0] for row in db.execute("SELECT path FROM prompts ORDER BY path")]
+
+
+# -- process life ---------------------------------------------------------------------------------------
+
+
+def test_the_lock_lets_only_one_daemon_run(root: Path, daemons: Daemons) -> None:
+    first = daemons.start(root)
+    second = subprocess.run(
+        [sys.executable, "-m", "spade_lsp_server.daemon", "--root", str(root)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+    )
+    assert second.returncode == 0 and "already runs" in second.stderr
+    assert first.poll() is None and daemon_running(root)
+    info = json.loads((root / ".spade" / "daemon.json").read_text())
+    assert info["pid"] == first.pid and info["protocol"] == 1
+
+
+async def test_a_stale_socket_left_by_sigkill_is_replaced(root: Path, daemons: Daemons) -> None:
+    first = daemons.start(root)
+    daemons.kill(first)
+    assert socket_path(root).exists() and not daemon_running(root)
+    daemons.start(root)  # takes the lock the kernel released, removes the stale socket, binds again
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        assert client.info["pid"] != first.pid
+
+
+async def test_a_workspace_path_longer_than_sun_path_works(tmp_path: Path, daemons: Daemons) -> None:
+    deep = tmp_path.joinpath(*["d" * 40] * 4, "workspace")
+    make_workspace(deep)
+    assert len(os.fsencode(socket_path(deep))) > 108
+    daemons.track(deep.resolve())
+    async with await DaemonClient.connect(deep, client_name="test") as client:
+        answer = await client.request("prompt/record", {"path": str(deep / "blurb.prompt")})
+        assert answer == {"path": "blurb.prompt", "version": 1, "recorded": True, "warnings": []}
+    assert daemon_running(deep)
+
+
+def test_an_idle_daemon_stops_by_itself_but_not_while_a_client_is_connected(root: Path, daemons: Daemons) -> None:
+    process = daemons.start(root, idle_timeout_s=0.5)
+
+    async def hold() -> None:
+        async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+            await asyncio.sleep(1.2)  # the point of the test: longer than the idle timeout
+            assert (await client.request("daemon/status"))["idle_timeout_s"] == 0.5
+
+    asyncio.run(hold())
+    assert process.poll() is None
+    assert process.wait(10) == 0
+    assert not socket_path(root).exists() and not (root / ".spade" / "daemon.json").exists()
+
+
+def test_start_up_imports_no_lsp_and_no_llm_library(root: Path) -> None:
+    script = f"""
+import asyncio, sys
+from pathlib import Path
+from spade_lsp_server.daemon._server import Daemon
+
+async def main():
+    daemon = Daemon(Path({str(root)!r}), idle_timeout_s=30)
+    task = asyncio.create_task(daemon.run())
+    while not Path({str(root)!r}, ".spade", "daemon.json").exists():
+        await asyncio.sleep(0.01)
+    daemon.request_stop()
+    await task
+
+asyncio.run(main())
+print(sorted(m for m in ("pygls", "lsprotocol", "litellm", "highspy", "pulp") if m in sys.modules))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.strip() == "[]", done.stderr
+
+
+# -- the watcher ---------------------------------------------------------------------------------------------
+
+
+async def test_an_atomic_save_outside_the_editor_records_a_version(root: Path, daemons: Daemons) -> None:
+    daemons.start(root)
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        await watching(client)
+        notes = Recorder(client)
+        temporary = root / ".blurb.prompt.swp"
+        temporary.write_text(PROMPT + "Use a friendly tone.\n", encoding="utf-8")
+        os.replace(temporary, root / "blurb.prompt")  # what editors do
+        await async_wait_until(lambda: notes.changed("blurb.prompt"), what="prompt/changed")
+        assert notes.changed("blurb.prompt")[0]["origin"] == "watch"
+        assert versions(root, "blurb.prompt") == 1
+        nested = root / "prompts" / "deep" / "other.prompt.md"
+        nested.parent.mkdir(parents=True)
+        nested.write_text("Answer in JSON.\n", encoding="utf-8")
+        await async_wait_until(lambda: notes.changed("prompts/deep/other.prompt.md"), what="nested prompt")
+
+
+async def test_a_burst_of_writes_is_recorded_once_or_twice(root: Path, daemons: Daemons) -> None:
+    daemons.start(root)
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        await watching(client)
+        notes = Recorder(client)
+        prompt = root / "burst.prompt"
+        started = time.monotonic()
+        for number in range(20):
+            prompt.write_text(f"Write {number} words at most.\n", encoding="utf-8")
+            await asyncio.sleep(0.005)
+        assert time.monotonic() - started < 0.8  # well within one debounce window (MAX_DELAY_S)
+        await async_wait_until(lambda: notes.changed("burst.prompt"), what="the burst to be recorded")
+        await client.request("prompt/record", {"path": "burst.prompt"})  # the recorder's queue is drained
+        assert 1 <= versions(root, "burst.prompt") <= 2
+        assert len(notes.changed("burst.prompt")) == versions(root, "burst.prompt")
+
+
+async def test_git_venvs_and_node_modules_are_ignored(root: Path, daemons: Daemons) -> None:
+    custom_venv = root / "env"
+    custom_venv.mkdir()
+    (custom_venv / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    daemons.start(root)
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        await watching(client)
+        notes = Recorder(client)
+        for ignored in (".git", ".venv", "venv", "node_modules/pkg", ".spade", "env/lib"):
+            path = root / ignored / "hidden.prompt"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("Never record me.\n", encoding="utf-8")
+        (root / "notes.txt").write_text("not a prompt\n", encoding="utf-8")
+        (root / "sentinel.prompt").write_text("Record me.\n", encoding="utf-8")  # written last
+        await async_wait_until(lambda: notes.changed("sentinel.prompt"), what="the sentinel prompt")
+        await asyncio.sleep(0.4)  # longer than the debounce: anything ignored wrongly would show up by now
+    assert [p for m, p in notes.seen if m == "prompt/changed"] == notes.changed("sentinel.prompt")
+    assert prompts(root) == ["sentinel.prompt"]
+
+
+async def test_changed_prompt_globs_apply_without_a_restart(root: Path, daemons: Daemons) -> None:
+    daemons.start(root)
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        await watching(client)
+        notes = Recorder(client)
+        (root / "spade.toml").write_text('daemon_idle_timeout_s = 30\nprompt_globs = ["**/*.tmpl"]\n')
+        await watching(client, ["**/*.tmpl"])
+        (root / "mail.tmpl").write_text("Write a mail.\n", encoding="utf-8")
+        await async_wait_until(lambda: notes.changed("mail.tmpl"), what="a prompt matching the new glob")
+
+
+async def watching(client: DaemonClient, globs: list[str] | None = None) -> None:
+    """Until the daemon's watcher runs (it starts just after the socket listens), with ``globs`` if given."""
+    deadline = time.monotonic() + 10
+    while True:
+        current = (await client.request("daemon/status"))["watching"]
+        if current and (globs is None or current == globs):
+            return
+        assert time.monotonic() < deadline, f"the daemon is not watching {globs or 'anything'}: {current}"
+        await asyncio.sleep(0.02)
+
+
+async def test_prompts_changed_while_no_daemon_ran_are_recorded_at_start(root: Path, daemons: Daemons) -> None:
+    first = daemons.start(root)
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        assert (await client.request("prompt/record", {"path": "blurb.prompt"}))["version"] == 1
+    first.send_signal(signal.SIGTERM)
+    assert first.wait(10) == 0
+    (root / "blurb.prompt").write_text(PROMPT + "Use a friendly tone.\n", encoding="utf-8")  # e.g. git checkout
+    daemons.start(root)
+    wait_until(lambda: versions(root, "blurb.prompt") == 2, what="the catch-up record")
+
+
+# -- many clients, bad input ---------------------------------------------------------------------------------
+
+
+async def test_ten_clients_all_get_every_notification_and_their_jobs_done(root: Path, daemons: Daemons) -> None:
+    daemons.start(root)
+    clients = await asyncio.gather(*(DaemonClient.connect(root, client_name=f"c{n}", start=False) for n in range(10)))
+    try:
+        notes = [Recorder(client) for client in clients]
+        answer = await clients[0].request("prompt/record", {"path": "blurb.prompt"})
+        assert answer["recorded"] and answer["version"] == 1
+        await async_wait_until(lambda: all(n.changed("blurb.prompt") for n in notes), what="all ten notified")
+        for number in range(len(clients)):  # one prompt each: their jobs may run side by side
+            (root / f"p{number}.prompt").write_text(f"Keep it under {number + 5} words.\n", encoding="utf-8")
+        started = time.monotonic()
+        jobs = await asyncio.gather(
+            *(c.submit_job("synthesize", f"p{n}.prompt", {"write": False}) for n, c in enumerate(clients))
+        )
+        finished = await asyncio.gather(
+            *(c.wait_job(j["id"], timeout_s=30) for c, j in zip(clients, jobs, strict=True))
+        )
+        elapsed = time.monotonic() - started
+        assert [job["status"] for job in finished] == ["done"] * 10, [job["error"] for job in finished]
+        for note in notes:  # every client hears about every job, not just its own
+            await async_wait_until(
+                lambda note=note: len({p["id"] for m, p in note.seen if m == "job/finished"}) == 10,
+                what="ten job/finished notifications",
+            )
+        assert elapsed < 15
+        status = await clients[0].request("daemon/status")
+        assert status["clients"] == 10 and status["jobs_active"] == 0
+    finally:
+        await asyncio.gather(*(client.close() for client in clients))
+
+
+def test_malformed_lines_get_errors_and_the_connection_survives(root: Path, daemons: Daemons) -> None:
+    daemons.start(root)
+    raw = RawConnection(root)
+    try:
+        raw.send_raw(b"{this is not json\n")
+        parse = raw.receive()
+        assert parse["id"] is None and parse["error"]["code"] == -32700
+        raw.send_raw(b"\xff\xfe\n")
+        assert raw.receive()["error"]["code"] == -32700
+        raw.send({"jsonrpc": "2.0", "id": 1})  # no method
+        invalid = raw.receive()
+        assert (
+            invalid["id"] == 1 and invalid["error"]["code"] == -32600 and "string method" in invalid["error"]["message"]
+        )
+        raw.send_raw(b"[1, 2]\n")
+        assert raw.receive()["error"]["code"] == -32600
+        raw.send({"jsonrpc": "2.0", "id": 2, "method": "nope"})
+        assert raw.receive()["error"]["code"] == -32601
+        raw.send({"jsonrpc": "2.0", "method": "nope"})  # an unknown notification gets no answer
+        raw.send({"jsonrpc": "2.0", "id": 3, "method": "daemon/status"})
+        answer = raw.receive()
+        assert answer["id"] == 3 and answer["result"]["clients"] == 1
+    finally:
+        raw.close()
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "fragment"),
+    [
+        ("job/get", {"id": "7"}, "params.id"),
+        ("job/get", {}, "params.id: required"),
+        ("job/get", [1], "params must be an object"),
+        ("job/submit", {"kind": "synthesize"}, "params.path"),
+        ("job/submit", {"kind": "dance", "path": "blurb.prompt"}, "unknown job kind"),
+        ("job/submit", {"kind": "synthesize", "path": "missing.prompt"}, "is not a file"),
+        ("job/submit", {"kind": "evaluate", "path": "blurb.prompt", "params": {"workers": 0}}, "params.workers"),
+        ("job/submit", {"kind": "select", "path": "blurb.prompt", "params": {"tau": 2}}, "params.tau"),
+        ("job/submit", {"kind": "synthesize", "path": "blurb.prompt", "params": {"writ": True}}, "unknown key"),
+        ("prompt/record", {"path": "/etc/hostname"}, "outside the workspace"),
+        ("prompt/record", {"path": "blurb.prompt", "text": 3}, "params.text"),
+        ("job/list", {"active": "yes"}, "params.active"),
+    ],
+)
+def test_bad_params_get_invalid_params(root: Path, daemons: Daemons, method: str, params: Any, fragment: str) -> None:
+    daemons.start(root)
+    raw = RawConnection(root)
+    try:
+        raw.send({"jsonrpc": "2.0", "id": 9, "method": method, "params": params})
+        error = raw.receive()["error"]
+        assert error["code"] == -32602 and fragment in error["message"]
+    finally:
+        raw.close()
+
+
+async def test_engine_errors_come_back_as_spade_errors(root: Path, daemons: Daemons) -> None:
+    daemons.start(root)
+    (root / "binary.prompt").write_bytes(b"\x00\x01binary")
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        with pytest.raises(DaemonError) as error:
+            await client.request("prompt/record", {"path": "binary.prompt"})
+        assert error.value.code == -32000 and error.value.data == {"type": "PromptFileError"}
+        assert "binary" in str(error.value)
+        saved = await client.request("prompt/record", {"path": "blurb.prompt", "text": "The editor's text.\n"})
+        assert saved["recorded"] and saved["version"] == 1
+        again = await client.request("prompt/record", {"path": "blurb.prompt", "text": "The editor's text.\n"})
+        assert not again["recorded"] and again["version"] == 1
+
+
+# -- durable jobs --------------------------------------------------------------------------------------------
+
+
+async def test_sigkill_mid_job_then_restart_resumes_it_and_keeps_finished_results(root: Path, daemons: Daemons) -> None:
+    make_slow_prompt(root, examples=6, delay_s=0.25)
+    first = daemons.start(root)
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        quick = await client.wait_job((await client.submit_job("synthesize", "blurb.prompt"))["id"], timeout_s=20)
+        assert quick["status"] == "done"
+        notes = Recorder(client)
+        slow = await client.submit_job("evaluate", "slow.prompt", {"workers": 1})
+        await async_wait_until(
+            lambda: any(m == "job/progress" and p["id"] == slow["id"] for m, p in notes.seen), what="the slow job"
+        )
+        assert (await client.request("job/get", {"id": slow["id"]}))["status"] == "running"
+        daemons.kill(first)  # SIGKILL, mid-evaluation
+    restarted = daemons.start(root)
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        resumed = await client.wait_job(slow["id"], timeout_s=30)
+        assert resumed["status"] == "done" and resumed["attempts"] == 2, resumed
+        assert resumed["result"]["assertions"] == ["assert_slow"] and resumed["result"]["examples"] == 6
+        assert await client.request("job/get", {"id": quick["id"]}) == quick  # the finished result survived
+    assert restarted.poll() is None
+    log = (root / ".spade" / "daemon.log").read_text()
+    assert f"requeued [{slow['id']}]" in log
+
+
+async def test_jobs_of_one_prompt_run_in_order_and_a_queued_one_can_be_cancelled(root: Path, daemons: Daemons) -> None:
+    make_slow_prompt(root, examples=4, delay_s=0.25)
+    daemons.start(root)
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        notes = Recorder(client)
+        slow = await client.submit_job("evaluate", "slow.prompt", {"workers": 1})
+        behind = await client.submit_job("synthesize", "slow.prompt", {"write": False})
+        other = await client.submit_job("synthesize", "blurb.prompt", {"write": False})
+        other_done = await client.wait_job(other["id"], timeout_s=20)  # another prompt: not held up
+        assert other_done["status"] == "done"
+        assert (await client.request("job/get", {"id": behind["id"]}))["status"] == "queued"
+        cancelled = await client.request("job/cancel", {"id": behind["id"]})
+        assert cancelled["status"] == "cancelled" and cancelled["cancel_requested"]
+        await async_wait_until(
+            lambda: any(m == "job/finished" and p["id"] == behind["id"] for m, p in notes.seen), what="job/finished"
+        )
+        assert (await client.wait_job(slow["id"], timeout_s=20))["status"] == "done"
+        listed = await client.request("job/list", {"path": "slow.prompt"})
+        assert [job["id"] for job in listed] == [behind["id"], slow["id"]]
+        assert await client.request("job/list", {"active": True}) == []
+
+
+def test_shutdown_with_a_running_job_hands_it_to_the_next_daemon(root: Path, daemons: Daemons) -> None:
+    make_slow_prompt(root, examples=8, delay_s=0.5)
+
+    async def submit_then_stop() -> int:
+        async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+            notes = Recorder(client)
+            job = await client.submit_job("evaluate", "slow.prompt", {"workers": 1})
+            await async_wait_until(lambda: any(m == "job/progress" for m, _ in notes.seen), what="the job to start")
+            assert await client.request("daemon/shutdown") == {}
+            return int(job["id"])
+
+    first = daemons.start(root)
+    job_id = asyncio.run(submit_then_stop())
+    assert first.wait(15) == 0
+    wait_until(lambda: process_gone(first.pid), what="the daemon to exit")
+
+    async def resume() -> dict[str, Any]:
+        async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+            return await client.wait_job(job_id, timeout_s=30)
+
+    daemons.start(root)
+    job = asyncio.run(resume())
+    assert job["status"] == "done" and job["result"]["examples"] == 8
+
+
+def test_sigterm_stops_the_daemon_cleanly(root: Path, daemons: Daemons) -> None:
+    process = daemons.start(root)
+    process.send_signal(signal.SIGTERM)
+    assert process.wait(10) == 0
+    assert not socket_path(root).exists()
+    assert "stopped" in (root / ".spade" / "daemon.log").read_text()
