@@ -14,7 +14,8 @@ from typing import Any
 
 from spade_lsp._examples import Example, read_examples
 from spade_lsp._files import atomic_write_text, examples_path, prompt_stem, sidecar_path
-from spade_lsp.errors import InputError, ModelNotConfiguredError
+from spade_lsp._store import Store
+from spade_lsp.errors import InputError, ModelNotConfiguredError, StoreError
 from spade_lsp.llm import LLMClient, parse_json_answer
 from spade_lsp.sandbox import SandboxCase, SandboxLimits, run_assertions
 from spade_lsp.synthesis import Candidate, Instruction, PromptContext, Synthesizer, placeholders_of, render_prompt
@@ -270,6 +271,25 @@ def evaluate(
     )
     run.run_id = _store_run(workspace, prompt, run, started, module, source, limits, ask is not None)
     return run
+
+
+def load_eval_run(store: Store, run_id: int) -> EvalRun:
+    """A stored evaluation run (one the daemon ran, say), as :func:`evaluate` returned it."""
+    row = store.db.execute(
+        "SELECT assertions, examples, y, m, errors, seconds FROM eval_runs WHERE id = ?", [run_id]
+    ).fetchone()
+    if row is None:
+        raise StoreError(f"evaluation run {run_id} is not in the store")
+    assertions, examples, y, m, errors, seconds = row
+    return EvalRun(
+        run_id,
+        json.loads(assertions),
+        json.loads(examples),
+        json.loads(y),
+        json.loads(m or "[]"),
+        json.loads(errors or "[]"),
+        float(seconds or 0.0),
+    )
 
 
 def _module_error(module: Path, error: Any) -> str | None:

@@ -465,7 +465,7 @@ def _synthesize(workspace: Workspace, prompt: Path, params: Mapping[str, Any], p
         "sidecar": str(update.path),
         "text": result.text,
         "written": update.written,
-        "candidates": len(result.candidates),
+        "candidates": [dataclasses.asdict(candidate) for candidate in result.candidates],
         "added": update.added,
         "updated": update.updated,
         "unchanged": update.unchanged,

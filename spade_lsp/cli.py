@@ -83,6 +83,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_select_parser(commands, _common)
 
+    lsp = commands.add_parser("lsp", help="serve the Language Server Protocol on stdio (editors start this)")
+    lsp.add_argument("--stdio", action="store_true", help="accepted for editors that pass it; stdio is the default")
+    lsp.add_argument("--log-file", type=Path, metavar="FILE", help="also write the server's log here")
+
+    daemon = commands.add_parser("daemon", help="run the workspace daemon (the language server starts one itself)")
+    daemon.add_argument("--workspace", type=Path, help="workspace root (default: found from the current directory)")
+    daemon.add_argument("--idle-timeout", type=float, metavar="S", help="exit after S idle seconds (default: settings)")
+    daemon.add_argument("--foreground", action="store_true", help="log to stderr as well")
+
     demo = commands.add_parser("demo", help="run the pipeline offline on the bundled demo prompt")
     demo.add_argument("--dir", type=Path, help="where to write the demo workspace (default: a temporary one)")
     _common(demo)
@@ -121,6 +130,56 @@ def _open_workspace(args: argparse.Namespace, anchor: Path) -> Any:
     return Workspace.for_path(anchor, overrides=_overrides(args))
 
 
+def _daemon_root(args: argparse.Namespace, anchor: Path) -> Path | None:
+    """The workspace root when its daemon runs: the daemon is the store's one writer, so the command hands it
+    the job. Model overrides on the command line run here instead (the daemon keeps the workspace's settings)."""
+    if _overrides(args):
+        return None
+    from spade_lsp.config import find_workspace_root
+    from spade_lsp_client import daemon_running
+
+    root = (args.workspace if args.workspace is not None else find_workspace_root(anchor)).resolve()
+    return root if daemon_running(root) else None
+
+
+def _progress_to_stderr(progress: dict[str, Any]) -> None:
+    if sys.stderr.isatty():
+        print(f"spade: {progress.get('message', '')}", file=sys.stderr)
+
+
+def _daemon_job(root: Path, kind: str, prompt: Path, params: dict[str, Any]) -> dict[str, Any]:
+    """Run one job in the workspace's daemon and return its result; a job that did not finish is an error."""
+    from spade_lsp_client import run_job
+
+    job = run_job(root, kind, prompt.resolve(), params, on_progress=_progress_to_stderr)
+    if job["status"] != "done":
+        raise SpadeError(f"the daemon's {kind} job {job['id']} {job['status']}: {job.get('error') or 'no reason'}")
+    result: dict[str, Any] = job["result"]
+    return result
+
+
+def _daemon_record(root: Path, prompt: Path) -> list[str]:
+    """``sync_prompt`` done by the daemon; returns its warnings."""
+    import asyncio
+
+    from spade_lsp_client import DaemonClient
+
+    async def record() -> list[str]:
+        async with await DaemonClient.connect(root, client_name="cli", start=False) as client:
+            answer = await client.request("prompt/record", {"path": str(prompt.resolve())})
+        return [str(warning) for warning in answer.get("warnings", [])]
+
+    return asyncio.run(record())
+
+
+def _sync(args: argparse.Namespace, workspace: Any) -> None:
+    """Bring the store up to date with the prompt, through the daemon when one runs."""
+    from spade_lsp.workspace import sync_prompt
+
+    root = _daemon_root(args, args.prompt)
+    _warn(_daemon_record(root, args.prompt) if root is not None else sync_prompt(workspace, args.prompt))
+
+
 def _warn(warnings: Sequence[str]) -> None:
     for warning in warnings:
         print(f"spade: warning: {warning}", file=sys.stderr)
@@ -142,11 +201,10 @@ def _emit_json(out: TextIO, value: Any) -> None:
 
 def _cmd_history(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp._render import render_history
-    from spade_lsp.workspace import sync_prompt
 
     with _open_workspace(args, args.prompt) as workspace:
         if not args.no_sync:
-            _warn(sync_prompt(workspace, args.prompt))
+            _sync(args, workspace)
         versions = workspace.history.versions(args.prompt)
         if not versions:
             raise InputError(f"{args.prompt}: no versions recorded")
@@ -159,11 +217,10 @@ def _cmd_history(args: argparse.Namespace, out: TextIO) -> int:
 
 def _cmd_deltas(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp._render import delta_as_json, render_deltas
-    from spade_lsp.workspace import sync_prompt
 
     with _open_workspace(args, args.prompt) as workspace:
         if not args.no_sync:
-            _warn(sync_prompt(workspace, args.prompt))
+            _sync(args, workspace)
         deltas = workspace.history.deltas(args.prompt, from_number=args.from_number, to_number=args.to_number)
         if args.json:
             _emit_json(
@@ -229,37 +286,36 @@ def _import_versions(args: argparse.Namespace, out: TextIO) -> None:
 
 def _cmd_synthesize(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp._assertion_jobs import make_synthesizer, synthesize
+    from spade_lsp._files import sidecar_path
     from spade_lsp._render import render_candidates
+    from spade_lsp.synthesis import Candidate
 
-    with _open_workspace(args, args.prompt) as workspace:
-        result = synthesize(workspace, args.prompt, make_synthesizer(workspace, args.synthesizer, prompt=args.prompt))
-    _warn(result.warnings)
-    update = result.update
-    if args.json:
-        _emit_json(
-            out,
-            {
-                "module": str(update.path),
-                "candidates": result.candidates,
-                "added": update.added,
-                "updated": update.updated,
-                "unchanged": update.unchanged,
-                "removed": update.removed,
-                "kept_edited": update.kept_edited,
-            },
-        )
+    root = _daemon_root(args, args.prompt)
+    if root is not None:
+        result = _daemon_job(root, "synthesize", args.prompt, {"synthesizer": args.synthesizer, "write": True})
+        candidates = [Candidate(**candidate) for candidate in result["candidates"]]
+        module, warnings = str(sidecar_path(args.prompt)), result["warnings"]
+        changes = {key: result[key] for key in ("added", "updated", "unchanged", "removed", "kept_edited")}
     else:
-        out.write(render_candidates(result.candidates))
+        with _open_workspace(args, args.prompt) as workspace:
+            done = synthesize(workspace, args.prompt, make_synthesizer(workspace, args.synthesizer, prompt=args.prompt))
+        candidates, module, warnings, update = done.candidates, str(done.update.path), done.warnings, done.update
+        changes = {key: getattr(update, key) for key in ("added", "updated", "unchanged", "removed", "kept_edited")}
+    _warn(warnings)
+    if args.json:
+        _emit_json(out, {"module": module, "candidates": candidates, **changes})
+    else:
+        out.write(render_candidates(candidates))
         out.write(
-            f"\n{update.path}: {len(update.added)} added, {len(update.updated)} updated, "
-            f"{len(update.unchanged)} unchanged, {len(update.removed)} removed, "
-            f"{len(update.kept_edited)} kept as you edited\n"
+            f"\n{module}: {len(changes['added'])} added, {len(changes['updated'])} updated, "
+            f"{len(changes['unchanged'])} unchanged, {len(changes['removed'])} removed, "
+            f"{len(changes['kept_edited'])} kept as you edited\n"
         )
     return EXIT_OK
 
 
 def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp._assertion_jobs import evaluate
+    from spade_lsp._assertion_jobs import evaluate, load_eval_run
     from spade_lsp._render import render_eval
     from spade_lsp.sandbox import SandboxLimits
 
@@ -268,8 +324,16 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         limits = dataclasses.replace(limits, memory_mb=args.memory_mb)
     if args.workers is not None:
         limits = dataclasses.replace(limits, workers=args.workers)
-    with _open_workspace(args, args.prompt) as workspace:
-        run = evaluate(workspace, args.prompt, examples_file=args.examples, limits=limits)
+    root = _daemon_root(args, args.prompt) if args.examples is None else None
+    if root is not None:
+        flags = {"timeout_s": args.timeout, "memory_mb": args.memory_mb, "workers": args.workers}
+        result = _daemon_job(root, "evaluate", args.prompt, {k: v for k, v in flags.items() if v is not None})
+        with _open_workspace(args, args.prompt) as workspace:
+            run = load_eval_run(workspace.store, result["run_id"])
+        run.module_error, run.warnings = result["module_error"], result["warnings"]
+    else:
+        with _open_workspace(args, args.prompt) as workspace:
+            run = evaluate(workspace, args.prompt, examples_file=args.examples, limits=limits)
     _warn(run.warnings)
     if args.json:
         _emit_json(out, run.matrix_json())
@@ -320,7 +384,36 @@ def _cmd_taxonomy(args: argparse.Namespace, out: TextIO) -> int:
 def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp.selection._cli import run_select
 
-    return run_select(args, out)
+    def in_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
+        root = _daemon_root(args, args.prompt) if args.solver == "highs" else None  # the daemon solves with HiGHS
+        if root is None:
+            return None
+        params = {"method": args.method, "folds": args.folds, "time_limit": args.time_limit}
+        params |= {"filter_declared": True} if args.filter_declared else {}
+        params |= {key: getattr(args, key) for key in ("tau", "alpha") if getattr(args, key) is not None}
+        return _daemon_job(root, "select", args.prompt, params)
+
+    return run_select(args, out, in_daemon)
+
+
+def _cmd_lsp(args: argparse.Namespace, out: TextIO) -> int:
+    """The language server lives in its own package (LSP glue only); the engine never imports pygls."""
+    import spade_lsp_server
+
+    return int(spade_lsp_server.main(["--log-file", str(args.log_file)] if args.log_file else []))
+
+
+def _cmd_daemon(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp.config import find_workspace_root
+    from spade_lsp_server import daemon
+
+    root = args.workspace if args.workspace is not None else find_workspace_root(Path.cwd())
+    argv = ["--root", str(root)]
+    if args.idle_timeout is not None:
+        argv += ["--idle-timeout", str(args.idle_timeout)]
+    if args.foreground:
+        argv.append("--foreground")
+    return int(daemon.main(argv))
 
 
 def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
@@ -337,6 +430,8 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "synthesize": _cmd_synthesize,
     "eval": _cmd_eval,
     "select": _cmd_select,
+    "lsp": _cmd_lsp,
+    "daemon": _cmd_daemon,
     "demo": _cmd_demo,
 }
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -203,49 +203,59 @@ def select_prompt(workspace: Workspace, prompt: Path, options: SelectOptions) ->
     return selection, selection_id
 
 
-def _render(selection: Selection, out: TextIO) -> None:
+def _render(document: dict[str, Any], out: TextIO) -> None:
+    """The readable table of a ``--json`` document (so a selection the daemon ran renders the same)."""
+
     def pct(value: float | None) -> str:
         return "n/a" if value is None else f"{value:.3f}"
 
-    def interval(bounds: tuple[float, float] | None) -> str:
-        return "" if bounds is None else f" [{bounds[0]:.2f}, {bounds[1]:.2f}]"
+    def interval(bounds: Sequence[float] | None) -> str:
+        return "" if not bounds else f" [{bounds[0]:.2f}, {bounds[1]:.2f}]"
 
     out.write(
-        f"method {selection.method}, tau {selection.tau:g}, alpha {selection.alpha:g}: {selection.status}"
-        f" ({selection.solve_seconds:.3f} s)\n"
+        f"method {document['method']}, tau {document['tau']:g}, alpha {document['alpha']:g}: {document['status']}"
+        f" ({document['solve_seconds']:.3f} s)\n"
     )
-    if selection.status == "infeasible":
-        out.write(f"{selection.reason}\n")
+    if document["status"] == "infeasible":
+        out.write(f"{document['reason']}\n")
     else:
         out.write(
-            f"{len(selection.selected)} assertion(s); coverage {pct(selection.coverage)}"
-            f"{interval(selection.coverage_interval)}, FFR {pct(selection.ffr)}{interval(selection.ffr_interval)}\n"
+            f"{len(document['selected'])} assertion(s); coverage {pct(document['coverage'])}"
+            f"{interval(document['coverage_interval'])}, FFR {pct(document['ffr'])}"
+            f"{interval(document['ffr_interval'])}\n"
         )
-        for name in selection.selected:
+        for name in document["selected"]:
             out.write(f"  {name}\n")
-        if selection.cv is not None:
-            cv = selection.cv
+        cv = document.get("cv")
+        if cv is not None:
             out.write(
-                f"{cv.folds}-fold cross-validation: coverage {pct(cv.coverage)}{interval(cv.coverage_interval)}, "
-                f"FFR {pct(cv.ffr)}{interval(cv.ffr_interval)}\n"
+                f"{cv['folds']}-fold cross-validation: coverage {pct(cv['coverage'])}"
+                f"{interval(cv['coverage_interval'])}, FFR {pct(cv['ffr'])}{interval(cv['ffr_interval'])}\n"
             )
-        if selection.excluded_not_subsumed:
-            out.write(f"excluded and not subsumed: {', '.join(selection.excluded_not_subsumed)}\n")
-    for note in selection.notes:
+        if document["excluded_not_subsumed"]:
+            out.write(f"excluded and not subsumed: {', '.join(document['excluded_not_subsumed'])}\n")
+    for note in document["notes"]:
         out.write(f"note: {note}\n")
 
 
-def run_select(args: argparse.Namespace, out: TextIO) -> int:
-    """Run ``spade select``; returns the exit code (bad input raises :class:`InputError`)."""
+def run_select(
+    args: argparse.Namespace,
+    out: TextIO,
+    daemon_select: Callable[[argparse.Namespace], dict[str, Any] | None] | None = None,
+) -> int:
+    """Run ``spade select``; returns the exit code (bad input raises :class:`InputError`). ``daemon_select``
+    runs a prompt's selection in the workspace daemon and returns its document, or None to run it here."""
     if (args.prompt is None) == (args.matrix is None):
         raise InputError("give either a PROMPT or --matrix FILE (not both)")
-    selection, selection_id = _from_matrix(args) if args.matrix is not None else _from_prompt(args)
-    if args.json:
+    document = daemon_select(args) if daemon_select is not None and args.prompt is not None else None
+    if document is None:
+        selection, selection_id = _from_matrix(args) if args.matrix is not None else _from_prompt(args)
         document = selection.to_json()
         if selection_id is not None:
             document["selection_id"] = selection_id
+    if args.json:
         json.dump(document, out, ensure_ascii=False, indent=2)
         out.write("\n")
     else:
-        _render(selection, out)
-    return EXIT_INFEASIBLE if selection.status == "infeasible" else EXIT_OK
+        _render(document, out)
+    return EXIT_INFEASIBLE if document["status"] == "infeasible" else EXIT_OK
