@@ -33,7 +33,7 @@ lint: dev
 	$(BIN)/ruff format --check .
 
 typecheck: dev
-	$(BIN)/mypy --strict spade_lsp
+	$(BIN)/mypy --strict spade_lsp client/spade_lsp_client server/spade_lsp_server
 
 # The whole suite, benchmarks included (they assert the issue's floors). pytest's exit code 5
 # ("no tests collected") is not a failure of the code under test, so it passes with a note.

@@ -60,9 +60,7 @@ def test_synthesize_eval_select_run_in_the_daemon_with_the_same_output(tmp_path:
     assert not (alone / ".spade" / "daemon.json").exists(), "no daemon is started when none runs"
 
 
-def test_history_records_through_the_daemon_and_failures_keep_their_exit_code(
-    tmp_path: Path, daemons: Daemons
-) -> None:
+def test_history_records_through_the_daemon_and_failures_keep_their_exit_code(tmp_path: Path, daemons: Daemons) -> None:
     prompt = make_workspace(tmp_path)
     daemons.start(tmp_path)
     assert len(_json("history", "blurb.prompt", cwd=tmp_path)["versions"]) == 1

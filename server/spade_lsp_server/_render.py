@@ -1,0 +1,174 @@
+"""Markdown and short labels for what the overview holds: hovers, lens titles, and the prompt's report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from spade_lsp.overview import (
+    AssertionStats,
+    AssertionView,
+    InstructionView,
+    PromptOverview,
+    SentenceEvent,
+    VersionView,
+)
+from spade_lsp.taxonomy import DISPLAY_NAMES
+
+
+def pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{value * 100:.0f}%"
+
+
+def ratio(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def quote(text: str, limit: int = 120) -> str:
+    flat = " ".join(text.split())
+    return f"“{flat if len(flat) <= limit else flat[: limit - 1] + '…'}”"
+
+
+def md_escape(text: str) -> str:
+    return "".join(f"\\{c}" if c in "\\`*_{}[]<>#|" else c for c in text)
+
+
+def version_label(version: VersionView) -> str:
+    """``v3 (2024-05-01, commit `1a2b3c4d5e` “Add a word limit”)``, as Markdown."""
+    parts = [version.created_at[:10]] if version.created_at else []
+    if version.short_sha:
+        subject = f" {md_escape(quote(version.subject, 72))}" if version.subject else ""
+        parts.append(f"commit `{version.short_sha}`{subject}")
+    else:
+        parts.append(version.origin)
+    return f"v{version.number} ({', '.join(parts)})"
+
+
+def event_line(event: SentenceEvent, current: str) -> str:
+    """One history entry of a sentence whose current wording is ``current``."""
+    if event.kind == "modified" and event.previous_text is not None:
+        what = f"reworded from {md_escape(quote(event.previous_text))}"
+    elif event.kind == "moved":
+        what = "moved"
+    elif event.text == current:
+        what = "added"
+    else:
+        what = f"added as {md_escape(quote(event.text))}"
+    return f"- {version_label(event.version)}: {what}"
+
+
+def stats_text(stats: AssertionStats | None) -> str:
+    """``pass 75% (3/4) · coverage 0.50 · FFR 0.00`` or why there is no figure."""
+    if stats is None:
+        return "not evaluated yet"
+    if stats.examples == 0 and stats.needs_model:
+        return "needs a model (ask_llm was not evaluated)"
+    text = (
+        f"pass {pct(stats.pass_rate)} ({stats.passed}/{stats.examples}) · coverage {ratio(stats.coverage)} · "
+        f"FFR {ratio(stats.ffr)}"
+    )
+    if stats.errors:
+        text += f" · {stats.errors} error(s)"
+    return text
+
+
+def selection_text(view: AssertionView) -> str:
+    if view.selected is None:
+        return "no selection yet" if view.stats is None else "not in the latest selection"
+    if view.selected:
+        return "selected"
+    return f"dropped: {view.drop_reason}" if view.drop_reason else "not selected"
+
+
+def instruction_hover(instruction: InstructionView, overview: PromptOverview, history: Sequence[SentenceEvent]) -> str:
+    names = instruction.display_names
+    lines: list[str] = []
+    if names:
+        lines.append(f"**{names[0]}**" + (f" · {', '.join(names[1:])}" if len(names) > 1 else ""))
+        lines.append("")
+        lines.append("Categories: " + ", ".join(f"`{category}`" for category in instruction.categories))
+    else:
+        lines.append("**No SPADE category** (not an instruction an assertion can check)")
+    lines.append("")
+    lines.append("**History**")
+    if history:
+        lines += [event_line(event, instruction.text) for event in history]
+    elif instruction.introduced_in is not None and overview.versions:
+        lines.append(f"- {version_label(overview.versions[instruction.introduced_in - 1])}: introduced")
+    elif overview.prompt is None:
+        lines.append("- unsaved buffer: no history")
+    elif not overview.store_available or not overview.versions:
+        lines.append("- no history yet: versions are recorded when you save")
+    else:
+        lines.append("- not recorded yet: save the prompt to record this sentence")
+    lines.append("")
+    lines.append("**Assertions**")
+    if instruction.covered_by:
+        for name in instruction.covered_by:
+            view = overview.assertion(name)
+            detail = f": {stats_text(view.stats)} · {selection_text(view)}" if view is not None else ""
+            lines.append(f"- `{name}`{detail}")
+    elif instruction.checkable:
+        lines.append("- none yet: use the quick fix *Add assertion for this instruction*")
+    else:
+        lines.append("- none")
+    return "\n".join(lines)
+
+
+def assertion_hover(view: AssertionView, overview: PromptOverview) -> str:
+    category = DISPLAY_NAMES.get(view.category or "", view.category or "no category")
+    lines = [f"**{view.name}** · {category}"]
+    if view.description:
+        lines += ["", md_escape(view.description)]
+    lines.append("")
+    if view.sentence:
+        origin = f" (v{view.version})" if view.version is not None else ""
+        state = " — **stale**: no longer in the prompt" if view.stale else ""
+        lines.append(f"From {md_escape(quote(view.sentence))}{origin}{state}")
+    else:
+        lines.append("Written by hand (no `@assertion` source sentence)")
+    run = overview.eval_run
+    lines.append("")
+    label = f"Evaluation run {run.id}" if run is not None else "Evaluation"
+    lines.append(f"{label}: {stats_text(view.stats)}")
+    if view.stats is not None:
+        for message in view.stats.error_messages:
+            lines.append(f"- {md_escape(message)}")
+    lines.append(f"Selection: {selection_text(view)}")
+    return "\n".join(lines)
+
+
+def summary_title(overview: PromptOverview) -> str:
+    """The lens at the top of a prompt: versions, instructions, assertions, selected (and reliability, once
+    sampling exists: nothing is shown for it before)."""
+    summary = overview.summary
+    parts = []
+    if overview.prompt is None:
+        parts.append("unsaved (no history)")
+    elif not summary.versions:
+        parts.append("no versions recorded yet")
+    else:
+        parts.append(f"{summary.versions} version{'s' if summary.versions != 1 else ''}")
+    parts.append(f"{summary.instructions} instruction{'s' if summary.instructions != 1 else ''}")
+    parts.append(f"{summary.assertions} assertion{'s' if summary.assertions != 1 else ''}")
+    if summary.selected is not None:
+        parts.append(f"{summary.selected} selected")
+    return "spade: " + " · ".join(parts)
+
+
+def assertion_lens_title(view: AssertionView) -> str:
+    stats = view.stats
+    if stats is None:
+        figure = "not evaluated yet"
+    elif stats.examples == 0 and stats.needs_model:
+        figure = "needs a model"
+    else:
+        figure = f"pass {pct(stats.pass_rate)} on {stats.examples} example{'s' if stats.examples != 1 else ''}"
+        if stats.errors:
+            figure += f" ({stats.errors} error{'s' if stats.errors != 1 else ''})"
+    if view.selected is True:
+        choice = "selected"
+    elif view.selected is False:
+        choice = f"subsumed by {', '.join(view.subsumed_by)}" if view.subsumed_by else "not selected"
+    else:
+        choice = "no selection yet"
+    return f"{figure} · {choice}"

@@ -1,0 +1,240 @@
+"""Per-workspace-root state: settings, the read-only store, the daemon link and the overview cache.
+
+The language server keeps one :class:`WorkspaceState` per root (a root is found from each file as the CLI
+finds it). Overviews are cached per document on everything they depend on (the text, the sidecar's text,
+the store's ``data_version`` and the effective settings), so unchanged documents cost a dictionary lookup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spade_lsp._files import sidecar_path
+from spade_lsp._prompts import parse_prompt
+from spade_lsp.config import Settings, load_settings
+from spade_lsp.errors import SpadeError
+from spade_lsp.overview import PromptOverview, build_overview
+from spade_lsp_server._daemon import DaemonLink, Notify, Tell
+from spade_lsp_server._readstore import data_version, open_store
+
+if TYPE_CHECKING:
+    from spade_lsp._store import Store
+
+log = logging.getLogger(__name__)
+
+_SETTING_KEYS = frozenset(Settings.model_fields)
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(\r?\n|\Z)", re.DOTALL)
+
+
+def _snake(key: str) -> str:
+    """``promptGlobs`` / ``prompt-globs`` -> ``prompt_globs`` (editors tend to camelCase their settings)."""
+    out = "".join(f"_{c.lower()}" if c.isupper() else c for c in key).replace("-", "_")
+    return out.lstrip("_")
+
+
+def client_overrides(values: Any) -> tuple[dict[str, Any], list[str]]:
+    """The known keys of the editor's "spade" section (an extension may keep other keys there, such as the
+    interpreter to run: those are only logged), and problems to show."""
+    if not isinstance(values, Mapping):
+        return {}, [] if values is None else [f"spade: editor settings must be an object, not {values!r}"]
+    out: dict[str, Any] = {}
+    ignored: list[str] = []
+    for key, value in values.items():
+        name = _snake(str(key))
+        if name in _SETTING_KEYS:
+            if value is not None:
+                out[name] = list(value) if name == "prompt_globs" and isinstance(value, list | tuple) else value
+        else:
+            ignored.append(str(key))
+    if ignored:
+        log.info("editor settings that are not spade settings, ignored: %s", ", ".join(sorted(ignored)))
+    return out, []
+
+
+@dataclass(slots=True)
+class _CacheEntry:
+    key: tuple[Any, ...]
+    overview: PromptOverview
+
+
+class WorkspaceState:
+    """One workspace root."""
+
+    def __init__(
+        self, root: Path, *, on_notification: Notify, tell: Tell, on_connect: Callable[[], None] | None = None
+    ) -> None:
+        self.root = root
+        self.daemon = DaemonLink(root, on_notification=on_notification, tell=tell, on_connect=on_connect)
+        self.config_ready = asyncio.Event()
+        self.notes: list[str] = []
+        self.file_settings = self._load_file_settings()
+        self.client_values: dict[str, Any] = {}
+        self.settings = self.file_settings
+        self._store: Store | None = None
+        self._store_error: str | None = None
+        self._cache: dict[str, _CacheEntry] = {}
+        self._disk: dict[Path, tuple[tuple[int, int] | None, str | None]] = {}
+        self._front_matter: dict[str, tuple[Settings, tuple[str, ...]]] = {}
+
+    # -- settings ---------------------------------------------------------------------------------------
+
+    def _load_file_settings(self) -> Settings:
+        try:
+            return load_settings(self.root)
+        except SpadeError as error:
+            self.notes.append(f"spade: {error}; using the default settings")
+            return Settings()
+
+    def set_client_values(self, values: Any) -> list[str]:
+        """Apply the editor's settings (they override workspace files and front matter). Returns problems."""
+        overrides, notes = client_overrides(values)
+        try:
+            merged = self.file_settings.merged(overrides, source="editor settings (spade)")
+        except SpadeError as error:
+            notes.append(f"spade: {error}; editor settings ignored")
+            overrides, merged = {}, self.file_settings
+        self.client_values = overrides
+        self.settings = merged
+        self._front_matter.clear()
+        self._cache.clear()
+        return notes
+
+    def reload_files(self) -> None:
+        self.file_settings = self._load_file_settings()
+        self.set_client_values(self.client_values)
+
+    def settings_for(self, text: str | None) -> tuple[Settings, tuple[str, ...]]:
+        """Settings for one prompt: workspace files, then its front matter, then the editor's settings."""
+        match = _FRONT_MATTER.match(text) if text and text.startswith("---") else None
+        if match is None:
+            return self.settings, ()
+        block = match.group(0)
+        cached = self._front_matter.get(block)
+        if cached is not None:
+            return cached
+        try:
+            front = parse_prompt(block).front_matter
+        except SpadeError:
+            front = {}  # the overview reports invalid front matter itself
+        known = {k.replace("-", "_"): v for k, v in front.items() if str(k).replace("-", "_") in _SETTING_KEYS}
+        notes: tuple[str, ...] = ()
+        settings = self.settings
+        if known:
+            try:
+                settings = self.file_settings.merged(known, source="front matter").merged(
+                    self.client_values, source="editor settings (spade)"
+                )
+            except SpadeError as error:
+                notes = (str(error),)
+        if len(self._front_matter) > 256:
+            self._front_matter.clear()
+        self._front_matter[block] = (settings, notes)
+        return settings, notes
+
+    # -- the store ---------------------------------------------------------------------------------------
+
+    def store(self) -> Store | None:
+        """The read-only store, opened on first use and re-tried while it does not exist yet."""
+        if self._store is None:
+            self._store, why = open_store(self.root)
+            if why is not None and why != self._store_error:
+                log.info("the store of %s is not readable yet: %s", self.root, why)
+            self._store_error = why
+        return self._store
+
+    def store_version(self) -> int | None:
+        store = self.store()
+        if store is None:
+            return None
+        version = data_version(store)
+        if version is None:  # the connection broke (file replaced?): reopen next time
+            self.drop_store()
+        return version
+
+    def drop_store(self) -> None:
+        store, self._store = self._store, None
+        if store is not None:
+            try:
+                store.close()
+            except Exception:
+                log.debug("closing the store failed", exc_info=True)
+
+    # -- overviews ---------------------------------------------------------------------------------------
+
+    def sidecar_text(self, prompt: Path, open_text: Callable[[Path], str | None]) -> str | None:
+        """The sidecar module's text: the editor's buffer when open, else the file (cached on its mtime)."""
+        path = sidecar_path(prompt)
+        text = open_text(path)
+        if text is not None:
+            return text
+        try:
+            stat = os.stat(path)
+            stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+        except OSError:
+            stamp = None
+        cached = self._disk.get(path)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        content: str | None = None
+        if stamp is not None:
+            try:
+                content = path.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                content = None
+        self._disk[path] = (stamp, content)
+        return content
+
+    def overview(
+        self, uri: str, prompt: Path | None, text: str | None, open_text: Callable[[Path], str | None]
+    ) -> PromptOverview:
+        """The overview of a prompt, cached on everything it depends on."""
+        if text is None and prompt is not None:
+            try:
+                text = prompt.read_bytes().decode("utf-8-sig", errors="replace")
+            except OSError:
+                text = None
+        settings, notes = self.settings_for(text)
+        sidecar = self.sidecar_text(prompt, open_text) if prompt is not None else None
+        store = self.store() if prompt is not None else None
+        version = self.store_version() if store is not None else None
+        store = self._store if version is not None else None
+        key = (text, sidecar, version, settings.max_prompt_bytes, notes, prompt)
+        entry = self._cache.get(uri)
+        if entry is not None and entry.key == key:
+            return entry.overview
+        if text is None:
+            overview = build_overview(None, self.root, prompt, None, read_sidecar=False)
+        else:
+            overview = build_overview(
+                store,
+                self.root,
+                prompt,
+                text,
+                sidecar_text=sidecar,
+                read_sidecar=False,
+                max_prompt_bytes=settings.max_prompt_bytes,
+            )
+        if notes:
+            overview = _with_notes(overview, notes)
+        self._cache[uri] = _CacheEntry(key, overview)
+        return overview
+
+    def forget(self, uri: str) -> None:
+        self._cache.pop(uri, None)
+
+    async def close(self) -> None:
+        await self.daemon.close()
+        self.drop_store()
+
+
+def _with_notes(overview: PromptOverview, notes: tuple[str, ...]) -> PromptOverview:
+    from dataclasses import replace
+
+    return replace(overview, notes=overview.notes + tuple(f"front matter: {note}" for note in notes))

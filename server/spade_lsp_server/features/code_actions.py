@@ -1,0 +1,177 @@
+"""Code actions.
+
+On a prompt: the quick fix "Add assertion for this instruction" and the source action "Add assertions for all
+uncovered instructions" (both run the ``spade.addAssertions`` command: synthesis happens in the daemon, and
+the server then applies the sidecar's new text as a WorkspaceEdit), and "Open examples".
+On the sidecar module: "Remove assertions the selection drops", a direct edit computed from the module's syntax
+tree, and "Open examples".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final
+
+from lsprotocol import types
+
+from spade_lsp.overview import PromptOverview
+from spade_lsp_server._documents import DocumentRef
+from spade_lsp_server.server import SpadeLanguageServer
+
+ADD_ASSERTIONS: Final = "spade.addAssertions"
+OPEN_EXAMPLES: Final = "spade.openExamples"
+KIND_ADD_ALL: Final = "source.spade.addAssertions"
+KIND_REMOVE_DROPPED: Final = "source.spade.removeDropped"
+KIND_OPEN_EXAMPLES: Final = "source.spade.openExamples"
+KINDS: Final = [
+    types.CodeActionKind.QuickFix,
+    types.CodeActionKind.Source,
+    KIND_ADD_ALL,
+    KIND_REMOVE_DROPPED,
+    KIND_OPEN_EXAMPLES,
+]
+DROPPED_CODE: Final = "spade/dropped-assertion"
+
+
+def _wanted(kind: str, only: Sequence[str] | None) -> bool:
+    """LSP's ``only`` filter: a kind matches when it equals or refines one of the requested kinds."""
+    if not only:
+        return True
+    return any(kind == wanted or kind.startswith(f"{wanted}.") for wanted in only)
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (
+        b.start.line,
+        b.start.character,
+    ) <= (a.end.line, a.end.character)
+
+
+def removal_edits(overview: PromptOverview, names: set[str]) -> list[types.TextEdit]:
+    """Delete the named assertions: each from its ``# spade: generated`` marker (or first decorator) to the
+    end of its body, with the blank lines after it, so the module keeps its spacing."""
+    text = overview.sidecar.text or ""
+    lines = text.splitlines()
+    spans: list[tuple[int, int]] = []
+    for view in overview.sidecar.assertions:
+        if view.name not in names:
+            continue
+        end = view.end_line + 1
+        while end < len(lines) and not lines[end].strip():
+            end += 1
+        spans.append((view.chunk_start_line, end))
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return [
+        types.TextEdit(
+            range=types.Range(start=types.Position(line=start, character=0), end=types.Position(line=end, character=0)),
+            new_text="",
+        )
+        for start, end in reversed(merged)
+    ]
+
+
+def _remove_dropped(
+    server: SpadeLanguageServer, ref: DocumentRef, overview: PromptOverview, params: types.CodeActionParams
+) -> types.CodeAction | None:
+    if overview.sidecar.syntax_error is not None:
+        return None  # a tree with holes is no basis for deleting code
+    dropped = {a.name for a in overview.sidecar.assertions if a.selected is False and a.drop_reason}
+    if not dropped:
+        return None
+    related = [d for d in params.context.diagnostics if d.code == DROPPED_CODE and d.source == "spade"]
+    kind = types.CodeActionKind.QuickFix if related else KIND_REMOVE_DROPPED
+    if not _wanted(kind, params.context.only):
+        return None
+    edits = removal_edits(overview, dropped)
+    document = server.open_document(ref.uri)
+    version = document.version if document is not None else None
+    if server.client_supports("workspace.workspace_edit.document_changes"):
+        edit = types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=ref.uri, version=version),
+                    edits=list(edits),
+                )
+            ]
+        )
+    else:
+        edit = types.WorkspaceEdit(changes={ref.uri: list(edits)})
+    count = len(dropped)
+    return types.CodeAction(
+        title=f"Remove assertions the selection drops ({count}: {', '.join(sorted(dropped))})",
+        kind=kind,
+        diagnostics=related or None,
+        edit=edit,
+    )
+
+
+def register(server: SpadeLanguageServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS))
+    def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        ref = server.classify(uri)
+        document = server.open_document(uri)
+        if ref is None or document is None:
+            return None
+        overview = server.overview_of(ref)
+        only = [str(kind) for kind in params.context.only] if params.context.only else None
+        actions: list[types.CodeAction] = []
+        if ref.kind == "prompt":
+            if overview.problem is not None:
+                return None
+            columns = server.columns(document.source)
+            if _wanted(types.CodeActionKind.QuickFix, only):
+                for instruction in overview.uncovered:
+                    where = columns.range(instruction.range)
+                    if not _overlaps(where, params.range):
+                        continue
+                    related = [
+                        d
+                        for d in params.context.diagnostics
+                        if d.source == "spade" and _overlaps(d.range, where) and d.code in instruction.categories
+                    ]
+                    actions.append(
+                        types.CodeAction(
+                            title="Add assertion for this instruction",
+                            kind=types.CodeActionKind.QuickFix,
+                            diagnostics=related or None,
+                            is_preferred=True,
+                            command=types.Command(
+                                title="Add assertion for this instruction",
+                                command=ADD_ASSERTIONS,
+                                arguments=[uri, [instruction.text]],
+                            ),
+                        )
+                    )
+            uncovered = overview.uncovered
+            if uncovered and _wanted(KIND_ADD_ALL, only):
+                actions.append(
+                    types.CodeAction(
+                        title=f"Add assertions for all uncovered instructions ({len(uncovered)})",
+                        kind=KIND_ADD_ALL,
+                        command=types.Command(
+                            title="Add assertions for all uncovered instructions",
+                            command=ADD_ASSERTIONS,
+                            arguments=[uri, [i.text for i in uncovered]],
+                        ),
+                    )
+                )
+        else:
+            action = _remove_dropped(server, ref, overview, params)
+            if action is not None:
+                actions.append(action)
+        if ref.prompt is not None and _wanted(KIND_OPEN_EXAMPLES, only):
+            actions.append(
+                types.CodeAction(
+                    title="Open examples",
+                    kind=KIND_OPEN_EXAMPLES,
+                    command=types.Command(title="Open examples", command=OPEN_EXAMPLES, arguments=[uri]),
+                )
+            )
+        return actions

@@ -1,0 +1,415 @@
+"""Commands (``workspace/executeCommand``): the daemon's jobs with work-done progress and cancellation, the
+sidecar edits that synthesis produces, reports and the examples file.
+
+Every command takes the prompt as its first argument: a ``file:`` URI, a path, or ``{"uri": ...}``; a sidecar
+module's URI stands for its prompt. Jobs run in the daemon (``job/submit``): its ``job/progress`` becomes
+``$/progress`` on a server-created token, and ``window/workDoneProgress/cancel`` on that token becomes
+``job/cancel``. Synthesis runs with ``write: false`` and the server applies the new module text with
+``workspace/applyEdit`` (a CreateFile when the module is missing, then one whole-text edit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from spade_lsp._files import atomic_write_text, examples_path, sidecar_path
+from spade_lsp._types import Position, Range
+from spade_lsp.errors import DaemonError, DaemonUnavailableError
+from spade_lsp_server import _documents, _report
+from spade_lsp_server._convert import end_of
+from spade_lsp_server._documents import DocumentRef
+from spade_lsp_server._state import WorkspaceState
+from spade_lsp_server.server import SpadeLanguageServer
+
+log = logging.getLogger(__name__)
+
+REQUEST_FAILED: Final = int(types.LSPErrorCodes.RequestFailed)
+REQUEST_CANCELLED: Final = int(types.LSPErrorCodes.RequestCancelled)
+COMMANDS: Final = (
+    "spade.synthesize",
+    "spade.evaluate",
+    "spade.select",
+    "spade.sample",
+    "spade.report",
+    "spade.showHistory",
+    "spade.addAssertions",
+    "spade.openExamples",
+)
+
+
+class CommandError(JsonRpcException):
+    """A command that cannot do what was asked; the message is for the user, one line."""
+
+    expected = True  # not a fault of the server: logged without a traceback
+
+    def __init__(self, message: str, code: int = REQUEST_FAILED) -> None:
+        super().__init__(message=message, code=code)
+
+
+# -- arguments -------------------------------------------------------------------------------------------
+
+
+def _target(server: SpadeLanguageServer, command: str, args: Sequence[Any]) -> DocumentRef:
+    """The prompt a command is about (a sidecar's URI means its prompt)."""
+    value = args[0] if args else None
+    if isinstance(value, Mapping):
+        value = value.get("uri") or value.get("path")
+    if not isinstance(value, str) or not value:
+        raise CommandError(f"{command}: pass the prompt's URI as the first argument")
+    uri = value if "://" in value or value.startswith("untitled:") else _documents.uri_of(Path(value).resolve())
+    ref = server.classify(uri)
+    if ref is None:
+        raise CommandError(f"{command}: {value} is not a prompt (see the prompt_globs setting) or its sidecar module")
+    if ref.kind == "prompt" and ref.path is None:
+        raise CommandError(f"{command}: this buffer has no file yet; save it as a prompt file first")
+    assert ref.prompt is not None
+    if ref.kind == "sidecar":
+        prompt_uri = server.open_uri_of(ref.prompt) or _documents.uri_of(ref.prompt)
+        ref = DocumentRef(prompt_uri, "prompt", ref.prompt, ref.root, ref.prompt)
+    return ref
+
+
+def _sentences(args: Sequence[Any]) -> list[str] | None:
+    if len(args) < 2 or args[1] is None:
+        return None
+    value = args[1]
+    if isinstance(value, Mapping):
+        value = value.get("sentences")
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Sequence) and all(isinstance(v, str) for v in value):
+        return list(value)
+    raise CommandError("spade.addAssertions: the second argument must be a list of sentences")
+
+
+# -- progress and jobs ------------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Running:
+    state: WorkspaceState
+    job_id: int | None = None
+    cancelled: bool = False
+
+
+class _Progress:
+    """A server-created work-done progress (when the client supports it), cancellable."""
+
+    def __init__(self, server: SpadeLanguageServer, token: str | None) -> None:
+        self.server = server
+        self.token = token
+
+    @classmethod
+    async def start(cls, server: SpadeLanguageServer, title: str) -> _Progress:
+        if not server.client_supports("window.work_done_progress"):
+            return cls(server, None)
+        token = f"spade-{uuid.uuid4().hex}"
+        try:
+            await asyncio.wait_for(server.work_done_progress.create_async(token), 10)
+        except Exception as error:
+            log.info("window/workDoneProgress/create failed: %s", error)
+            return cls(server, None)
+        server.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title=title, cancellable=True, message="queued", percentage=0)
+        )
+        return cls(server, token)
+
+    def report(self, message: str | None, percentage: Any) -> None:
+        if self.token is None:
+            return
+        value = types.WorkDoneProgressReport(message=message or None)
+        if isinstance(percentage, int | float) and not isinstance(percentage, bool):
+            value.percentage = max(0, min(100, int(percentage)))
+        self.server.work_done_progress.report(self.token, value)
+
+    def end(self, message: str) -> None:
+        if self.token is None:
+            return
+        self.server.work_done_progress.end(self.token, types.WorkDoneProgressEnd(message=message))
+        self.server.work_done_progress.tokens.pop(self.token, None)
+
+
+class Jobs:
+    """Running jobs by progress token, so a cancel from the client reaches the daemon."""
+
+    def __init__(self) -> None:
+        self.by_token: dict[str, _Running] = {}
+
+
+async def run_job(
+    server: SpadeLanguageServer,
+    jobs: Jobs,
+    ref: DocumentRef,
+    kind: str,
+    params: Mapping[str, Any],
+    title: str,
+) -> dict[str, Any]:
+    """Submit a job to the daemon, mirror its progress, wait for it; its result, or a :class:`CommandError`."""
+    assert ref.path is not None
+    state = server.workspace_state(ref.root)
+    settings, _ = state.settings_for(server.open_text_of(ref.path))
+    try:
+        client = await state.daemon.client(start=settings.daemon_autostart)
+    except DaemonUnavailableError as error:
+        raise CommandError(f"{title}: {error}") from error
+    progress = await _Progress.start(server, title)
+    running = _Running(state)
+    if progress.token is not None:
+        jobs.by_token[progress.token] = running
+    outcome = "failed"
+    try:
+        job = await client.submit_job(kind, str(ref.path), dict(params))
+        running.job_id = int(job["id"])
+        if running.cancelled:
+            await _cancel(running)
+        finished = await client.wait_job(
+            running.job_id,
+            on_progress=lambda update: progress.report(update.get("message"), update.get("percentage")),
+            timeout_s=None,
+        )
+        outcome = str(finished.get("status"))
+    except DaemonUnavailableError as error:
+        raise CommandError(
+            f"{title}: the daemon stopped while running the job ({error}); it resumes when the daemon restarts"
+        ) from error
+    except DaemonError as error:
+        raise CommandError(f"{title}: {error}") from error
+    finally:
+        progress.end({"done": "done", "cancelled": "cancelled"}.get(outcome, "failed"))
+        if progress.token is not None:
+            jobs.by_token.pop(progress.token, None)
+    if outcome == "done":
+        server.schedule_refresh(ref.root)
+        result = finished.get("result")
+        return result if isinstance(result, dict) else {"result": result}
+    if outcome == "cancelled":
+        raise CommandError(f"{title}: cancelled", REQUEST_CANCELLED)
+    raise CommandError(f"{title}: {finished.get('error') or 'the job failed'}")
+
+
+async def _cancel(running: _Running) -> None:
+    if running.job_id is None:
+        return
+    try:
+        await running.state.daemon.request("job/cancel", {"id": running.job_id}, start=False, timeout_s=10)
+    except (TimeoutError, DaemonError, OSError) as error:
+        log.info("job/cancel %s failed: %s", running.job_id, error)
+
+
+# -- edits ------------------------------------------------------------------------------------------------
+
+
+def _disk_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _can_edit_with_create(server: SpadeLanguageServer) -> bool:
+    operations = server.client_capabilities.workspace
+    edit = operations.workspace_edit if operations is not None else None
+    kinds = {str(getattr(k, "value", k)) for k in (edit.resource_operations or [])} if edit is not None else set()
+    return (
+        server.client_supports("workspace.apply_edit")
+        and server.client_supports("workspace.workspace_edit.document_changes")
+        and types.ResourceOperationKind.Create.value in kinds
+    )
+
+
+async def apply_text(server: SpadeLanguageServer, path: Path, new_text: str, label: str) -> bool:
+    """Make ``path``'s buffer hold ``new_text`` through ``workspace/applyEdit``: a CreateFile when it does not
+    exist, then one edit over the whole text (the open buffer's, else the file's). True when applied; a client
+    without ``documentChanges`` gets a plain ``changes`` edit (it can then only edit an existing file)."""
+    uri = server.open_uri_of(path) or _documents.uri_of(path)
+    document = server.open_document(uri)
+    old = document.source if document is not None else _disk_text(path)
+    if old == new_text:
+        return True
+    create = old is None
+    old = old or ""
+    edit = types.TextEdit(range=server.columns(old).range(Range(Position(0, 0), end_of(old))), new_text=new_text)
+    if server.client_supports("workspace.workspace_edit.document_changes"):
+        version = document.version if document is not None else None
+        changes: list[types.TextDocumentEdit | types.CreateFile] = []
+        if create:
+            changes.append(types.CreateFile(uri=uri, options=types.CreateFileOptions(ignore_if_exists=True)))
+        changes.append(
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version), edits=[edit]
+            )
+        )
+        workspace_edit = types.WorkspaceEdit(document_changes=changes)
+    elif create:
+        raise CommandError(f"{label}: this editor cannot create {path.name} through an edit")
+    else:
+        workspace_edit = types.WorkspaceEdit(changes={uri: [edit]})
+    result = await server.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(edit=workspace_edit, label=label))
+    if not result.applied:
+        raise CommandError(f"{label}: the editor did not apply the edit ({result.failure_reason or 'no reason given'})")
+    return True
+
+
+async def add_assertions(
+    server: SpadeLanguageServer, jobs: Jobs, ref: DocumentRef, sentences: list[str] | None, title: str
+) -> dict[str, Any]:
+    """Synthesize in the daemon without writing, then apply the module text as a WorkspaceEdit (or, for a
+    client that cannot create files through edits, let the daemon write it)."""
+    assert ref.path is not None
+    module = sidecar_path(ref.path)
+    through_editor = _can_edit_with_create(server) or (
+        server.client_supports("workspace.apply_edit") and module.exists()
+    )
+    params: dict[str, Any] = {"synthesizer": "auto", "write": not through_editor}
+    if sentences is not None:
+        params["sentences"] = sentences
+    buffer = server.open_text_of(module)
+    if buffer is not None:
+        params["sidecar_text"] = buffer
+    unsaved = _unsaved(server, ref.path)
+    try:
+        result = await run_job(server, jobs, ref, "synthesize", params, title)
+    except CommandError as error:
+        if unsaved and error.code == REQUEST_FAILED:
+            raise CommandError(f"{error.message} (the prompt has unsaved changes: save it first)") from error
+        raise
+    text = result.get("text")
+    applied = False
+    if through_editor and isinstance(text, str):
+        applied = await apply_text(server, module, text, f"spade: {title.lower()}")
+    added = list(result.get("added") or [])
+    if not added and not result.get("updated"):
+        hint = " (the prompt has unsaved changes: save it so the daemon sees them)" if unsaved else ""
+        server.tell(f"spade: no new assertion for {ref.path.name}{hint}", True)
+    server.schedule_refresh(ref.root)
+    return {
+        "sidecar": str(module),
+        "added": added,
+        "updated": list(result.get("updated") or []),
+        "unchanged": list(result.get("unchanged") or []),
+        "kept_edited": list(result.get("kept_edited") or []),
+        "warnings": list(result.get("warnings") or []),
+        "applied": applied,
+        "written": not through_editor,
+    }
+
+
+def _unsaved(server: SpadeLanguageServer, prompt: Path) -> bool:
+    """The prompt's buffer differs from the file: the daemon synthesizes from the saved version."""
+    buffer = server.open_text_of(prompt)
+    return buffer is not None and buffer != _disk_text(prompt)
+
+
+async def show(server: SpadeLanguageServer, path: Path) -> bool:
+    if not server.client_supports("window.show_document.support"):
+        return False
+    try:
+        result = await asyncio.wait_for(
+            server.window_show_document_async(types.ShowDocumentParams(uri=_documents.uri_of(path), take_focus=True)),
+            10,
+        )
+    except Exception as error:
+        log.info("window/showDocument failed: %s", error)
+        return False
+    return bool(result.success)
+
+
+async def open_examples(server: SpadeLanguageServer, ref: DocumentRef) -> dict[str, Any]:
+    """Show ``NAME.examples.jsonl``, creating a starter line (the prompt's placeholders as empty inputs)."""
+    assert ref.path is not None
+    path = examples_path(ref.path)
+    created = False
+    if not path.exists() and server.open_text_of(path) is None:
+        overview = server.overview_of(ref)
+        starter = {"id": "example-1", "inputs": {name: "" for name in overview.placeholders}, "output": ""}
+        text = json.dumps(starter, ensure_ascii=False) + "\n"
+        if _can_edit_with_create(server):
+            await apply_text(server, path, text, "spade: create examples")
+        else:
+            atomic_write_text(path, text)
+        created = True
+    shown = await show(server, path)
+    return {"path": str(path), "created": created, "shown": shown}
+
+
+# -- registration -------------------------------------------------------------------------------------------
+
+
+def register(server: SpadeLanguageServer) -> None:
+    jobs = Jobs()
+
+    @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def cancel_progress(params: types.WorkDoneProgressCancelParams) -> None:
+        running = jobs.by_token.get(str(params.token))
+        if running is None:
+            return
+        running.cancelled = True
+        server.spawn(_cancel(running))
+
+    @server.command("spade.addAssertions")
+    async def add(*args: Any) -> dict[str, Any]:
+        ref = _target(server, "spade.addAssertions", args)
+        return await add_assertions(server, jobs, ref, _sentences(args), "Add assertions")
+
+    @server.command("spade.synthesize")
+    async def synthesize(*args: Any) -> dict[str, Any]:
+        ref = _target(server, "spade.synthesize", args)
+        return await add_assertions(server, jobs, ref, None, "Synthesize assertions")
+
+    @server.command("spade.evaluate")
+    async def evaluate(*args: Any) -> dict[str, Any]:
+        ref = _target(server, "spade.evaluate", args)
+        return await run_job(server, jobs, ref, "evaluate", {}, "Evaluate assertions")
+
+    @server.command("spade.select")
+    async def select(*args: Any) -> dict[str, Any]:
+        ref = _target(server, "spade.select", args)
+        assert ref.path is not None
+        state = server.workspace_state(ref.root)
+        settings, _ = state.settings_for(server.open_text_of(ref.path))
+        params: dict[str, Any] = {"tau": settings.tau, "alpha": settings.alpha}
+        if len(args) > 1 and isinstance(args[1], Mapping):
+            params.update({k: v for k, v in args[1].items() if k in ("method", "tau", "alpha")})
+        return await run_job(server, jobs, ref, "select", params, "Select assertions")
+
+    @server.command("spade.sample")
+    async def sample(*args: Any) -> None:
+        raise CommandError(
+            "spade.sample: reliability sampling is not available yet (it comes with the Reliability issue)"
+        )
+
+    @server.command("spade.report")
+    async def report(*args: Any) -> dict[str, Any]:
+        ref = _target(server, "spade.report", args)
+        assert ref.path is not None
+        overview = server.overview_of(ref)
+        path = _report.write_report(ref.root, ref.path, _report.report_markdown(overview))
+        return {"path": str(path), "shown": await show(server, path)}
+
+    @server.command("spade.showHistory")
+    async def show_history(*args: Any) -> dict[str, Any]:
+        ref = _target(server, "spade.showHistory", args)
+        assert ref.path is not None
+        overview = server.overview_of(ref)
+        path = _report.write_report(ref.root, ref.path, _report.history_markdown(overview), suffix=".history")
+        return {
+            "versions": _report.versions_json(overview.versions),
+            "path": str(path),
+            "shown": await show(server, path),
+        }
+
+    @server.command("spade.openExamples")
+    async def examples(*args: Any) -> dict[str, Any]:
+        return await open_examples(server, _target(server, "spade.openExamples", args))
+
+    assert set(COMMANDS) <= set(server.protocol.fm.commands)

@@ -1,0 +1,330 @@
+"""Diagnostics, and the document events that drive them.
+
+On a prompt: one diagnostic per instruction that carries a checkable category (source "spade", code = its
+first category id, message starting with that category's display name), Information when no assertion covers
+it and Hint when one does. On a sidecar module: syntax errors, assertions that errored in the latest
+evaluation run, stale assertions (their sentence left the prompt) and assertions the latest selection drops.
+
+didSave publishes at once from the buffer and asks the daemon to record the version in the background; the
+daemon's ``prompt/changed`` then refreshes the view with the stored history.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from typing import Any, Final
+
+from lsprotocol import types
+from pygls.workspace import TextDocument
+
+from spade_lsp.errors import DaemonError, DaemonUnavailableError
+from spade_lsp.overview import AssertionView, InstructionView, PromptOverview
+from spade_lsp_server._convert import Columns
+from spade_lsp_server._documents import DocumentRef, path_of
+from spade_lsp_server.server import CONFIG_WAIT_S, SpadeLanguageServer
+
+log = logging.getLogger(__name__)
+
+SOURCE: Final = "spade"
+INFORMATION: Final = int(types.DiagnosticSeverity.Information)
+HINT: Final = int(types.DiagnosticSeverity.Hint)
+WARNING: Final = int(types.DiagnosticSeverity.Warning)
+ERROR: Final = int(types.DiagnosticSeverity.Error)
+UNNECESSARY: Final = int(types.DiagnosticTag.Unnecessary)
+
+CODE_TOO_LARGE: Final = "spade/unreadable-prompt"
+CODE_NOTE: Final = "spade/prompt-note"
+CODE_SYNTAX: Final = "spade/syntax-error"
+CODE_ERRORED: Final = "spade/assertion-error"
+CODE_STALE: Final = "spade/stale-assertion"
+CODE_DROPPED: Final = "spade/dropped-assertion"
+CODE_INTERNAL: Final = "spade/internal-error"
+
+_ZERO: Final = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+
+
+def _diagnostic(
+    range_: dict[str, Any], severity: int, code: str, message: str, *, data: Any = None, tags: list[int] | None = None
+) -> dict[str, Any]:
+    item: dict[str, Any] = {"range": range_, "severity": severity, "source": SOURCE, "code": code, "message": message}
+    if data is not None:
+        item["data"] = data
+    if tags:
+        item["tags"] = tags
+    return item
+
+
+def internal_error_json() -> dict[str, Any]:
+    return _diagnostic(_ZERO, WARNING, CODE_INTERNAL, "spade could not analyse this file (see the server log)")
+
+
+def origin_text(instruction: InstructionView, overview: PromptOverview) -> str:
+    """Where the instruction comes from in the history, in words."""
+    if instruction.introduced_in is not None:
+        return f"introduced in v{instruction.introduced_in}"
+    if overview.prompt is None:
+        return "unsaved buffer, no history"
+    if not overview.store_available:
+        return "no history yet (the workspace daemon records versions when you save)"
+    if not overview.versions:
+        return "no history yet (save to record the first version)"
+    return "not recorded yet (save to record it)"
+
+
+def coverage_text(instruction: InstructionView) -> str:
+    names = instruction.covered_by
+    if not names:
+        return "no assertion checks it yet"
+    more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+    return f"checked by {names[0]}{more}"
+
+
+def instruction_message(instruction: InstructionView, overview: PromptOverview) -> str:
+    """Starts with the display name of the first category (a contract), then the others, origin, coverage."""
+    return f"{', '.join(instruction.display_names)}: {origin_text(instruction, overview)}; {coverage_text(instruction)}"
+
+
+class _Cache:
+    """Diagnostics of unchanged instructions are reused as they are, with their JSON text: a 2,000-sentence
+    prompt re-publishes after a save without rebuilding or re-encoding 2,000 objects."""
+
+    def __init__(self) -> None:
+        self.items: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.json: dict[int, str] = {}  # id of a cached item (alive as long as it is cached) -> its JSON
+
+    def get(self, key: tuple[Any, ...]) -> dict[str, Any] | None:
+        return self.items.get(key)
+
+    def put(self, key: tuple[Any, ...], value: dict[str, Any]) -> None:
+        if len(self.items) > 100_000:
+            self.items.clear()
+            self.json.clear()
+        self.items[key] = value
+        self.json[id(value)] = json.dumps(value)
+
+
+_CACHE = _Cache()
+
+
+def encode(items: list[dict[str, Any]]) -> str:
+    """The diagnostics as a JSON array, reusing the cached items' text."""
+    cached = _CACHE.json
+    return "[" + ",".join(cached.get(id(item)) or json.dumps(item) for item in items) + "]"
+
+
+def prompt_diagnostics(overview: PromptOverview, columns: Columns) -> list[dict[str, Any]]:
+    if overview.problem is not None:
+        return [_diagnostic(_ZERO, WARNING, CODE_TOO_LARGE, f"spade: {overview.problem}")]
+    out = [_diagnostic(_ZERO, WARNING, CODE_NOTE, f"spade: {note}") for note in overview.notes]
+    context = (overview.prompt is None, overview.store_available, bool(overview.versions), columns.encoding)
+    for instruction in overview.instructions:
+        if not instruction.checkable:
+            continue
+        key = (
+            instruction.text,
+            instruction.range,
+            instruction.categories,
+            instruction.introduced_in,
+            instruction.covered_by,
+            context,
+        )
+        item = _CACHE.get(key) if columns.identity else None
+        if item is None:
+            item = _diagnostic(
+                columns.range_json(instruction.range),
+                HINT if instruction.covered_by else INFORMATION,
+                instruction.categories[0],
+                instruction_message(instruction, overview),
+            )
+            if columns.identity:
+                _CACHE.put(key, item)
+        out.append(item)
+    return out
+
+
+def _assertion_items(view: AssertionView, overview: PromptOverview, columns: Columns) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    where = columns.range_json(view.name_range)
+    prompt_name = overview.prompt.name if overview.prompt is not None else "the prompt"
+    stats = view.stats
+    if stats is not None and stats.errors:
+        detail = f": {stats.error_messages[0]}" if stats.error_messages else ""
+        out.append(
+            _diagnostic(
+                where,
+                WARNING,
+                CODE_ERRORED,
+                f"{view.name} raised an error on {stats.errors} of {stats.examples} example(s) in evaluation run "
+                f"{stats.run_id}{detail}",
+                data={"assertion": view.name, "messages": list(stats.error_messages)},
+            )
+        )
+    if view.stale:
+        out.append(
+            _diagnostic(
+                where,
+                WARNING,
+                CODE_STALE,
+                f"{view.name} is stale: its source sentence is no longer in {prompt_name}: “{view.sentence}”",
+                data={"assertion": view.name, "sentence": view.sentence},
+            )
+        )
+    if view.selected is False and view.drop_reason is not None:
+        selection = overview.selection
+        how = f" ({selection.method}, tau {selection.tau:g})" if selection is not None else ""
+        out.append(
+            _diagnostic(
+                where,
+                INFORMATION,
+                CODE_DROPPED,
+                f"{view.name} is dropped by the latest selection{how}: {view.drop_reason}",
+                data={"assertion": view.name, "reason": view.drop_reason, "subsumedBy": list(view.subsumed_by)},
+                tags=[UNNECESSARY],
+            )
+        )
+    return out
+
+
+def sidecar_diagnostics(overview: PromptOverview, columns: Columns) -> list[dict[str, Any]]:
+    sidecar = overview.sidecar
+    out: list[dict[str, Any]] = []
+    if sidecar.syntax_error is not None:
+        problem = sidecar.syntax_error
+        lines = (sidecar.text or "").splitlines()
+        line_text = lines[problem.line] if problem.line < len(lines) else ""
+        end = columns.to_client(problem.line, len(line_text.encode("utf-16-le", "surrogatepass")) // 2)
+        start = columns.to_client(problem.line, problem.character)
+        name = sidecar.path.name if sidecar.path is not None else "the sidecar module"
+        out.append(
+            _diagnostic(
+                {
+                    "start": {"line": problem.line, "character": min(start, end)},
+                    "end": {"line": problem.line, "character": max(end, start + 1)},
+                },
+                ERROR,
+                CODE_SYNTAX,
+                f"{name}:{problem.line + 1}: {problem.message}",
+            )
+        )
+    for view in sidecar.assertions:
+        out += _assertion_items(view, overview, columns)
+    return out
+
+
+def diagnostics_json(server: SpadeLanguageServer, ref: DocumentRef, document: TextDocument) -> list[dict[str, Any]]:
+    overview = server.overview_of(ref)
+    columns = server.columns(document.source)
+    if ref.kind == "prompt":
+        return prompt_diagnostics(overview, columns)
+    return sidecar_diagnostics(overview, columns)
+
+
+async def record_version(server: SpadeLanguageServer, ref: DocumentRef, text: str | None) -> None:
+    """Ask the daemon to record the saved text (never awaited by the didSave handler)."""
+    if ref.path is None:
+        return
+    state = server.workspace_state(ref.root)
+    settings, _ = state.settings_for(text)
+    params: dict[str, Any] = {"path": str(ref.path)}
+    if text is not None:
+        if (
+            len(text) * 4 > settings.max_prompt_bytes
+            and len(text.encode("utf-8", "replace")) > settings.max_prompt_bytes
+        ):
+            return  # the daemon would refuse it too; the diagnostic already says why
+        if text.isascii() or _encodable(text):
+            params["text"] = text
+    try:
+        result = await state.daemon.request("prompt/record", params, start=settings.daemon_autostart, timeout_s=60)
+    except DaemonUnavailableError:
+        return  # the link has told the user; the next save tries again
+    except (TimeoutError, DaemonError, OSError) as error:
+        server.tell(f"spade: {ref.path.name} was not recorded: {error}", False)
+        return
+    if isinstance(result, dict):
+        for warning in result.get("warnings") or []:
+            server.tell(f"spade: {warning}", False)
+    # recorded now, or already (by the daemon's file watcher, before this connection heard of it): either way
+    # the store may hold a newer version than the views show
+    server.schedule_refresh(ref.root)
+
+
+async def _record_after_open(server: SpadeLanguageServer, ref: DocumentRef) -> None:
+    """An opened prompt's history is a need: the daemon (started when none runs, per ``daemon_autostart``)
+    imports its git commits and records the file as it is on disk, then the views refresh. Recording what
+    is already there changes nothing, so this is cheap on every open."""
+    await asyncio.sleep(OPEN_GRACE_S)
+    await record_version(server, ref, None)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # lone surrogates: let the daemon read the saved file instead
+        return False
+    return True
+
+
+#: How long after didOpen the daemon is contacted: the first requests after opening have the loop to themselves.
+OPEN_GRACE_S: Final = 0.3
+
+
+def register(server: SpadeLanguageServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    async def did_open(params: types.DidOpenTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        path = path_of(uri)
+        state = server.workspace_state(server.root_for(path) if path is not None else server.default_root())
+        ref = server.classify(uri, refresh=True)
+        if not state.config_ready.is_set():
+            try:
+                await asyncio.wait_for(state.config_ready.wait(), CONFIG_WAIT_S)
+            except TimeoutError:
+                log.info("no workspace/configuration answer yet; using the workspace settings")
+            ref = server.classify(uri, refresh=True)
+        if ref is None:
+            return
+        server.publish(uri)
+        for other in server.related_uris(ref):
+            server.schedule_publish(other, 0)
+        if ref.kind == "prompt" and ref.path is not None and ref.path.is_file():
+            server.spawn(_record_after_open(server, ref))
+        elif ref.path is not None:
+            server.spawn(server.workspace_state(ref.root).daemon.attach(after_s=OPEN_GRACE_S))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ref = server.classify(uri)
+        if ref is None:
+            return
+        server.schedule_publish(uri)
+        for other in server.related_uris(ref):
+            server.schedule_publish(other)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(params: types.DidSaveTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ref = server.classify(uri)
+        if ref is None:
+            return
+        server.publish(uri)
+        for other in server.related_uris(ref):
+            server.schedule_publish(other, 0)
+        if ref.kind == "prompt" and ref.path is not None:
+            document = server.open_document(uri)
+            text = params.text if params.text is not None else (document.source if document is not None else None)
+            server.spawn(record_version(server, ref, text))
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ref = server.classify(uri)
+        server.forget(uri)
+        if ref is None:
+            return
+        server.clear(uri)
+        for other in server.related_uris(ref):
+            server.schedule_publish(other, 0)

@@ -1,0 +1,1125 @@
+"""The read model behind the language server: one prompt, its history, instructions, assertions and results.
+
+Everything here only *reads*: the store (opened read-only by the caller, or None before the daemon created it),
+the prompt's current text (the editor's buffer), and the sidecar module's text. The sidecar module is parsed
+statically with :mod:`ast`, never imported or run (generated code runs only in sandbox workers). Evaluation
+runs, selections and subsumption pairs are read straight from their tables, so the language server never
+imports the selection package (numpy, the solvers).
+
+The result is plain frozen dataclasses with engine :class:`~spade_lsp._types.Range` values (UTF-16 columns,
+as LSP counts them); the server turns them into diagnostics, hovers, lenses and code actions.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import re
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from spade_lsp._files import sidecar_path
+from spade_lsp._prompts import parse_prompt
+from spade_lsp._types import Position, Range, Sentence, UnitKind
+from spade_lsp.assertions import ASSERTION_PREFIX
+from spade_lsp.errors import ConfigError
+from spade_lsp.synthesis import placeholders_of
+from spade_lsp.taxonomy import CATEGORY_IDS, CHECKABLE, DISPLAY_NAMES, TaxonomyClassifier
+
+if TYPE_CHECKING:  # importing the store pulls sqlite-utils (and numpy through it); the caller opens it
+    from spade_lsp._store import Store
+
+__all__ = [
+    "AssertionStats",
+    "AssertionView",
+    "EvalRunView",
+    "InstructionView",
+    "PromptOverview",
+    "SelectionView",
+    "SentenceEvent",
+    "SidecarView",
+    "Summary",
+    "SyntaxProblem",
+    "VersionView",
+    "build_overview",
+    "classify_offline",
+    "parse_sidecar",
+    "prepare",
+    "prompt_key",
+    "sentence_history",
+    "utf16_len",
+]
+
+_MARKER_LINE: Final = re.compile(r"^# spade: generated [0-9a-f]{12}\s*$")
+_FRONT_MATTER_BLOCK: Final = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(\r?\n|\Z)", re.DOTALL)
+_CHUNK_START: Final = re.compile(r"^(@|def |async def |class |from |import |[A-Za-z_]\w*\s*=)")
+_BINARY_PROBE: Final = 8192
+_MAX_ERROR_MESSAGES: Final = 3
+
+
+# -- value types ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class VersionView:
+    """One recorded version of the prompt; ``number`` is 1-based, oldest first."""
+
+    number: int
+    created_at: str
+    origin: str
+    commit_sha: str | None = None
+    commit_message: str | None = None
+    author: str | None = None
+
+    @property
+    def short_sha(self) -> str | None:
+        return self.commit_sha[:10] if self.commit_sha else None
+
+    @property
+    def subject(self) -> str | None:
+        """The commit message's first line."""
+        if not self.commit_message:
+            return None
+        lines = self.commit_message.strip().splitlines()
+        return lines[0] if lines else None
+
+
+@dataclass(frozen=True, slots=True)
+class InstructionView:
+    """One unit (sentence, list item, heading, code block) of the prompt's current text."""
+
+    index: int
+    text: str
+    kind: str
+    range: Range
+    start: int
+    end: int
+    categories: tuple[str, ...]
+    introduced_in: int | None  # version number; None when the unit is not in the newest recorded version
+    recorded: bool  # the unit is in the newest recorded version (else: unsaved or not recorded yet)
+    covered_by: tuple[str, ...] = ()  # names of the assertions derived from it
+    checkable: bool = False  # it carries a category an assertion can check (not a rephrasing, not data)
+
+    @property
+    def display_names(self) -> tuple[str, ...]:
+        return tuple(DISPLAY_NAMES.get(category, category) for category in self.categories)
+
+
+@dataclass(frozen=True, slots=True)
+class AssertionStats:
+    """One assertion's column of the latest evaluation run. Errors count as failures in coverage and FFR,
+    as selection counts them; ``pass_rate`` is passes over every example."""
+
+    run_id: int
+    examples: int
+    passed: int
+    failed: int
+    errors: int
+    needs_model: int
+    good: int
+    bad: int
+    pass_rate: float | None
+    coverage: float | None  # share of bad examples it fails (catches); None without bad examples
+    ffr: float | None  # share of good examples it fails (false failures); None without good examples
+    error_messages: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class AssertionView:
+    """One ``assert_*`` function of the sidecar module, read from its syntax tree."""
+
+    name: str
+    range: Range  # from its first decorator to the end of its body
+    name_range: Range  # the name on the ``def`` line
+    chunk_start_line: int  # 0-based first line to remove with it (its ``# spade: generated`` marker, if any)
+    end_line: int  # 0-based last line of its body
+    decorated: bool
+    generated: bool  # it sits under a ``# spade: generated`` marker line
+    is_async: bool = False
+    category: str | None = None
+    sentence: str | None = None
+    version: int | None = None
+    synthesizer: str | None = None
+    description: str | None = None
+    asks_llm: bool = False
+    stale: bool = False  # its source sentence is no longer in the prompt
+    instruction: int | None = None  # index of the instruction it was derived from
+    stats: AssertionStats | None = None
+    selected: bool | None = None  # None: not part of the latest selection (no selection, or evaluated since)
+    drop_reason: str | None = None
+    subsumed_by: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SyntaxProblem:
+    line: int  # 0-based
+    character: int  # UTF-16
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class SidecarView:
+    path: Path | None
+    exists: bool
+    assertions: tuple[AssertionView, ...] = ()
+    syntax_error: SyntaxProblem | None = None
+    text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EvalRunView:
+    id: int
+    finished_at: str | None
+    examples: int
+    good: int
+    bad: int
+    unlabelled: int
+    error_cells: int
+    needs_model_cells: int
+    seconds: float | None
+    module_changed: bool | None  # the sidecar's text differs from the module that was evaluated
+    errors: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SelectionView:
+    id: int
+    method: str
+    tau: float
+    alpha: float
+    status: str
+    selected: tuple[str, ...]
+    coverage: float | None
+    ffr: float | None
+    created_at: str
+    eval_run_id: int | None
+    considered: tuple[str, ...]  # the assertions the selection chose among
+    reasons: Mapping[str, str] = field(default_factory=dict)  # dropped assertion -> why
+    subsumed_by: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    versions: int
+    instructions: int  # checkable ones
+    covered: int
+    uncovered: int
+    assertions: int
+    selected: int | None  # None: no selection yet
+    reliability: None = None  # sampling does not exist yet
+
+
+@dataclass(frozen=True, slots=True)
+class SentenceEvent:
+    """A version in which a sentence (or an earlier wording of it) was added, reworded or moved."""
+
+    version: VersionView
+    kind: str  # "added", "modified" or "moved"
+    text: str
+    previous_text: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptOverview:
+    prompt: Path | None
+    key: str | None
+    store_available: bool
+    versions: tuple[VersionView, ...]
+    instructions: tuple[InstructionView, ...]
+    sidecar: SidecarView
+    eval_run: EvalRunView | None
+    selection: SelectionView | None
+    summary: Summary
+    placeholders: tuple[str, ...] = ()
+    problem: str | None = None  # the text cannot be read as a prompt (too large, binary): nothing else is set
+    notes: tuple[str, ...] = ()  # e.g. invalid front matter
+
+    @property
+    def uncovered(self) -> tuple[InstructionView, ...]:
+        return tuple(i for i in self.instructions if i.checkable and not i.covered_by)
+
+    def instruction_at(self, line: int, character: int) -> InstructionView | None:
+        """The unit whose range holds the position (UTF-16 column)."""
+        point = Position(line, character)
+        for instruction in self.instructions:
+            if instruction.range.start <= point <= instruction.range.end:
+                return instruction
+            if instruction.range.start.line > line:
+                break
+        return None
+
+    def assertion(self, name: str) -> AssertionView | None:
+        return next((a for a in self.sidecar.assertions if a.name == name), None)
+
+
+# -- helpers --------------------------------------------------------------------------------------------
+
+
+def utf16_len(text: str) -> int:
+    """Length in UTF-16 code units (LSP's default column unit); lone surrogates count as one."""
+    if text.isascii():
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+_CLASSIFIED: dict[str, tuple[str, ...]] = {}
+
+
+@lru_cache(maxsize=1)
+def _offline_classifier() -> TaxonomyClassifier:
+    from spade_lsp.taxonomy._offline import OfflineClassifier
+
+    return OfflineClassifier()
+
+
+def classify_offline(text: str) -> tuple[str, ...]:
+    """Categories of a sentence the store does not know (unsaved edits), by the offline classifier; memoised
+    because the same sentences come back on every keystroke."""
+    cached = _CLASSIFIED.get(text)
+    if cached is None:
+        labels = _offline_classifier().classify_sentence(text)
+        cached = tuple(c for c in CATEGORY_IDS if c in labels)
+        if len(_CLASSIFIED) > 50_000:
+            _CLASSIFIED.clear()
+        _CLASSIFIED[text] = cached
+    return cached
+
+
+def prompt_key(root: Path, prompt: Path) -> str:
+    """The prompt's id in the store (as :meth:`History.prompt_key` computes it)."""
+    resolved = prompt.resolve()
+    try:
+        return resolved.relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return resolved.as_posix()
+
+
+def _size_problem(size: int, max_bytes: int) -> str | None:
+    if size <= max_bytes:
+        return None
+    return (
+        f"{size / 1e6:.1f} MB is larger than the {max_bytes / 1e6:g} MB limit for a prompt; spade does not "
+        "analyse it (raise max_prompt_bytes if this really is a prompt)"
+    )
+
+
+def _text_problem(text: str, max_bytes: int) -> str | None:
+    """Why the text cannot be analysed (too large, binary), or None. UTF-8 size is only computed when the
+    text might exceed the limit (a character is at most 4 bytes)."""
+    if len(text) * 4 > max_bytes:
+        problem = _size_problem(len(text.encode("utf-8", "surrogatepass")), max_bytes)
+        if problem is not None:
+            return problem
+    if "\x00" in text[:_BINARY_PROBE]:
+        return "this looks like a binary file (NUL characters), not a prompt; spade does not analyse it"
+    return None
+
+
+def _body(text: str) -> tuple[str, tuple[str, ...]]:
+    """The text with its front matter blanked (offsets kept), and a note when the front matter is invalid."""
+    try:
+        return parse_prompt(text).body, ()
+    except ConfigError as error:
+        match = _FRONT_MATTER_BLOCK.match(text)
+        if match is None:  # pragma: no cover - parse_prompt only fails on a matched block
+            return text, (str(error),)
+        blank = re.sub(r"[^\r\n]", " ", match.group(0))
+        return blank + text[match.end() :], (f"invalid front matter: {error}",)
+
+
+def _query(store: Store, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+    return list(store.db.execute(sql, list(params)).fetchall())
+
+
+def _prompt_id(store: Store, key: str) -> int | None:
+    rows = _query(store, "SELECT id FROM prompts WHERE path = ?", [key])
+    return int(rows[0][0]) if rows else None
+
+
+def _versions(store: Store, prompt_id: int) -> tuple[list[VersionView], dict[int, int], str | None]:
+    """The versions oldest first, version id -> number, and the newest version's content hash."""
+    rows = _query(
+        store,
+        "SELECT id, created_at, origin, commit_sha, commit_message, author, content_hash FROM versions "
+        "WHERE prompt_id = ? ORDER BY created_at, id",
+        [prompt_id],
+    )
+    versions = [VersionView(n, row[1], row[2], row[3], row[4], row[5]) for n, row in enumerate(rows, 1)]
+    return versions, {int(row[0]): n for n, row in enumerate(rows, 1)}, (str(rows[-1][6]) if rows else None)
+
+
+@dataclass(frozen=True, slots=True)
+class _Stored:
+    """The newest version's units as the store holds them."""
+
+    by_text: dict[str, tuple[tuple[str, ...], int | None, bool]]  # text -> categories, introduced in, checkable
+    units: tuple[Sentence, ...]  # in order, with offsets and ranges: the split of the newest version's text
+    head_hash: str | None = None
+    head_body: str | None = None  # the newest version's text, front matter blanked (what ``units`` split)
+
+
+_STORED: dict[tuple[str, int], tuple[tuple[int, int], _Stored]] = {}
+
+
+def _stored_sentences(store: Store, prompt_id: int, number_of: Mapping[int, int]) -> _Stored:
+    """Memoised per store file and prompt on (largest version id, number of versions): the sentences table is
+    only rebuilt when versions are recorded, and re-reading 2,000 rows on every keystroke would cost more than
+    everything else an edit needs."""
+    stamp = (max(number_of), len(number_of)) if number_of else (0, 0)
+    key = (str(store.path), prompt_id)
+    cached = _STORED.get(key)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    by_text: dict[str, tuple[tuple[str, ...], int | None, bool]] = {}
+    units: list[Sentence] = []
+    for row in _query(
+        store,
+        "SELECT s.text, s.categories, s.introduced_version_id, s.kind, s.start_offset, s.end_offset, s.start_line, "
+        "s.start_char, s.end_line, s.end_char FROM sentences s JOIN versions v ON v.id = s.version_id "
+        "WHERE v.prompt_id = ? ORDER BY s.ord",
+        [prompt_id],
+    ):
+        text, categories, introduced = row[0], row[1], row[2]
+        try:
+            kind = UnitKind(row[3])
+        except ValueError:
+            kind = UnitKind.SENTENCE
+        units.append(Sentence(text, row[4], row[5], Range(Position(row[6], row[7]), Position(row[8], row[9])), kind))
+        if text not in by_text:
+            labels = tuple(json.loads(categories))
+            by_text[text] = (labels, number_of.get(introduced) if introduced else None, _checkable(labels))
+    head = _query(
+        store,
+        "SELECT b.hash, b.content FROM versions v JOIN blobs b ON b.hash = v.content_hash WHERE v.prompt_id = ? "
+        "ORDER BY v.created_at DESC, v.id DESC LIMIT 1",
+        [prompt_id],
+    )
+    head_hash, head_body = (str(head[0][0]), _body(str(head[0][1]))[0]) if head else (None, None)
+    stored = _Stored(by_text, tuple(units), head_hash, head_body)
+    if len(_STORED) > 64:
+        _STORED.clear()
+    _STORED[key] = (stamp, stored)
+    return stored
+
+
+def _checkable(categories: Iterable[str]) -> bool:
+    return any(category in CHECKABLE for category in categories)
+
+
+# -- the sidecar module ---------------------------------------------------------------------------------
+
+
+def _literal(node: ast.expr) -> Any:
+    try:
+        return ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+
+
+def _decorator_metadata(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] | None:
+    """The literal keyword arguments of an ``@assertion(...)`` decorator, or None when it has none."""
+    for decorator in node.decorator_list:
+        if not isinstance(decorator, ast.Call):
+            continue
+        func = decorator.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name != "assertion":
+            continue
+        return {kw.arg: _literal(kw.value) for kw in decorator.keywords if kw.arg is not None}
+    return None
+
+
+def _as_str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _assertion_views(tree: ast.Module, lines: Sequence[str], line_offset: int) -> list[AssertionView]:
+    out: list[AssertionView] = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or not node.name.startswith(ASSERTION_PREFIX):
+            continue
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1 + line_offset
+        def_line = node.lineno - 1 + line_offset
+        end = (node.end_lineno or node.lineno) - 1 + line_offset
+        generated = first > 0 and first - 1 < len(lines) and bool(_MARKER_LINE.match(lines[first - 1]))
+        def_text = lines[def_line] if def_line < len(lines) else ""
+        column = def_text.find(node.name)
+        name_start = utf16_len(def_text[: max(column, 0)])
+        end_text = lines[end] if end < len(lines) else ""
+        meta = _decorator_metadata(node)
+        version = meta.get("version") if meta else None
+        out.append(
+            AssertionView(
+                name=node.name,
+                range=Range(Position(first, 0), Position(end, utf16_len(end_text))),
+                name_range=Range(Position(def_line, name_start), Position(def_line, name_start + len(node.name))),
+                chunk_start_line=first - 1 if generated else first,
+                end_line=end,
+                decorated=meta is not None,
+                generated=generated,
+                is_async=isinstance(node, ast.AsyncFunctionDef),
+                category=_as_str(meta.get("category")) if meta else None,
+                sentence=_as_str(meta.get("sentence")) if meta else None,
+                version=version if isinstance(version, int) and not isinstance(version, bool) else None,
+                synthesizer=_as_str(meta.get("synthesizer")) if meta else None,
+                description=_as_str(meta.get("description")) if meta else None,
+                asks_llm=bool(meta.get("asks_llm")) if meta else False,
+            )
+        )
+    return out
+
+
+def _tolerant_views(source: str, lines: Sequence[str]) -> list[AssertionView]:
+    """Assertions of a module that does not parse: each top-level chunk is parsed on its own, so one broken
+    function hides only itself (its neighbours keep their lenses and coverage)."""
+    starts = [i for i, line in enumerate(lines) if _CHUNK_START.match(line)]
+    chunks: list[tuple[int, int]] = []
+    index = 0
+    while index < len(starts):
+        start = starts[index]
+        index += 1
+        if lines[start].startswith("@"):  # a decorator belongs with the def that follows it
+            while index < len(starts) and lines[starts[index]].startswith("@"):
+                index += 1
+            index += 1 if index < len(starts) else 0
+        end = starts[index] if index < len(starts) else len(lines)
+        chunks.append((start, end))
+    out: list[AssertionView] = []
+    for start, end in chunks:
+        try:
+            tree = ast.parse("\n".join(lines[start:end]))
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        out += _assertion_views(tree, lines, start)
+    return out
+
+
+def parse_sidecar(path: Path | None, source: str | None) -> SidecarView:
+    """The module's assertions, from its syntax tree (never imported). A module with a syntax error still
+    yields the functions that parse on their own, and the error with its line."""
+    if source is None:
+        return SidecarView(path, exists=False)
+    lines = source.splitlines()
+    try:
+        tree = ast.parse(source, filename=str(path or "<sidecar>"))
+    except (SyntaxError, ValueError, MemoryError, RecursionError) as error:
+        line = max((getattr(error, "lineno", None) or 1) - 1, 0)
+        offset = max((getattr(error, "offset", None) or 1) - 1, 0)
+        text = lines[line] if line < len(lines) else ""
+        message = getattr(error, "msg", None) or str(error)
+        problem = SyntaxProblem(line, utf16_len(text[:offset]), f"syntax error: {message}")
+        return SidecarView(path, True, tuple(_tolerant_views(source, lines)), problem, source)
+    return SidecarView(path, True, tuple(_assertion_views(tree, lines, 0)), None, source)
+
+
+def _read_text(path: Path | None) -> str | None:
+    if path is None:
+        return None
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+# -- evaluation runs and selections -------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Run:
+    id: int
+    finished_at: str | None
+    module_hash: str
+    names: tuple[str, ...]
+    examples: tuple[str, ...]
+    y: tuple[int | None, ...]
+    m: tuple[tuple[int | None, ...], ...]
+    errors: tuple[Mapping[str, Any], ...]
+    seconds: float | None
+
+
+def _load_run(store: Store, prompt_id: int, run_id: int | None = None) -> _Run | None:
+    sql = (
+        "SELECT id, finished_at, module_hash, assertions, y, m, errors, seconds, examples FROM eval_runs "
+        "WHERE prompt_id = ? AND status = 'done' AND m IS NOT NULL "
+    )
+    params: list[Any] = [prompt_id]
+    if run_id is not None:
+        sql += "AND id = ? "
+        params.append(run_id)
+    rows = _query(store, sql + "ORDER BY id DESC LIMIT 1", params)
+    if not rows:
+        return None
+    row = rows[0]
+    try:
+        assertions = json.loads(row[3])
+        y = json.loads(row[4])
+        m = json.loads(row[5])
+        errors = json.loads(row[6]) if row[6] else []
+        examples = json.loads(row[8])
+    except (json.JSONDecodeError, TypeError):
+        return None
+    names = tuple(str(a.get("name")) for a in assertions if isinstance(a, dict))
+    if not isinstance(m, list) or not isinstance(y, list) or not isinstance(examples, list) or len(m) != len(y):
+        return None
+    matrix = tuple(tuple(row) if isinstance(row, list) else () for row in m)
+    if any(len(cells) != len(names) for cells in matrix):
+        return None
+    return _Run(
+        int(row[0]),
+        row[1],
+        str(row[2]),
+        names,
+        tuple(str(example) for example in examples),
+        tuple(y),
+        matrix,
+        tuple(e for e in errors if isinstance(e, dict)),
+        row[7],
+    )
+
+
+def _fails(run: _Run, column: int) -> list[bool]:
+    """Assertion ``column`` fails example i (an error counts as a failure, as selection counts it)."""
+    return [cells[column] != 1 for cells in run.m]
+
+
+def _rate(numerator: int, denominator: int) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+def _stats(run: _Run) -> dict[str, AssertionStats]:
+    """Per-assertion figures. Cells that need a model (an ``ask_llm`` check run offline) were not evaluated:
+    they are left out of every rate; other errors count as failures, as selection counts them."""
+    row_of = {example: i for i, example in enumerate(run.examples)}
+    messages: dict[str, list[str]] = {}
+    unevaluated: dict[str, set[int]] = {}
+    for error in run.errors:
+        name = str(error.get("assertion"))
+        if error.get("kind") == "needs_model":
+            row = row_of.get(str(error.get("example")))
+            if row is not None:
+                unevaluated.setdefault(name, set()).add(row)
+            continue
+        text = f"{error.get('kind', 'error')}: {error.get('message', '')}".strip()
+        bucket = messages.setdefault(name, [])
+        if text not in bucket and len(bucket) < _MAX_ERROR_MESSAGES:
+            bucket.append(text)
+    out: dict[str, AssertionStats] = {}
+    for column, name in enumerate(run.names):
+        skip = unevaluated.get(name, set())
+        rows = [i for i in range(len(run.m)) if i not in skip]
+        cells = [run.m[i][column] for i in rows]
+        good = [run.m[i][column] for i in rows if run.y[i] == 1]
+        bad = [run.m[i][column] for i in rows if run.y[i] == 0]
+        passed = sum(1 for cell in cells if cell == 1)
+        out[name] = AssertionStats(
+            run_id=run.id,
+            examples=len(cells),
+            passed=passed,
+            failed=sum(1 for cell in cells if cell == 0),
+            errors=sum(1 for cell in cells if cell is None),
+            needs_model=len(skip),
+            good=len(good),
+            bad=len(bad),
+            pass_rate=_rate(passed, len(cells)),
+            coverage=_rate(sum(1 for cell in bad if cell != 1), len(bad)),
+            ffr=_rate(sum(1 for cell in good if cell != 1), len(good)),
+            error_messages=tuple(messages.get(name, ())),
+        )
+    return out
+
+
+def _eval_view(run: _Run, sidecar_text: str | None) -> EvalRunView:
+    module_changed = None
+    if sidecar_text is not None:
+        digest = hashlib.sha256(sidecar_text.encode("utf-8", "surrogatepass")).hexdigest()
+        module_changed = digest != run.module_hash
+    error_cells = sum(1 for e in run.errors if e.get("kind") != "needs_model")
+    return EvalRunView(
+        id=run.id,
+        finished_at=run.finished_at,
+        examples=len(run.y),
+        good=sum(1 for label in run.y if label == 1),
+        bad=sum(1 for label in run.y if label == 0),
+        unlabelled=sum(1 for label in run.y if label is None),
+        error_cells=error_cells,
+        needs_model_cells=len(run.errors) - error_cells,
+        seconds=run.seconds,
+        module_changed=module_changed,
+        errors=run.errors,
+    )
+
+
+def _subsumers(pairs: Iterable[tuple[str, str]]) -> dict[str, set[str]]:
+    """subsumed -> the assertions that subsume it (directly)."""
+    out: dict[str, set[str]] = {}
+    for subsumer, subsumed in pairs:
+        if subsumer != subsumed:
+            out.setdefault(subsumed, set()).add(subsumer)
+    return out
+
+
+def _selected_subsumers(name: str, subsumers: Mapping[str, set[str]], selected: set[str]) -> tuple[str, ...]:
+    """Selected assertions that subsume ``name``, through chains of subsumption (the relation is transitive)."""
+    found: set[str] = set()
+    seen = {name}
+    frontier = [name]
+    while frontier:
+        current = frontier.pop()
+        for other in subsumers.get(current, ()):
+            if other in seen:
+                continue
+            seen.add(other)
+            if other in selected:
+                found.add(other)
+            frontier.append(other)
+    return tuple(sorted(found))
+
+
+def _selection_view(store: Store, prompt_id: int, latest: _Run | None) -> SelectionView | None:
+    rows = _query(
+        store,
+        "SELECT id, eval_run_id, method, tau, alpha, selected, coverage, ffr, status, created_at FROM selections "
+        "WHERE prompt_id = ? ORDER BY id DESC LIMIT 1",
+        [prompt_id],
+    )
+    if not rows:
+        return None
+    sid, run_id, method, tau, alpha, selected_json, coverage, ffr, status, created_at = rows[0]
+    try:
+        selected = tuple(str(name) for name in json.loads(selected_json))
+    except (json.JSONDecodeError, TypeError):
+        selected = ()
+    run = latest if latest is not None and latest.id == run_id else None
+    if run is None and run_id is not None:
+        run = _load_run(store, prompt_id, int(run_id))
+    considered = run.names if run is not None else selected
+    reasons: dict[str, str] = {}
+    subsumed_by: dict[str, tuple[str, ...]] = {}
+    if status != "infeasible" and run is not None:
+        column = {name: j for j, name in enumerate(run.names)}
+        fails = {name: _fails(run, j) for name, j in column.items()}
+        pairs: list[tuple[str, str]] = []
+        for subsumer, subsumed, origin in _query(
+            store, "SELECT subsumer, subsumed, origin FROM subsumptions WHERE prompt_id = ?", [prompt_id]
+        ):
+            if subsumer not in column or subsumed not in column:
+                continue
+            # like selection: the examples rule a static or LLM pair out when the subsumed one fails where the
+            # subsumer passes; declared (user) pairs are taken as given
+            if origin != "user" and any(b and not a for a, b in zip(fails[subsumer], fails[subsumed], strict=True)):
+                continue
+            pairs.append((subsumer, subsumed))
+        subsumers = _subsumers(pairs)
+        good_rows = [i for i, label in enumerate(run.y) if label == 1]
+        chosen = set(selected)
+        for name in run.names:
+            if name in chosen:
+                continue
+            own_ffr = _rate(sum(1 for i in good_rows if fails[name][i]), len(good_rows))
+            by = _selected_subsumers(name, subsumers, chosen)
+            if own_ffr is not None and own_ffr > tau + 1e-12:
+                reasons[name] = f"FFR too high ({own_ffr:.2f} > tau {tau:g})"
+            elif by:
+                subsumed_by[name] = by
+                reasons[name] = f"subsumed by {', '.join(by)}"
+            else:
+                reasons[name] = "not needed for coverage"
+    return SelectionView(
+        id=int(sid),
+        method=str(method),
+        tau=float(tau),
+        alpha=float(alpha),
+        status=str(status),
+        selected=selected,
+        coverage=coverage,
+        ffr=ffr,
+        created_at=str(created_at),
+        eval_run_id=int(run_id) if run_id is not None else None,
+        considered=tuple(considered),
+        reasons=reasons,
+        subsumed_by=subsumed_by,
+    )
+
+
+# -- the overview -------------------------------------------------------------------------------------------
+
+
+class _SentenceIndex:
+    """Finds the instruction an assertion's ``sentence`` names: equal after :func:`normalise` (whitespace
+    collapsed). Exact matches are the rule, so the normalised index is only built when one is missed."""
+
+    def __init__(self, instructions: Sequence[InstructionView]) -> None:
+        self._instructions = instructions
+        self._exact: dict[str, int] | None = None
+        self._normalised: dict[str, int] | None = None
+
+    def get(self, sentence: str) -> int | None:
+        if self._exact is None:
+            self._exact = {}
+            for instruction in self._instructions:
+                self._exact.setdefault(instruction.text, instruction.index)
+        found = self._exact.get(sentence)
+        if found is not None:
+            return found
+        from spade_lsp._deltas import normalise
+
+        if self._normalised is None:
+            self._normalised = {}
+            for instruction in self._instructions:
+                self._normalised.setdefault(normalise(instruction.text), instruction.index)
+        return self._normalised.get(normalise(sentence))
+
+
+def _with_results(
+    assertions: Sequence[AssertionView],
+    instruction_of: _SentenceIndex,
+    stats: Mapping[str, AssertionStats],
+    selection: SelectionView | None,
+) -> tuple[AssertionView, ...]:
+    out: list[AssertionView] = []
+    considered = set(selection.considered) if selection is not None else set()
+    chosen = set(selection.selected) if selection is not None else set()
+    for view in assertions:
+        index = instruction_of.get(view.sentence) if view.sentence else None
+        selected: bool | None = None
+        reason = None
+        by: tuple[str, ...] = ()
+        if selection is not None and view.name in considered:
+            if selection.status == "infeasible":
+                selected = False
+                reason = "the latest selection was infeasible (nothing selected)"
+            else:
+                selected = view.name in chosen
+                reason = selection.reasons.get(view.name)
+                by = selection.subsumed_by.get(view.name, ())
+        out.append(
+            AssertionView(
+                name=view.name,
+                range=view.range,
+                name_range=view.name_range,
+                chunk_start_line=view.chunk_start_line,
+                end_line=view.end_line,
+                decorated=view.decorated,
+                generated=view.generated,
+                is_async=view.is_async,
+                category=view.category,
+                sentence=view.sentence,
+                version=view.version,
+                synthesizer=view.synthesizer,
+                description=view.description,
+                asks_llm=view.asks_llm,
+                stale=view.sentence is not None and index is None,
+                instruction=index,
+                stats=stats.get(view.name),
+                selected=selected,
+                drop_reason=reason,
+                subsumed_by=by,
+            )
+        )
+    return tuple(out)
+
+
+def _empty(prompt: Path | None, key: str | None, store_available: bool, problem: str | None) -> PromptOverview:
+    return PromptOverview(
+        prompt=prompt,
+        key=key,
+        store_available=store_available,
+        versions=(),
+        instructions=(),
+        sidecar=SidecarView(None, False),
+        eval_run=None,
+        selection=None,
+        summary=Summary(0, 0, 0, 0, 0, None),
+        problem=problem,
+    )
+
+
+def build_overview(
+    store: Store | None,
+    root: Path,
+    prompt: Path | None,
+    text: str | None = None,
+    *,
+    sidecar_text: str | None = None,
+    read_sidecar: bool = True,
+    max_prompt_bytes: int = 1_000_000,
+) -> PromptOverview:
+    """Everything the editor shows about one prompt.
+
+    ``prompt`` is None for a buffer with no file (no history, no sidecar). ``text`` is the current text (the
+    editor's buffer; read from disk when None). ``sidecar_text`` is the open sidecar buffer; without it the
+    module is read from disk when ``read_sidecar``. ``store`` None (no store yet) gives the instructions with
+    offline categories and no history.
+    """
+    key = prompt_key(root, prompt) if prompt is not None else None
+    if text is None:
+        if prompt is None:
+            raise ValueError("build_overview needs the text of a prompt that has no file")
+        try:
+            data = prompt.read_bytes()
+        except OSError as error:
+            return _empty(prompt, key, store is not None, f"cannot read {prompt.name}: {error.strerror}")
+        if len(data) > max_prompt_bytes:
+            return _empty(prompt, key, store is not None, _size_problem(len(data), max_prompt_bytes))
+        text = data.decode("utf-8-sig", errors="replace")
+    problem = _text_problem(text, max_prompt_bytes)
+    if problem is not None:
+        return _empty(prompt, key, store is not None, problem)
+    body, notes = _body(text)
+
+    versions: list[VersionView] = []
+    stored = _Stored({}, ())
+    head_hash: str | None = None
+    prompt_id: int | None = None
+    run: _Run | None = None
+    selection: SelectionView | None = None
+    if store is not None and key is not None:
+        try:
+            prompt_id = _prompt_id(store, key)
+            if prompt_id is not None:
+                versions, number_of, head_hash = _versions(store, prompt_id)
+                stored = _stored_sentences(store, prompt_id, number_of)
+                run = _load_run(store, prompt_id)
+                selection = _selection_view(store, prompt_id, run)
+        except (sqlite3.Error, UnicodeError) as error:
+            notes += (f"the store could not be read ({error}); showing the text only",)
+            versions, stored, run, selection, head_hash = [], _Stored({}, ()), None, None, None
+
+    # the text of the newest version (a prompt opened as saved): its units are in the store, no need to split
+    same_as_head = (
+        head_hash is not None and head_hash == hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    )
+    if same_as_head and stored.units:
+        units: Sequence[Sentence] = stored.units
+    else:
+        units = _split_from(stored, body) or _split(body)
+    instructions: list[InstructionView] = []
+    for index, unit in enumerate(units):
+        known = stored.by_text.get(unit.text)
+        if known is not None:
+            categories, introduced, checkable = known
+        else:
+            categories, introduced = classify_offline(unit.text), None
+            checkable = _checkable(categories)
+        instructions.append(
+            InstructionView(
+                index=index,
+                text=unit.text,
+                kind=unit.kind,  # a StrEnum member is the str itself
+                range=unit.range,
+                start=unit.start,
+                end=unit.end,
+                categories=categories,
+                introduced_in=introduced,
+                recorded=known is not None,
+                checkable=checkable,
+            )
+        )
+
+    module_path = sidecar_path(prompt) if prompt is not None else None
+    if sidecar_text is None and read_sidecar:
+        sidecar_text = _read_text(module_path)
+    parsed = parse_sidecar(module_path, sidecar_text)
+    stats = _stats(run) if run is not None else {}
+    assertions = _with_results(parsed.assertions, _SentenceIndex(instructions), stats, selection)
+    covering: dict[int, list[str]] = {}
+    for view in assertions:
+        if view.instruction is not None:
+            covering.setdefault(view.instruction, []).append(view.name)
+    if covering:
+        instructions = [
+            _covered(instruction, tuple(covering[instruction.index])) if instruction.index in covering else instruction
+            for instruction in instructions
+        ]
+    instruction_count = sum(1 for i in instructions if i.checkable)
+    covered = sum(1 for i in instructions if i.checkable and i.covered_by)
+    summary = Summary(
+        versions=len(versions),
+        instructions=instruction_count,
+        covered=covered,
+        uncovered=instruction_count - covered,
+        assertions=len(assertions),
+        selected=(
+            len([a for a in assertions if a.selected])
+            if selection is not None and selection.status != "infeasible"
+            else (0 if selection is not None else None)
+        ),
+    )
+    return PromptOverview(
+        prompt=prompt,
+        key=key,
+        store_available=store is not None,
+        versions=tuple(versions),
+        instructions=tuple(instructions),
+        sidecar=SidecarView(parsed.path, parsed.exists, assertions, parsed.syntax_error, parsed.text),
+        eval_run=_eval_view(run, sidecar_text) if run is not None else None,
+        selection=selection,
+        summary=summary,
+        placeholders=tuple(placeholders_of(body)),
+        notes=notes,
+    )
+
+
+def _covered(instruction: InstructionView, names: tuple[str, ...]) -> InstructionView:
+    return InstructionView(
+        index=instruction.index,
+        text=instruction.text,
+        kind=instruction.kind,
+        range=instruction.range,
+        start=instruction.start,
+        end=instruction.end,
+        categories=instruction.categories,
+        introduced_in=instruction.introduced_in,
+        recorded=instruction.recorded,
+        covered_by=names,
+        checkable=instruction.checkable,
+    )
+
+
+_BLANK_RUN: Final = re.compile(r"\n(?:[^\S\n]*\n)+")  # the splitter's paragraph separator ("\n"-only text)
+_BLOCK_MARK: Final = re.compile(r"(?m)^[^\S\n]*(?:`{3}|~{3})|\"\"\"|'''")
+_MAX_REGION: Final = 0.25
+
+
+def _split_from(stored: _Stored, body: str) -> list[Sentence] | None:
+    """The units of ``body`` from the newest version's stored units, splitting only the paragraphs an edit
+    touched; None when that shortcut does not apply (then everything is split).
+
+    The splitter works paragraph by paragraph (blank lines separate paragraphs) except for code fences and
+    triple-quoted blocks, which may span blank lines; so the shortcut is taken only for "\n"-only texts without
+    those. Units before the first touched paragraph are kept as stored; units after the last one are shifted
+    by the change in length and in line count (they start on a line of their own, so their columns hold).
+    A prompt opened as recorded is shown from the stored units; this keeps the first edits after opening as
+    cheap as later ones, when the splitter's cache is still cold.
+    """
+    head = stored.head_body
+    if head is None or not stored.units or "\r" in body or "\r" in head:
+        return None
+    if _BLOCK_MARK.search(body) or _BLOCK_MARK.search(head):
+        return None
+    limit = min(len(head), len(body))
+    a = _common_prefix(head, body, limit)
+    b = _common_prefix(head[::-1], body[::-1], limit - a) if limit > a else 0
+    edit_end = len(head) - b  # in head; the common suffix starts here
+    separators = [(m.start(), m.end()) for m in _BLANK_RUN.finditer(head)]
+    # the region starts at a paragraph start whose first line lies wholly in the common prefix, and ends at a
+    # separator whose preceding line lies wholly in the common suffix: then the same separators bound it in both
+    start = 0
+    for _, sep_end in reversed(separators):
+        newline = head.find("\n", sep_end)
+        if sep_end <= a and 0 <= newline < a:
+            start = sep_end
+            break
+    end = len(head)
+    for sep_start, _ in separators:
+        line_start = head.rfind("\n", 0, sep_start) + 1
+        if sep_start > edit_end and line_start >= edit_end:
+            end = sep_start
+            break
+    shift = len(body) - len(head)
+    if (end + shift - start) > _MAX_REGION * len(body):
+        return None
+    line = head.count("\n", 0, start)
+    lines_shift = body.count("\n", start, end + shift) - head.count("\n", start, end)
+    out = [u for u in stored.units if u.end <= start]
+    for unit in _split(body[start : end + shift]):
+        out.append(_moved(unit, start, line))
+    out += [_moved(u, shift, lines_shift) for u in stored.units if u.start >= end]
+    return out
+
+
+def _common_prefix(x: str, y: str, limit: int) -> int:
+    """Length of the common prefix of ``x`` and ``y`` (at most ``limit``), by halving: slices compare in C."""
+    low, high = 0, limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if x[:middle] == y[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _moved(unit: Sentence, offset: int, lines: int) -> Sentence:
+    if not offset and not lines:
+        return unit
+    start, end = unit.range.start, unit.range.end
+    return Sentence(
+        unit.text,
+        unit.start + offset,
+        unit.end + offset,
+        Range(Position(start.line + lines, start.character), Position(end.line + lines, end.character)),
+        unit.kind,
+    )
+
+
+def _split(body: str) -> Sequence[Sentence]:
+    """The splitter (and pysbd) load on first use: a prompt opened as recorded is shown without them."""
+    from spade_lsp._sentences import split_sentences
+
+    return split_sentences(body)
+
+
+def prepare(text: str, *, chunk_chars: int = 4000) -> Iterator[None]:
+    """Split ``text`` ahead of its first edit, a few paragraphs at a time (yielding after each piece), so the
+    first edit after opening a prompt finds its paragraphs in the splitter's cache. A prompt opened as recorded
+    is shown from the store's units without splitting; the caller runs this between other work. Pieces end at
+    blank lines, where the splitter's paragraphs end, so they warm the same cache entries a full split uses."""
+    from spade_lsp._sentences import unit_spans
+
+    body = _body(text)[0]
+    start = 0
+    while start < len(body):
+        end = body.find("\n\n", start + chunk_chars)
+        end = len(body) if end < 0 else end + 2
+        unit_spans(body[start:end])
+        start = end
+        yield
+
+
+def sentence_history(store: Store | None, root: Path, prompt: Path, text: str) -> tuple[SentenceEvent, ...]:
+    """The versions in which ``text`` (or an earlier wording of it) was added, reworded or moved, oldest first.
+
+    Follows modification chains back through ``changes.old_text``: a sentence reworded in v5 shows the v5 edit
+    and the version that added its first wording.
+    """
+    if store is None:
+        return ()
+    try:
+        prompt_id = _prompt_id(store, prompt_key(root, prompt))
+        if prompt_id is None:
+            return ()
+        versions, number_of, _ = _versions(store, prompt_id)
+        rows = _query(
+            store,
+            "SELECT c.kind, c.old_text, c.new_text, d.to_version_id FROM changes c JOIN deltas d ON d.id = c.delta_id "
+            "WHERE d.prompt_id = ? AND c.new_text IS NOT NULL",
+            [prompt_id],
+        )
+    except (sqlite3.Error, UnicodeError):
+        return ()
+    by_new: dict[str, list[tuple[str, str | None, int]]] = {}
+    for kind, old_text, new_text, version_id in rows:
+        number = number_of.get(version_id)
+        if number is not None:
+            by_new.setdefault(new_text, []).append((kind, old_text, number))
+    events: dict[tuple[int, str, str, str | None], SentenceEvent] = {}
+    seen = {text}
+    frontier = [text]
+    while frontier:
+        current = frontier.pop()
+        for kind, old_text, number in by_new.get(current, ()):
+            label = "moved" if kind == "modified" and old_text == current else kind
+            previous = old_text if label == "modified" else None
+            events.setdefault(
+                (number, label, current, previous), SentenceEvent(versions[number - 1], label, current, previous)
+            )
+            if label == "modified" and old_text is not None and old_text not in seen:
+                seen.add(old_text)
+                frontier.append(old_text)
+    return tuple(sorted(events.values(), key=lambda e: (e.version.number, e.kind != "added")))

@@ -1,0 +1,82 @@
+"""Workspaces for the language-server tests, built with the engine itself (History, the offline synthesizer,
+the sandbox), so the server reads stores exactly as the daemon writes them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import git
+
+from spade_lsp._assertion_jobs import evaluate, make_synthesizer, synthesize
+from spade_lsp.overview import prompt_key
+from spade_lsp.workspace import Workspace, sync_prompt
+
+V1 = "Write a product blurb for {product}.\nUse a friendly tone.\n"
+V2 = V1 + "Keep it not exceeding 12 words.\n"
+V3 = V2.replace("Use a friendly tone.", "Use a warm and friendly tone.") + 'Never use the word "cheap".\n'
+COMMITS = ["First draft", "Add a word limit", "Warmer tone; never say cheap"]
+EXAMPLES = [
+    {"id": "g1", "inputs": {"product": "Kettle"}, "output": "A lovely kettle. Great for tea!", "label": "good"},
+    {"id": "g2", "inputs": {"product": "Lamp"}, "output": "A warm lamp for happy reading nights.", "label": "good"},
+    {"id": "b1", "inputs": {"product": "Mug"}, "output": "A cheap mug.", "label": "bad"},
+    {"id": "b2", "inputs": {"product": "Shoe"}, "output": " ".join(["word"] * 20), "label": "bad"},
+]  # fmt: skip
+
+
+def record(root: Path, prompt: Path, *texts: str) -> None:
+    """Record each text as a saved version (what the daemon does on every save)."""
+    with Workspace(root) as workspace:
+        for text in texts:
+            prompt.write_text(text, encoding="utf-8")
+            sync_prompt(workspace, prompt, git=False)
+
+
+def write_examples(prompt: Path) -> Path:
+    path = prompt.with_name(prompt.name.split(".")[0] + ".examples.jsonl")
+    path.write_text("".join(json.dumps(e) + "\n" for e in EXAMPLES), encoding="utf-8")
+    return path
+
+
+def synthesize_offline(root: Path, prompt: Path) -> Path:
+    with Workspace(root) as workspace:
+        synthesize(workspace, prompt, make_synthesizer(workspace, "offline"))
+    return prompt.with_name(prompt.name.split(".")[0] + "_assertions.py")
+
+
+def evaluate_now(root: Path, prompt: Path) -> int:
+    with Workspace(root) as workspace:
+        return evaluate(workspace, prompt).run_id
+
+
+def store_selection(root: Path, prompt: Path, run_id: int, selected: list[str], pairs: list[tuple[str, str]]) -> None:
+    """A selection row and user-declared subsumption pairs, as ``spade select`` stores them."""
+    with Workspace(root) as workspace, workspace.store.write() as db:
+        prompt_id = db.execute("SELECT id FROM prompts WHERE path = ?", [prompt_key(root, prompt)]).fetchone()[0]
+        for subsumer, subsumed in pairs:
+            db.execute(
+                "INSERT INTO subsumptions (prompt_id, subsumer, subsumed, origin, created_at) "
+                "VALUES (?, ?, ?, 'user', 't')",
+                [prompt_id, subsumer, subsumed],
+            )
+        db.execute(
+            "INSERT INTO selections (prompt_id, eval_run_id, source, method, tau, alpha, parameters, selected, "
+            "coverage, ffr, status, excluded_not_subsumed, solve_seconds, created_at) "
+            "VALUES (?, ?, 'eval_run', 'sub', 0.25, 0.6, '{}', ?, 1.0, 0.0, 'optimal', '[]', 0.01, 't')",
+            [prompt_id, run_id, json.dumps(selected)],
+        )
+
+
+def git_repo(root: Path, prompt_name: str = "blurb.prompt") -> tuple[Path, list[str]]:
+    """A real git repository whose prompt has three committed versions (V1, V2, V3); returns the prompt and
+    the commit shas, oldest first."""
+    root.mkdir(parents=True, exist_ok=True)
+    repo = git.Repo.init(root)
+    prompt = root / prompt_name
+    shas: list[str] = []
+    for number, (text, message) in enumerate(zip([V1, V2, V3], COMMITS, strict=True), 1):
+        prompt.write_text(text, encoding="utf-8")
+        repo.index.add([prompt_name])
+        when = f"{1_704_103_200 + number * 86_400} +0000"
+        shas.append(repo.index.commit(message, author_date=when, commit_date=when).hexsha)
+    return prompt, shas

@@ -1,0 +1,279 @@
+"""The language server with the real daemon: a prompt in a real git repository with three committed versions,
+code actions that synthesize through the daemon and edit the sidecar through ``workspace/applyEdit``, jobs
+with progress and cancellation, reports, and a daemon that dies and comes back."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from tests.spade_lsp_server._workspaces import COMMITS, V3, git_repo, write_examples
+
+HINT = types.DiagnosticSeverity.Hint
+INFO = types.DiagnosticSeverity.Information
+
+
+def _line(diagnostics: list[types.Diagnostic], line: int) -> types.Diagnostic:
+    return next(d for d in diagnostics if d.range.start.line == line)
+
+
+def _daemon_pid(root: Path) -> int | None:
+    try:
+        return int(json.loads((root / ".spade" / "daemon.json").read_text(encoding="utf-8"))["pid"])
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> None:
+    root = tmp_path / "repo"
+    prompt, shas = git_repo(root)
+    write_examples(prompt)
+    editor = await editor_factory(root)
+    uri = await editor.open(prompt)
+    await editor.diagnostics_where(uri, lambda d: len(d) == 3, "diagnostics before any history")
+
+    # saving records the prompt: the daemon starts, imports the three commits, and the views follow
+    editor.save(uri)
+    diagnostics = await editor.diagnostics_where(
+        uri, lambda d: "introduced in v2" in _line(d, 2).message, "the git history to be recorded", 30
+    )
+    count = _line(diagnostics, 2)
+    assert count.code == "Content/Count" and count.severity == INFO
+    assert count.message == "Quantity instruction: introduced in v2; no assertion checks it yet"
+    assert _line(diagnostics, 3).message == "Exclusion instruction: introduced in v3; no assertion checks it yet"
+    assert _line(diagnostics, 1).message.startswith("Workflow description, Qualitative criteria: introduced in v3")
+
+    hover = await editor.hover(uri, 2, 4)
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    assert f"- v2 (2024-01-03, commit `{shas[1][:10]}` “{COMMITS[1]}”): added" in hover.contents.value
+    hover = await editor.hover(uri, 1, 4)
+    assert hover is not None
+    text = str(hover.contents)
+    assert f"- v1 (2024-01-02, commit `{shas[0][:10]}` “{COMMITS[0]}”): added as “Use a friendly tone.”" in text
+    assert f"- v3 (2024-01-04, commit `{shas[2][:10]}` “Warmer tone; never say cheap”): reworded from" in text
+
+    lenses = await editor.code_lenses(uri)
+    assert lenses[0].command is not None
+    assert lenses[0].command.title == "spade: 3 versions · 3 instructions · 0 assertions"
+    history = await editor.command("spade.showHistory", uri)
+    assert [(v["number"], v["origin"], v["commit"], v["message"].strip()) for v in history["versions"]] == [
+        (1, "git", shas[0], COMMITS[0]),
+        (2, "git", shas[1], COMMITS[1]),
+        (3, "git", shas[2], COMMITS[2]),
+    ]
+    history_file = root / ".spade" / "reports" / "blurb.history.md"
+    assert history["path"] == str(history_file) and history["shown"] is True
+    assert f"| v2 | 2024-01-03 10:00:00 | git | {shas[1][:10]} | {COMMITS[1]} |" in history_file.read_text()
+
+    # the quick fix: synthesis in the daemon, the module created through workspace/applyEdit
+    actions = await editor.code_actions(uri, count.range, diagnostics=[count])
+    fix = actions[0]
+    assert fix.title == "Add assertion for this instruction" and fix.command is not None
+    result = await editor.command(fix.command.command, *(fix.command.arguments or []))
+    assert result["added"] == ["assert_at_most_12_words"] and result["applied"] is True
+    module = root / "blurb_assertions.py"
+    edit = editor.applied[-1].edit
+    assert edit.document_changes is not None
+    assert isinstance(edit.document_changes[0], types.CreateFile) and edit.document_changes[0].uri == module.as_uri()
+    source = module.read_text(encoding="utf-8")
+    assert [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)] == ["assert_at_most_12_words"]
+    assert "    sentence='Keep it not exceeding 12 words.',\n    version=2,\n" in source
+    assert source.startswith('"""Assertions on the outputs of blurb.prompt')
+    diagnostics = await editor.diagnostics_where(uri, lambda d: _line(d, 2).severity == HINT, "the new coverage")
+    assert _line(diagnostics, 2).message == "Quantity instruction: introduced in v2; checked by assert_at_most_12_words"
+    tokens = [token for token, reports in editor.client.progress_reports.items() if reports]
+    reports = editor.client.progress_reports[tokens[-1]]
+    assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].title == "Add assertions"
+    assert isinstance(reports[-1], types.WorkDoneProgressEnd) and reports[-1].message == "done"
+    await editor.wait_for(lambda: editor.refreshes > 0, "a code-lens refresh")
+
+    # the source action adds the rest and keeps what is there; the module is open, so its buffer is edited
+    sidecar_uri = await editor.open(module, language="python")
+    sources = await editor.code_actions(uri, count.range, only=["source.spade.addAssertions"])
+    everything = sources[0]
+    assert everything.title == "Add assertions for all uncovered instructions (2)" and everything.command is not None
+    result = await editor.command(everything.command.command, *(everything.command.arguments or []))
+    assert "assert_excludes_cheap" in result["added"] and "assert_at_most_12_words" not in result["added"]
+    change = editor.applied[-1].edit.document_changes
+    assert change is not None and len(change) == 1 and isinstance(change[0], types.TextDocumentEdit)
+    assert change[0].text_document.version == 1  # the open buffer's version
+    source = module.read_text(encoding="utf-8")
+    editor.change(sidecar_uri, source)  # what the editor's buffer now holds
+    names = [n.name for n in ast.parse(source).body if isinstance(n, ast.FunctionDef)]
+    assert names[0] == "assert_at_most_12_words" and "assert_excludes_cheap" in names
+    await editor.diagnostics_where(uri, lambda d: all(x.severity == HINT for x in d), "every instruction covered")
+
+    # evaluate, then select: the sidecar's lenses and diagnostics show the figures
+    evaluated = await editor.command("spade.evaluate", uri)
+    assert evaluated["examples"] == 4 and set(evaluated["assertions"]) == set(names)
+    words_line = next(i for i, line in enumerate(source.splitlines()) if line.startswith("def assert_at_most_12_words"))
+
+    async def lens_title() -> str | None:
+        lenses = {lens.range.start.line: lens.command for lens in await editor.code_lenses(sidecar_uri)}
+        command = lenses.get(words_line)
+        return command.title if command is not None else None
+
+    assert await lens_title() == "pass 75% on 4 examples · no selection yet"
+    selected = await editor.command("spade.select", uri)
+    assert selected["status"] in ("optimal", "feasible") and selected["selected"]
+    sidecar_diagnostics = await editor.diagnostics_where(
+        sidecar_uri, lambda d: any(x.code == "spade/dropped-assertion" for x in d), "dropped assertions", 30
+    )
+    dropped = {d.message.split(" ")[0] for d in sidecar_diagnostics if d.code == "spade/dropped-assertion"}
+    assert dropped == set(names) - set(selected["selected"])
+    title = await lens_title()
+    assert title is not None and title.startswith("pass 75% on 4 examples · ")
+
+    report = await editor.command("spade.report", uri)
+    report_file = root / ".spade" / "reports" / "blurb.md"
+    assert report == {"path": str(report_file), "shown": True}
+    markdown = report_file.read_text(encoding="utf-8")
+    assert markdown.startswith("# spade report: blurb.prompt\n")
+    assert f"| v3 | 2024-01-04 10:00:00 | git | {shas[2][:10]} | Warmer tone; never say cheap |" in markdown
+    assert "| `assert_at_most_12_words` | “Keep it not exceeding 12 words.” | 75% | 0.50 | 0.00 |" in markdown
+    assert (
+        f"Run {evaluated['run_id']}, finished " in markdown and "4 examples (2 good, 2 bad, 0 unlabelled)" in markdown
+    )
+    assert "(sub, tau 0.25, alpha 0.6)" in markdown
+    assert [d.uri for d in editor.client.shown_documents][-2:] == [history_file.as_uri(), report_file.as_uri()]
+
+    # a full synthesis keeps what is there and applies to the open buffer
+    synthesized = await editor.command("spade.synthesize", uri)
+    assert synthesized["applied"] is True and "assert_at_most_12_words" in synthesized["unchanged"]
+    assert ast.parse(module.read_text(encoding="utf-8"))
+
+    with pytest.raises(JsonRpcException) as refused:
+        await editor.command("spade.sample", uri)
+    assert refused.value.code == types.LSPErrorCodes.RequestFailed
+    assert "reliability sampling is not available yet" in refused.value.message
+
+
+SLOW = """
+@assertion(category="Content/Count", sentence="Keep it not exceeding 12 words.")
+def assert_slow(example: dict, prompt: str, response: str) -> bool:
+    n = 0
+    while n < 3_000_000:
+        n += 1
+    return True
+"""
+
+
+async def test_cancelling_a_job_reaches_the_daemon(editor_factory: Any, workspace_dir: Path) -> None:
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(V3, encoding="utf-8")
+    examples = write_examples(prompt)
+    examples.write_text(examples.read_text() * 2, encoding="utf-8")  # eight examples (the ids repeat: renamed)
+    rows = [json.loads(line) for line in examples.read_text().splitlines()]
+    examples.write_text("".join(json.dumps({**r, "id": f"e{i}"}) + "\n" for i, r in enumerate(rows)))
+    (workspace_dir / "blurb_assertions.py").write_text("from spade_lsp.assertions import assertion\n" + SLOW)
+    editor = await editor_factory(workspace_dir)
+    uri = await editor.open(prompt)
+    first = asyncio.ensure_future(editor.command("spade.evaluate", uri))
+    await editor.wait_for(lambda: len(editor.client.progress_reports) == 1, "the first job's progress")
+    second = asyncio.ensure_future(editor.command("spade.evaluate", uri))  # queued behind the first
+    await editor.wait_for(lambda: len(editor.client.progress_reports) == 2, "the second job's progress")
+    token = list(editor.client.progress_reports)[-1]
+    editor.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=token))
+    with pytest.raises(JsonRpcException) as cancelled:
+        await asyncio.wait_for(second, 30)
+    assert cancelled.value.code == types.LSPErrorCodes.RequestCancelled
+    assert cancelled.value.message == "Evaluate assertions: cancelled"
+    end = editor.client.progress_reports[token][-1]
+    assert isinstance(end, types.WorkDoneProgressEnd) and end.message == "cancelled"
+    done = await asyncio.wait_for(first, 60)
+    assert done["examples"] == 8 and done["assertions"] == ["assert_slow"]
+
+
+async def test_a_dead_daemon_is_reported_once_and_restarted(editor_factory: Any, workspace_dir: Path) -> None:
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(V3, encoding="utf-8")
+    editor = await editor_factory(workspace_dir)
+    uri = await editor.open(prompt)
+    editor.save(uri)
+    await editor.diagnostics_where(
+        uri, lambda d: d and all("introduced in v1" in x.message for x in d), "the first version", 30
+    )
+    first_pid = _daemon_pid(workspace_dir)
+    assert first_pid is not None
+    os.kill(first_pid, signal.SIGKILL)
+
+    def stopped() -> list[str]:
+        return [m.message for m in editor.client.messages if "daemon" in m.message and "stopped" in m.message]
+
+    await editor.wait_for(stopped, "the server to notice")
+    assert stopped()[0].startswith("spade: the workspace daemon for ") and "restarted when next needed" in stopped()[0]
+    text = V3 + "Always include the price.\n"
+    prompt.write_text(text, encoding="utf-8")
+    editor.change(uri, text)
+    editor.save(uri)
+    diagnostics = await editor.diagnostics_where(
+        uri, lambda d: any("introduced in v2" in x.message for x in d), "a new daemon to record v2", 30
+    )
+    assert _line(diagnostics, 4).message == "Inclusion instruction: introduced in v2; no assertion checks it yet"
+    second_pid = _daemon_pid(workspace_dir)
+    assert second_pid is not None and second_pid != first_pid
+    assert len(stopped()) == 1
+
+
+async def test_without_a_daemon_commands_fail_clearly(editor_factory: Any, workspace_dir: Path) -> None:
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(V3, encoding="utf-8")
+    editor = await editor_factory(workspace_dir, settings={"daemon_autostart": False})
+    uri = await editor.open(prompt)
+    await editor.diagnostics_where(uri, lambda d: len(d) == 3, "diagnostics")
+    with pytest.raises(JsonRpcException) as refused:
+        await editor.command("spade.evaluate", uri)
+    assert refused.value.code == types.LSPErrorCodes.RequestFailed
+    assert refused.value.message.startswith("Evaluate assertions: no spade daemon runs for ")
+    assert "daemon_autostart is false; start one with `spade daemon --workspace " in refused.value.message
+    assert not (workspace_dir / ".spade" / "daemon.json").exists()
+    editor.save(uri)
+    editor.save(uri)
+    await editor.wait_for(lambda: editor.client.messages, "a message")
+    assert len([m for m in editor.client.messages if "no spade daemon runs" in m.message]) == 1
+
+
+async def test_open_examples_creates_a_starter_file(editor_factory: Any, workspace_dir: Path) -> None:
+    prompt = workspace_dir / "mail.prompt.md"
+    prompt.write_text("Write to {customer} about {topic}.\nKeep it under 100 words.\n", encoding="utf-8")
+    editor = await editor_factory(workspace_dir, settings={"daemon_autostart": False})
+    uri = await editor.open(prompt, language="markdown")
+    await editor.diagnostics_where(uri, lambda d: len(d) == 1, "diagnostics")
+    result = await editor.command("spade.openExamples", uri)
+    examples = workspace_dir / "mail.examples.jsonl"
+    assert result == {"path": str(examples), "created": True, "shown": True}
+    assert json.loads(examples.read_text()) == {
+        "id": "example-1",
+        "inputs": {"customer": "", "topic": ""},
+        "output": "",
+    }
+    assert editor.client.shown_documents[-1].uri == examples.as_uri()
+    again = await editor.command("spade.openExamples", {"uri": uri})
+    assert again["created"] is False and examples.read_text().count("\n") == 1
+
+
+async def test_an_unsaved_sentence_asks_for_a_save(editor_factory: Any, workspace_dir: Path) -> None:
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(V3, encoding="utf-8")
+    editor = await editor_factory(workspace_dir)
+    uri = await editor.open(prompt)
+    editor.change(uri, V3 + "Always include the price.\n")
+    diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) == 4, "the unsaved sentence")
+    new = _line(diagnostics, 4)
+    actions = await editor.code_actions(uri, new.range, diagnostics=[new], only=["quickfix"])
+    assert actions[0].command is not None
+    with pytest.raises(JsonRpcException) as refused:
+        await editor.command(actions[0].command.command, *(actions[0].command.arguments or []))
+    assert refused.value.code == types.LSPErrorCodes.RequestFailed
+    assert "none of the given sentences is in the newest version" in refused.value.message
+    assert refused.value.message.endswith("(the prompt has unsaved changes: save it first)")
+    assert not (workspace_dir / "blurb_assertions.py").exists()

@@ -1,0 +1,224 @@
+"""The sidecar module's diagnostics, lenses and hovers, and the code actions of prompts and sidecars, over a
+store the engine wrote (synthesis, a real sandbox run, a stored selection); no daemon runs here."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+
+from tests.spade_lsp_server._workspaces import (
+    V3,
+    evaluate_now,
+    record,
+    store_selection,
+    synthesize_offline,
+    write_examples,
+)
+from tests.spade_lsp_server.conftest import apply_text_edits
+
+OFFLINE = {"daemon_autostart": False}
+CRASHES = (
+    "\n\ndef assert_crashes(example: dict, prompt: str, response: str) -> bool:\n    return 1 / 0 > 0\n\n\n"
+    "@assertion(category='Content/Count', sentence='Keep it under 3 words.', version=1)\n"
+    "def assert_old_rule(example: dict, prompt: str, response: str) -> bool:\n    return True\n"
+)
+
+
+LATER = "\n\ndef assert_added_later(example: dict, prompt: str, response: str) -> bool:\n    return True\n"
+
+
+def _module(root: Path) -> Path:
+    prompt = root / "blurb.prompt"
+    record(root, prompt, V3)
+    write_examples(prompt)
+    module = synthesize_offline(root, prompt)
+    module.write_text(module.read_text(encoding="utf-8") + CRASHES, encoding="utf-8")
+    run_id = evaluate_now(root, prompt)
+    store_selection(root, prompt, run_id, ["assert_positive_tone"], [("assert_positive_tone", "assert_excludes_cheap")])
+    module.write_text(module.read_text(encoding="utf-8") + LATER, encoding="utf-8")
+    return module
+
+
+def _def_line(text: str, name: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines()) if line.startswith(f"def {name}("))
+
+
+async def test_sidecar_diagnostics_lenses_and_hovers(editor_factory: Any, workspace_dir: Path) -> None:
+    module = _module(workspace_dir)
+    text = module.read_text(encoding="utf-8")
+    editor = await editor_factory(workspace_dir, settings=OFFLINE)
+    uri = await editor.open(module, language="python")
+    diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) > 3, "sidecar diagnostics")
+    by_code: dict[str, dict[int, types.Diagnostic]] = {}
+    for d in diagnostics:
+        assert d.source == "spade"
+        by_code.setdefault(str(d.code), {})[d.range.start.line] = d
+
+    crash_line = _def_line(text, "assert_crashes")
+    errored = by_code["spade/assertion-error"][crash_line]
+    assert errored.severity == types.DiagnosticSeverity.Warning
+    assert errored.message.startswith("assert_crashes raised an error on 4 of 4 example(s) in evaluation run 1: ")
+    assert "ZeroDivisionError" in errored.message
+    assert errored.range.start.character == 4 and errored.range.end.character == 4 + len("assert_crashes")
+
+    stale = by_code["spade/stale-assertion"][_def_line(text, "assert_old_rule")]
+    assert stale.message == (
+        "assert_old_rule is stale: its source sentence is no longer in blurb.prompt: “Keep it under 3 words.”"
+    )
+
+    dropped = by_code["spade/dropped-assertion"]
+    cheap = dropped[_def_line(text, "assert_excludes_cheap")]
+    assert cheap.message == (
+        "assert_excludes_cheap is dropped by the latest selection (sub, tau 0.25): subsumed by assert_positive_tone"
+    )
+    assert (
+        list(cheap.tags or []) == [types.DiagnosticTag.Unnecessary]
+        and cheap.severity == types.DiagnosticSeverity.Information
+    )
+    words = dropped[_def_line(text, "assert_at_most_12_words")]
+    assert words.message.endswith(": not needed for coverage")
+    warm = dropped[_def_line(text, "assert_includes_warm")]
+    assert warm.message.endswith(": FFR too high (0.50 > tau 0.25)")
+    assert _def_line(text, "assert_positive_tone") not in dropped  # the one selected
+    assert _def_line(text, "assert_added_later") not in dropped  # written after the run: not part of the selection
+
+    lenses = {lens.range.start.line: lens.command for lens in await editor.code_lenses(uri)}
+    positive, cheap_lens = (
+        lenses[_def_line(text, "assert_positive_tone")],
+        lenses[_def_line(text, "assert_excludes_cheap")],
+    )
+    assert positive is not None and positive.title == "pass 50% on 4 examples · selected"
+    assert cheap_lens is not None and cheap_lens.title == "pass 75% on 4 examples · subsumed by assert_positive_tone"
+    crash_lens = lenses[crash_line]
+    assert crash_lens is not None and crash_lens.title == "pass 0% on 4 examples (4 errors) · not selected"
+    asks = lenses[_def_line(text, "assert_llm_use_a_warm_and_friendly_tone")]
+    assert asks is not None and asks.title == "needs a model · not selected"
+    later = lenses[_def_line(text, "assert_added_later")]
+    assert later is not None and later.title == "not evaluated yet · no selection yet"
+    assert later.command == "spade.evaluate" and list(later.arguments or []) == [
+        (workspace_dir / "blurb.prompt").as_uri()
+    ]
+
+    hover = await editor.hover(uri, _def_line(text, "assert_at_most_12_words"), 6)
+    assert hover is not None and isinstance(hover.contents, types.MarkupContent)
+    value = hover.contents.value
+    assert value.startswith("**assert_at_most_12_words** · Quantity instruction")
+    assert "From “Keep it not exceeding 12 words.” (v1)" in value
+    assert "Evaluation run 1: pass 75% (3/4) · coverage 0.50 · FFR 0.00" in value
+    assert "Selection: dropped: not needed for coverage" in value
+
+    # prompt side: every instruction is covered (hints), and its hover lists the figures
+    prompt_uri = await editor.open(workspace_dir / "blurb.prompt")
+    prompt_diagnostics = await editor.diagnostics_where(prompt_uri, lambda d: len(d) >= 2, "prompt diagnostics")
+    assert all(d.severity == types.DiagnosticSeverity.Hint for d in prompt_diagnostics)
+    hover = await editor.hover(prompt_uri, 3, 3)
+    assert hover is not None
+    assert "`assert_excludes_cheap`: pass 75% (3/4) · coverage 0.50 · FFR 0.00 · dropped: subsumed by " in str(
+        hover.contents
+    )
+
+
+async def test_remove_the_assertions_the_selection_drops(editor_factory: Any, workspace_dir: Path) -> None:
+    module = _module(workspace_dir)
+    text = module.read_text(encoding="utf-8")
+    editor = await editor_factory(workspace_dir, settings=OFFLINE)
+    uri = await editor.open(module, language="python")
+    diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) > 3, "sidecar diagnostics")
+    whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+    actions = await editor.code_actions(uri, whole, only=["source"])
+    remove = next(a for a in actions if a.title.startswith("Remove assertions the selection drops"))
+    assert remove.kind == "source.spade.removeDropped" and remove.edit is not None
+    dropped_line = _def_line(text, "assert_excludes_cheap")
+    related = [d for d in diagnostics if d.code == "spade/dropped-assertion" and d.range.start.line == dropped_line]
+    quick = await editor.code_actions(uri, related[0].range, diagnostics=related, only=["quickfix"])
+    assert [a.kind for a in quick] == [types.CodeActionKind.QuickFix] and list(quick[0].diagnostics or []) == related
+
+    assert remove.edit.document_changes is not None
+    change = remove.edit.document_changes[0]
+    assert isinstance(change, types.TextDocumentEdit) and change.text_document.version == 1
+    edits = [e for e in change.edits if isinstance(e, types.TextEdit)]
+    result = apply_text_edits(text, edits)
+    names = [n.name for n in ast.parse(result).body if isinstance(n, ast.FunctionDef)]
+    assert names == ["assert_positive_tone", "assert_added_later"]  # the selected one, and one never evaluated
+    assert "# spade: generated" in result and "assert_excludes_cheap" not in result
+    assert result.startswith('"""Assertions on the outputs of blurb.prompt') and "\n\n\n\n" not in result
+
+
+async def test_a_sidecar_with_a_syntax_error(editor_factory: Any, workspace_dir: Path) -> None:
+    module = _module(workspace_dir)
+    text = module.read_text(encoding="utf-8")
+    broken_line = _def_line(text, "assert_crashes") + 1
+    lines = text.splitlines()
+    lines[broken_line] = "    return (1 / 0"
+    broken = "\n".join(lines) + "\n"
+    editor = await editor_factory(workspace_dir, settings=OFFLINE)
+    uri = await editor.open(module, broken, language="python")
+    diagnostics = await editor.diagnostics_where(
+        uri, lambda d: any(x.code == "spade/syntax-error" for x in d), "the syntax error"
+    )
+    error = next(d for d in diagnostics if d.code == "spade/syntax-error")
+    assert error.severity == types.DiagnosticSeverity.Error
+    assert error.message.startswith(f"blurb_assertions.py:{broken_line + 1}: syntax error: ")
+    assert error.range.start.line == broken_line
+    # the functions that still parse keep their figures; deleting code from a broken tree is not offered
+    assert any(d.code == "spade/dropped-assertion" for d in diagnostics)
+    whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0))
+    actions = await editor.code_actions(uri, whole)
+    assert [a.title for a in actions] == ["Open examples"]
+
+
+async def test_prompt_code_actions(editor_factory: Any, workspace_dir: Path) -> None:
+    prompt = workspace_dir / "reply.prompt"
+    prompt.write_text("Hello.\nKeep the answer under 80 words.\nNever mention competitors.\n", encoding="utf-8")
+    editor = await editor_factory(workspace_dir, settings=OFFLINE)
+    uri = await editor.open(prompt)
+    diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) == 2, "diagnostics")
+    on_count = [d for d in diagnostics if d.range.start.line == 1]
+    actions = await editor.code_actions(uri, on_count[0].range, diagnostics=on_count)
+    fix = actions[0]
+    assert fix.title == "Add assertion for this instruction" and fix.kind == types.CodeActionKind.QuickFix
+    assert list(fix.diagnostics or []) == on_count and fix.is_preferred
+    assert fix.command is not None and fix.command.command == "spade.addAssertions"
+    assert list(fix.command.arguments or []) == [uri, ["Keep the answer under 80 words."]]
+    everything = next(a for a in actions if a.kind == "source.spade.addAssertions")
+    assert everything.title == "Add assertions for all uncovered instructions (2)"
+    assert everything.command is not None and list(everything.command.arguments or [])[1] == [
+        "Keep the answer under 80 words.",
+        "Never mention competitors.",
+    ]
+    assert actions[-1].title == "Open examples" and actions[-1].kind == "source.spade.openExamples"
+    on_hello = types.Range(start=types.Position(line=0, character=1), end=types.Position(line=0, character=1))
+    assert [a.title for a in await editor.code_actions(uri, on_hello, only=[types.CodeActionKind.QuickFix])] == []
+    sources = await editor.code_actions(uri, on_count[0].range, only=[types.CodeActionKind.Source])
+    assert [a.kind for a in sources] == ["source.spade.addAssertions", "source.spade.openExamples"]
+
+
+async def test_a_sidecar_changed_on_disk_refreshes_the_prompt(editor_factory: Any, workspace_dir: Path) -> None:
+    prompt = workspace_dir / "reply.prompt"
+    prompt.write_text("Keep the answer under 80 words.\nNever mention competitors.\n", encoding="utf-8")
+    editor = await editor_factory(workspace_dir, settings=OFFLINE)
+    uri = await editor.open(prompt)
+    await editor.diagnostics_where(uri, lambda d: len(d) == 2, "diagnostics")
+    module = workspace_dir / "reply_assertions.py"
+    module.write_text(
+        "from spade_lsp.assertions import assertion\n\n\n"
+        "@assertion(category='Content/Exclusion', sentence='Never   mention competitors.')\n"
+        "def assert_no_competitors(example: dict, prompt: str, response: str) -> bool:\n    return True\n",
+        encoding="utf-8",
+    )
+    editor.client.workspace_did_change_watched_files(
+        types.DidChangeWatchedFilesParams(
+            changes=[types.FileEvent(uri=module.as_uri(), type=types.FileChangeType.Created)]
+        )
+    )
+    diagnostics = await editor.diagnostics_where(
+        uri, lambda d: any(x.severity == types.DiagnosticSeverity.Hint for x in d), "the new coverage"
+    )
+    covered = next(d for d in diagnostics if d.range.start.line == 1)  # matched after collapsing whitespace
+    assert (
+        covered.message == "Exclusion instruction: no history yet (the workspace daemon records versions when you "
+        "save); checked by assert_no_competitors"
+    )
