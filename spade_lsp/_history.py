@@ -21,21 +21,9 @@ from spade_lsp._deltas import diff_texts
 from spade_lsp._prompts import decode_prompt, parse_prompt
 from spade_lsp._sentences import split_sentences
 from spade_lsp._store import Store
-from spade_lsp._types import Position, Range, SentenceChange
+from spade_lsp._types import Position, Range, SentenceChange, VersionInfo
 from spade_lsp.errors import InputError
 from spade_lsp.taxonomy import TaxonomyClassifier, delta_labels, ordered
-
-
-@dataclass(frozen=True, slots=True)
-class VersionInfo:
-    id: int
-    number: int  # 1-based position in the prompt's history
-    content_hash: str
-    created_at: str
-    origin: str
-    commit_sha: str | None = None
-    commit_message: str | None = None
-    author: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,7 +8,8 @@ from typing import Any
 
 from tabulate import tabulate
 
-from spade_lsp._history import ChangeInfo, DeltaInfo, VersionInfo
+from spade_lsp._history import ChangeInfo, DeltaInfo
+from spade_lsp._types import VersionInfo
 from spade_lsp.taxonomy import DISPLAY_NAMES
 
 _MARK = {"added": "+", "removed": "-", "modified": "~"}

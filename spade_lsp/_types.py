@@ -71,3 +71,29 @@ class Delta:
 
     changes: tuple[SentenceChange, ...]
     labels: frozenset[str] = field(default_factory=frozenset)
+
+
+@dataclass(frozen=True, slots=True)
+class VersionInfo:
+    """One recorded version of a prompt; ``number`` is its 1-based position in the history, oldest first."""
+
+    id: int
+    number: int
+    content_hash: str
+    created_at: str
+    origin: str
+    commit_sha: str | None = None
+    commit_message: str | None = None
+    author: str | None = None
+
+    @property
+    def short_sha(self) -> str | None:
+        return self.commit_sha[:10] if self.commit_sha else None
+
+    @property
+    def subject(self) -> str | None:
+        """The commit message's first line."""
+        if not self.commit_message:
+            return None
+        lines = self.commit_message.strip().splitlines()
+        return lines[0] if lines else None

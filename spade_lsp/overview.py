@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from spade_lsp._files import sidecar_path
 from spade_lsp._prompts import parse_prompt
-from spade_lsp._types import Position, Range, Sentence, UnitKind
+from spade_lsp._types import Position, Range, Sentence, UnitKind, VersionInfo
 from spade_lsp.assertions import ASSERTION_PREFIX
 from spade_lsp.errors import ConfigError
 from spade_lsp.synthesis import placeholders_of
@@ -45,7 +45,7 @@ __all__ = [
     "SidecarView",
     "Summary",
     "SyntaxProblem",
-    "VersionView",
+    "VersionInfo",
     "build_overview",
     "classify_offline",
     "parse_sidecar",
@@ -63,30 +63,6 @@ _MAX_ERROR_MESSAGES: Final = 3
 
 
 # -- value types ------------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class VersionView:
-    """One recorded version of the prompt; ``number`` is 1-based, oldest first."""
-
-    number: int
-    created_at: str
-    origin: str
-    commit_sha: str | None = None
-    commit_message: str | None = None
-    author: str | None = None
-
-    @property
-    def short_sha(self) -> str | None:
-        return self.commit_sha[:10] if self.commit_sha else None
-
-    @property
-    def subject(self) -> str | None:
-        """The commit message's first line."""
-        if not self.commit_message:
-            return None
-        lines = self.commit_message.strip().splitlines()
-        return lines[0] if lines else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +194,7 @@ class Summary:
 class SentenceEvent:
     """A version in which a sentence (or an earlier wording of it) was added, reworded or moved."""
 
-    version: VersionView
+    version: VersionInfo
     kind: str  # "added", "modified" or "moved"
     text: str
     previous_text: str | None = None
@@ -229,7 +205,7 @@ class PromptOverview:
     prompt: Path | None
     key: str | None
     store_available: bool
-    versions: tuple[VersionView, ...]
+    versions: tuple[VersionInfo, ...]
     instructions: tuple[InstructionView, ...]
     sidecar: SidecarView
     eval_run: EvalRunView | None
@@ -341,16 +317,20 @@ def _prompt_id(store: Store, key: str) -> int | None:
     return int(rows[0][0]) if rows else None
 
 
-def _versions(store: Store, prompt_id: int) -> tuple[list[VersionView], dict[int, int], str | None]:
+def _versions(store: Store, prompt_id: int) -> tuple[list[VersionInfo], dict[int, int], str | None]:
     """The versions oldest first, version id -> number, and the newest version's content hash."""
     rows = _query(
         store,
-        "SELECT id, created_at, origin, commit_sha, commit_message, author, content_hash FROM versions "
+        "SELECT id, content_hash, created_at, origin, commit_sha, commit_message, author FROM versions "
         "WHERE prompt_id = ? ORDER BY created_at, id",
         [prompt_id],
     )
-    versions = [VersionView(n, row[1], row[2], row[3], row[4], row[5]) for n, row in enumerate(rows, 1)]
-    return versions, {int(row[0]): n for n, row in enumerate(rows, 1)}, (str(rows[-1][6]) if rows else None)
+    versions = [VersionInfo(row[0], n, *row[1:]) for n, row in enumerate(rows, 1)]
+    return (
+        versions,
+        {version.id: version.number for version in versions},
+        (versions[-1].content_hash if versions else None),
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -872,7 +852,7 @@ def build_overview(
         return _empty(prompt, key, store is not None, problem)
     body, notes = _body(text)
 
-    versions: list[VersionView] = []
+    versions: list[VersionInfo] = []
     stored = _Stored({}, ())
     head_hash: str | None = None
     prompt_id: int | None = None

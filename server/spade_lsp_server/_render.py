@@ -10,7 +10,7 @@ from spade_lsp.overview import (
     InstructionView,
     PromptOverview,
     SentenceEvent,
-    VersionView,
+    VersionInfo,
 )
 from spade_lsp.taxonomy import DISPLAY_NAMES
 
@@ -32,7 +32,7 @@ def md_escape(text: str) -> str:
     return "".join(f"\\{c}" if c in "\\`*_{}[]<>#|" else c for c in text)
 
 
-def version_label(version: VersionView) -> str:
+def version_label(version: VersionInfo) -> str:
     """``v3 (2024-05-01, commit `1a2b3c4d5e` “Add a word limit”)``, as Markdown."""
     parts = [version.created_at[:10]] if version.created_at else []
     if version.short_sha:

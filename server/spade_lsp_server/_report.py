@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from spade_lsp._files import atomic_write_text, prompt_stem
-from spade_lsp.overview import PromptOverview, VersionView
+from spade_lsp.overview import PromptOverview, VersionInfo
 from spade_lsp_server._render import pct, quote, ratio, selection_text, stats_text
 
 REPORTS_DIR: Final = Path(".spade") / "reports"
@@ -29,7 +29,7 @@ def reports_dir(root: Path) -> Path:
     return directory
 
 
-def versions_json(versions: tuple[VersionView, ...]) -> list[dict[str, Any]]:
+def versions_json(versions: tuple[VersionInfo, ...]) -> list[dict[str, Any]]:
     return [
         {
             "number": v.number,

@@ -282,6 +282,15 @@ class SpadeLanguageServer(LanguageServer):
         prompt_uri = self.open_uri_of(ref.prompt) or _documents.uri_of(ref.prompt)
         return state.overview(prompt_uri, ref.prompt, self.open_text_of(ref.prompt), self.open_text_of)
 
+    def view_of(self, uri: str) -> tuple[DocumentRef, TextDocument, PromptOverview] | None:
+        """What a request on an open document needs: what it is, its text, and its prompt's overview; None
+        for a document that is not open or not spade's."""
+        ref = self.classify(uri)
+        document = self.open_document(uri)
+        if ref is None or document is None:
+            return None
+        return ref, document, self.overview_of(ref)
+
     # -- diagnostics --------------------------------------------------------------------------------------
 
     def publish(self, uri: str) -> None:

@@ -115,11 +115,10 @@ def register(server: SpadeLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS))
     def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
         uri = params.text_document.uri
-        ref = server.classify(uri)
-        document = server.open_document(uri)
-        if ref is None or document is None:
+        found = server.view_of(uri)
+        if found is None:
             return None
-        overview = server.overview_of(ref)
+        ref, document, overview = found
         only = [str(kind) for kind in params.context.only] if params.context.only else None
         actions: list[types.CodeAction] = []
         if ref.kind == "prompt":

@@ -15,11 +15,10 @@ def register(server: SpadeLanguageServer) -> None:
         from spade_lsp_server import _render
 
         uri = params.text_document.uri
-        ref = server.classify(uri)
-        document = server.open_document(uri)
-        if ref is None or document is None:
+        found = server.view_of(uri)
+        if found is None:
             return None
-        overview = server.overview_of(ref)
+        ref, document, overview = found
         columns = server.columns(document.source)
         point = columns.engine_position(params.position)
         if ref.kind == "prompt":
