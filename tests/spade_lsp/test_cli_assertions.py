@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from spade_lsp.cli import main
+from tests.support.blurb import examples_jsonl
 from tests.support.openai_stub import OpenAIStub, chat_reply
 
 PROMPT = (
@@ -17,12 +18,6 @@ PROMPT = (
     'Never use the word "cheap".\n'
     "Use a friendly tone.\n"
 )
-EXAMPLES = [
-    {"id": "g1", "inputs": {"product": "Kettle"}, "output": "A lovely kettle. Great for tea!", "label": "good"},
-    {"id": "g2", "inputs": {"product": "Lamp"}, "output": "A warm lamp for happy reading nights.", "label": "good"},
-    {"id": "b1", "inputs": {"product": "Mug"}, "output": "A cheap mug.", "label": "bad"},
-    {"id": "b2", "inputs": {"product": "Shoe"}, "output": " ".join(["word"] * 20), "label": "bad"},
-]  # fmt: skip
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -36,7 +31,7 @@ def prompt(workspace_dir: Path) -> Path:
     path = workspace_dir / "blurb.prompt"
     path.write_text(PROMPT, encoding="utf-8")
     source = workspace_dir / "labelled.jsonl"
-    source.write_text("".join(json.dumps(row) + "\n" for row in EXAMPLES), encoding="utf-8")
+    source.write_text(examples_jsonl(), encoding="utf-8")
     return path
 
 

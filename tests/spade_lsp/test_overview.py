@@ -28,23 +28,7 @@ from spade_lsp.overview import (
 )
 from spade_lsp.taxonomy import COUNT, EXCLUSION, INCLUSION, QUALITATIVE_ASSESSMENT
 from spade_lsp.workspace import Workspace, sync_prompt
-
-V1 = "Write a product blurb for {product}.\nUse a friendly tone.\n"
-V2 = V1 + "Keep it not exceeding 12 words.\n"
-V3 = V2.replace("Use a friendly tone.", "Use a warm and friendly tone.") + 'Never use the word "cheap".\n'
-EXAMPLES = [
-    {"id": "g1", "inputs": {"product": "Kettle"}, "output": "A lovely kettle. Great for tea!", "label": "good"},
-    {"id": "g2", "inputs": {"product": "Lamp"}, "output": "A warm lamp for happy reading nights.", "label": "good"},
-    {"id": "b1", "inputs": {"product": "Mug"}, "output": "A cheap mug.", "label": "bad"},
-    {"id": "b2", "inputs": {"product": "Shoe"}, "output": " ".join(["word"] * 20), "label": "bad"},
-]  # fmt: skip
-
-
-def _record(root: Path, prompt: Path, *texts: str) -> None:
-    with Workspace(root) as workspace:
-        for text in texts:
-            prompt.write_text(text, encoding="utf-8")
-            sync_prompt(workspace, prompt, git=False)
+from tests.support.blurb import V1, V2, V3, examples_jsonl, record
 
 
 def _store(root: Path) -> Store:
@@ -56,8 +40,8 @@ def _store(root: Path) -> Store:
 @pytest.fixture
 def blurb(workspace_dir: Path) -> Path:
     prompt = workspace_dir / "blurb.prompt"
-    _record(workspace_dir, prompt, V1, V2, V3)
-    (workspace_dir / "blurb.examples.jsonl").write_text("".join(json.dumps(e) + "\n" for e in EXAMPLES))
+    record(workspace_dir, prompt, V1, V2, V3)
+    (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl())
     return prompt
 
 

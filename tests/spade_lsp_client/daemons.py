@@ -21,15 +21,11 @@ from typing import Any, TypeVar
 
 import pytest
 
+from tests.support.blurb import examples_jsonl
+
 T = TypeVar("T")
 
 PROMPT = 'Write a product blurb for {product}.\nKeep it not exceeding 12 words.\nNever use the word "cheap".\n'
-EXAMPLES = [
-    {"id": "g1", "inputs": {"product": "Kettle"}, "output": "A lovely kettle. Great for tea!", "label": "good"},
-    {"id": "g2", "inputs": {"product": "Lamp"}, "output": "A warm lamp for happy reading nights.", "label": "good"},
-    {"id": "b1", "inputs": {"product": "Mug"}, "output": "A cheap mug.", "label": "bad"},
-    {"id": "b2", "inputs": {"product": "Shoe"}, "output": " ".join(["word"] * 20), "label": "bad"},
-]
 #: A hand-written sidecar whose one assertion takes ``delay`` seconds per example: a slow job, deterministically.
 SLOW_SIDECAR = """import asyncio
 
@@ -75,7 +71,7 @@ def make_workspace(root: Path, *, examples: bool = True) -> Path:
     prompt = root / "blurb.prompt"
     prompt.write_text(PROMPT, encoding="utf-8")
     if examples:
-        lines = "".join(json.dumps(row) + "\n" for row in EXAMPLES)
+        lines = examples_jsonl()
         (root / "blurb.examples.jsonl").write_text(lines, encoding="utf-8")
     return prompt
 

@@ -10,31 +10,15 @@ import git
 
 from spade_lsp._assertion_jobs import evaluate, make_synthesizer, synthesize
 from spade_lsp.overview import prompt_key
-from spade_lsp.workspace import Workspace, sync_prompt
+from spade_lsp.workspace import Workspace
+from tests.support.blurb import V1, V2, V3, examples_jsonl
 
-V1 = "Write a product blurb for {product}.\nUse a friendly tone.\n"
-V2 = V1 + "Keep it not exceeding 12 words.\n"
-V3 = V2.replace("Use a friendly tone.", "Use a warm and friendly tone.") + 'Never use the word "cheap".\n'
 COMMITS = ["First draft", "Add a word limit", "Warmer tone; never say cheap"]
-EXAMPLES = [
-    {"id": "g1", "inputs": {"product": "Kettle"}, "output": "A lovely kettle. Great for tea!", "label": "good"},
-    {"id": "g2", "inputs": {"product": "Lamp"}, "output": "A warm lamp for happy reading nights.", "label": "good"},
-    {"id": "b1", "inputs": {"product": "Mug"}, "output": "A cheap mug.", "label": "bad"},
-    {"id": "b2", "inputs": {"product": "Shoe"}, "output": " ".join(["word"] * 20), "label": "bad"},
-]  # fmt: skip
-
-
-def record(root: Path, prompt: Path, *texts: str) -> None:
-    """Record each text as a saved version (what the daemon does on every save)."""
-    with Workspace(root) as workspace:
-        for text in texts:
-            prompt.write_text(text, encoding="utf-8")
-            sync_prompt(workspace, prompt, git=False)
 
 
 def write_examples(prompt: Path) -> Path:
     path = prompt.with_name(prompt.name.split(".")[0] + ".examples.jsonl")
-    path.write_text("".join(json.dumps(e) + "\n" for e in EXAMPLES), encoding="utf-8")
+    path.write_text(examples_jsonl(), encoding="utf-8")
     return path
 
 

@@ -16,7 +16,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.spade_lsp_server._workspaces import COMMITS, V3, git_repo, write_examples
+from tests.spade_lsp_server._workspaces import COMMITS, git_repo, write_examples
+from tests.support.blurb import V3
 
 HINT = types.DiagnosticSeverity.Hint
 INFO = types.DiagnosticSeverity.Information

@@ -10,7 +10,8 @@ import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from tests.spade_lsp_server._workspaces import V3, record, synthesize_offline
+from tests.spade_lsp_server._workspaces import synthesize_offline
+from tests.support.blurb import V3, record
 
 INFO = types.DiagnosticSeverity.Information
 HINT = types.DiagnosticSeverity.Hint

@@ -7,7 +7,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.spade_lsp_server._workspaces import V3, record, synthesize_offline
+from tests.spade_lsp_server._workspaces import synthesize_offline
+from tests.support.blurb import V3, record
 
 CLI = "import sys; from spade_lsp.cli import main; sys.exit(main(sys.argv[1:]))"
 

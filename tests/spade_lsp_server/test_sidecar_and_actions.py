@@ -9,15 +9,9 @@ from typing import Any
 
 from lsprotocol import types
 
-from tests.spade_lsp_server._workspaces import (
-    V3,
-    evaluate_now,
-    record,
-    store_selection,
-    synthesize_offline,
-    write_examples,
-)
+from tests.spade_lsp_server._workspaces import evaluate_now, store_selection, synthesize_offline, write_examples
 from tests.spade_lsp_server.conftest import apply_text_edits
+from tests.support.blurb import V3, record
 
 OFFLINE = {"daemon_autostart": False}
 CRASHES = (
