@@ -4,6 +4,7 @@ front matter, then (in the editor) the client's settings, each overriding the on
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,11 +26,21 @@ class Settings(BaseModel):
     model: str | None = Field(default=None, description="any litellm model name; None: offline only")
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, description="environment variable holding the API key")
-    llm_timeout_s: float = Field(default=60.0, gt=0)
+    llm_timeout_s: float = Field(default=60.0, gt=0, description="timeout of one LLM request")
+    llm_max_retries: int = Field(default=3, ge=0, le=20, description="retries on rate limits, 5xx and timeouts")
+    llm_concurrency: int = Field(default=8, ge=1, le=256, description="LLM requests in flight at once")
+    llm_rpm: int | None = Field(default=None, ge=1, description="requests per minute; None: no limit")
     classifier: Literal["auto", "offline", "llm"] = "auto"
     max_prompt_bytes: int = Field(default=1_000_000, gt=0)
     tau: float = Field(default=0.25, ge=0, le=1)
     alpha: float = Field(default=0.6, ge=0, le=1)
+    min_success: float = Field(default=0.9, ge=0, le=1, description="a validator's default minimum success rate")
+    samples_per_input: int = Field(default=5, ge=1, le=10_000, description="outputs sampled per input")
+    sample_inputs: int | None = Field(default=None, ge=1, description="inputs sampled; None: every example")
+    temperature: float | None = Field(default=None, ge=0, le=2, description="sampling temperature; None: 1.0")
+    confidence: float = Field(default=0.95, gt=0, lt=1, description="confidence level of every interval")
+    interval: Literal["wilson", "clopper-pearson"] = "wilson"
+    early_stopping: bool = Field(default=True, description="stop sampling an input once every check is decided")
     daemon_autostart: bool = Field(default=True, description="the language server starts the daemon when none runs")
     daemon_idle_timeout_s: float = Field(default=600.0, gt=0, description="idle daemon exits after this long")
 
@@ -40,6 +51,15 @@ class Settings(BaseModel):
         data = self.model_dump()
         data.update({key.replace("-", "_"): value for key, value in overrides.items()})
         return _validate(data, source)
+
+
+def front_matter_settings(front_matter: Mapping[str, Any]) -> dict[str, Any]:
+    """The entries of a prompt's front matter that are settings (other keys belong to the prompt itself)."""
+    return {
+        str(key).replace("-", "_"): value
+        for key, value in front_matter.items()
+        if str(key).replace("-", "_") in Settings.model_fields
+    }
 
 
 def _validate(data: dict[str, Any], source: str) -> Settings:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from spade_lsp._files import sidecar_path
 from spade_lsp._prompts import parse_prompt
-from spade_lsp.config import Settings, load_settings
+from spade_lsp.config import Settings, front_matter_settings, load_settings
 from spade_lsp.errors import SpadeError
 from spade_lsp.overview import PromptOverview, build_overview
 from spade_lsp_server._daemon import DaemonLink, Notify, Tell
@@ -123,7 +123,7 @@ class WorkspaceState:
             front = parse_prompt(block).front_matter
         except SpadeError:
             front = {}  # the overview reports invalid front matter itself
-        known = {k.replace("-", "_"): v for k, v in front.items() if str(k).replace("-", "_") in _SETTING_KEYS}
+        known = front_matter_settings(front)
         notes: tuple[str, ...] = ()
         settings = self.settings
         if known:

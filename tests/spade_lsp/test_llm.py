@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -11,8 +12,8 @@ import pytest
 from spade_lsp._store import Store
 from spade_lsp.config import Settings
 from spade_lsp.errors import LLMError, ModelNotConfiguredError
-from spade_lsp.llm import LiteLLMClient, client_from_settings, parse_json_answer
-from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply
+from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest, client_from_settings, parse_json_answer
+from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
 
 MESSAGES = [{"role": "user", "content": "Say hi"}]
 
@@ -101,3 +102,147 @@ def test_api_key_comes_from_the_named_environment_variable(monkeypatch: pytest.M
         client = client_from_settings(settings)
         assert client.complete(MESSAGES).text == "ok"
     assert stub.headers[0]["Authorization"] == "Bearer sk-from-env"
+
+
+# -- concurrency, rate limits, batches, accounting -----------------------------------------------------------
+
+
+class _InFlight:
+    """A script that answers after ``delay_s`` and records the most requests it ever held at once."""
+
+    def __init__(self, delay_s: float) -> None:
+        self.delay_s = delay_s
+        self.now = 0
+        self.peak = 0
+        self.lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        with self.lock:
+            self.now += 1
+            self.peak = max(self.peak, self.now)
+        threading.Timer(self.delay_s, self._done).start()
+        return chat_reply(f"echo {user_text(request)}", delay_s=self.delay_s)
+
+    def _done(self) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+def _requests(n: int) -> list[LLMRequest]:
+    return [LLMRequest([{"role": "user", "content": f"q{i}"}], temperature=1.0, sample_index=i) for i in range(n)]
+
+
+def test_batches_run_concurrently_up_to_the_limit_and_keep_order() -> None:
+    script = _InFlight(0.15)
+    with OpenAIStub(script) as stub:
+        client = _client(stub, concurrency=4)
+        arrived: list[int] = []
+        started = time.monotonic()
+        answers = client.complete_many(_requests(12), on_result=lambda i, answer: arrived.append(i))
+        elapsed = time.monotonic() - started
+    assert [a.text for a in answers if isinstance(a, Completion)] == [f"echo q{i}" for i in range(12)]
+    assert script.peak == 4  # never more than the limit, and the limit is used
+    assert sorted(arrived) == list(range(12))
+    assert elapsed < 12 * 0.15 / 2  # concurrent: three waves of four, not twelve in a row
+    assert client.usage.calls == 12 and client.usage.prompt_tokens == 120
+
+
+def test_requests_per_minute_limit_spaces_out_requests() -> None:
+    with OpenAIStub(lambda request: chat_reply("ok")) as stub:
+        client = _client(stub, concurrency=8, rpm=120)  # two per second once the bucket is drained
+        started = time.monotonic()
+        client.complete_many(_requests(124))
+        elapsed = time.monotonic() - started
+    assert len(stub.requests) == 124
+    assert elapsed >= 1.5, elapsed  # 120 at once (the bucket), then 4 more at 2 per second
+
+
+def test_a_burst_of_429s_is_absorbed_honouring_retry_after() -> None:
+    state = {"n": 0}
+    lock = threading.Lock()
+
+    def script(request: dict[str, Any]) -> Reply:
+        with lock:
+            state["n"] += 1
+            n = state["n"]
+        if n <= 6:  # the first six requests of the burst are rate limited
+            return error_reply(429, "rate limited", retry_after=0.2)
+        return chat_reply("ok")
+
+    with OpenAIStub(script) as stub:
+        client = _client(stub, concurrency=6)
+        started = time.monotonic()
+        answers = client.complete_many(_requests(6))
+        elapsed = time.monotonic() - started
+    assert all(isinstance(a, Completion) and a.text == "ok" for a in answers)
+    assert elapsed >= 0.2  # waited as the server asked
+    assert client.usage.retries == 6 and client.usage.failed == 0
+
+
+def test_timeouts_are_retried_and_then_reported() -> None:
+    replies = iter([Reply(body=chat_reply("late").body, delay_s=2.0), chat_reply("in time")])
+    with OpenAIStub(lambda request: next(replies)) as stub:
+        answer = _client(stub, timeout_s=0.3).complete(MESSAGES)
+    assert answer.text == "in time" and answer.retries == 1
+
+
+def test_a_failed_request_in_a_batch_does_not_sink_the_others() -> None:
+    def script(request: dict[str, Any]) -> Reply:
+        return error_reply(400, "bad") if user_text(request) == "q1" else chat_reply("fine")
+
+    with OpenAIStub(script) as stub:
+        client = _client(stub)
+        answers = client.complete_many(_requests(3))
+    assert isinstance(answers[1], LLMError) and "BadRequestError" in str(answers[1])
+    assert [a.text for a in (answers[0], answers[2]) if isinstance(a, Completion)] == ["fine", "fine"]
+    assert client.usage.failed == 1 and client.usage.calls == 2
+
+
+def test_stopping_a_batch_abandons_what_was_not_sent() -> None:
+    with OpenAIStub(lambda request: chat_reply("x", delay_s=0.05)) as stub:
+        client = _client(stub, concurrency=1)
+        done: list[int] = []
+        answers = client.complete_many(
+            _requests(20), on_result=lambda i, a: done.append(i), should_stop=lambda: len(done) >= 3
+        )
+    stopped = [a for a in answers if isinstance(a, LLMError)]
+    assert stopped and all("stopped" in str(a) for a in stopped)
+    assert len(stub.requests) < 20
+
+
+def test_a_batch_answers_cached_requests_without_calling(workspace_dir: Path) -> None:
+    echo = OpenAIStub(lambda request: chat_reply(f"echo {user_text(request)}"))
+    with echo as stub, Store.open(workspace_dir) as store:
+        _client(stub, store).complete_many(_requests(5))
+        client = _client(stub, store)
+        answers = client.complete_many(_requests(8))
+    assert [a.cached for a in answers if isinstance(a, Completion)] == [True] * 5 + [False] * 3
+    assert len(stub.requests) == 8 and client.usage.cached == 5 and client.usage.calls == 3
+
+
+def test_cost_comes_from_the_local_price_map() -> None:
+    with OpenAIStub(lambda request: chat_reply("hi", prompt_tokens=1000, completion_tokens=1000)) as stub:
+        priced = LiteLLMClient("openai/gpt-4o-mini", api_base=stub.api_base, api_key="k").complete(MESSAGES)
+        unpriced = _client(stub).complete(MESSAGES)
+    # gpt-4o-mini: $0.15 per million input tokens and $0.60 per million output tokens
+    assert priced.cost == pytest.approx(1000 * 0.15e-6 + 1000 * 0.60e-6)
+    assert unpriced.cost is None
+
+
+def test_a_wrong_schema_is_an_error_naming_where() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"answer": {"type": "string", "enum": ["yes", "no"]}},
+        "required": ["answer"],
+    }
+    with pytest.raises(LLMError, match="does not match its schema at answer"):
+        parse_json_answer(Completion(text='{"answer": "maybe"}'), what="a yes/no check", schema=schema)
+    with pytest.raises(LLMError, match="does not match its schema"):
+        parse_json_answer(Completion(text='{"verdict": "yes"}'), what="a yes/no check", schema=schema)
+    assert parse_json_answer(Completion(text='{"answer": "no"}'), what="x", schema=schema) == {"answer": "no"}
+
+
+def test_client_from_settings_applies_the_limits() -> None:
+    settings = Settings(model="openai/x", api_base="http://127.0.0.1:9/v1", llm_concurrency=3, llm_rpm=30)
+    client = client_from_settings(settings)
+    assert (client.concurrency, client.rpm, client.max_retries) == (3, 30, 3)

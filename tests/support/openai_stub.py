@@ -1,18 +1,24 @@
 """A scripted OpenAI-compatible HTTP server on loopback, for testing LLM paths through the real litellm client.
 
 Each test gives a ``script``: a callable from the request's JSON body to a :class:`Reply` (status, body,
-delay). The server records every request it receives.
+headers, delay). The server records every request it receives. It runs on aiohttp in a thread of its own
+(keep-alive, delays awaited rather than slept), so hundreds of concurrent requests cost it little and a
+latency benchmark measures the client, not the stub. ``python -m tests.support.openai_stub --latency 0.2``
+serves a fixed-latency echo model from a separate process and prints its api_base.
 """
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 import json
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from aiohttp import web
 
 
 @dataclass
@@ -20,9 +26,10 @@ class Reply:
     status: int = 200
     body: Any = None  # dict -> JSON; str -> sent raw (for malformed answers)
     delay_s: float = 0.0
+    headers: dict[str, str] = field(default_factory=dict)
 
 
-def chat_reply(content: str, *, prompt_tokens: int = 10, completion_tokens: int = 5) -> Reply:
+def chat_reply(content: str, *, prompt_tokens: int = 10, completion_tokens: int = 5, delay_s: float = 0.0) -> Reply:
     """A well-formed chat completion whose message content is ``content``."""
     return Reply(
         body={
@@ -36,12 +43,23 @@ def chat_reply(content: str, *, prompt_tokens: int = 10, completion_tokens: int 
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
             },
-        }
+        },
+        delay_s=delay_s,
     )
 
 
-def error_reply(status: int, message: str = "scripted error") -> Reply:
-    return Reply(status=status, body={"error": {"message": message, "type": "test", "code": status}})
+def error_reply(status: int, message: str = "scripted error", *, retry_after: float | None = None) -> Reply:
+    headers = {"Retry-After": f"{retry_after:g}"} if retry_after is not None else {}
+    return Reply(status=status, body={"error": {"message": message, "type": "test", "code": status}}, headers=headers)
+
+
+def user_text(request: dict[str, Any]) -> str:
+    """The last user message of a chat request (what a script usually branches on)."""
+    for message in reversed(request.get("messages", [])):
+        if message.get("role") == "user":
+            content = message.get("content")
+            return content if isinstance(content, str) else json.dumps(content)
+    return ""
 
 
 @dataclass
@@ -49,46 +67,84 @@ class OpenAIStub:
     script: Callable[[dict[str, Any]], Reply]
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
-    _server: ThreadingHTTPServer | None = None
+    host: str = "127.0.0.1"
+    port: int = 0
+    _loop: asyncio.AbstractEventLoop | None = None
+    _runner: web.AppRunner | None = None
+    _thread: threading.Thread | None = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def api_base(self) -> str:
-        assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{self.host}:{self.port}/v1"
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        raw = await request.read()
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            body = {"_raw": raw.decode("utf-8", "replace")}
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(dict(request.headers))
+        reply = self.script(body)
+        if reply.delay_s:
+            await asyncio.sleep(reply.delay_s)
+        payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
+        return web.Response(
+            status=reply.status, text=payload, content_type="application/json", headers=reply.headers or None
+        )
+
+    async def _start(self) -> None:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/{tail:.*}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
+        await site.start()
+        server = site._server
+        assert server is not None and server.sockets
+        self.port = int(server.sockets[0].getsockname()[1])
 
     def __enter__(self) -> OpenAIStub:
-        stub = self
+        self._loop = asyncio.new_event_loop()
+        started = threading.Event()
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
+        def run() -> None:
+            assert self._loop is not None
+            asyncio.set_event_loop(self._loop)
+            self._loop.run_until_complete(self._start())
+            started.set()
+            self._loop.run_forever()
 
-            def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length", 0))
-                request = json.loads(self.rfile.read(length) or b"{}")
-                stub.requests.append(request)
-                stub.headers.append(dict(self.headers))
-                reply = stub.script(request)
-                if reply.delay_s:
-                    time.sleep(reply.delay_s)
-                payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
-                data = payload.encode("utf-8")
-                try:
-                    self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json")
-                    self.send_header("Content-Length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up (a timeout test)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        self._thread = threading.Thread(target=run, name="openai-stub", daemon=True)
+        self._thread.start()
+        if not started.wait(10):
+            raise RuntimeError("the OpenAI stub did not start")
         return self
 
     def __exit__(self, *exc: object) -> None:
-        assert self._server is not None
-        self._server.shutdown()
-        self._server.server_close()
+        assert self._loop is not None and self._runner is not None and self._thread is not None
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+
+def echo_model(latency_s: float) -> Callable[[dict[str, Any]], Reply]:
+    """A model that answers every request with its user message after ``latency_s``."""
+    return lambda request: chat_reply(f"echo: {user_text(request)[:200]}", delay_s=latency_s)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="a fixed-latency OpenAI-compatible echo server on loopback")
+    parser.add_argument("--latency", type=float, default=0.2)
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args()
+    with OpenAIStub(echo_model(args.latency), port=args.port) as stub:
+        print(stub.api_base, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

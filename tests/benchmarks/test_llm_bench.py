@@ -1,0 +1,72 @@
+"""Benchmark: 2,000 LLM calls at 200 ms latency and a concurrency limit of 16 finish within 1.25x the ideal
+time, 2,000 x 0.2 / 16 = 25 s (issue 6, part 6).
+
+The calls go through the real litellm client and the whole LLM layer (cache lookups and batched cache writes
+in a real store, retries armed, usage accounting) to a fixed-latency OpenAI-compatible server on loopback,
+run in a process of its own so the server's work does not compete with the client for the GIL.
+Run with ``make bench`` or ``pytest -q -s tests/benchmarks/test_llm_bench.py``.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from spade_lsp._store import Store
+from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest
+
+CALLS = 2_000
+LATENCY_S = 0.2
+CONCURRENCY = 16
+IDEAL_S = CALLS * LATENCY_S / CONCURRENCY
+FLOOR_RATIO = 1.25
+RUNS = 3
+
+pytestmark = pytest.mark.benchmark
+
+
+@pytest.fixture(scope="module")
+def latency_server() -> Iterator[str]:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.openai_stub", "--latency", str(LATENCY_S)],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip()
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_2000_calls_at_concurrency_16_within_125_percent_of_ideal(latency_server: str, tmp_path: Path) -> None:
+    ratios: list[float] = []
+    with Store.open(tmp_path) as store:
+        client = LiteLLMClient(
+            "openai/latency-stub", store=store, api_base=latency_server, api_key="k", concurrency=CONCURRENCY
+        )
+        client.complete([{"role": "user", "content": "warm up"}])  # litellm's import is not part of a run
+        for run in range(RUNS):
+            requests = [
+                LLMRequest([{"role": "user", "content": f"input {i % 100}"}], None, 1.0, run * CALLS + i)
+                for i in range(CALLS)
+            ]
+            started = time.perf_counter()
+            answers = client.complete_many(requests)
+            seconds = time.perf_counter() - started
+            assert all(isinstance(a, Completion) and not a.cached for a in answers)
+            ratios.append(seconds / IDEAL_S)
+            print(f"\nrun {run + 1}: {CALLS} calls in {seconds:.2f} s, {seconds / IDEAL_S:.3f}x the ideal")
+        cached = store.db.execute("SELECT count(*) FROM llm_cache").fetchone()[0]
+    median = statistics.median(ratios)
+    print(f"median {median:.3f}x the ideal ({median * IDEAL_S:.2f} s); {cached} answers cached")
+    assert cached == RUNS * CALLS + 1  # every answer reached the store
+    assert median <= FLOOR_RATIO, f"median {median:.3f}x the ideal time exceeds {FLOOR_RATIO}x"
