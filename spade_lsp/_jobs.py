@@ -382,6 +382,7 @@ _KNOWN_PARAMS: Final[dict[str, frozenset[str]]] = {
     "synthesize": frozenset({"synthesizer", "sentences", "sidecar_text", "write"}),
     "evaluate": frozenset({"timeout_s", "memory_mb", "workers"}),
     "select": frozenset({"method", "tau", "alpha", "folds", "time_limit", "filter_declared"}),
+    "sample": frozenset({"inputs", "samples", "seed", "temperature", "interval", "confidence", "early_stopping"}),
 }
 
 
@@ -421,6 +422,16 @@ def validate_params(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
         _number(params, "folds", low=0, high=100, integer=True)
         _number(params, "time_limit", low=0.001)
         _flag(params, "filter_declared")
+    elif kind == "sample":
+        from spade_lsp.reliability._stats import METHODS as INTERVALS
+
+        _number(params, "inputs", low=1, integer=True)
+        _number(params, "samples", low=1, high=10_000, integer=True)
+        _number(params, "seed", low=0, integer=True)
+        _number(params, "temperature", low=0, high=2)
+        _number(params, "confidence", low=0.5, high=0.9999)
+        _choice(params, "interval", INTERVALS)
+        _flag(params, "early_stopping")
     return dict(params)
 
 
@@ -437,9 +448,10 @@ def execute(workspace: Workspace, job: Job, progress: Progress) -> dict[str, Any
         return _evaluate(workspace, prompt, job.params, progress)
     if job.kind == "select":
         return _select(workspace, prompt, job.params, progress)
-    if job.kind in ("sample", "judge"):
-        issue = "Reliability" if job.kind == "sample" else "Judges"
-        raise JobUnavailableError(f"{job.kind} jobs are not available yet (they come with the {issue} issue)")
+    if job.kind == "sample":
+        return _sample(workspace, prompt, job.params, progress)
+    if job.kind == "judge":
+        raise JobUnavailableError("judge jobs are not available yet (they come with the Judges issue)")
     raise JobParamsError(f"unknown job kind {job.kind!r}")
 
 
@@ -500,6 +512,16 @@ def _evaluate(workspace: Workspace, prompt: Path, params: Mapping[str, Any], pro
         "warnings": run.warnings,
         "seconds": round(run.seconds, 3),
     }
+
+
+def _sample(workspace: Workspace, prompt: Path, params: Mapping[str, Any], progress: Progress) -> dict[str, Any]:
+    """A sampling run: its rounds are stored as they finish, so a cancelled or killed run keeps its outputs
+    (and the LLM cache makes the rerun that resumes it cost nothing for them)."""
+    from spade_lsp.reliability._cli import options_from
+    from spade_lsp.reliability._sampling import sample_prompt
+
+    progress("planning the sampling run", 1.0)
+    return sample_prompt(workspace, prompt, options_from(params), progress=progress)
 
 
 def _select(workspace: Workspace, prompt: Path, params: Mapping[str, Any], progress: Progress) -> dict[str, Any]:

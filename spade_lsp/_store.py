@@ -189,6 +189,52 @@ def _jobs_schema(db: Database) -> None:
     )
 
 
+@_MIGRATIONS(name="0005_reliability")
+def _reliability_schema(db: Database) -> None:
+    """Sampling runs: the reliability tensor R[input][sample][validator] and the outputs behind it, written
+    round by round, so a run killed half-way keeps every acknowledged output and result."""
+    db.executescript(
+        """
+        CREATE TABLE sample_runs (
+            id INTEGER PRIMARY KEY,
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id) ON DELETE CASCADE,
+            version INTEGER,                    -- the prompt version sampled
+            model TEXT NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'cancelled')),
+            parameters TEXT NOT NULL,           -- JSON: inputs, samples, seed, temperature, interval, ...
+            inputs TEXT NOT NULL,               -- JSON list of example ids, the tensor's first axis
+            validators TEXT NOT NULL,           -- JSON list of {name, message, minimum}, its third axis
+            document TEXT,                      -- JSON: the report (docs/reliability.md), when finished
+            error TEXT,
+            started_at TEXT NOT NULL,
+            finished_at TEXT
+        );
+        CREATE INDEX sample_runs_by_prompt ON sample_runs(prompt_id, id);
+        CREATE TABLE sample_outputs (
+            run_id INTEGER NOT NULL REFERENCES sample_runs(id) ON DELETE CASCADE,
+            input INTEGER NOT NULL,             -- index into sample_runs.inputs
+            sample INTEGER NOT NULL,            -- the sample index (also the LLM cache's)
+            output TEXT,                        -- null when the call failed
+            error TEXT,
+            cached INTEGER NOT NULL DEFAULT 0,
+            prompt_tokens INTEGER NOT NULL DEFAULT 0,
+            completion_tokens INTEGER NOT NULL DEFAULT 0,
+            cost REAL,
+            PRIMARY KEY (run_id, input, sample)
+        );
+        CREATE TABLE sample_results (
+            run_id INTEGER NOT NULL REFERENCES sample_runs(id) ON DELETE CASCADE,
+            input INTEGER NOT NULL,
+            sample INTEGER NOT NULL,
+            validator INTEGER NOT NULL,         -- index into sample_runs.validators
+            passed INTEGER,                     -- 1, 0, or null when the assertion errored
+            error TEXT,
+            PRIMARY KEY (run_id, input, sample, validator)
+        );
+        """
+    )
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text

@@ -83,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_select_parser(commands, _common)
 
+    from spade_lsp.reliability._cli import add_reliability_parsers
+
+    add_reliability_parsers(commands, _common)
+
     lsp = commands.add_parser("lsp", help="serve the Language Server Protocol on stdio (editors start this)")
     lsp.add_argument("--stdio", action="store_true", help="accepted for editors that pass it; stdio is the default")
     lsp.add_argument("--log-file", type=Path, metavar="FILE", help="also write the server's log here")
@@ -396,6 +400,29 @@ def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
     return run_select(args, out, in_daemon)
 
 
+def _sample_in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any] | None:
+    root = _daemon_root(args, args.prompt)
+    return None if root is None else _daemon_job(root, "sample", args.prompt, params)
+
+
+def _cmd_sample(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp.reliability._cli import run_sample
+
+    return run_sample(args, out, _open_workspace, _sample_in_daemon)
+
+
+def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp.reliability._cli import run_check
+
+    return run_check(args, out, _open_workspace, _sample_in_daemon)
+
+
+def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp.reliability._cli import run_report
+
+    return run_report(args, out, _open_workspace)
+
+
 def _cmd_lsp(args: argparse.Namespace, out: TextIO) -> int:
     """The language server lives in its own package (LSP glue only); the engine never imports pygls."""
     import spade_lsp_server
@@ -430,6 +457,9 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "synthesize": _cmd_synthesize,
     "eval": _cmd_eval,
     "select": _cmd_select,
+    "sample": _cmd_sample,
+    "check": _cmd_check,
+    "report": _cmd_report,
     "lsp": _cmd_lsp,
     "daemon": _cmd_daemon,
     "demo": _cmd_demo,

@@ -180,6 +180,21 @@ class SelectionView:
 
 
 @dataclass(frozen=True, slots=True)
+class ReliabilityView:
+    """The newest finished sampling run: P_pass measured, with its interval, and the checks below minimum."""
+
+    run_id: int
+    version: int | None
+    model: str
+    p_pass: float | None
+    ci_low: float | None
+    ci_high: float | None
+    confidence: float
+    failing: tuple[str, ...]
+    finished_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Summary:
     versions: int
     instructions: int  # checkable ones
@@ -187,7 +202,7 @@ class Summary:
     uncovered: int
     assertions: int
     selected: int | None  # None: no selection yet
-    reliability: None = None  # sampling does not exist yet
+    reliability: ReliabilityView | None = None  # None: never sampled
 
 
 @dataclass(frozen=True, slots=True)
@@ -660,6 +675,36 @@ def _selected_subsumers(name: str, subsumers: Mapping[str, set[str]], selected: 
     return tuple(sorted(found))
 
 
+def _reliability_view(store: Store, prompt_id: int) -> ReliabilityView | None:
+    """Read with SQLite's JSON functions, so the tensor in the document is never loaded into Python."""
+    try:
+        rows = _query(
+            store,
+            "SELECT id, version, model, json_extract(document, '$.p_pass.measured.rate'), "
+            "json_extract(document, '$.p_pass.measured.ci_low'), json_extract(document, '$.p_pass.measured.ci_high'), "
+            "json_extract(document, '$.confidence'), finished_at, (SELECT json_group_array(json_extract(v.value, "
+            "'$.name')) FROM json_each(document, '$.validators') v WHERE json_extract(v.value, '$.verdict') = 'fail') "
+            "FROM sample_runs WHERE prompt_id = ? AND status = 'done' ORDER BY id DESC LIMIT 1",
+            [prompt_id],
+        )
+    except sqlite3.OperationalError:
+        return None  # a store from before sampling existed (the daemon migrates it)
+    if not rows:
+        return None
+    run_id, version, model, rate, low, high, confidence, finished_at, failing = rows[0]
+    return ReliabilityView(
+        run_id=int(run_id),
+        version=None if version is None else int(version),
+        model=str(model),
+        p_pass=rate,
+        ci_low=low,
+        ci_high=high,
+        confidence=float(confidence or 0.95),
+        failing=tuple(json.loads(failing or "[]")),
+        finished_at=finished_at,
+    )
+
+
 def _selection_view(store: Store, prompt_id: int, latest: _Run | None) -> SelectionView | None:
     rows = _query(
         store,
@@ -858,6 +903,7 @@ def build_overview(
     prompt_id: int | None = None
     run: _Run | None = None
     selection: SelectionView | None = None
+    reliability: ReliabilityView | None = None
     if store is not None and key is not None:
         try:
             prompt_id = _prompt_id(store, key)
@@ -866,6 +912,7 @@ def build_overview(
                 stored = _stored_sentences(store, prompt_id, number_of)
                 run = _load_run(store, prompt_id)
                 selection = _selection_view(store, prompt_id, run)
+                reliability = _reliability_view(store, prompt_id)
         except (sqlite3.Error, UnicodeError) as error:
             notes += (f"the store could not be read ({error}); showing the text only",)
             versions, stored, run, selection, head_hash = [], _Stored({}, ()), None, None, None
@@ -929,6 +976,7 @@ def build_overview(
             if selection is not None and selection.status != "infeasible"
             else (0 if selection is not None else None)
         ),
+        reliability=reliability,
     )
     return PromptOverview(
         prompt=prompt,

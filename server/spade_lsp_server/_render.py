@@ -9,6 +9,7 @@ from spade_lsp.overview import (
     AssertionView,
     InstructionView,
     PromptOverview,
+    ReliabilityView,
     SentenceEvent,
     VersionInfo,
 )
@@ -138,8 +139,8 @@ def assertion_hover(view: AssertionView, overview: PromptOverview) -> str:
 
 
 def summary_title(overview: PromptOverview) -> str:
-    """The lens at the top of a prompt: versions, instructions, assertions, selected (and reliability, once
-    sampling exists: nothing is shown for it before)."""
+    """The lens at the top of a prompt: versions, instructions, assertions, selected, and the newest sampling
+    run's P_pass with its interval (nothing before the prompt was first sampled)."""
     summary = overview.summary
     parts = []
     if overview.prompt is None:
@@ -152,7 +153,20 @@ def summary_title(overview: PromptOverview) -> str:
     parts.append(f"{summary.assertions} assertion{'s' if summary.assertions != 1 else ''}")
     if summary.selected is not None:
         parts.append(f"{summary.selected} selected")
+    if summary.reliability is not None:
+        parts.append(reliability_text(summary.reliability))
     return "spade: " + " · ".join(parts)
+
+
+def reliability_text(view: ReliabilityView) -> str:
+    """ "P_pass 82% (74–88%, v3)", and the checks whose interval lies below their minimum."""
+    if view.p_pass is None or view.ci_low is None:
+        figure = f"P_pass {pct(view.p_pass)} (v{view.version})"
+    else:
+        figure = f"P_pass {pct(view.p_pass)} ({pct(view.ci_low)}–{pct(view.ci_high)}, v{view.version})"
+    if view.failing:
+        figure += f", {len(view.failing)} check{'s' if len(view.failing) != 1 else ''} below minimum"
+    return figure
 
 
 def assertion_lens_title(view: AssertionView) -> str:

@@ -3,13 +3,15 @@ under ``.spade/reports/`` and shown with ``window/showDocument``."""
 
 from __future__ import annotations
 
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
 from spade_lsp._files import atomic_write_text, prompt_stem
+from spade_lsp._store import Store
 from spade_lsp.overview import PromptOverview, VersionInfo
-from spade_lsp_server._render import pct, quote, ratio, selection_text, stats_text
+from spade_lsp_server._render import pct, quote, ratio, reliability_text, selection_text, stats_text
 
 REPORTS_DIR: Final = Path(".spade") / "reports"
 _GITIGNORE: Final = "# spade-lsp's local state; never committed\n*\n"
@@ -73,7 +75,8 @@ def report_markdown(overview: PromptOverview, *, now: datetime | None = None) ->
         f"- instructions: {summary.instructions} ({summary.covered} covered, {summary.uncovered} uncovered)",
         f"- assertions: {summary.assertions}"
         + (f" ({summary.selected} selected)" if summary.selected is not None else ""),
-        "- reliability: sampling is not available yet",
+        "- reliability: "
+        + (reliability_text(summary.reliability) if summary.reliability is not None else "not sampled yet"),
         "",
         "## History",
         "",
@@ -141,7 +144,23 @@ def report_markdown(overview: PromptOverview, *, now: datetime | None = None) ->
     return "\n".join(out)
 
 
-def write_report(root: Path, prompt: Path, text: str, *, suffix: str = "") -> Path:
-    path = reports_dir(root) / f"{prompt_stem(prompt)}{suffix}.md"
+def write_report(root: Path, prompt: Path, text: str, *, suffix: str = "", extension: str = ".md") -> Path:
+    path = reports_dir(root) / f"{prompt_stem(prompt)}{suffix}{extension}"
     atomic_write_text(path, text)
     return path
+
+
+def write_reliability_report(root: Path, prompt: Path, store: Store | None, key: str | None) -> Path | None:
+    """The newest sampling run as the self-contained HTML report (what the editor's report view shows)."""
+    if store is None or key is None:
+        return None
+    from spade_lsp.reliability._html import render_html
+    from spade_lsp.reliability._runs import stored_document
+
+    try:
+        document = stored_document(store, key)
+    except sqlite3.OperationalError:
+        return None  # a store from before sampling existed
+    if document is None:
+        return None
+    return write_report(root, prompt, render_html(document), suffix=".reliability", extension=".html")

@@ -102,7 +102,13 @@ def test_validate_params_accepts_what_the_protocol_documents() -> None:
     }
     assert validate_params("evaluate", {"timeout_s": 2, "memory_mb": None, "workers": 1})
     assert validate_params("select", {"method": "cov", "tau": 0, "alpha": 1, "folds": 0, "filter_declared": True})
-    assert validate_params("sample", {"anything": 1}) == {"anything": 1}  # checked once the kind exists
+    assert validate_params(
+        "sample", {"samples": 5, "inputs": 2, "interval": "clopper-pearson", "early_stopping": False}
+    )
+    assert validate_params("judge", {"anything": 1}) == {"anything": 1}  # checked once the kind exists
+    for bad in ({"samples": 0}, {"interval": "normal"}, {"early_stopping": "yes"}, {"sample": 3}):
+        with pytest.raises(JobParamsError):
+            validate_params("sample", bad)
 
 
 def test_claims_go_oldest_first_and_one_prompt_at_a_time(queue: JobQueue) -> None:
@@ -314,7 +320,11 @@ def test_evaluate_without_a_sidecar_fails_with_the_engines_message(workspace: Wo
         execute(workspace, job("evaluate"), no_progress)
 
 
-@pytest.mark.parametrize("kind", ["sample", "judge"])
-def test_sampling_and_judging_are_not_available_yet(workspace: Workspace, kind: str) -> None:
+def test_judging_is_not_available_yet(workspace: Workspace) -> None:
     with pytest.raises(JobUnavailableError, match="not available yet"):
-        execute(workspace, job(kind), no_progress)
+        execute(workspace, job("judge"), no_progress)
+
+
+def test_sampling_without_a_sidecar_fails_with_the_engines_message(workspace: Workspace) -> None:
+    with pytest.raises(InputError, match="no sidecar module"):
+        execute(workspace, job("sample"), no_progress)

@@ -23,7 +23,13 @@ def test_reopen_applies_no_migration_twice(workspace_dir: Path) -> None:
     Store.open(workspace_dir).close()
     with Store.open(workspace_dir) as store:
         applied = list(store.db.query("SELECT name FROM _sqlite_migrations"))
-    assert [row["name"] for row in applied] == ["0001_history", "0002_assertions", "0003_selection", "0004_jobs"]
+    assert [row["name"] for row in applied] == [
+        "0001_history",
+        "0002_assertions",
+        "0003_selection",
+        "0004_jobs",
+        "0005_reliability",
+    ]
 
 
 def test_write_rolls_back_on_error(workspace_dir: Path) -> None:

@@ -136,7 +136,7 @@ async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> N
 
     report = await editor.command("spade.report", uri)
     report_file = root / ".spade" / "reports" / "blurb.md"
-    assert report == {"path": str(report_file), "shown": True}
+    assert report == {"path": str(report_file), "html": None, "shown": True}  # never sampled: no HTML report
     markdown = report_file.read_text(encoding="utf-8")
     assert markdown.startswith("# spade report: blurb.prompt\n")
     assert f"| v3 | 2024-01-04 10:00:00 | git | {shas[2][:10]} | Warmer tone; never say cheap |" in markdown
@@ -155,7 +155,7 @@ async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> N
     with pytest.raises(JsonRpcException) as refused:
         await editor.command("spade.sample", uri)
     assert refused.value.code == types.LSPErrorCodes.RequestFailed
-    assert "reliability sampling is not available yet" in refused.value.message
+    assert "no model is configured" in refused.value.message and "[tool.spade]" in refused.value.message
 
 
 SLOW = """
@@ -278,3 +278,60 @@ async def test_an_unsaved_sentence_asks_for_a_save(editor_factory: Any, workspac
     assert "none of the given sentences is in the newest version" in refused.value.message
     assert refused.value.message.endswith("(the prompt has unsaved changes: save it first)")
     assert not (workspace_dir / "blurb_assertions.py").exists()
+
+
+SIDECAR = """from spade_lsp.assertions import assertion
+
+
+@assertion(category="Content/Count", sentence="Keep it not exceeding 12 words.", min_success=0.5)
+def assert_short(example: dict, prompt: str, response: str) -> bool:
+    return len(response.split()) <= 12
+
+
+@assertion(category="Content/Exclusion", sentence='Never use the word "cheap".', min_success=0.9)
+def assert_no_cheap(example: dict, prompt: str, response: str) -> bool:
+    return "cheap" not in response.lower()
+"""
+
+
+async def test_sampling_from_the_editor_shows_reliability(editor_factory: Any, workspace_dir: Path) -> None:
+    from tests.support.openai_stub import OpenAIStub, chat_reply, user_text
+
+    def model(request: dict[str, Any]) -> Any:  # "cheap" for the mug, always: that input always fails
+        return chat_reply("A cheap mug." if "Mug" in user_text(request) else "A lovely thing for you.")
+
+    with OpenAIStub(model) as stub:
+        (workspace_dir / "spade.toml").write_text(
+            f'model = "openai/stub"\napi_base = "{stub.api_base}"\nclassifier = "offline"\n', encoding="utf-8"
+        )
+        prompt = workspace_dir / "blurb.prompt"
+        prompt.write_text(V3, encoding="utf-8")
+        write_examples(prompt)
+        (workspace_dir / "blurb_assertions.py").write_text(SIDECAR, encoding="utf-8")
+        editor = await editor_factory(workspace_dir)
+        uri = await editor.open(prompt)
+        result = await editor.command("spade.sample", uri, {"samples": 4})
+        assert len(stub.requests) == 16 and result["calls"] == 16
+        verdicts = {v["name"]: v["verdict"] for v in result["validators"]}
+        assert verdicts["assert_short"] == "pass"
+        assert result["p_pass"]["measured"]["rate"] == 0.75  # three inputs of four always pass
+
+        async def summary() -> str:
+            lenses = await editor.code_lenses(uri)
+            top = next(lens for lens in lenses if lens.range.start.line == 0 and lens.command is not None)
+            assert top.command is not None
+            return top.command.title
+
+        for _ in range(100):
+            title = await summary()
+            if "P_pass" in title:
+                break
+            await asyncio.sleep(0.1)
+        low, high = (round(100 * result["p_pass"]["measured"][k]) for k in ("ci_low", "ci_high"))
+        assert f"P_pass 75% ({low}%–{high}%, v1)" in title
+
+        report = await editor.command("spade.report", uri)
+        html = Path(report["html"])
+        assert html == workspace_dir / ".spade" / "reports" / "blurb.reliability.html"
+        page = html.read_text(encoding="utf-8")
+        assert "assert_no_cheap" in page and "<svg" in page

@@ -139,6 +139,22 @@ class _Progress:
         self.server.work_done_progress.tokens.pop(self.token, None)
 
 
+#: What ``spade.sample`` answers (the full document, tensor included, stays in the store and the report).
+_SAMPLE_SUMMARY_KEYS = (
+    "run_id",
+    "version",
+    "model",
+    "validators",
+    "p_pass",
+    "expected_attempts",
+    "attempts_for_99",
+    "calls",
+    "calls_saved",
+    "cost",
+    "warnings",
+)
+
+
 class Jobs:
     """Running jobs by progress token, so a cancel from the client reaches the daemon."""
 
@@ -383,10 +399,17 @@ def register(server: SpadeLanguageServer) -> None:
         return await run_job(server, jobs, ref, "select", params, "Select assertions")
 
     @server.command("spade.sample")
-    async def sample(*args: Any) -> None:
-        raise CommandError(
-            "spade.sample: reliability sampling is not available yet (it comes with the Reliability issue)"
-        )
+    async def sample(*args: Any) -> dict[str, Any]:
+        ref = _target(server, "spade.sample", args)
+        assert ref.path is not None
+        settings, _ = server.workspace_state(ref.root).settings_for(server.open_text_of(ref.path))
+        params: dict[str, Any] = {"samples": settings.samples_per_input}
+        if settings.sample_inputs is not None:
+            params["inputs"] = settings.sample_inputs
+        if len(args) > 1 and isinstance(args[1], Mapping):
+            params.update({k: v for k, v in args[1].items() if k in ("inputs", "samples", "seed", "temperature")})
+        document = await run_job(server, jobs, ref, "sample", params, "Sample reliability")
+        return {key: document.get(key) for key in _SAMPLE_SUMMARY_KEYS}
 
     @server.command("spade.report")
     async def report(*args: Any) -> dict[str, Any]:
@@ -394,7 +417,9 @@ def register(server: SpadeLanguageServer) -> None:
         assert ref.path is not None
         overview = server.overview_of(ref)
         path = _report.write_report(ref.root, ref.path, _report.report_markdown(overview))
-        return {"path": str(path), "shown": await show(server, path)}
+        state = server.workspace_state(ref.root)
+        html = _report.write_reliability_report(ref.root, ref.path, state.store(), overview.key)
+        return {"path": str(path), "html": str(html) if html else None, "shown": await show(server, path)}
 
     @server.command("spade.showHistory")
     async def show_history(*args: Any) -> dict[str, Any]:

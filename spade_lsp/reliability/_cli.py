@@ -1,0 +1,212 @@
+"""``spade sample``, ``spade check`` and ``spade report``: reliability from the command line and in CI."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from spade_lsp.errors import InputError
+from spade_lsp.reliability._stats import METHODS
+
+#: Runs a sampling job in the workspace's daemon when one runs (None: run in this process).
+DaemonSample = Callable[[argparse.Namespace, dict[str, Any]], "dict[str, Any] | None"]
+
+
+def _sampling_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("prompt", type=Path)
+    parser.add_argument("--inputs", type=int, metavar="N", help="inputs to draw from the examples (default: all)")
+    parser.add_argument("--samples", type=int, metavar="M", help="outputs per input (default: samples_per_input, 5)")
+    parser.add_argument("--seed", type=int, default=0, metavar="S", help="which inputs are drawn (default 0)")
+    parser.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: settings, 1.0)")
+    parser.add_argument("--interval", choices=METHODS, help="interval method (default: wilson)")
+    parser.add_argument("--confidence", type=float, metavar="C", help="confidence level (default 0.95)")
+    parser.add_argument(
+        "--no-early-stop",
+        dest="early_stopping",
+        action="store_false",
+        default=None,
+        help="sample every input M times even when its checks are already decided",
+    )
+
+
+def add_reliability_parsers(commands: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    sample = commands.add_parser("sample", help="sample the pipeline and measure how reliably it meets its checks")
+    _sampling_flags(sample)
+    common(sample)
+
+    check = commands.add_parser(
+        "check", help="CI gate: exit 1 when a check's interval lies wholly below its minimum success rate"
+    )
+    _sampling_flags(check)
+    check.add_argument("--latest", action="store_true", help="judge the newest stored run instead of sampling")
+    common(check)
+
+    report = commands.add_parser("report", help="the newest sampling run as a self-contained HTML file or JSON")
+    report.add_argument("prompt", type=Path)
+    report.add_argument("--html", type=Path, metavar="FILE", help="write the HTML report here")
+    report.add_argument("--run", type=int, metavar="ID", help="a stored run (default: the prompt's newest)")
+    common(report)
+
+
+def job_params(args: argparse.Namespace) -> dict[str, Any]:
+    """The sampling flags as a daemon job's params (only those given)."""
+    names = ("inputs", "samples", "seed", "temperature", "interval", "confidence", "early_stopping")
+    return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
+
+
+def options_from(params: Mapping[str, Any]) -> Any:
+    from spade_lsp.reliability._sampling import SampleOptions
+
+    return SampleOptions(
+        inputs=params.get("inputs"),
+        samples=params.get("samples"),
+        seed=int(params.get("seed", 0)),
+        temperature=params.get("temperature"),
+        early_stopping=params.get("early_stopping"),
+        interval=params.get("interval"),
+        confidence=params.get("confidence"),
+    )
+
+
+def _sample(args: argparse.Namespace, open_workspace: Callable[..., Any], in_daemon: DaemonSample) -> dict[str, Any]:
+    from spade_lsp.reliability._sampling import sample_prompt
+
+    params = job_params(args)
+    options = options_from(params)  # bad flags fail here, before any daemon is asked
+    document = in_daemon(args, params)
+    if document is not None:
+        return document
+    with open_workspace(args, args.prompt) as workspace:
+        return sample_prompt(workspace, args.prompt, options, progress=_progress_line)
+
+
+def _progress_line(message: str, percentage: float | None) -> None:
+    import sys
+
+    if sys.stderr.isatty():
+        print(f"\rspade: {message}".ljust(60), end="", file=sys.stderr, flush=True)
+
+
+def run_sample(
+    args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any], in_daemon: DaemonSample
+) -> int:
+    document = _sample(args, open_workspace, in_daemon)
+    _emit(args, out, document)
+    return 0
+
+
+def run_check(
+    args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any], in_daemon: DaemonSample
+) -> int:
+    if args.latest:
+        from spade_lsp.reliability._sampling import latest_document
+
+        with open_workspace(args, args.prompt) as workspace:
+            document = latest_document(workspace, args.prompt)
+    else:
+        document = _sample(args, open_workspace, in_daemon)
+    _emit(args, out, document)
+    failing = [v["name"] for v in document["validators"] if v["verdict"] == "fail"]
+    if failing and not args.json:
+        out.write(f"\nFAILED: {', '.join(failing)} below the minimum success rate\n")
+    return 1 if failing else 0
+
+
+def run_report(args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any]) -> int:
+    from spade_lsp._files import atomic_write_text
+    from spade_lsp.reliability._html import render_html
+    from spade_lsp.reliability._sampling import latest_document
+
+    with open_workspace(args, args.prompt) as workspace:
+        document = latest_document(workspace, args.prompt, run_id=args.run)
+    if args.html is not None:
+        if args.html.is_dir():
+            raise InputError(f"{args.html}: is a directory; give a file name for the report")
+        atomic_write_text(args.html, render_html(document))
+        if not args.json:
+            out.write(
+                f"{args.html}: report of run {document['run_id']} ({document['prompt']} v{document['version']})\n"
+            )
+    if args.json or args.html is None:
+        _emit(args, out, document)
+    return 0
+
+
+def _emit(args: argparse.Namespace, out: TextIO, document: Mapping[str, Any]) -> None:
+    import json
+
+    if args.json:
+        json.dump(document, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    else:
+        out.write(render_table(document))
+    import sys
+
+    for warning in document.get("warnings", []):
+        print(f"spade: warning: {warning}", file=sys.stderr)
+    p_pass = document.get("p_pass", {})
+    if p_pass.get("warning"):
+        print(f"spade: warning: {p_pass['warning']}", file=sys.stderr)
+
+
+def _percent(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
+
+
+def _interval(rate: Mapping[str, Any]) -> str:
+    if rate.get("ci_low") is None:
+        return "n/a"
+    return f"{100 * rate['ci_low']:.1f}–{100 * rate['ci_high']:.1f}"
+
+
+def render_table(document: Mapping[str, Any]) -> str:
+    """The run as a readable table: validators, P_pass, attempts, calls and cost."""
+    from tabulate import tabulate
+
+    level = f"{100 * document['confidence']:g}% CI"
+    rows = [
+        [
+            v["name"],
+            f"{v['successes']}/{v['trials']}",
+            _percent(v["rate"]),
+            _interval(v),
+            _percent(v["minimum"]),
+            v["verdict"].upper() if v["verdict"] == "fail" else v["verdict"],
+        ]
+        for v in sorted(document["validators"], key=lambda v: (v["verdict"] != "fail", v["name"]))
+    ]
+    lines = [
+        f"{document['prompt']} v{document['version']} on {document['model']}: {len(document['inputs'])} input(s) x "
+        f"up to {document['samples']} sample(s) ({document['shape']}), run {document['run_id']}",
+        "",
+        tabulate(rows, headers=["validator", "passed", "rate", level, "minimum", "verdict"], disable_numparse=True),
+        "",
+    ]
+    p_pass = document["p_pass"]
+    measured, predicted = p_pass["measured"], p_pass["predicted"]
+    lines.append(
+        f"P_pass measured {_percent(measured['rate'])} ({_interval(measured)}); predicted from the validators "
+        f"{_percent(predicted['rate'])} ({_interval(predicted)})"
+    )
+    attempts = document["expected_attempts"]
+    value = "never" if attempts["value"] is None else f"{attempts['value']:.2f}"
+    for_99 = document["attempts_for_99"]
+    lines.append(f"expected attempts {value}; attempts for 99% confidence {'never' if for_99 is None else for_99}")
+    if document.get("inputs_differ"):
+        worst = max(
+            (p for p in document["per_input"] if p["attempts_for_99"] is not None),
+            key=lambda p: p["attempts_for_99"],
+            default=None,
+        )
+        hopeless = [p["input"] for p in document["per_input"] if p["attempts_for_99"] is None]
+        detail = f"; worst input {worst['input']} needs {worst['attempts_for_99']}" if worst else ""
+        never = f"; never passing: {', '.join(hopeless)}" if hopeless else ""
+        lines.append(f"inputs differ (p = {document['heterogeneity_p']:.3g}){detail}{never}")
+    cost = "unknown cost" if document.get("cost") is None else f"${document['cost']:.4f}"
+    lines.append(
+        f"calls {document['calls']} made, {document['calls_cached']} cached, {document['calls_saved']} saved by "
+        f"early stopping, {document['calls_failed']} failed; {cost}"
+    )
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,27 @@
+"""Reading stored sampling runs: light (no numpy), so the language server can read a report too."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, cast
+
+from spade_lsp._store import Store
+from spade_lsp.errors import InputError
+
+
+def stored_document(store: Store, prompt_key: str, *, run_id: int | None = None) -> dict[str, Any] | None:
+    """The document of a finished run: ``run_id`` (an :class:`InputError` when it is missing or unfinished),
+    else the prompt's newest finished run, or None when it has none."""
+    if run_id is not None:
+        row = store.db.execute("SELECT document, status FROM sample_runs WHERE id = ?", [run_id]).fetchone()
+        if row is None:
+            raise InputError(f"sampling run {run_id} is not in the store")
+        if row[0] is None:
+            raise InputError(f"sampling run {run_id} did not finish ({row[1]})")
+        return cast("dict[str, Any]", json.loads(row[0]))
+    row = store.db.execute(
+        "SELECT r.document FROM sample_runs r JOIN prompts p ON p.id = r.prompt_id "
+        "WHERE p.path = ? AND r.status = 'done' ORDER BY r.id DESC LIMIT 1",
+        [prompt_key],
+    ).fetchone()
+    return None if row is None else cast("dict[str, Any]", json.loads(row[0]))

@@ -1,0 +1,515 @@
+"""Sampling: run a prompt's pipeline on its examples' inputs, several times each, and measure every output with
+the prompt's validators, filling the reliability tensor R[input][sample][validator].
+
+The pipeline is the newest version of the template, rendered with an example's ``inputs`` and sent as one
+user message. The j-th sample of an input is the LLM layer's sample index j, so it is cached and
+reproducible; ``seed`` only decides which inputs are drawn when fewer than all are asked for. Validators run
+in the sandbox, round by round; with early stopping an input stops being sampled once an anytime-valid test
+has decided every validator for it. Each round's outputs and results are written to the store before the
+next round starts, so killing the process loses nothing that was acknowledged.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final, cast
+
+import numpy as np
+
+from spade_lsp._examples import Example, read_examples
+from spade_lsp._files import examples_path, sidecar_path
+from spade_lsp._prompts import parse_prompt
+from spade_lsp.config import Settings, front_matter_settings
+from spade_lsp.errors import InputError, LLMError, StoreError
+from spade_lsp.llm import Completion, LLMClient, LLMRequest
+from spade_lsp.reliability._stats import Method, analyse, sequential_decision
+from spade_lsp.reliability._validators import ValidatorSpec
+from spade_lsp.taxonomy import DISPLAY_NAMES
+from spade_lsp.workspace import Workspace, sync_prompt
+
+__all__ = ["SampleOptions", "latest_document", "sample_prompt"]
+
+#: ``progress(message, percentage)``; it may raise (the daemon's raises JobCancelled) to stop the run.
+Progress = Callable[[str, float | None], None]
+
+_ROUND_CALLS: Final = 256  # the most calls between two writes when nothing stops early
+_PROGRESS_EVERY_S: Final = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class SampleOptions:
+    """What to sample; None takes the setting (``sample_inputs``, ``samples_per_input``, ...)."""
+
+    inputs: int | None = None
+    samples: int | None = None
+    seed: int = 0
+    temperature: float | None = None
+    early_stopping: bool | None = None
+    interval: Method | None = None
+    confidence: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.inputs is not None and self.inputs < 1:
+            raise InputError("--inputs must be at least 1")
+        if self.samples is not None and self.samples < 1:
+            raise InputError("--samples must be at least 1")
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise InputError("--temperature must lie in [0, 2]")
+        if self.confidence is not None and not 0 < self.confidence < 1:
+            raise InputError("--confidence must lie strictly between 0 and 1")
+
+
+@dataclass
+class _Plan:
+    prompt_key: str
+    prompt_id: int
+    version: int | None
+    template: str
+    examples: list[Example]
+    validators: list[ValidatorSpec]
+    module: Path
+    samples: int
+    temperature: float
+    early_stopping: bool
+    method: Method
+    confidence: float
+    warnings: list[str] = field(default_factory=list)
+
+    def rendered(self, example: Example) -> str:
+        from spade_lsp.synthesis import render_prompt
+
+        return render_prompt(self.template, example.inputs)[0]
+
+
+def sample_prompt(
+    workspace: Workspace,
+    prompt: Path,
+    options: SampleOptions | None = None,
+    *,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """Sample the prompt's pipeline, store the run, and return its document (docs/reliability.md)."""
+    options = options or SampleOptions()
+    report = progress or (lambda message, percentage: None)
+    plan = _plan(workspace, prompt, options)
+    client = workspace.llm_client()  # ModelNotConfiguredError says how to configure one
+    return _Sampler(workspace, plan, client, options, report).run()
+
+
+def latest_document(workspace: Workspace, prompt: Path, *, run_id: int | None = None) -> dict[str, Any]:
+    """The document of a finished sampling run: ``run_id``, else the prompt's newest."""
+    from spade_lsp.reliability._runs import stored_document
+
+    document = stored_document(workspace.store, workspace.history.prompt_key(prompt), run_id=run_id)
+    if document is None:
+        raise InputError(f"{prompt}: no finished sampling run; run `spade sample {prompt}` first")
+    return document
+
+
+# -- planning ---------------------------------------------------------------------------------------------
+
+
+def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
+    module = sidecar_path(prompt)
+    if not module.exists():
+        raise InputError(f"{module}: no sidecar module to validate with; run `spade synthesize {prompt}` first")
+    source = examples_path(prompt)
+    if not source.exists():
+        raise InputError(
+            f"{source}: no examples to take inputs from; add lines like "
+            '{"id": "a", "inputs": {"name": "..."}} or run `spade import PROMPT --examples FILE`'
+        )
+    warnings = sync_prompt(workspace, prompt)
+    versions = workspace.history.versions(prompt)
+    if not versions:
+        raise InputError(f"{prompt}: the prompt has no recorded version")
+    text = workspace.history.content(versions[-1].content_hash)
+    parsed = parse_prompt(text, source=str(prompt))
+    settings = workspace.settings.merged(front_matter_settings(parsed.front_matter), source=f"{prompt} front matter")
+    examples = _draw(read_examples(source), options, settings, warnings)
+    validators = _validators(workspace, prompt, module, settings, warnings)
+    template = parsed.body.strip()
+    from spade_lsp.synthesis import render_prompt
+
+    missing = sorted({name for e in examples for name in render_prompt(template, e.inputs)[1]})
+    if missing:
+        warnings.append(f"no input for {', '.join(missing)} in some examples: the placeholder is sent as written")
+    prompt_id = workspace.store.db.execute(
+        "SELECT id FROM prompts WHERE path = ?", [workspace.history.prompt_key(prompt)]
+    ).fetchone()[0]
+    temperature = options.temperature if options.temperature is not None else settings.temperature
+    return _Plan(
+        prompt_key=workspace.history.prompt_key(prompt),
+        prompt_id=int(prompt_id),
+        version=versions[-1].number,
+        template=template,
+        examples=examples,
+        validators=validators,
+        module=module,
+        samples=options.samples or settings.samples_per_input,
+        temperature=1.0 if temperature is None else float(temperature),
+        early_stopping=settings.early_stopping if options.early_stopping is None else options.early_stopping,
+        method=options.interval or settings.interval,
+        confidence=options.confidence or settings.confidence,
+        warnings=warnings,
+    )
+
+
+def _draw(examples: list[Example], options: SampleOptions, settings: Settings, warnings: list[str]) -> list[Example]:
+    if not examples:
+        raise InputError("the examples file holds no examples to take inputs from")
+    wanted = options.inputs or settings.sample_inputs
+    if wanted is None or wanted >= len(examples):
+        if wanted is not None and wanted > len(examples):
+            warnings.append(f"asked for {wanted} inputs; the examples hold {len(examples)}, all used")
+        return examples
+    chosen = sorted(random.Random(options.seed).sample(range(len(examples)), wanted))
+    return [examples[i] for i in chosen]
+
+
+def _validators(
+    workspace: Workspace, prompt: Path, module: Path, settings: Settings, warnings: list[str]
+) -> list[ValidatorSpec]:
+    """The selected assertions (all of them when no selection was made), as validators."""
+    from spade_lsp.sandbox import load_module_info
+
+    info = load_module_info(module)
+    if info.module_error is not None:
+        where = f"{module}:{info.module_error.line}" if info.module_error.line else str(module)
+        raise InputError(f"{where}: {info.module_error.message}")
+    runnable = [a for a in info.assertions if a.problem is None]
+    if not runnable:
+        raise InputError(f"{module}: no runnable assertions to validate with")
+    row = workspace.store.db.execute(
+        "SELECT s.selected FROM selections s JOIN prompts p ON p.id = s.prompt_id WHERE p.path = ? "
+        "ORDER BY s.id DESC LIMIT 1",
+        [workspace.history.prompt_key(prompt)],
+    ).fetchone()
+    chosen = runnable
+    if row is None:
+        warnings.append("no selection yet: every assertion is a validator (run `spade select` to choose)")
+    else:
+        selected = set(json.loads(row[0]))
+        chosen = [a for a in runnable if a.name in selected]
+        gone = selected - {a.name for a in runnable}
+        if gone:
+            warnings.append(f"selected assertions no longer in the module: {', '.join(sorted(gone))}")
+        if not chosen:
+            warnings.append("none of the selected assertions is in the module: every assertion is a validator")
+            chosen = runnable
+    specs = []
+    for descriptor in chosen:
+        meta = descriptor.to_info()
+        minimum = meta.min_success if meta.min_success is not None else settings.min_success
+        specs.append(ValidatorSpec(descriptor.name, _message(meta.category, meta.sentence, meta.description), minimum))
+    return specs
+
+
+def _message(category: str | None, sentence: str | None, description: str | None) -> str:
+    what = description or sentence or ""
+    name = DISPLAY_NAMES.get(category or "", "")
+    return f"{name}: {what}" if name and what else (what or name)
+
+
+# -- the run ----------------------------------------------------------------------------------------------
+
+
+class _Sampler:
+    def __init__(
+        self, workspace: Workspace, plan: _Plan, client: LLMClient, options: SampleOptions, progress: Progress
+    ) -> None:
+        self.workspace = workspace
+        self.plan = plan
+        self.client = client
+        self.options = options
+        self.progress = progress
+        n, m, v = len(plan.examples), plan.samples, len(plan.validators)
+        self.tensor = np.full((n, m, v), np.nan)
+        self.errors = [0] * v
+        self.produced = [0] * n
+        self.active = list(range(n))
+        self.decisions: dict[tuple[int, int], tuple[str, int]] = {}
+        self.generated = 0
+        self.failed: list[str] = []
+        self.cached = 0
+        self.last_progress = 0.0
+        self.usage_before = _usage(client)
+        self.run_id = 0
+        self.started_at = datetime.now(UTC).isoformat()
+
+    def run(self) -> dict[str, Any]:
+        from spade_lsp._jobs import JobCancelled
+
+        self.run_id = self._start()
+        try:
+            while self.active:
+                self._round()
+            document = self._document()
+        except BaseException as error:
+            status = "cancelled" if isinstance(error, JobCancelled | KeyboardInterrupt) else "failed"
+            self._finish(status, None, str(error).splitlines()[0] if str(error) else type(error).__name__)
+            raise
+        self._finish("done", document, None)
+        return document
+
+    # a round: the next samples of every active input, then their validation and the sequential tests
+    def _round(self) -> None:
+        plan = self.plan
+        budget = 2 * getattr(self.client, "concurrency", 8) if self._sequential else _ROUND_CALLS
+        block = max(1, math.ceil(budget / len(self.active)))
+        jobs = [
+            (i, j) for i in self.active for j in range(self.produced[i], min(plan.samples, self.produced[i] + block))
+        ]
+        requests = [
+            LLMRequest([{"role": "user", "content": plan.rendered(plan.examples[i])}], None, plan.temperature, j)
+            for i, j in jobs
+        ]
+        answers = self._complete(requests)
+        outputs: list[tuple[int, int, Completion | LLMError]] = []
+        for (i, j), answer in zip(jobs, answers, strict=True):
+            outputs.append((i, j, answer))
+            self.produced[i] = max(self.produced[i], j + 1)
+        self.generated += len(jobs)
+        results = self._validate([(i, j, a) for i, j, a in outputs if isinstance(a, Completion)])
+        self._save_round(outputs, results)
+        if self.failed and len(self.failed) == self.generated:
+            raise LLMError(f"every call failed; the first: {self.failed[0]}")
+        self._decide()
+        self.active = [i for i in self.active if self.produced[i] < plan.samples and not self._all_decided(i)]
+        done = sum(self.produced) / (len(plan.examples) * plan.samples)
+        self.progress(f"sampled {sum(self.produced)} outputs", round(100 * done, 1))
+
+    @property
+    def _sequential(self) -> bool:
+        return self.plan.early_stopping and self.plan.samples > 1
+
+    def _complete(self, requests: list[LLMRequest]) -> list[Completion | LLMError]:
+        batch = getattr(self.client, "complete_many", None)
+        if batch is None:  # an injected client with only ``complete``
+            answers: list[Completion | LLMError] = []
+            for r in requests:
+                try:
+                    answers.append(
+                        self.client.complete(r.messages, temperature=r.temperature, sample_index=r.sample_index)
+                    )
+                except LLMError as error:
+                    answers.append(error)
+                self._report(len(answers))
+            return answers
+        count = [0]
+
+        def arrived(index: int, answer: Completion | LLMError) -> None:
+            count[0] += 1
+            self._report(count[0])
+
+        return cast("list[Completion | LLMError]", batch(requests, on_result=arrived))
+
+    def _report(self, arrived: int) -> None:
+        """Progress now and then, from the caller's thread; the callback raising (a cancelled job) stops the
+        batch: the LLM layer abandons what it has not sent."""
+        now = time.monotonic()
+        if now - self.last_progress < _PROGRESS_EVERY_S:
+            return
+        self.last_progress = now
+        planned = len(self.plan.examples) * self.plan.samples
+        done = sum(self.produced) + arrived
+        self.progress(f"sampling: {done} of up to {planned} outputs", round(100 * done / planned, 1))
+
+    def _validate(
+        self, outputs: list[tuple[int, int, Completion]]
+    ) -> list[tuple[int, int, int, int | None, str | None]]:
+        from spade_lsp._assertion_jobs import ask_llm_with
+        from spade_lsp.sandbox import SandboxCase, run_assertions
+
+        if not outputs:
+            return []
+        plan = self.plan
+        cases = [
+            SandboxCase(
+                example=dict(plan.examples[i].inputs),
+                prompt=plan.rendered(plan.examples[i]),
+                response=answer.text,
+            )
+            for i, _, answer in outputs
+        ]
+        names = [v.name for v in plan.validators]
+        result = run_assertions(plan.module, cases, names=names, ask_llm=ask_llm_with(self.client))
+        if result.module_error is not None:
+            raise InputError(f"{plan.module}: {result.module_error.message}")
+        column = {name: index for index, name in enumerate(result.names)}
+        rows: list[tuple[int, int, int, int | None, str | None]] = []
+        for case, (i, j, _) in enumerate(outputs):
+            for v, name in enumerate(names):
+                passed = result.passed[case][column[name]]
+                error = result.error(case, column[name])
+                if passed is None:
+                    self.errors[v] += 1
+                else:
+                    self.tensor[i, j, v] = float(passed)
+                rows.append((i, j, v, None if passed is None else int(passed), error.message if error else None))
+        return rows
+
+    def _decide(self) -> None:
+        if not self._sequential:
+            return
+        for i in self.active:
+            for v, validator in enumerate(self.plan.validators):
+                if (i, v) in self.decisions:
+                    continue
+                cells = self.tensor[i, :, v]
+                trials = int(np.count_nonzero(~np.isnan(cells)))
+                if trials == 0:
+                    continue
+                successes = int(np.nansum(cells))
+                decision = sequential_decision(successes, trials, validator.minimum, confidence=self.plan.confidence)
+                if decision is not None:
+                    self.decisions[(i, v)] = (decision, self.produced[i])
+
+    def _all_decided(self, i: int) -> bool:
+        return self._sequential and all((i, v) in self.decisions for v in range(len(self.plan.validators)))
+
+    # -- the store -------------------------------------------------------------------------------------------
+
+    def _start(self) -> int:
+        plan = self.plan
+        parameters = {
+            "inputs": len(plan.examples),
+            "samples": plan.samples,
+            "seed": self.options.seed,
+            "temperature": plan.temperature,
+            "early_stopping": plan.early_stopping,
+            "interval": plan.method,
+            "confidence": plan.confidence,
+            "sidecar": plan.module.name,
+        }
+        with self.workspace.store.write() as db:
+            cursor = db.execute(
+                "INSERT INTO sample_runs (prompt_id, version, model, status, parameters, inputs, validators, "
+                "started_at) VALUES (?, ?, ?, 'running', ?, ?, ?, ?)",
+                [
+                    plan.prompt_id,
+                    plan.version,
+                    self.client.model,
+                    json.dumps(parameters),
+                    json.dumps([e.id for e in plan.examples]),
+                    json.dumps([{"name": v.name, "message": v.message, "minimum": v.minimum} for v in plan.validators]),
+                    self.started_at,
+                ],
+            )
+            return int(cursor.lastrowid or 0)
+
+    def _save_round(
+        self,
+        outputs: list[tuple[int, int, Completion | LLMError]],
+        results: list[tuple[int, int, int, int | None, str | None]],
+    ) -> None:
+        rows: list[tuple[int, int, int, str | None, str | None, int, int, int, float | None]] = []
+        for i, j, answer in outputs:
+            if isinstance(answer, Completion):
+                self.cached += int(answer.cached)
+                rows.append(
+                    (
+                        self.run_id,
+                        i,
+                        j,
+                        answer.text,
+                        None,
+                        int(answer.cached),
+                        answer.prompt_tokens,
+                        answer.completion_tokens,
+                        answer.cost,
+                    )
+                )
+            else:
+                self.failed.append(str(answer))
+                rows.append((self.run_id, i, j, None, str(answer), 0, 0, 0, None))
+        with self.workspace.store.write() as db:
+            db.conn.executemany(
+                "INSERT OR REPLACE INTO sample_outputs (run_id, input, sample, output, error, cached, prompt_tokens, "
+                "completion_tokens, cost) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            db.conn.executemany(
+                "INSERT OR REPLACE INTO sample_results (run_id, input, sample, validator, passed, error) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(self.run_id, *row) for row in results],
+            )
+
+    def _finish(self, status: str, document: dict[str, Any] | None, error: str | None) -> None:
+        try:
+            with self.workspace.store.write() as db:
+                db.execute(
+                    "UPDATE sample_runs SET status = ?, document = ?, error = ?, finished_at = ? WHERE id = ?",
+                    [
+                        status,
+                        None if document is None else json.dumps(document),
+                        error,
+                        datetime.now(UTC).isoformat(),
+                        self.run_id,
+                    ],
+                )
+        except StoreError:
+            if status == "done":
+                raise
+
+    # -- the document ----------------------------------------------------------------------------------------
+
+    def _document(self) -> dict[str, Any]:
+        plan = self.plan
+        ids = [e.id for e in plan.examples]
+        stats = analyse(
+            self.tensor,
+            plan.validators,
+            ids,
+            method=plan.method,
+            confidence=plan.confidence,
+            errors=self.errors,
+        )
+        usage = _usage(self.client)
+        spent = usage.minus(self.usage_before) if usage is not None and self.usage_before is not None else None
+        planned = len(ids) * plan.samples
+        warnings = list(plan.warnings)
+        if self.failed:
+            warnings.append(f"{len(self.failed)} of {self.generated} calls failed; the first: {self.failed[0]}")
+        if any(self.errors):
+            erring = [f"{v.name} ({n})" for v, n in zip(plan.validators, self.errors, strict=True) if n]
+            warnings.append(f"assertions raised errors on some outputs (not counted): {', '.join(erring)}")
+        sequential = [
+            {"input": ids[i], "validator": plan.validators[v].name, "decision": decision, "at_sample": at}
+            for (i, v), (decision, at) in sorted(self.decisions.items())
+        ]
+        return {
+            "prompt": plan.prompt_key,
+            "version": plan.version,
+            "run_id": self.run_id,
+            "model": self.client.model,
+            "started_at": self.started_at,
+            "finished_at": datetime.now(UTC).isoformat(),
+            "seed": self.options.seed,
+            "temperature": plan.temperature,
+            "inputs": ids,
+            "samples": plan.samples,
+            "early_stopping": self._sequential,
+            **stats,
+            "sequential": sequential,
+            "calls": spent.calls if spent else self.generated - self.cached,
+            "calls_cached": self.cached,
+            "calls_planned": planned,
+            "calls_saved": planned - self.generated,
+            "calls_failed": len(self.failed),
+            "tokens": {"prompt": spent.prompt_tokens, "completion": spent.completion_tokens} if spent else None,
+            "cost": round(spent.cost, 6) if spent and spent.cost_known else None,
+            "warnings": warnings,
+        }
+
+
+def _usage(client: LLMClient) -> Any:
+    usage = getattr(client, "usage", None)
+    return usage.copy() if usage is not None and hasattr(usage, "copy") else None

@@ -1,0 +1,301 @@
+"""Sampling end to end: the real litellm client against a scripted local model, validators in the sandbox,
+the tensor in the store, and the CLI (`spade sample`, `spade check`, `spade report`)."""
+
+from __future__ import annotations
+
+import html.parser
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spade_lsp import cli
+from spade_lsp.errors import InputError, LLMError, ModelNotConfiguredError
+from spade_lsp.reliability._sampling import SampleOptions, latest_document, sample_prompt
+from spade_lsp.workspace import Workspace
+from tests.support.blurb import V3, examples_jsonl
+from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
+
+SIDECAR = """from spade_lsp.assertions import assertion
+
+
+@assertion(category="Content/Count", sentence="Keep it not exceeding 12 words.", min_success=0.5)
+def assert_short(example: dict, prompt: str, response: str) -> bool:
+    return len(response.split()) <= 12
+
+
+@assertion(category="Content/Exclusion", sentence='Never use the word "cheap".', min_success=0.9)
+def assert_no_cheap(example: dict, prompt: str, response: str) -> bool:
+    return "cheap" not in response.lower()
+"""
+
+
+class CheapEveryFourth:
+    """A model whose every fourth answer for a product says "cheap": exactly a quarter of any multiple of four
+    samples of one input break ``assert_no_cheap``, whatever order concurrent requests arrive in."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        product = user_text(request).split("for ", 1)[1].split(".", 1)[0]
+        with self.lock:
+            count = self.counts.get(product, 0)
+            self.counts[product] = count + 1
+        return chat_reply(f"A cheap {product}." if count % 4 == 0 else f"A lovely {product} for you.")
+
+
+@pytest.fixture
+def blurb(workspace_dir: Path) -> Path:
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(V3, encoding="utf-8")
+    (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
+    (workspace_dir / "blurb_assertions.py").write_text(SIDECAR, encoding="utf-8")
+    return prompt
+
+
+@pytest.fixture
+def model() -> Iterator[OpenAIStub]:
+    with OpenAIStub(CheapEveryFourth()) as stub:
+        yield stub
+
+
+def _workspace(root: Path, stub: OpenAIStub) -> Workspace:
+    return Workspace(root, overrides={"model": "openai/stub", "api_base": stub.api_base, "classifier": "offline"})
+
+
+def _validator(document: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(v for v in document["validators"] if v["name"] == name)
+
+
+def test_many_inputs_many_samples_fill_the_tensor_with_hand_countable_rates(blurb: Path, model: OpenAIStub) -> None:
+    with _workspace(blurb.parent, model) as workspace:
+        document = sample_prompt(workspace, blurb, SampleOptions(samples=8, early_stopping=False))
+    assert document["shape"] == "all" and document["inputs"] == ["g1", "g2", "b1", "b2"]
+    no_cheap, short = _validator(document, "assert_no_cheap"), _validator(document, "assert_short")
+    assert (no_cheap["successes"], no_cheap["trials"]) == (24, 32)  # 2 of every 8 samples per input say cheap
+    assert (short["successes"], short["trials"], short["minimum"]) == (32, 32, 0.5)
+    assert no_cheap["verdict"] == "fail"  # 75% with its interval wholly below the 90% minimum
+    assert short["verdict"] == "pass"
+    assert document["p_pass"]["measured"]["rate"] == 0.75
+    assert document["attempts_for_99"] == 4  # ceil(log 0.01 / log 0.25)
+    tensor = document["tensor"]
+    assert len(tensor) == 4 and all(len(row) == 8 and all(len(cell) == 2 for cell in row) for row in tensor)
+    assert sum(cell[1] for row in tensor for cell in row) == 24  # assert_no_cheap is the second validator
+    assert (document["calls"], document["calls_planned"], document["calls_saved"]) == (32, 32, 0)
+    assert document["tokens"] == {"prompt": 320, "completion": 160}
+    assert len(model.requests) == 32
+    assert {r["temperature"] for r in model.requests} == {1.0}
+
+
+def test_the_three_shapes(blurb: Path, model: OpenAIStub) -> None:
+    with _workspace(blurb.parent, model) as workspace:
+        rows = sample_prompt(workspace, blurb, SampleOptions(samples=1))
+        columns = sample_prompt(workspace, blurb, SampleOptions(inputs=1, samples=6, early_stopping=False))
+    assert rows["shape"] == "rows" and len(rows["tensor"]) == 4 and len(rows["tensor"][0]) == 1
+    assert columns["shape"] == "columns" and len(columns["inputs"]) == 1 and len(columns["tensor"][0]) == 6
+
+
+def test_reruns_come_from_the_cache_and_reproduce_the_tensor(blurb: Path, model: OpenAIStub) -> None:
+    options = SampleOptions(samples=4, early_stopping=False)
+    with _workspace(blurb.parent, model) as workspace:
+        first = sample_prompt(workspace, blurb, options)
+        again = sample_prompt(workspace, blurb, options)
+        more = sample_prompt(workspace, blurb, SampleOptions(samples=6, early_stopping=False))
+    assert again["tensor"] == first["tensor"]
+    assert (again["calls"], again["calls_cached"]) == (0, 16)
+    assert (more["calls"], more["calls_cached"]) == (8, 16)  # samples 4 and 5 of each input are new
+    assert more["tensor"][0][:4] == first["tensor"][0]
+    assert len(model.requests) == 24
+
+
+def test_early_stopping_stops_decided_inputs_and_counts_the_calls_saved(workspace_dir: Path) -> None:
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(V3, encoding="utf-8")
+    (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
+    (workspace_dir / "blurb_assertions.py").write_text(SIDECAR, encoding="utf-8")
+    with OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as stub:  # always passes both
+        with _workspace(workspace_dir, stub) as workspace:
+            document = sample_prompt(workspace, prompt, SampleOptions(samples=100))
+        sent = len(stub.requests)
+    # With every sample passing, the mixture test decides "above" once (1 / (n + 1)) / minimum^n >= 20: against
+    # 0.5 first at n = 8 (0.5^8 * 9 = 0.035), against 0.9 at n = 69 (0.9^69 * 70 = 0.0487; at 68, 0.0533).
+    # Rounds hold ceil(2 * 8 / 4) = 4 samples per input (twice the default concurrency of 8, over four
+    # inputs), so the tests run after 4, 8, ... samples, and every input stops after 72.
+    decided = document["sequential"]
+    assert {d["decision"] for d in decided} == {"above"} and len(decided) == 8
+    assert {(d["validator"], d["at_sample"]) for d in decided} == {("assert_short", 8), ("assert_no_cheap", 72)}
+    assert document["calls_saved"] == 4 * (100 - 72) and sent == 4 * 72
+    assert all(v["verdict"] == "pass" for v in document["validators"])
+    assert document["early_stopping"] is True
+
+
+def test_the_run_is_stored_round_by_round(blurb: Path, model: OpenAIStub) -> None:
+    with _workspace(blurb.parent, model) as workspace:
+        document = sample_prompt(workspace, blurb, SampleOptions(samples=4, early_stopping=False))
+        db = workspace.store.db
+        status, inputs, validators = db.execute(
+            "SELECT status, inputs, validators FROM sample_runs WHERE id = ?", [document["run_id"]]
+        ).fetchone()
+        outputs = db.execute("SELECT count(*) FROM sample_outputs WHERE run_id = ?", [document["run_id"]]).fetchone()
+        results = db.execute(
+            "SELECT sum(passed), count(*) FROM sample_results WHERE run_id = ?", [document["run_id"]]
+        ).fetchone()
+        assert latest_document(workspace, blurb) == document
+    assert status == "done" and json.loads(inputs) == ["g1", "g2", "b1", "b2"]
+    assert [v["name"] for v in json.loads(validators)] == ["assert_short", "assert_no_cheap"]
+    assert outputs[0] == 16 and tuple(results) == (16 + 12, 32)
+
+
+def test_a_cancelled_run_keeps_its_rounds_and_says_so(blurb: Path, model: OpenAIStub) -> None:
+    class Stop(Exception):
+        pass
+
+    rounds = []
+
+    def progress(message: str, percentage: float | None) -> None:
+        if message.startswith("sampled"):
+            rounds.append(message)
+            raise Stop("stopped by the user")
+
+    with _workspace(blurb.parent, model) as workspace:
+        with pytest.raises(Stop):
+            sample_prompt(workspace, blurb, SampleOptions(samples=40, early_stopping=False), progress=progress)
+        status, error = workspace.store.db.execute("SELECT status, error FROM sample_runs").fetchone()
+        kept = workspace.store.db.execute("SELECT count(*) FROM sample_outputs").fetchone()[0]
+    assert status == "failed" and error == "stopped by the user"
+    assert kept == 160 and len(rounds) == 1  # the first round (256 calls at most) was written before it stopped
+
+
+def test_failed_calls_are_counted_and_every_call_failing_is_an_error(blurb: Path) -> None:
+    state = {"n": 0}
+    lock = threading.Lock()
+
+    def flaky(request: dict[str, Any]) -> Reply:
+        with lock:
+            state["n"] += 1
+            n = state["n"]
+        return error_reply(400, "refused") if n % 5 == 0 else chat_reply("A lovely thing.")
+
+    with OpenAIStub(flaky) as stub, _workspace(blurb.parent, stub) as workspace:
+        document = sample_prompt(workspace, blurb, SampleOptions(samples=5, early_stopping=False))
+    assert document["calls_failed"] == 4 and any("4 of 20 calls failed" in w for w in document["warnings"])
+    assert sum(v["trials"] for v in document["validators"]) == 2 * 16
+
+    refusing = OpenAIStub(lambda request: error_reply(400, "always refused"))
+    with (
+        refusing as stub,
+        _workspace(blurb.parent, stub) as ws,
+        pytest.raises(LLMError, match=r"every call failed.*refused"),
+    ):
+        sample_prompt(ws, blurb, SampleOptions(samples=2, temperature=0.5))  # not in the cache yet
+
+
+def test_the_selection_decides_the_validators_and_front_matter_the_minimum(blurb: Path, model: OpenAIStub) -> None:
+    blurb.write_text("---\nmin_success: 0.6\nsamples_per_input: 4\n---\n" + V3, encoding="utf-8")
+    (blurb.parent / "blurb_assertions.py").write_text(SIDECAR.replace(", min_success=0.9)", ")"), encoding="utf-8")
+    with _workspace(blurb.parent, model) as workspace:
+        prompt_id = workspace.history.prompt_key(blurb)
+        sample_prompt(workspace, blurb, SampleOptions(samples=1))  # records the prompt
+        with workspace.store.write() as db:
+            pid = db.execute("SELECT id FROM prompts WHERE path = ?", [prompt_id]).fetchone()[0]
+            db.execute(
+                "INSERT INTO selections (prompt_id, source, method, tau, alpha, parameters, selected, status, "
+                "excluded_not_subsumed, solve_seconds, created_at) VALUES (?, 'eval_run', 'sub', 0.25, 0.6, '{}', "
+                "'[\"assert_no_cheap\"]', 'optimal', '[]', 0.0, '2026-01-01')",
+                [pid],
+            )
+        document = sample_prompt(workspace, blurb, SampleOptions(early_stopping=False))
+    [only] = document["validators"]
+    assert only["name"] == "assert_no_cheap" and only["minimum"] == 0.6  # from the front matter
+    assert document["samples"] == 4  # samples_per_input from the front matter
+    assert not any("no selection" in w for w in document["warnings"])
+
+
+def test_bad_input_gets_clear_errors(workspace_dir: Path, model: OpenAIStub) -> None:
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(V3, encoding="utf-8")
+    with _workspace(workspace_dir, model) as workspace:
+        with pytest.raises(InputError, match="no sidecar module"):
+            sample_prompt(workspace, prompt)
+        (workspace_dir / "blurb_assertions.py").write_text(SIDECAR, encoding="utf-8")
+        with pytest.raises(InputError, match="no examples"):
+            sample_prompt(workspace, prompt)
+        (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
+        (workspace_dir / "blurb_assertions.py").write_text("def assert_x(:\n", encoding="utf-8")
+        with pytest.raises(InputError, match=r"blurb_assertions\.py"):
+            sample_prompt(workspace, prompt)
+        with pytest.raises(InputError, match="--samples"):
+            SampleOptions(samples=0)
+    with Workspace(workspace_dir) as workspace:
+        (workspace_dir / "blurb_assertions.py").write_text(SIDECAR, encoding="utf-8")
+        with pytest.raises(ModelNotConfiguredError, match=r"\[tool.spade\]"):
+            sample_prompt(workspace, prompt)
+
+
+# -- the CLI ----------------------------------------------------------------------------------------------
+
+
+def _spade(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_spade_sample_json_prints_the_contract_keys(
+    blurb: Path, model: OpenAIStub, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flags = ["--model", "openai/stub", "--api-base", model.api_base, "--classifier", "offline"]
+    code, out, _ = _spade(capsys, "sample", str(blurb), "--samples", "4", "--seed", "3", "--json", *flags)
+    assert code == 0
+    document = json.loads(out)
+    for key in ("validators", "p_pass", "expected_attempts", "attempts_for_99", "calls", "cost"):
+        assert key in document
+    assert set(document["p_pass"]) >= {"measured", "predicted"}
+    assert set(document["validators"][0]) >= {
+        "name", "successes", "trials", "rate", "ci_low", "ci_high", "minimum", "verdict",
+    }  # fmt: skip
+    code, out, _ = _spade(capsys, "sample", str(blurb), "--samples", "4", "--inputs", "2", *flags)
+    assert code == 0 and "assert_no_cheap" in out and "P_pass measured" in out and "2 input(s)" in out
+
+
+def test_spade_check_is_the_ci_gate(blurb: Path, model: OpenAIStub, capsys: pytest.CaptureFixture[str]) -> None:
+    flags = ["--model", "openai/stub", "--api-base", model.api_base, "--classifier", "offline"]
+    code, out, _ = _spade(capsys, "check", str(blurb), "--samples", "8", "--no-early-stop", *flags)
+    assert code == 1 and "FAILED: assert_no_cheap" in out
+    assert out.index("assert_no_cheap") < out.index("assert_short")  # failures first
+    (blurb.parent / "blurb_assertions.py").write_text(SIDECAR.replace("min_success=0.9", "min_success=0.5"))
+    code, out, _ = _spade(capsys, "check", str(blurb), "--samples", "8", "--no-early-stop", *flags)
+    assert code == 0 and "FAILED" not in out
+    code, _, _ = _spade(capsys, "check", str(blurb), "--latest", *flags)
+    assert code == 0
+
+
+class _Tags(html.parser.HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+
+
+def test_spade_report_writes_html_and_json(
+    blurb: Path, model: OpenAIStub, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    flags = ["--model", "openai/stub", "--api-base", model.api_base, "--classifier", "offline"]
+    code, _, err = _spade(capsys, "report", str(blurb), "--html", str(tmp_path / "r.html"), *flags)
+    assert code == 2 and "no finished sampling run" in err and "spade sample" in err
+    assert _spade(capsys, "sample", str(blurb), "--samples", "4", *flags)[0] == 0
+    code, out, _ = _spade(capsys, "report", str(blurb), "--html", str(tmp_path / "r.html"), *flags)
+    assert code == 0 and "r.html" in out
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    parser = _Tags()
+    parser.feed(page)
+    assert "svg" in parser.tags and "script" not in parser.tags and "assert_no_cheap" in page
+    code, out, _ = _spade(capsys, "report", str(blurb), "--json", *flags)
+    assert code == 0 and json.loads(out)["validators"]
