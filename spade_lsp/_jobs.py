@@ -423,7 +423,7 @@ def validate_params(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
         _number(params, "time_limit", low=0.001)
         _flag(params, "filter_declared")
     elif kind == "sample":
-        from spade_lsp.reliability._stats import METHODS as INTERVALS
+        from spade_lsp.reliability._names import METHODS as INTERVALS
 
         _number(params, "inputs", low=1, integer=True)
         _number(params, "samples", low=1, high=10_000, integer=True)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from spade_lsp._files import atomic_write_text, prompt_stem
-from spade_lsp._store import Store
 from spade_lsp.overview import PromptOverview, VersionInfo
 from spade_lsp_server._render import pct, quote, ratio, reliability_text, selection_text, stats_text
+
+if TYPE_CHECKING:
+    from spade_lsp._store import Store  # sqlite-utils imports numpy: the server only reads through _readstore
 
 REPORTS_DIR: Final = Path(".spade") / "reports"
 _GITIGNORE: Final = "# spade-lsp's local state; never committed\n*\n"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from spade_lsp.errors import InputError
-from spade_lsp.reliability._stats import METHODS
+from spade_lsp.reliability._names import METHODS
 
 #: Runs a sampling job in the workspace's daemon when one runs (None: run in this process).
 DaemonSample = Callable[[argparse.Namespace, dict[str, Any]], "dict[str, Any] | None"]

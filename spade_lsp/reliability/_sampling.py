@@ -29,7 +29,8 @@ from spade_lsp._prompts import parse_prompt
 from spade_lsp.config import Settings, front_matter_settings
 from spade_lsp.errors import InputError, LLMError, StoreError
 from spade_lsp.llm import Completion, LLMClient, LLMRequest
-from spade_lsp.reliability._stats import Method, analyse, sequential_decision
+from spade_lsp.reliability._names import Method
+from spade_lsp.reliability._stats import analyse, sequential_decision
 from spade_lsp.reliability._validators import ValidatorSpec
 from spade_lsp.taxonomy import DISPLAY_NAMES
 from spade_lsp.workspace import Workspace, sync_prompt

@@ -17,10 +17,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special, stats
 
+from spade_lsp.reliability._names import METHODS, Method
 from spade_lsp.reliability._validators import ValidatorSpec
-
-Method = Literal["wilson", "clopper-pearson"]
-METHODS: Final = ("wilson", "clopper-pearson")
 
 Shape = Literal["rows", "columns", "all"]
 Decision = Literal["above", "below"]

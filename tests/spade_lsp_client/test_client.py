@@ -105,8 +105,8 @@ def test_run_job_is_synchronous_for_the_cli(root: Path, daemons: Daemons) -> Non
     job = run_job(root, "synthesize", root / "blurb.prompt", {"write": False}, on_progress=progress.append)
     assert job["status"] == "done" and not job["result"]["written"] and progress
     assert not (root / "blurb_assertions.py").exists()
-    failed = run_job(root, "sample", root / "blurb.prompt", {})
-    assert failed["status"] == "failed" and "not available yet" in failed["error"]
+    failed = run_job(root, "sample", root / "blurb.prompt", {})  # a failing job comes back failed, with why
+    assert failed["status"] == "failed" and "no sidecar module to validate with" in failed["error"]
 
 
 def test_run_job_without_a_daemon_raises_unless_asked_to_start(root: Path, daemons: Daemons) -> None:

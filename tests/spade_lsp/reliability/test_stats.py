@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from spade_lsp.reliability._names import METHODS
 from spade_lsp.reliability._stats import (
-    METHODS,
     Rate,
     analyse,
     attempts_for,
