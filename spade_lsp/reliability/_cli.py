@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import json
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from spade_lsp.errors import InputError
 from spade_lsp.reliability._names import METHODS
+
+if TYPE_CHECKING:
+    from spade_lsp.reliability._sampling import SampleOptions
 
 #: Runs a sampling job in the workspace's daemon when one runs (None: run in this process).
 DaemonSample = Callable[[argparse.Namespace, dict[str, Any]], "dict[str, Any] | None"]
@@ -56,7 +61,7 @@ def job_params(args: argparse.Namespace) -> dict[str, Any]:
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
 
 
-def options_from(params: Mapping[str, Any]) -> Any:
+def options_from(params: Mapping[str, Any]) -> SampleOptions:
     from spade_lsp.reliability._sampling import SampleOptions
 
     return SampleOptions(
@@ -83,8 +88,6 @@ def _sample(args: argparse.Namespace, open_workspace: Callable[..., Any], in_dae
 
 
 def _progress_line(message: str, percentage: float | None) -> None:
-    import sys
-
     if sys.stderr.isatty():
         print(f"\rspade: {message}".ljust(60), end="", file=sys.stderr, flush=True)
 
@@ -135,15 +138,11 @@ def run_report(args: argparse.Namespace, out: TextIO, open_workspace: Callable[.
 
 
 def _emit(args: argparse.Namespace, out: TextIO, document: Mapping[str, Any]) -> None:
-    import json
-
     if args.json:
         json.dump(document, out, ensure_ascii=False, indent=2)
         out.write("\n")
     else:
         out.write(render_table(document))
-    import sys
-
     for warning in document.get("warnings", []):
         print(f"spade: warning: {warning}", file=sys.stderr)
     p_pass = document.get("p_pass", {})

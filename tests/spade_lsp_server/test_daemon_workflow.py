@@ -17,7 +17,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.spade_lsp_server._workspaces import COMMITS, git_repo, write_examples
-from tests.support.blurb import V3
+from tests.support.blurb import SAMPLING_SIDECAR, V3
 
 HINT = types.DiagnosticSeverity.Hint
 INFO = types.DiagnosticSeverity.Information
@@ -280,20 +280,6 @@ async def test_an_unsaved_sentence_asks_for_a_save(editor_factory: Any, workspac
     assert not (workspace_dir / "blurb_assertions.py").exists()
 
 
-SIDECAR = """from spade_lsp.assertions import assertion
-
-
-@assertion(category="Content/Count", sentence="Keep it not exceeding 12 words.", min_success=0.5)
-def assert_short(example: dict, prompt: str, response: str) -> bool:
-    return len(response.split()) <= 12
-
-
-@assertion(category="Content/Exclusion", sentence='Never use the word "cheap".', min_success=0.9)
-def assert_no_cheap(example: dict, prompt: str, response: str) -> bool:
-    return "cheap" not in response.lower()
-"""
-
-
 async def test_sampling_from_the_editor_shows_reliability(editor_factory: Any, workspace_dir: Path) -> None:
     from tests.support.openai_stub import OpenAIStub, chat_reply, user_text
 
@@ -307,7 +293,7 @@ async def test_sampling_from_the_editor_shows_reliability(editor_factory: Any, w
         prompt = workspace_dir / "blurb.prompt"
         prompt.write_text(V3, encoding="utf-8")
         write_examples(prompt)
-        (workspace_dir / "blurb_assertions.py").write_text(SIDECAR, encoding="utf-8")
+        (workspace_dir / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
         editor = await editor_factory(workspace_dir)
         uri = await editor.open(prompt)
         result = await editor.command("spade.sample", uri, {"samples": 4})

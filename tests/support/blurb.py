@@ -18,6 +18,21 @@ EXAMPLES = [
 ]  # fmt: skip
 
 
+#: Two checks for sampling tests: length (minimum 0.5) and the word "cheap" (minimum 0.9).
+SAMPLING_SIDECAR = """from spade_lsp.assertions import assertion
+
+
+@assertion(category="Content/Count", sentence="Keep it not exceeding 12 words.", min_success=0.5)
+def assert_short(example: dict, prompt: str, response: str) -> bool:
+    return len(response.split()) <= 12
+
+
+@assertion(category="Content/Exclusion", sentence='Never use the word "cheap".', min_success=0.9)
+def assert_no_cheap(example: dict, prompt: str, response: str) -> bool:
+    return "cheap" not in response.lower()
+"""
+
+
 def examples_jsonl() -> str:
     return "".join(json.dumps(example) + "\n" for example in EXAMPLES)
 

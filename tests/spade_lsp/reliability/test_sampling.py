@@ -16,21 +16,8 @@ from spade_lsp import cli
 from spade_lsp.errors import InputError, LLMError, ModelNotConfiguredError
 from spade_lsp.reliability._sampling import SampleOptions, latest_document, sample_prompt
 from spade_lsp.workspace import Workspace
-from tests.support.blurb import V3, examples_jsonl
+from tests.support.blurb import SAMPLING_SIDECAR, V3, examples_jsonl
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
-
-SIDECAR = """from spade_lsp.assertions import assertion
-
-
-@assertion(category="Content/Count", sentence="Keep it not exceeding 12 words.", min_success=0.5)
-def assert_short(example: dict, prompt: str, response: str) -> bool:
-    return len(response.split()) <= 12
-
-
-@assertion(category="Content/Exclusion", sentence='Never use the word "cheap".', min_success=0.9)
-def assert_no_cheap(example: dict, prompt: str, response: str) -> bool:
-    return "cheap" not in response.lower()
-"""
 
 
 class CheapEveryFourth:
@@ -54,7 +41,7 @@ def blurb(workspace_dir: Path) -> Path:
     prompt = workspace_dir / "blurb.prompt"
     prompt.write_text(V3, encoding="utf-8")
     (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
-    (workspace_dir / "blurb_assertions.py").write_text(SIDECAR, encoding="utf-8")
+    (workspace_dir / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
     return prompt
 
 
@@ -117,7 +104,7 @@ def test_early_stopping_stops_decided_inputs_and_counts_the_calls_saved(workspac
     prompt = workspace_dir / "blurb.prompt"
     prompt.write_text(V3, encoding="utf-8")
     (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
-    (workspace_dir / "blurb_assertions.py").write_text(SIDECAR, encoding="utf-8")
+    (workspace_dir / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
     with OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as stub:  # always passes both
         with _workspace(workspace_dir, stub) as workspace:
             document = sample_prompt(workspace, prompt, SampleOptions(samples=100))
@@ -197,7 +184,9 @@ def test_failed_calls_are_counted_and_every_call_failing_is_an_error(blurb: Path
 
 def test_the_selection_decides_the_validators_and_front_matter_the_minimum(blurb: Path, model: OpenAIStub) -> None:
     blurb.write_text("---\nmin_success: 0.6\nsamples_per_input: 4\n---\n" + V3, encoding="utf-8")
-    (blurb.parent / "blurb_assertions.py").write_text(SIDECAR.replace(", min_success=0.9)", ")"), encoding="utf-8")
+    (blurb.parent / "blurb_assertions.py").write_text(
+        SAMPLING_SIDECAR.replace(", min_success=0.9)", ")"), encoding="utf-8"
+    )
     with _workspace(blurb.parent, model) as workspace:
         prompt_id = workspace.history.prompt_key(blurb)
         sample_prompt(workspace, blurb, SampleOptions(samples=1))  # records the prompt
@@ -222,7 +211,7 @@ def test_bad_input_gets_clear_errors(workspace_dir: Path, model: OpenAIStub) -> 
     with _workspace(workspace_dir, model) as workspace:
         with pytest.raises(InputError, match="no sidecar module"):
             sample_prompt(workspace, prompt)
-        (workspace_dir / "blurb_assertions.py").write_text(SIDECAR, encoding="utf-8")
+        (workspace_dir / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
         with pytest.raises(InputError, match="no examples"):
             sample_prompt(workspace, prompt)
         (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
@@ -232,7 +221,7 @@ def test_bad_input_gets_clear_errors(workspace_dir: Path, model: OpenAIStub) -> 
         with pytest.raises(InputError, match="--samples"):
             SampleOptions(samples=0)
     with Workspace(workspace_dir) as workspace:
-        (workspace_dir / "blurb_assertions.py").write_text(SIDECAR, encoding="utf-8")
+        (workspace_dir / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
         with pytest.raises(ModelNotConfiguredError, match=r"\[tool.spade\]"):
             sample_prompt(workspace, prompt)
 
@@ -268,7 +257,7 @@ def test_spade_check_is_the_ci_gate(blurb: Path, model: OpenAIStub, capsys: pyte
     code, out, _ = _spade(capsys, "check", str(blurb), "--samples", "8", "--no-early-stop", *flags)
     assert code == 1 and "FAILED: assert_no_cheap" in out
     assert out.index("assert_no_cheap") < out.index("assert_short")  # failures first
-    (blurb.parent / "blurb_assertions.py").write_text(SIDECAR.replace("min_success=0.9", "min_success=0.5"))
+    (blurb.parent / "blurb_assertions.py").write_text(SAMPLING_SIDECAR.replace("min_success=0.9", "min_success=0.5"))
     code, out, _ = _spade(capsys, "check", str(blurb), "--samples", "8", "--no-early-stop", *flags)
     assert code == 0 and "FAILED" not in out
     code, _, _ = _spade(capsys, "check", str(blurb), "--latest", *flags)
