@@ -235,6 +235,45 @@ def _reliability_schema(db: Database) -> None:
     )
 
 
+@_MIGRATIONS(name="0006_judges")
+def _judges_schema(db: Database) -> None:
+    """Judge runs (pipelines, grading notes, prompt-response tests, judge noise) and every judgement behind
+    them, so a note's judgement history and a run's disagreements can be read back."""
+    db.executescript(
+        """
+        CREATE TABLE judge_runs (
+            id INTEGER PRIMARY KEY,
+            prompt_id INTEGER REFERENCES prompts(id) ON DELETE CASCADE,  -- null for a prompt-response test
+            kind TEXT NOT NULL CHECK (kind IN ('pipeline', 'grading', 'test', 'noise')),
+            name TEXT NOT NULL,                 -- the pipeline's or test's name, "grading-notes", ...
+            version INTEGER,                    -- the prompt version judged, when there is one
+            model TEXT,
+            status TEXT NOT NULL CHECK (status IN ('running', 'done', 'failed', 'cancelled')),
+            parameters TEXT NOT NULL,           -- JSON
+            document TEXT,                      -- JSON: the report, when finished
+            error TEXT,
+            started_at TEXT NOT NULL,
+            finished_at TEXT
+        );
+        CREATE INDEX judge_runs_by_prompt ON judge_runs(prompt_id, kind, id);
+        CREATE TABLE judgements (
+            run_id INTEGER NOT NULL REFERENCES judge_runs(id) ON DELETE CASCADE,
+            item TEXT NOT NULL,                 -- the example's (or test item's) id
+            judge TEXT NOT NULL,                -- which judge: "with_notes", "layer/unit", "pooled", ...
+            sample INTEGER NOT NULL DEFAULT 0,  -- the judge's sample index (judge noise resamples)
+            value TEXT,                         -- JSON of the scale's value; null without a usable answer
+            explanation TEXT,
+            problem TEXT,                       -- refusal, malformed, out_of_scale, error
+            detail TEXT,
+            attempts INTEGER NOT NULL DEFAULT 1,
+            note TEXT,                          -- the grading note the answer was judged against
+            PRIMARY KEY (run_id, item, judge, sample)
+        );
+        CREATE INDEX judgements_by_item ON judgements(item, run_id);
+        """
+    )
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import copy
 import hashlib
 import json
 import os
@@ -241,6 +242,26 @@ class _Failure(Exception):
         self.retries = retries
 
 
+class _Limits:
+    """A concurrency cap and an optional requests-per-minute limit, made on the LLM loop at first use and
+    shared by the clients :meth:`LiteLLMClient.with_model` derives."""
+
+    def __init__(self, concurrency: int, rpm: int | None) -> None:
+        self.concurrency = concurrency
+        self.rpm = rpm
+        self._semaphore: asyncio.Semaphore | None = None
+        self._limiter: Any = None  # aiolimiter.AsyncLimiter
+
+    def get(self) -> tuple[asyncio.Semaphore, Any]:
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.concurrency)
+            if self.rpm is not None:
+                from aiolimiter import AsyncLimiter
+
+                self._limiter = AsyncLimiter(self.rpm, 60.0)
+        return self._semaphore, self._limiter
+
+
 class LiteLLMClient:
     """litellm behind :class:`LLMClient`: timeouts, retries, concurrency and rate limits, the store's cache."""
 
@@ -273,9 +294,17 @@ class LiteLLMClient:
         self.concurrency = concurrency
         self.rpm = rpm
         self.usage = Usage()
-        self._semaphore: asyncio.Semaphore | None = None
-        self._limiter: Any = None  # aiolimiter.AsyncLimiter, made on the loop
+        self._shared = _Limits(concurrency, rpm)
         self._random = random.Random()
+
+    def with_model(self, model: str) -> LiteLLMClient:
+        """A client for another model on the same endpoint that shares this one's concurrency and rate
+        limits, usage totals and cache (a judge pipeline may give each unit its own model)."""
+        if model == self.model:
+            return self
+        other = copy.copy(self)
+        other.model = model
+        return other
 
     # Totals kept for callers that read them directly.
     @property
@@ -372,13 +401,7 @@ class LiteLLMClient:
         return cache_key(self.model, request.messages, self._parameters(request), request.sample_index)
 
     def _limits(self) -> tuple[asyncio.Semaphore, Any]:
-        if self._semaphore is None:
-            self._semaphore = asyncio.Semaphore(self.concurrency)
-            if self.rpm is not None:
-                from aiolimiter import AsyncLimiter
-
-                self._limiter = AsyncLimiter(self.rpm, 60.0)
-        return self._semaphore, self._limiter
+        return self._shared.get()
 
     async def _acall(self, request: LLMRequest, stop: threading.Event) -> Completion:
         litellm = _import_litellm()

@@ -1,0 +1,49 @@
+"""Judges: where code cannot decide, LLMs judge, and the judges themselves are measured (docs/judges.md).
+
+Public API::
+
+    Scale.boolean() / .likert(1, 5) / .discrete([...])   # typed scales, checked on every answer
+    Question, Answer, ask_many(client, questions)         # batched structured judging with re-asks
+    agreement(judgements, labels), cohen_kappa(table)     # alignment with human labels
+    LLMVerifier                                           # PASS/FAIL with reasons (reliability.Verifier)
+    grade_with_notes(workspace, prompt, ...)              # grading notes, with and without notes
+    Pipeline.load(path) / Pipeline.from_dict(...)         # compound judge pipelines (TOML or YAML)
+    judge_noise(...)                                      # judge disagreement vs generator variance
+    PromptResponseTest, TestItem, run_prompt_test, TESTS  # ModelGauge-style prompt-response tests
+
+Names load on first use: nothing here is imported by the language server.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_WHERE = {
+    "Scale": "_scales",
+    "OutOfScale": "_scales",
+    "Question": "_ask",
+    "Answer": "_ask",
+    "JudgeClients": "_ask",
+    "ask_many": "_ask",
+    "answer_schema": "_ask",
+    "read_answer": "_ask",
+    "Agreement": "_agreement",
+    "Kappa": "_agreement",
+    "agreement": "_agreement",
+    "cohen_kappa": "_agreement",
+    "positive_rate": "_agreement",
+    "Judgement": "_runs",
+    "note_history": "_runs",
+}
+
+__all__ = sorted(_WHERE)
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
