@@ -33,6 +33,8 @@ _WHERE = {
     "agreement": "_agreement",
     "cohen_kappa": "_agreement",
     "positive_rate": "_agreement",
+    "JudgeItem": "_items",
+    "items_from_examples": "_items",
     "Judgement": "_runs",
     "note_history": "_runs",
 }
