@@ -43,7 +43,6 @@ __all__ = [
     "JobParamsError",
     "JobQueue",
     "JobStateError",
-    "JobUnavailableError",
     "Progress",
     "Recovery",
     "execute",
@@ -78,10 +77,6 @@ class JobParamsError(InputError):
 
 class JobStateError(SpadeError):
     """A runner tried to finish a job it no longer holds (recovered or cancelled meanwhile)."""
-
-
-class JobUnavailableError(SpadeError):
-    """The job kind exists in the protocol but its engine part has not landed yet."""
 
 
 def _now() -> datetime:
@@ -383,6 +378,7 @@ _KNOWN_PARAMS: Final[dict[str, frozenset[str]]] = {
     "evaluate": frozenset({"timeout_s", "memory_mb", "workers"}),
     "select": frozenset({"method", "tau", "alpha", "folds", "time_limit", "filter_declared"}),
     "sample": frozenset({"inputs", "samples", "seed", "temperature", "interval", "confidence", "early_stopping"}),
+    "judge": frozenset({"pipeline", "grading_notes", "compare", "noise", "noise_source"}),
 }
 
 
@@ -432,6 +428,13 @@ def validate_params(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
         _number(params, "confidence", low=0.5, high=0.9999)
         _choice(params, "interval", INTERVALS)
         _flag(params, "early_stopping")
+    elif kind == "judge":
+        from spade_lsp.judges._cli import check_judge_params
+
+        try:
+            check_judge_params(params)
+        except InputError as error:
+            raise JobParamsError(str(error)) from None
     return dict(params)
 
 
@@ -451,7 +454,9 @@ def execute(workspace: Workspace, job: Job, progress: Progress) -> dict[str, Any
     if job.kind == "sample":
         return _sample(workspace, prompt, job.params, progress)
     if job.kind == "judge":
-        raise JobUnavailableError("judge jobs are not available yet (they come with the Judges issue)")
+        from spade_lsp.judges._cli import judge_job
+
+        return judge_job(workspace, prompt, job.params, progress)
     raise JobParamsError(f"unknown job kind {job.kind!r}")
 
 

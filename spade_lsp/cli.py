@@ -87,6 +87,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_reliability_parsers(commands, _common)
 
+    from spade_lsp.judges._cli import add_judge_parsers
+
+    add_judge_parsers(commands, _common)
+
     lsp = commands.add_parser("lsp", help="serve the Language Server Protocol on stdio (editors start this)")
     lsp.add_argument("--stdio", action="store_true", help="accepted for editors that pass it; stdio is the default")
     lsp.add_argument("--log-file", type=Path, metavar="FILE", help="also write the server's log here")
@@ -423,6 +427,22 @@ def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
     return run_report(args, out, _open_workspace)
 
 
+def _cmd_judge(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp.judges._cli import run_judge
+
+    def in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any] | None:
+        root = _daemon_root(args, args.prompt)
+        return None if root is None else _daemon_job(root, "judge", args.prompt, params)
+
+    return run_judge(args, out, _open_workspace, in_daemon)
+
+
+def _cmd_test(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp.judges._cli import run_test
+
+    return run_test(args, out, _open_workspace)
+
+
 def _cmd_lsp(args: argparse.Namespace, out: TextIO) -> int:
     """The language server lives in its own package (LSP glue only); the engine never imports pygls."""
     import spade_lsp_server
@@ -460,6 +480,8 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "sample": _cmd_sample,
     "check": _cmd_check,
     "report": _cmd_report,
+    "judge": _cmd_judge,
+    "test": _cmd_test,
     "lsp": _cmd_lsp,
     "daemon": _cmd_daemon,
     "demo": _cmd_demo,

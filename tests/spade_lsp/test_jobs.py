@@ -20,7 +20,6 @@ from spade_lsp._jobs import (
     JobParamsError,
     JobQueue,
     JobStateError,
-    JobUnavailableError,
     execute,
     validate_params,
 )
@@ -105,7 +104,7 @@ def test_validate_params_accepts_what_the_protocol_documents() -> None:
     assert validate_params(
         "sample", {"samples": 5, "inputs": 2, "interval": "clopper-pearson", "early_stopping": False}
     )
-    assert validate_params("judge", {"anything": 1}) == {"anything": 1}  # checked once the kind exists
+    assert validate_params("judge", {"pipeline": "/w/judges.toml", "noise": 5, "noise_source": "sampled"})
     for bad in ({"samples": 0}, {"interval": "normal"}, {"early_stopping": "yes"}, {"sample": 3}):
         with pytest.raises(JobParamsError):
             validate_params("sample", bad)
@@ -320,9 +319,19 @@ def test_evaluate_without_a_sidecar_fails_with_the_engines_message(workspace: Wo
         execute(workspace, job("evaluate"), no_progress)
 
 
-def test_judging_is_not_available_yet(workspace: Workspace) -> None:
-    with pytest.raises(JobUnavailableError, match="not available yet"):
+def test_a_judge_job_needs_a_pipeline_or_grading_notes(workspace: Workspace) -> None:
+    with pytest.raises(InputError, match="exactly one of `pipeline`"):
         execute(workspace, job("judge"), no_progress)
+    with pytest.raises(JobParamsError, match="unknown key"):
+        validate_params("judge", {"pipeline": "/x.toml", "pipelines": 1})
+    with pytest.raises(JobParamsError, match="resamples a pipeline"):
+        validate_params("judge", {"grading_notes": True, "noise": 3})
+    with pytest.raises(JobParamsError, match="from 2 to 100"):
+        validate_params("judge", {"pipeline": "/x.toml", "noise": 1})
+    assert validate_params("judge", {"grading_notes": True, "compare": False}) == {
+        "grading_notes": True,
+        "compare": False,
+    }
 
 
 def test_sampling_without_a_sidecar_fails_with_the_engines_message(workspace: Workspace) -> None:
