@@ -1,11 +1,12 @@
-"""Which documents are spade's: prompt files (matched by the ``prompt_globs`` setting) and sidecar modules
-(``NAME_assertions.py`` beside a prompt). Also URI <-> path, and finding a file's workspace root."""
+"""Which documents are spade's: prompt files (matched by the ``prompt_globs`` setting), sidecar modules
+(``NAME_assertions.py`` beside a prompt) and examples files (``NAME.examples.jsonl`` beside a prompt). Also
+URI <-> path, and finding a file's workspace root."""
 
 from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -14,15 +15,16 @@ from urllib.parse import urlparse
 
 from pygls.uris import from_fs_path, to_fs_path
 
-from spade_lsp._files import PROMPT_SUFFIXES, sidecar_path
+from spade_lsp._files import PROMPT_SUFFIXES, examples_path, sidecar_path
 
 #: Language ids an editor may give a prompt buffer that has no file name to match (``untitled:``).
 PROMPT_LANGUAGE_IDS: Final = frozenset({"prompt", "prompty", "spade-prompt", "plaintext", "markdown"})
 SIDECAR_SUFFIX: Final = "_assertions.py"
+EXAMPLES_SUFFIX: Final = ".examples.jsonl"
 _STRONG_MARKERS: Final = ("spade.toml", ".spade")
 _WEAK_MARKERS: Final = ("pyproject.toml", ".git")
 
-Kind = Literal["prompt", "sidecar"]
+Kind = Literal["prompt", "sidecar", "examples"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +36,7 @@ class DocumentRef:
     kind: Kind
     path: Path | None
     root: Path
-    prompt: Path | None  # a prompt's own path, or the prompt a sidecar belongs to
+    prompt: Path | None  # a prompt's own path, or the prompt a sidecar or examples file belongs to
 
 
 def path_of(uri: str) -> Path | None:
@@ -108,15 +110,28 @@ def find_root(path: Path, folders: Iterable[Path]) -> Path:
     return max(holding, key=lambda folder: len(folder.parts)) if holding else start
 
 
-def prompt_for_sidecar(sidecar: Path, globs: Sequence[str], root: Path) -> Path | None:
-    """The prompt beside ``sidecar`` whose sidecar module it is, or None (then it is an ordinary module)."""
-    if not sidecar.name.endswith(SIDECAR_SUFFIX):
+def _prompt_beside(
+    file: Path, suffix: str, companion: Callable[[Path], Path], globs: Sequence[str], root: Path
+) -> Path | None:
+    """The prompt beside ``file`` whose ``companion`` file it is (the usual prompt suffixes first, then any
+    other file in the directory that the prompt globs match), or None."""
+    if not file.name.endswith(suffix):
         return None
-    stem = sidecar.name[: -len(SIDECAR_SUFFIX)]
-    candidates = [sidecar.with_name(stem + suffix) for suffix in PROMPT_SUFFIXES]
+    stem = file.name[: -len(suffix)]
+    candidates = [file.with_name(stem + ending) for ending in PROMPT_SUFFIXES]
     with contextlib.suppress(OSError):
-        candidates += sorted(p for p in sidecar.parent.iterdir() if p.is_file() and p not in candidates)
+        candidates += sorted(p for p in file.parent.iterdir() if p.is_file() and p not in candidates)
     for candidate in candidates:
-        if candidate.is_file() and sidecar_path(candidate) == sidecar and matches(relative_to(candidate, root), globs):
+        if candidate.is_file() and companion(candidate) == file and matches(relative_to(candidate, root), globs):
             return candidate
     return None
+
+
+def prompt_for_sidecar(sidecar: Path, globs: Sequence[str], root: Path) -> Path | None:
+    """The prompt beside ``sidecar`` whose sidecar module it is, or None (then it is an ordinary module)."""
+    return _prompt_beside(sidecar, SIDECAR_SUFFIX, sidecar_path, globs, root)
+
+
+def prompt_for_examples(examples: Path, globs: Sequence[str], root: Path) -> Path | None:
+    """The prompt beside ``examples`` whose examples file it is, or None (then it is just a JSONL file)."""
+    return _prompt_beside(examples, EXAMPLES_SUFFIX, examples_path, globs, root)

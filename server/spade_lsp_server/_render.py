@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from spade_lsp.overview import (
     AssertionStats,
@@ -14,6 +15,9 @@ from spade_lsp.overview import (
     VersionInfo,
 )
 from spade_lsp.taxonomy import DISPLAY_NAMES
+
+if TYPE_CHECKING:
+    from spade_lsp_server._examples import ExampleLine
 
 
 def pct(value: float | None) -> str:
@@ -186,3 +190,61 @@ def assertion_lens_title(view: AssertionView) -> str:
     else:
         choice = "no selection yet"
     return f"{figure} · {choice}"
+
+
+def _judged_value(row: Mapping[str, Any]) -> str:
+    if row.get("problem"):
+        return f"no answer ({md_escape(str(row['problem']))})"
+    value = row.get("value")
+    if value is None:
+        return "no answer"
+    if isinstance(value, bool):
+        return "**yes**" if value else "**no**"
+    return f"**{md_escape(str(value))}**"
+
+
+def _run_line(row: Mapping[str, Any]) -> str:
+    """``run 7 · 2025-05-01 12:30 UTC · `openai/gpt-4o-mini` · v3``"""
+    parts = [f"run {row.get('run_id')}"]
+    finished = row.get("finished_at")
+    if isinstance(finished, str) and finished:
+        parts.append(f"{finished[:16].replace('T', ' ')} UTC")
+    if row.get("model"):
+        parts.append(f"`{str(row['model']).replace('`', '')}`")
+    if row.get("version") is not None:
+        parts.append(f"v{row['version']}")
+    return "- " + " · ".join(parts)
+
+
+def example_hover(example: ExampleLine, history: Sequence[Mapping[str, Any]] | None, prompt_name: str) -> str:
+    """An example's id, label and grading note, and the note's judgements (newest run first, one line per
+    judge: with and without the note, so the note's effect on the judge shows)."""
+    label = "unlabelled" if example.label is None else ("good" if example.label else "bad")
+    lines = [f"**Example {md_escape(str(example.id))}** · label: {label}", ""]
+    if example.note is None:
+        lines.append('No grading note: add `"grading_note": "..."` (what a good answer must contain) to judge it')
+        return "\n".join(lines)
+    lines.append(f"**Grading note:** {md_escape(quote(example.note, 300))}")
+    if not example.has_output:
+        lines.append("")
+        lines.append("No `output` to judge yet.")
+    lines += ["", "**Judgements** (newest first)"]
+    if history is None:
+        lines.append("- the store cannot be read yet: judgements show once the workspace daemon has recorded them")
+        return "\n".join(lines)
+    if not history:
+        lines.append(f"- not judged yet: run `spade judge {prompt_name.replace('`', '')} --grading-notes`")
+        return "\n".join(lines)
+    current: Any = object()
+    for row in history:
+        if row.get("run_id") != current:
+            current = row.get("run_id")
+            lines.append(_run_line(row))
+        judge = md_escape(str(row.get("judge") or "judge").replace("_", " "))
+        explanation = row.get("explanation")
+        why = f": {md_escape(quote(explanation, 200))}" if isinstance(explanation, str) and explanation.strip() else ""
+        lines.append(f"  - {judge}: {_judged_value(row)}{why}")
+        note = row.get("note")
+        if isinstance(note, str) and note and " ".join(note.split()) != " ".join(example.note.split()):
+            lines.append(f"    (judged against an earlier note: {md_escape(quote(note, 200))})")
+    return "\n".join(lines)

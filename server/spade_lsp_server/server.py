@@ -222,7 +222,8 @@ class SpadeLanguageServer(LanguageServer):
         return None
 
     def classify(self, uri: str, *, refresh: bool = False) -> DocumentRef | None:
-        """Is the document a prompt, a sidecar module, or not spade's? Cached until it is reopened."""
+        """Is the document a prompt, a sidecar module, an examples file, or not spade's? Cached until it is
+        reopened."""
         if not refresh and uri in self._refs:
             return self._refs[uri]
         ref = self._classify(uri)
@@ -254,6 +255,10 @@ class SpadeLanguageServer(LanguageServer):
             prompt = _documents.prompt_for_sidecar(path, state.settings.prompt_globs, root)
             if prompt is not None:
                 return DocumentRef(uri, "sidecar", path, root, prompt)
+        if path.name.endswith(_documents.EXAMPLES_SUFFIX):
+            prompt = _documents.prompt_for_examples(path, state.settings.prompt_globs, root)
+            if prompt is not None:
+                return DocumentRef(uri, "examples", path, root, prompt)
         return None
 
     def forget_classifications(self) -> None:
@@ -283,11 +288,12 @@ class SpadeLanguageServer(LanguageServer):
         return state.overview(prompt_uri, ref.prompt, self.open_text_of(ref.prompt), self.open_text_of)
 
     def view_of(self, uri: str) -> tuple[DocumentRef, TextDocument, PromptOverview] | None:
-        """What a request on an open document needs: what it is, its text, and its prompt's overview; None
-        for a document that is not open or not spade's."""
+        """What a request on an open prompt or sidecar needs: what it is, its text, and its prompt's overview;
+        None for a document that is not open or not spade's, and for an examples file (no overview shows in
+        it: its hovers read the store directly)."""
         ref = self.classify(uri)
         document = self.open_document(uri)
-        if ref is None or document is None:
+        if ref is None or document is None or ref.kind == "examples":
             return None
         return ref, document, self.overview_of(ref)
 
@@ -317,6 +323,8 @@ class SpadeLanguageServer(LanguageServer):
         if ref.kind == "prompt" and uri not in self._prepared and self.overview_of(ref).problem is None:
             self._prepared.add(uri)
             self._prepare(document.source)
+        if ref.kind == "examples" and not items and uri not in self._published:
+            return  # a readable examples file: nothing to say, so nothing is sent
         fingerprint = (document.version, items)
         if self._published.get(uri) == fingerprint:
             return
@@ -342,6 +350,10 @@ class SpadeLanguageServer(LanguageServer):
             if self.shutting_down:
                 return
 
+    def shows_diagnostics(self, uri: str) -> bool:
+        """Were diagnostics published for the document (and not withdrawn since)?"""
+        return uri in self._published
+
     def clear(self, uri: str) -> None:
         self._published.pop(uri, None)
         self.protocol.notify_json(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, {"uri": uri, "diagnostics": []})
@@ -353,13 +365,21 @@ class SpadeLanguageServer(LanguageServer):
         self._pending[uri] = asyncio.get_running_loop().call_later(delay, self.publish, uri)
 
     def related_uris(self, ref: DocumentRef) -> list[str]:
-        """Open documents whose view depends on this one: a prompt's sidecar, a sidecar's prompt."""
+        """Open documents whose view depends on this one: a prompt's sidecar, a sidecar's prompt. An examples
+        file's diagnostics depend on its own text only, and the prompt's views not on it."""
+        if ref.kind == "examples":
+            return []
         out: list[str] = []
         for document in list(self.workspace.text_documents.values()):
             if not isinstance(document, TextDocument) or document.uri == ref.uri:
                 continue
             other = self.classify(document.uri)
-            if other is not None and other.prompt is not None and other.prompt == ref.prompt:
+            if (
+                other is not None
+                and other.kind != "examples"
+                and other.prompt is not None
+                and other.prompt == ref.prompt
+            ):
                 out.append(document.uri)
         return out
 

@@ -8,7 +8,7 @@ Public API::
     LLMVerifier                                           # PASS/FAIL with reasons (reliability.Verifier)
     grade_with_notes(workspace, prompt, ...)              # grading notes, with and without notes
     Pipeline.load(path) / Pipeline.from_dict(...)         # compound judge pipelines (TOML or YAML)
-    judge_noise(...)                                      # judge disagreement vs generator variance
+    measure_noise(...), noise_report(S[input][output][resample])  # judge disagreement vs generator variance
     PromptResponseTest, TestItem, run_prompt_test, TESTS  # ModelGauge-style prompt-response tests
 
 Names load on first use: nothing here is imported by the language server.
@@ -35,6 +35,9 @@ _WHERE = {
     "positive_rate": "_agreement",
     "JudgeItem": "_items",
     "items_from_examples": "_items",
+    "measure_noise": "_noise",
+    "noise_items": "_noise",
+    "noise_report": "_noise",
     "Judgement": "_runs",
     "note_history": "_runs",
 }

@@ -7,10 +7,11 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from spade_lsp._store import Store
-from spade_lsp.judges._ask import Answer
+if TYPE_CHECKING:  # the language server reads note histories: keep its imports to the standard library
+    from spade_lsp._store import Store
+    from spade_lsp.judges._ask import Answer
 
 __all__ = ["Judgement", "RunKind", "finish_run", "note_history", "save_judgements", "start_run"]
 

@@ -60,7 +60,7 @@ class CommandError(JsonRpcException):
 
 
 def _target(server: SpadeLanguageServer, command: str, args: Sequence[Any]) -> DocumentRef:
-    """The prompt a command is about (a sidecar's URI means its prompt)."""
+    """The prompt a command is about (a sidecar module's or examples file's URI means its prompt)."""
     value = args[0] if args else None
     if isinstance(value, Mapping):
         value = value.get("uri") or value.get("path")
@@ -73,7 +73,7 @@ def _target(server: SpadeLanguageServer, command: str, args: Sequence[Any]) -> D
     if ref.kind == "prompt" and ref.path is None:
         raise CommandError(f"{command}: this buffer has no file yet; save it as a prompt file first")
     assert ref.prompt is not None
-    if ref.kind == "sidecar":
+    if ref.kind != "prompt":  # a sidecar module or an examples file stands for its prompt
         prompt_uri = server.open_uri_of(ref.prompt) or _documents.uri_of(ref.prompt)
         ref = DocumentRef(prompt_uri, "prompt", ref.prompt, ref.root, ref.prompt)
     return ref

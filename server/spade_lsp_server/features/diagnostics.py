@@ -4,6 +4,8 @@ On a prompt: one diagnostic per instruction that carries a checkable category (s
 first category id, message starting with that category's display name), Information when no assertion covers
 it and Hint when one does. On a sidecar module: syntax errors, assertions that errored in the latest
 evaluation run, stale assertions (their sentence left the prompt) and assertions the latest selection drops.
+On an examples file: only the lines the engine cannot read (invalid JSON, no ``inputs``, a bad label, a
+repeated id), since one such line stops every command that reads the file; a readable file gets nothing.
 
 didSave publishes at once from the buffer and asks the daemon to record the version in the background; the
 daemon's ``prompt/changed`` then refreshes the view with the stored history.
@@ -41,6 +43,7 @@ CODE_ERRORED: Final = "spade/assertion-error"
 CODE_STALE: Final = "spade/stale-assertion"
 CODE_DROPPED: Final = "spade/dropped-assertion"
 CODE_INTERNAL: Final = "spade/internal-error"
+CODE_EXAMPLE: Final = "spade/invalid-example"
 
 _ZERO: Final = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
 
@@ -213,9 +216,30 @@ def sidecar_diagnostics(overview: PromptOverview, columns: Columns) -> list[dict
     return out
 
 
+def examples_diagnostics(source: str, columns: Columns) -> list[dict[str, Any]]:
+    """An Error on each line of the examples file the engine would refuse (it names the file and line too)."""
+    from spade_lsp_server._examples import lines_of, read_lines
+
+    problems = [example for example in read_lines(source) if example.problem is not None]
+    if not problems:
+        return []
+    lines = lines_of(source)
+    out = []
+    for example in problems:
+        width = len(lines[example.line].encode("utf-16-le", "surrogatepass")) // 2
+        where = {
+            "start": {"line": example.line, "character": 0},
+            "end": {"line": example.line, "character": columns.to_client(example.line, width)},
+        }
+        out.append(_diagnostic(where, ERROR, CODE_EXAMPLE, f"example on line {example.line + 1}: {example.problem}"))
+    return out
+
+
 def diagnostics_json(server: SpadeLanguageServer, ref: DocumentRef, document: TextDocument) -> list[dict[str, Any]]:
-    overview = server.overview_of(ref)
     columns = server.columns(document.source)
+    if ref.kind == "examples":
+        return examples_diagnostics(document.source, columns)
+    overview = server.overview_of(ref)
     if ref.kind == "prompt":
         return prompt_diagnostics(overview, columns)
     return sidecar_diagnostics(overview, columns)
@@ -322,9 +346,11 @@ def register(server: SpadeLanguageServer) -> None:
     def did_close(params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ref = server.classify(uri)
+        shown = server.shows_diagnostics(uri)
         server.forget(uri)
         if ref is None:
             return
-        server.clear(uri)
+        if ref.kind != "examples" or shown:  # an examples file that showed nothing needs no clearing
+            server.clear(uri)
         for other in server.related_uris(ref):
             server.schedule_publish(other, 0)

@@ -1,0 +1,92 @@
+"""The examples file beside a prompt (``NAME.examples.jsonl``) in the editor: each line read as the engine
+reads it (so a line the CLI would refuse is marked where it is), and the judgement history of an example's
+grading note, read from the store for its hover.
+
+Line numbers here are the editor's (0-based); an example without an ``id`` takes its 1-based line number as
+its id, as :func:`spade_lsp._examples.read_examples` gives it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from spade_lsp._examples import example_from_row
+from spade_lsp.errors import InputError
+from spade_lsp.overview import prompt_key
+
+if TYPE_CHECKING:
+    from spade_lsp._store import Store
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")  # LSP's line breaks (str.splitlines knows more)
+
+
+def lines_of(source: str) -> list[str]:
+    """The document's lines as the editor counts them."""
+    return _LINE_BREAK.split(source)
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleLine:
+    """One non-blank line: the example it holds, or why it cannot be read (``problem``)."""
+
+    line: int
+    id: str | None = None
+    label: int | None = None
+    note: str | None = None
+    has_output: bool = False
+    problem: str | None = None
+
+
+def read_line(text: str, line: int) -> ExampleLine | None:
+    """The example on one line of the file (None for a blank line)."""
+    body = text.lstrip("\ufeff") if line == 0 else text
+    if not body.strip():
+        return None
+    try:
+        row = json.loads(body)
+    except json.JSONDecodeError as error:
+        return ExampleLine(line, problem=f"invalid JSON: {error.msg} (column {error.colno})")
+    if not isinstance(row, dict):
+        return ExampleLine(line, problem=f"expected a JSON object, got {type(row).__name__}")
+    try:
+        example = example_from_row(row, default_id=str(line + 1), where=f"line {line + 1}")
+    except InputError as error:
+        return ExampleLine(line, problem=str(error).removeprefix(f"line {line + 1}: "))
+    return ExampleLine(line, example.id, example.label, example.grading_note, has_output=example.output is not None)
+
+
+def read_lines(source: str) -> list[ExampleLine]:
+    """Every non-blank line, with the problems the engine would stop at (a repeated id included)."""
+    out: list[ExampleLine] = []
+    seen: dict[str, int] = {}
+    for number, text in enumerate(lines_of(source)):
+        example = read_line(text, number)
+        if example is None:
+            continue
+        if example.id is not None:
+            first = seen.setdefault(example.id, number)
+            if first != number:
+                example = ExampleLine(number, problem=f"id {example.id!r} already used on line {first + 1}")
+        out.append(example)
+    return out
+
+
+def note_history(store: Store | None, root: Path, prompt: Path, example_id: str) -> list[dict[str, Any]] | None:
+    """The example's grading-note judgements, newest first (:func:`spade_lsp.judges._runs.note_history`); None
+    while the store cannot be read. An empty list when the prompt or the example was never judged."""
+    if store is None:
+        return None
+    from spade_lsp.judges._runs import note_history as stored_history  # light: no LLM library, no numpy
+
+    try:
+        row = store.db.execute("SELECT id FROM prompts WHERE path = ?", [prompt_key(root, prompt)]).fetchone()
+        if row is None:
+            return []
+        return stored_history(store, int(row[0]), example_id)
+    except sqlite3.Error:  # a store written by an older daemon (no judge tables yet), or one being replaced
+        return None
