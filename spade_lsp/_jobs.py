@@ -377,7 +377,9 @@ _KNOWN_PARAMS: Final[dict[str, frozenset[str]]] = {
     "synthesize": frozenset({"synthesizer", "sentences", "sidecar_text", "write"}),
     "evaluate": frozenset({"timeout_s", "memory_mb", "workers"}),
     "select": frozenset({"method", "tau", "alpha", "folds", "time_limit", "filter_declared"}),
-    "sample": frozenset({"inputs", "samples", "seed", "temperature", "interval", "confidence", "early_stopping"}),
+    "sample": frozenset(
+        {"inputs", "samples", "seed", "temperature", "interval", "confidence", "early_stopping", "verify"}
+    ),
     "judge": frozenset({"pipeline", "grading_notes", "compare", "noise", "noise_source"}),
 }
 
@@ -428,6 +430,7 @@ def validate_params(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
         _number(params, "confidence", low=0.5, high=0.9999)
         _choice(params, "interval", INTERVALS)
         _flag(params, "early_stopping")
+        _flag(params, "verify")
     elif kind == "judge":
         from spade_lsp.judges._cli import check_judge_params
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -41,6 +41,10 @@ class Settings(BaseModel):
     confidence: float = Field(default=0.95, gt=0, lt=1, description="confidence level of every interval")
     interval: Literal["wilson", "clopper-pearson"] = "wilson"
     early_stopping: bool = Field(default=True, description="stop sampling an input once every check is decided")
+    verifier: bool | Annotated[str, Field(min_length=1)] = Field(
+        default=False,
+        description="spade sample adds the LLM verifier as a column: true (default criteria) or the criteria text",
+    )
     daemon_autostart: bool = Field(default=True, description="the language server starts the daemon when none runs")
     daemon_idle_timeout_s: float = Field(default=600.0, gt=0, description="idle daemon exits after this long")
 

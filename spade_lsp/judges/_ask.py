@@ -72,6 +72,11 @@ class Answer:
         return out
 
 
+def looks_like_refusal(text: str) -> bool:
+    """Whether an answer that is not the JSON asked for reads as the model declining to judge."""
+    return _REFUSAL.match(text) is not None
+
+
 def answer_schema(scale: Scale, *, explanation: bool = True) -> dict[str, Any]:
     """The structured-output schema: ``{"explanation": ..., "score": ...}`` (explanation first, so the model
     reasons before it scores)."""
@@ -90,7 +95,7 @@ def read_answer(text: str, scale: Scale, *, attempts: int = 1) -> Answer:
     try:
         data = json.loads(body)
     except json.JSONDecodeError as error:
-        kind: Problem = "refusal" if _REFUSAL.match(body) else "malformed"
+        kind: Problem = "refusal" if looks_like_refusal(body) else "malformed"
         detail = f"not JSON: {error}" if kind == "malformed" else body[:200]
         return Answer(problem=kind, detail=detail, attempts=attempts, raw=text)
     if not isinstance(data, dict) or "score" not in data:

@@ -34,6 +34,12 @@ def _sampling_flags(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="sample every input M times even when its checks are already decided",
     )
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        default=None,
+        help="add the LLM verifier (PASS/FAIL on each input and output) as a column; criteria: setting `verifier`",
+    )
 
 
 def add_reliability_parsers(commands: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
@@ -57,7 +63,7 @@ def add_reliability_parsers(commands: Any, common: Callable[[argparse.ArgumentPa
 
 def job_params(args: argparse.Namespace) -> dict[str, Any]:
     """The sampling flags as a daemon job's params (only those given)."""
-    names = ("inputs", "samples", "seed", "temperature", "interval", "confidence", "early_stopping")
+    names = ("inputs", "samples", "seed", "temperature", "interval", "confidence", "early_stopping", "verify")
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
 
 
@@ -72,6 +78,7 @@ def options_from(params: Mapping[str, Any]) -> SampleOptions:
         early_stopping=params.get("early_stopping"),
         interval=params.get("interval"),
         confidence=params.get("confidence"),
+        verify=params.get("verify"),
     )
 
 

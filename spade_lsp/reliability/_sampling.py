@@ -4,9 +4,11 @@ the prompt's validators, filling the reliability tensor R[input][sample][validat
 The pipeline is the newest version of the template, rendered with an example's ``inputs`` and sent as one
 user message. The j-th sample of an input is the LLM layer's sample index j, so it is cached and
 reproducible; ``seed`` only decides which inputs are drawn when fewer than all are asked for. Validators run
-in the sandbox, round by round; with early stopping an input stops being sampled once an anytime-valid test
-has decided every validator for it. Each round's outputs and results are written to the store before the
-next round starts, so killing the process loses nothing that was acknowledged.
+in the sandbox, round by round; the optional LLM verifier (setting ``verifier``, ``spade sample --verify``) is
+one more column, judged in this process through the LLM layer, a batch per round. With early stopping an input
+stops being sampled once an anytime-valid test has decided every validator for it. Each round's outputs and
+results are written to the store before the next round starts, so killing the process loses nothing that was
+acknowledged.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 
@@ -35,13 +37,19 @@ from spade_lsp.reliability._validators import ValidatorSpec
 from spade_lsp.taxonomy import DISPLAY_NAMES
 from spade_lsp.workspace import Workspace, sync_prompt
 
-__all__ = ["SampleOptions", "latest_document", "sample_prompt"]
+if TYPE_CHECKING:
+    from spade_lsp.judges._verifier import LLMVerifier
+    from spade_lsp.sandbox import SandboxCase
+
+__all__ = ["VERIFIER_COLUMN", "SampleOptions", "latest_document", "sample_prompt"]
 
 #: ``progress(message, percentage)``; it may raise (the daemon's raises JobCancelled) to stop the run.
 Progress = Callable[[str, float | None], None]
 
 _ROUND_CALLS: Final = 256  # the most calls between two writes when nothing stops early
 _PROGRESS_EVERY_S: Final = 0.5
+#: The verifier's column of the tensor (always the last one).
+VERIFIER_COLUMN: Final = "verifier"
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +63,7 @@ class SampleOptions:
     early_stopping: bool | None = None
     interval: Method | None = None
     confidence: float | None = None
+    verify: bool | None = None  # add the LLM verifier's column; None takes the setting ``verifier``
 
     def __post_init__(self) -> None:
         if self.inputs is not None and self.inputs < 1:
@@ -82,6 +91,13 @@ class _Plan:
     method: Method
     confidence: float
     warnings: list[str] = field(default_factory=list)
+    criteria: str | None = None  # the verifier's criteria (None: its default)
+    verify: bool = False  # the last validator is the LLM verifier
+
+    @property
+    def assertions(self) -> list[ValidatorSpec]:
+        """The validators that run in the sandbox (every one but the verifier)."""
+        return self.validators[:-1] if self.verify else self.validators
 
     def rendered(self, example: Example) -> str:
         from spade_lsp.synthesis import render_prompt
@@ -136,6 +152,15 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
     settings = workspace.settings.merged(front_matter_settings(parsed.front_matter), source=f"{prompt} front matter")
     examples = _draw(read_examples(source), options, settings, warnings)
     validators = _validators(workspace, prompt, module, settings, warnings)
+    verify = bool(settings.verifier) if options.verify is None else options.verify
+    criteria = settings.verifier if isinstance(settings.verifier, str) else None
+    if verify:
+        if any(v.name == VERIFIER_COLUMN for v in validators):
+            raise InputError(f"{module}: an assertion is named {VERIFIER_COLUMN!r}, the verifier's column; rename it")
+        from spade_lsp.judges._verifier import DEFAULT_CRITERIA
+
+        message = f"LLM verifier: {criteria or DEFAULT_CRITERIA}"
+        validators.append(ValidatorSpec(VERIFIER_COLUMN, message, settings.min_success))
     template = parsed.body.strip()
     from spade_lsp.synthesis import render_prompt
 
@@ -160,6 +185,8 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
         method=options.interval or settings.interval,
         confidence=options.confidence or settings.confidence,
         warnings=warnings,
+        criteria=criteria,
+        verify=verify,
     )
 
 
@@ -244,6 +271,12 @@ class _Sampler:
         self.usage_before = _usage(client)
         self.run_id = 0
         self.started_at = datetime.now(UTC).isoformat()
+        self.verifier: LLMVerifier | None = None
+        self.verifier_problem: str | None = None
+        if plan.verify:
+            from spade_lsp.judges._verifier import LLMVerifier
+
+            self.verifier = LLMVerifier(client, plan.criteria)
 
     def run(self) -> dict[str, Any]:
         from spade_lsp._jobs import JobCancelled
@@ -340,7 +373,7 @@ class _Sampler:
             )
             for i, _, answer in outputs
         ]
-        names = [v.name for v in plan.validators]
+        names = [v.name for v in plan.assertions]
         result = run_assertions(plan.module, cases, names=names, ask_llm=ask_llm_with(self.client))
         if result.module_error is not None:
             raise InputError(f"{plan.module}: {result.module_error.message}")
@@ -350,12 +383,35 @@ class _Sampler:
             for v, name in enumerate(names):
                 passed = result.passed[case][column[name]]
                 error = result.error(case, column[name])
-                if passed is None:
-                    self.errors[v] += 1
-                else:
-                    self.tensor[i, j, v] = float(passed)
-                rows.append((i, j, v, None if passed is None else int(passed), error.message if error else None))
+                rows.append(self._cell(i, j, v, passed, error.message if error else None))
+        if self.verifier is not None:
+            rows += self._verify(self.verifier, outputs, cases)
         return rows
+
+    def _verify(
+        self, verifier: LLMVerifier, outputs: list[tuple[int, int, Completion]], cases: list[SandboxCase]
+    ) -> list[tuple[int, int, int, int | None, str | None]]:
+        """The verifier's column for this round's outputs, one batch; an unusable answer is an error cell."""
+        v = len(self.plan.validators) - 1
+        answers = verifier.judge_many([(case.prompt, case.response) for case in cases])
+        rows = []
+        for (i, j, _), answer in zip(outputs, answers, strict=True):
+            if answer.valid:
+                rows.append(self._cell(i, j, v, answer.value.passed, None))
+            else:
+                problem = f"{answer.problem}: {answer.detail}"
+                self.verifier_problem = self.verifier_problem or problem
+                rows.append(self._cell(i, j, v, None, f"verifier {problem}"))
+        return rows
+
+    def _cell(
+        self, i: int, j: int, v: int, passed: bool | None, error: str | None
+    ) -> tuple[int, int, int, int | None, str | None]:
+        if passed is None:
+            self.errors[v] += 1
+        else:
+            self.tensor[i, j, v] = float(passed)
+        return (i, j, v, None if passed is None else int(passed), error)
 
     def _decide(self) -> None:
         if not self._sequential:
@@ -389,6 +445,7 @@ class _Sampler:
             "interval": plan.method,
             "confidence": plan.confidence,
             "sidecar": plan.module.name,
+            "verifier": _verifier_json(plan),
         }
         with self.workspace.store.write() as db:
             cursor = db.execute(
@@ -480,8 +537,14 @@ class _Sampler:
         if self.failed:
             warnings.append(f"{len(self.failed)} of {self.generated} calls failed; the first: {self.failed[0]}")
         if any(self.errors):
-            erring = [f"{v.name} ({n})" for v, n in zip(plan.validators, self.errors, strict=True) if n]
-            warnings.append(f"assertions raised errors on some outputs (not counted): {', '.join(erring)}")
+            erring = [f"{v.name} ({n})" for v, n in zip(plan.assertions, self.errors, strict=False) if n]
+            if erring:
+                warnings.append(f"assertions raised errors on some outputs (not counted): {', '.join(erring)}")
+            if plan.verify and self.errors[-1]:
+                warnings.append(
+                    f"the verifier gave no usable answer on {self.errors[-1]} output(s) (not counted); "
+                    f"the first: {self.verifier_problem}"
+                )
         sequential = [
             {"input": ids[i], "validator": plan.validators[v].name, "decision": decision, "at_sample": at}
             for (i, v), (decision, at) in sorted(self.decisions.items())
@@ -500,6 +563,7 @@ class _Sampler:
             "early_stopping": self._sequential,
             **stats,
             "sequential": sequential,
+            "verifier": _verifier_json(plan),
             "calls": spent.calls if spent else self.generated - self.cached,
             "calls_cached": self.cached,
             "calls_planned": planned,
@@ -509,6 +573,15 @@ class _Sampler:
             "cost": round(spent.cost, 6) if spent and spent.cost_known else None,
             "warnings": warnings,
         }
+
+
+def _verifier_json(plan: _Plan) -> dict[str, Any] | None:
+    """What the verifier column judged against, or None without one."""
+    if not plan.verify:
+        return None
+    from spade_lsp.judges._verifier import DEFAULT_CRITERIA
+
+    return {"name": VERIFIER_COLUMN, "criteria": plan.criteria or DEFAULT_CRITERIA}
 
 
 def _usage(client: LLMClient) -> Any:

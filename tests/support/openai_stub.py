@@ -4,7 +4,8 @@ Each test gives a ``script``: a callable from the request's JSON body to a :clas
 headers, delay). The server records every request it receives. It runs on aiohttp in a thread of its own
 (keep-alive, delays awaited rather than slept), so hundreds of concurrent requests cost it little and a
 latency benchmark measures the client, not the stub. ``python -m tests.support.openai_stub --latency 0.2``
-serves a fixed-latency echo model from a separate process and prints its api_base.
+serves a fixed-latency echo model from a separate process and prints its api_base (with ``--judge``, a judge
+that answers structured-output requests with valid answers on their scale).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import asyncio
 import json
 import threading
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -136,12 +138,45 @@ def echo_model(latency_s: float) -> Callable[[dict[str, Any]], Reply]:
     return lambda request: chat_reply(f"echo: {user_text(request)[:200]}", delay_s=latency_s)
 
 
+def judge_model(latency_s: float) -> Callable[[dict[str, Any]], Reply]:
+    """A judge that answers every structured-output request after ``latency_s`` with a valid answer on the scale
+    its ``response_format`` schema asks for (``{"explanation": ..., "score": ...}``), the score picked from a
+    hash of the user message (so answers vary across items but are the same for the same message); requests
+    without a schema get the echo answer."""
+
+    def answer(request: dict[str, Any]) -> Reply:
+        schema = ((request.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
+        properties = schema.get("properties") or {}
+        score = properties.get("score")
+        if not isinstance(score, dict):
+            return chat_reply(f"echo: {user_text(request)[:200]}", delay_s=latency_s)
+        pick = zlib.crc32(user_text(request).encode("utf-8"))
+        value: Any
+        if "enum" in score:
+            value = score["enum"][pick % len(score["enum"])]
+        elif score.get("type") == "boolean":
+            value = pick % 3 != 0
+        elif score.get("type") == "integer":
+            low, high = int(score.get("minimum", 0)), int(score.get("maximum", 10))
+            value = low + pick % (high - low + 1)
+        else:
+            value = None
+        body = {"explanation": "stub judgement", "score": value} if "explanation" in properties else {"score": value}
+        return chat_reply(json.dumps(body), delay_s=latency_s)
+
+    return answer
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="a fixed-latency OpenAI-compatible echo server on loopback")
     parser.add_argument("--latency", type=float, default=0.2)
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument(
+        "--judge", action="store_true", help="answer structured-output requests with a valid judge answer"
+    )
     args = parser.parse_args()
-    with OpenAIStub(echo_model(args.latency), port=args.port) as stub:
+    model = judge_model(args.latency) if args.judge else echo_model(args.latency)
+    with OpenAIStub(model, port=args.port) as stub:
         print(stub.api_base, flush=True)
         threading.Event().wait()
 
