@@ -81,3 +81,134 @@ def test_spade_test_and_judge_refuse_bad_input_clearly(
     assert code == 2 and "--noise resamples a pipeline" in err
     with pytest.raises(SystemExit):
         cli.main(["judge", str(prompt)])  # one of --pipeline or --grading-notes is required
+
+
+PIPELINE = """name = "blurb-quality"
+retries = 1
+
+[[layers]]
+name = "judges"
+unit = "judge"
+repeat = 3
+scale = "boolean"
+criteria = "The blurb is short and never uses the word cheap."
+
+[[layers]]
+name = "check"
+unit = "verify"
+connection = "dense"
+
+[pool]
+method = "majority"
+"""
+
+NOTES = {"g1": "Mentions tea.", "g2": "Mentions reading.", "b1": "Says what the mug is for.", "b2": "Names the shoe."}
+
+
+def _response(text: str) -> str:
+    """The response a judge request shows (after its "# Response" or "## Response" heading)."""
+    found = re.search(r"#+ Response\n(.*?)(?:\n\n#|\Z)", text, re.DOTALL)
+    assert found is not None, text
+    return found.group(1)
+
+
+def _blurb_judge(request: dict[str, Any]) -> Reply:
+    """Judges: pass a short response without "cheap"; verifiers confirm; the grading judge says Yes when the
+    note's word is in the response, and without a note says Yes to everything."""
+    text = user_text(request)
+    response = _response(text)
+    if "## Grading note" in text:
+        note = text.split("## Grading note\n", 1)[1]
+        word = {"Mentions tea.": "tea", "Mentions reading.": "reading"}.get(note.strip())
+        verdict = "Yes" if word is not None and word in response else "No"
+        return chat_reply(json.dumps({"explanation": "checked the note", "score": verdict}))
+    if "## User message" in text:
+        return chat_reply(json.dumps({"explanation": "no note to go by", "score": "Yes"}))
+    if "# Verdict under review" in text:
+        return chat_reply(json.dumps({"explanation": "agreed", "score": True}))
+    good = "cheap" not in response.lower() and len(response.split()) <= 12
+    return chat_reply(json.dumps({"explanation": "read it", "score": good}))
+
+
+@pytest.fixture
+def judged_blurb(workspace_dir: Path) -> Path:
+    from tests.support.blurb import EXAMPLES, V3
+
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(V3, encoding="utf-8")
+    lines = [json.dumps({**example, "grading_note": NOTES[example["id"]]}) for example in EXAMPLES]
+    (workspace_dir / "blurb.examples.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (workspace_dir / "judges.toml").write_text(PIPELINE, encoding="utf-8")
+    return prompt
+
+
+def test_spade_judge_runs_a_pipeline_with_alignment_and_noise(
+    judged_blurb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pipeline = str(judged_blurb.parent / "judges.toml")
+    with OpenAIStub(_blurb_judge) as stub:
+        flags = ["--model", "openai/judge", "--api-base", stub.api_base, "--classifier", "offline"]
+        code, out, _ = _spade(capsys, "judge", str(judged_blurb), "--pipeline", pipeline, "--json", *flags)
+        assert code == 0
+        document = json.loads(out)
+        calls = len(stub.requests)
+        code, table, _ = _spade(capsys, "judge", str(judged_blurb), "--pipeline", pipeline, "--noise", "2", *flags)
+        noise_calls = len(stub.requests) - calls
+
+    assert calls == 4 * (3 + 1)  # four examples, three judges and one verifier each
+    assert [row["passed"] for row in document["rows"]] == [True, True, False, False]
+    alignment = document["alignment"]
+    assert alignment["alignment"]["rate"] == 1.0 and alignment["kappa"]["value"] == 1.0
+    assert alignment["confusion"]["pass"] == {"good": 2, "bad": 0}
+    # the first resample is the run just made (cached); the second asks every unit again
+    assert noise_calls == 16
+    assert code == 0 and "blurb-quality" in table and "judge noise (2 resamples of 4 outputs)" in table
+
+
+def test_spade_judge_grading_notes_compares_with_the_same_judge_without_notes(
+    judged_blurb: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with OpenAIStub(_blurb_judge) as stub:
+        flags = ["--model", "openai/judge", "--api-base", stub.api_base, "--classifier", "offline"]
+        code, out, _ = _spade(capsys, "judge", str(judged_blurb), "--grading-notes", "--json", *flags)
+        code_table, table, _ = _spade(capsys, "judge", str(judged_blurb), "--grading-notes", *flags)
+    assert code == 0 and code_table == 0
+    document = json.loads(out)
+    with_notes, without = document["with_notes"], document["without_notes"]
+    # with notes: Yes on g1 and g2 (their words appear), No on b1 and b2; without: Yes on all four
+    assert with_notes["positive_rate"]["rate"] == 0.5 and with_notes["alignment"]["alignment"]["rate"] == 1.0
+    assert without["positive_rate"]["rate"] == 1.0 and without["alignment"]["alignment"]["rate"] == 0.5
+    assert "with" in table.lower() and "without" in table.lower()
+
+
+def test_spade_judge_runs_in_the_daemon_when_one_runs(judged_blurb: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.spade_lsp_client.daemons import Daemons
+
+    root = judged_blurb.parent
+    manager = Daemons()
+    with OpenAIStub(_blurb_judge) as stub:
+        (root / "spade.toml").write_text(
+            f'model = "openai/judge"\napi_base = "{stub.api_base}"\nclassifier = "offline"\n'
+            "daemon_idle_timeout_s = 30\n",
+            encoding="utf-8",
+        )
+        try:
+            manager.start(root)
+            result = subprocess.run(
+                [sys.executable, "-m", "spade_lsp.cli", "judge", "blurb.prompt", "--pipeline", "judges.toml", "--json"],
+                capture_output=True,
+                text=True,
+                cwd=root,
+                timeout=120,
+            )
+        finally:
+            manager.cleanup()
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["alignment"]["alignment"]["rate"] == 1.0
+    with Store.open(root) as store:
+        jobs = store.db.execute("SELECT kind, status FROM jobs").fetchall()
+        runs = store.db.execute("SELECT kind, status FROM judge_runs").fetchall()
+    assert jobs == [("judge", "done")] and runs == [("pipeline", "done")]
