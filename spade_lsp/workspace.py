@@ -101,3 +101,15 @@ def sync_prompt(workspace: Workspace, path: Path, *, git: bool = True, text: str
     else:
         workspace.history.record(path, text, origin="save")
     return warnings
+
+
+def synced_head(workspace: Workspace, path: Path) -> tuple[list[str], int, str]:
+    """Sync ``path`` (see :func:`sync_prompt`), then its newest recorded version: warnings, the version's number
+    and its text. :class:`~spade_lsp.errors.InputError` when nothing is recorded (an empty prompt)."""
+    from spade_lsp.errors import InputError
+
+    warnings = sync_prompt(workspace, path)
+    versions = workspace.history.versions(path)
+    if not versions:
+        raise InputError(f"{path}: the prompt has no recorded version")
+    return warnings, versions[-1].number, workspace.history.content(versions[-1].content_hash)

@@ -87,8 +87,9 @@ def answer_schema(scale: Scale, *, explanation: bool = True) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
-def read_answer(text: str, scale: Scale, *, attempts: int = 1) -> Answer:
-    """An answer from a model's text; a problem when it is not a valid answer on ``scale``."""
+def json_object(text: str, required: str, *, attempts: int = 1) -> dict[str, Any] | Answer:
+    """The JSON object a structured answer holds (fenced or not), or the problem :class:`Answer` when it is
+    not JSON (a refusal when it reads as one) or has no ``required`` key."""
     body = text.strip()
     if body.startswith("```"):
         body = body.strip("`").removeprefix("json").strip()
@@ -98,8 +99,16 @@ def read_answer(text: str, scale: Scale, *, attempts: int = 1) -> Answer:
         kind: Problem = "refusal" if looks_like_refusal(body) else "malformed"
         detail = f"not JSON: {error}" if kind == "malformed" else body[:200]
         return Answer(problem=kind, detail=detail, attempts=attempts, raw=text)
-    if not isinstance(data, dict) or "score" not in data:
-        return Answer(problem="malformed", detail='the answer has no "score"', attempts=attempts, raw=text)
+    if not isinstance(data, dict) or required not in data:
+        return Answer(problem="malformed", detail=f'the answer has no "{required}"', attempts=attempts, raw=text)
+    return data
+
+
+def read_answer(text: str, scale: Scale, *, attempts: int = 1) -> Answer:
+    """An answer from a model's text; a problem when it is not a valid answer on ``scale``."""
+    data = json_object(text, "score", attempts=attempts)
+    if isinstance(data, Answer):
+        return data
     explanation = data.get("explanation")
     if explanation is not None and not isinstance(explanation, str):
         explanation = json.dumps(explanation)

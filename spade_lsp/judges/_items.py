@@ -12,7 +12,7 @@ from spade_lsp._examples import Example, read_examples
 from spade_lsp._files import examples_path
 from spade_lsp._prompts import parse_prompt
 from spade_lsp.errors import InputError
-from spade_lsp.workspace import Workspace, sync_prompt
+from spade_lsp.workspace import Workspace, synced_head
 
 __all__ = ["JudgeItem", "PromptItems", "item_from_example", "items_from_examples"]
 
@@ -70,11 +70,8 @@ def items_from_examples(workspace: Workspace, prompt: Path) -> PromptItems:
             f"{source}: no examples to judge; add lines like "
             '{"id": "a", "inputs": {...}, "output": "...", "label": "good", "grading_note": "..."}'
         )
-    warnings = sync_prompt(workspace, prompt)
-    versions = workspace.history.versions(prompt)
-    if not versions:
-        raise InputError(f"{prompt}: the prompt has no recorded version")
-    template = parse_prompt(workspace.history.content(versions[-1].content_hash), source=str(prompt)).body.strip()
+    warnings, version, text = synced_head(workspace, prompt)
+    template = parse_prompt(text, source=str(prompt)).body.strip()
     items: list[JudgeItem] = []
     skipped: list[str] = []
     for example in read_examples(source):
@@ -89,4 +86,4 @@ def items_from_examples(workspace: Workspace, prompt: Path) -> PromptItems:
         raise InputError(f"{source}: no example has an output to judge")
     key = workspace.history.prompt_key(prompt)
     prompt_id = workspace.store.db.execute("SELECT id FROM prompts WHERE path = ?", [key]).fetchone()[0]
-    return PromptItems(key, int(prompt_id), versions[-1].number, items, skipped, warnings)
+    return PromptItems(key, int(prompt_id), version, items, skipped, warnings)

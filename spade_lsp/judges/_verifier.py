@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 from spade_lsp.errors import LLMError
-from spade_lsp.judges._ask import RETRY_STRIDE, Answer, JudgeClients, Message, Problem, looks_like_refusal
+from spade_lsp.judges._ask import RETRY_STRIDE, Answer, JudgeClients, Message, json_object
 from spade_lsp.judges._scales import OutOfScale, Scale
 from spade_lsp.llm import Completion, LLMClient, LLMRequest
 from spade_lsp.reliability._retry import Verdict
@@ -51,17 +51,9 @@ def read_verdict(text: str, *, attempts: int = 1) -> Answer:
     """An :class:`Answer` whose value is a :class:`Verdict`, or one carrying the problem that left it without.
 
     A FAIL keeps its reasons (the failures it names); a PASS keeps none, since there is nothing to repair."""
-    body = text.strip()
-    if body.startswith("```"):
-        body = body.strip("`").removeprefix("json").strip()
-    try:
-        data = json.loads(body)
-    except json.JSONDecodeError as error:
-        kind: Problem = "refusal" if looks_like_refusal(body) else "malformed"
-        detail = f"not JSON: {error}" if kind == "malformed" else body[:200]
-        return Answer(problem=kind, detail=detail, attempts=attempts, raw=text)
-    if not isinstance(data, dict) or "verdict" not in data:
-        return Answer(problem="malformed", detail='the answer has no "verdict"', attempts=attempts, raw=text)
+    data = json_object(text, "verdict", attempts=attempts)
+    if isinstance(data, Answer):
+        return data
     reasons = data.get("reasons", [])
     if isinstance(reasons, str):
         reasons = [reasons]

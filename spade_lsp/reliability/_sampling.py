@@ -35,7 +35,7 @@ from spade_lsp.reliability._names import Method
 from spade_lsp.reliability._stats import analyse, sequential_decision
 from spade_lsp.reliability._validators import ValidatorSpec
 from spade_lsp.taxonomy import DISPLAY_NAMES
-from spade_lsp.workspace import Workspace, sync_prompt
+from spade_lsp.workspace import Workspace, synced_head
 
 if TYPE_CHECKING:
     from spade_lsp.judges._verifier import LLMVerifier
@@ -143,11 +143,7 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
             f"{source}: no examples to take inputs from; add lines like "
             '{"id": "a", "inputs": {"name": "..."}} or run `spade import PROMPT --examples FILE`'
         )
-    warnings = sync_prompt(workspace, prompt)
-    versions = workspace.history.versions(prompt)
-    if not versions:
-        raise InputError(f"{prompt}: the prompt has no recorded version")
-    text = workspace.history.content(versions[-1].content_hash)
+    warnings, version, text = synced_head(workspace, prompt)
     parsed = parse_prompt(text, source=str(prompt))
     settings = workspace.settings.merged(front_matter_settings(parsed.front_matter), source=f"{prompt} front matter")
     examples = _draw(read_examples(source), options, settings, warnings)
@@ -174,7 +170,7 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
     return _Plan(
         prompt_key=workspace.history.prompt_key(prompt),
         prompt_id=int(prompt_id),
-        version=versions[-1].number,
+        version=version,
         template=template,
         examples=examples,
         validators=validators,
