@@ -445,7 +445,9 @@ def _cmd_judge(args: argparse.Namespace, out: TextIO) -> int:
 def _cmd_test(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp.judges._cli import run_test
 
-    return run_test(args, out, _open_workspace)
+    anchor = args.workspace if args.workspace is not None else Path.cwd()
+    daemon_runs = not args.list and args.name is not None and _daemon_root(args, anchor) is not None
+    return run_test(args, out, _open_workspace, daemon_runs=daemon_runs)
 
 
 def _cmd_lsp(args: argparse.Namespace, out: TextIO) -> int:

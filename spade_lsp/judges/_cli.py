@@ -179,7 +179,11 @@ def render_noise(noise: Mapping[str, Any]) -> str:
 # -- spade test -------------------------------------------------------------------------------------------
 
 
-def run_test(args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any]) -> int:
+def run_test(
+    args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any], *, daemon_runs: bool = False
+) -> int:
+    """Run a prompt-response test here. Its run is stored unless the workspace's daemon runs: the daemon is the
+    store's one writer while it runs (the test is about the model, not a prompt, so it is not a daemon job)."""
     from spade_lsp.judges._prompt_tests import TESTS, render_test_report, run_prompt_test
 
     if args.list or args.name is None:
@@ -198,8 +202,11 @@ def run_test(args: argparse.Namespace, out: TextIO, open_workspace: Callable[...
     with open_workspace(args, anchor) as workspace:
         sut = workspace.llm_client()
         judge = sut if args.judge_model is None else _with_model(sut, args.judge_model)
-        document = run_prompt_test(
-            args.name, sut, judge=judge, store=workspace.store, limit=args.limit, progress=_progress_line
+        store = None if daemon_runs else workspace.store
+        document = run_prompt_test(args.name, sut, judge=judge, store=store, limit=args.limit, progress=_progress_line)
+    if daemon_runs:
+        document.setdefault("warnings", []).append(
+            "not stored: the workspace daemon runs and is the store's one writer; stop it to keep test runs"
         )
     if args.json:
         _dump(out, document)

@@ -212,3 +212,33 @@ def test_spade_judge_runs_in_the_daemon_when_one_runs(judged_blurb: Path, tmp_pa
         jobs = store.db.execute("SELECT kind, status FROM jobs").fetchall()
         runs = store.db.execute("SELECT kind, status FROM judge_runs").fetchall()
     assert jobs == [("judge", "done")] and runs == [("pipeline", "done")]
+
+
+def test_spade_test_leaves_the_store_to_a_running_daemon(workspace_dir: Path) -> None:
+    import subprocess
+    import sys
+
+    from tests.spade_lsp_client.daemons import Daemons
+
+    manager = Daemons()
+    with OpenAIStub(_pronoun_model) as stub:
+        (workspace_dir / "spade.toml").write_text(
+            f'model = "openai/sut"\napi_base = "{stub.api_base}"\nclassifier = "offline"\ndaemon_idle_timeout_s = 30\n',
+            encoding="utf-8",
+        )
+        try:
+            manager.start(workspace_dir)
+            result = subprocess.run(
+                [sys.executable, "-m", "spade_lsp.cli", "test", "counterfactual_pronoun", "--limit", "2", "--json"],
+                capture_output=True,
+                text=True,
+                cwd=workspace_dir,
+                timeout=120,
+            )
+        finally:
+            manager.cleanup()
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["counts"]["items"] == 2
+    assert "not stored: the workspace daemon runs" in result.stderr
+    with Store.open(workspace_dir) as store:
+        assert store.db.execute("SELECT count(*) FROM judge_runs").fetchone() == (0,)
