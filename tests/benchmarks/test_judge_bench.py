@@ -14,8 +14,6 @@ judge server on loopback in a process of its own. Run with ``make bench`` or
 from __future__ import annotations
 
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,6 +24,7 @@ from spade_lsp._store import Store
 from spade_lsp.judges._items import JudgeItem
 from spade_lsp.judges._pipeline import Pipeline
 from spade_lsp.llm import LiteLLMClient
+from tests.support.openai_stub import stub_process
 
 ITEMS = 500
 LATENCY_S = 0.2
@@ -50,18 +49,8 @@ pytestmark = pytest.mark.benchmark
 
 @pytest.fixture(scope="module")
 def judge_server() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.openai_stub", "--latency", str(LATENCY_S), "--judge"],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    try:
-        assert process.stdout is not None
-        yield process.stdout.readline().strip()
-    finally:
-        process.terminate()
-        process.wait(10)
+    with stub_process(LATENCY_S, judge=True) as api_base:
+        yield api_base
 
 
 def test_three_judges_and_a_verifier_over_500_items_within_125_percent_of_ideal(

@@ -10,8 +10,6 @@ Run with ``make bench`` or ``pytest -q -s tests/benchmarks/test_llm_bench.py``.
 from __future__ import annotations
 
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +18,7 @@ import pytest
 
 from spade_lsp._store import Store
 from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest
+from tests.support.openai_stub import stub_process
 
 CALLS = 2_000
 LATENCY_S = 0.2
@@ -33,18 +32,8 @@ pytestmark = pytest.mark.benchmark
 
 @pytest.fixture(scope="module")
 def latency_server() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.openai_stub", "--latency", str(LATENCY_S)],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    try:
-        assert process.stdout is not None
-        yield process.stdout.readline().strip()
-    finally:
-        process.terminate()
-        process.wait(10)
+    with stub_process(LATENCY_S) as api_base:
+        yield api_base
 
 
 def test_2000_calls_at_concurrency_16_within_125_percent_of_ideal(latency_server: str, tmp_path: Path) -> None:

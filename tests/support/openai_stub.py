@@ -12,12 +12,16 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import subprocess
+import sys
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -165,6 +169,25 @@ def judge_model(latency_s: float) -> Callable[[dict[str, Any]], Reply]:
         return chat_reply(json.dumps(body), delay_s=latency_s)
 
     return answer
+
+
+@contextlib.contextmanager
+def stub_process(latency_s: float, *, judge: bool = False) -> Iterator[str]:
+    """The fixed-latency model in a process of its own (so a benchmark measures the client, not the stub);
+    yields its api_base."""
+    command = [sys.executable, "-m", "tests.support.openai_stub", "--latency", str(latency_s)]
+    process = subprocess.Popen(
+        [*command, "--judge"] if judge else command,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    try:
+        assert process.stdout is not None
+        yield process.stdout.readline().strip()
+    finally:
+        process.terminate()
+        process.wait(10)
 
 
 def main() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -181,15 +183,12 @@ def test_spade_judge_grading_notes_compares_with_the_same_judge_without_notes(
     assert "with" in table.lower() and "without" in table.lower()
 
 
-def test_spade_judge_runs_in_the_daemon_when_one_runs(judged_blurb: Path, tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
+def _spade_beside_a_daemon(root: Path, model: Any, *args: str) -> subprocess.CompletedProcess[str]:
+    """``spade ARGS`` in a subprocess while the workspace's daemon runs, both configured for ``model``'s stub."""
     from tests.spade_lsp_client.daemons import Daemons
 
-    root = judged_blurb.parent
     manager = Daemons()
-    with OpenAIStub(_blurb_judge) as stub:
+    with OpenAIStub(model) as stub:
         (root / "spade.toml").write_text(
             f'model = "openai/judge"\napi_base = "{stub.api_base}"\nclassifier = "offline"\n'
             "daemon_idle_timeout_s = 30\n",
@@ -197,15 +196,16 @@ def test_spade_judge_runs_in_the_daemon_when_one_runs(judged_blurb: Path, tmp_pa
         )
         try:
             manager.start(root)
-            result = subprocess.run(
-                [sys.executable, "-m", "spade_lsp.cli", "judge", "blurb.prompt", "--pipeline", "judges.toml", "--json"],
-                capture_output=True,
-                text=True,
-                cwd=root,
-                timeout=120,
+            return subprocess.run(
+                [sys.executable, "-m", "spade_lsp.cli", *args], capture_output=True, text=True, cwd=root, timeout=120
             )
         finally:
             manager.cleanup()
+
+
+def test_spade_judge_runs_in_the_daemon_when_one_runs(judged_blurb: Path) -> None:
+    root = judged_blurb.parent
+    result = _spade_beside_a_daemon(root, _blurb_judge, "judge", "blurb.prompt", "--pipeline", "judges.toml", "--json")
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["alignment"]["alignment"]["rate"] == 1.0
     with Store.open(root) as store:
@@ -215,28 +215,8 @@ def test_spade_judge_runs_in_the_daemon_when_one_runs(judged_blurb: Path, tmp_pa
 
 
 def test_spade_test_leaves_the_store_to_a_running_daemon(workspace_dir: Path) -> None:
-    import subprocess
-    import sys
-
-    from tests.spade_lsp_client.daemons import Daemons
-
-    manager = Daemons()
-    with OpenAIStub(_pronoun_model) as stub:
-        (workspace_dir / "spade.toml").write_text(
-            f'model = "openai/sut"\napi_base = "{stub.api_base}"\nclassifier = "offline"\ndaemon_idle_timeout_s = 30\n',
-            encoding="utf-8",
-        )
-        try:
-            manager.start(workspace_dir)
-            result = subprocess.run(
-                [sys.executable, "-m", "spade_lsp.cli", "test", "counterfactual_pronoun", "--limit", "2", "--json"],
-                capture_output=True,
-                text=True,
-                cwd=workspace_dir,
-                timeout=120,
-            )
-        finally:
-            manager.cleanup()
+    args = ("test", "counterfactual_pronoun", "--limit", "2", "--json")
+    result = _spade_beside_a_daemon(workspace_dir, _pronoun_model, *args)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["counts"]["items"] == 2
     assert "not stored: the workspace daemon runs" in result.stderr
