@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
+from typing import Any
 
 from spade_lsp.workspace import Workspace, sync_prompt
+from tests.support.openai_stub import Reply, chat_reply, user_text
 
 V1 = "Write a product blurb for {product}.\nUse a friendly tone.\n"
 V2 = V1 + "Keep it not exceeding 12 words.\n"
@@ -43,3 +46,28 @@ def record(root: Path, prompt: Path, *texts: str) -> None:
         for text in texts:
             prompt.write_text(text, encoding="utf-8")
             sync_prompt(workspace, prompt, git=False)
+
+
+def sampling_workspace(root: Path) -> Path:
+    """``blurb.prompt`` (V3), its examples and the two sampling checks in ``root``; returns the prompt's path."""
+    prompt = root / "blurb.prompt"
+    prompt.write_text(V3, encoding="utf-8")
+    (root / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
+    (root / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
+    return prompt
+
+
+class CheapEveryFourth:
+    """A model whose every fourth answer for a product says "cheap": exactly a quarter of any multiple of four
+    samples of one input break ``assert_no_cheap``, whatever order concurrent requests arrive in."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        product = user_text(request).split("for ", 1)[1].split(".", 1)[0]
+        with self.lock:
+            count = self.counts.get(product, 0)
+            self.counts[product] = count + 1
+        return chat_reply(f"A cheap {product}." if count % 4 == 0 else f"A lovely {product} for you.")

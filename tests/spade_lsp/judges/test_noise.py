@@ -24,7 +24,7 @@ from spade_lsp.llm import LiteLLMClient
 from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
 from spade_lsp.reliability._stats import rate
 from spade_lsp.workspace import Workspace
-from tests.support.blurb import EXAMPLES, SAMPLING_SIDECAR, V3, examples_jsonl
+from tests.support.blurb import EXAMPLES, SAMPLING_SIDECAR, V3, CheapEveryFourth, examples_jsonl
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, user_text
 
 Z95 = 1.959963984540054
@@ -276,21 +276,6 @@ def test_group_by_context_treats_equal_mappings_alike_whatever_their_key_order()
     b = JudgeItem("b", "p", "y", {"y": [1, {"z": 2}], "x": 1})
     c = JudgeItem("c", "p", "z", {"x": 2})
     assert [[item.id for item in group] for group in group_by_context([a, c, b])] == [["a", "b"], ["c"]]
-
-
-class CheapEveryFourth:
-    """Every fourth answer for a product says "cheap", whatever order concurrent requests arrive in."""
-
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-        self.lock = threading.Lock()
-
-    def __call__(self, request: dict[str, Any]) -> Reply:
-        product = user_text(request).split("for ", 1)[1].split(".", 1)[0]
-        with self.lock:
-            count = self.counts.get(product, 0)
-            self.counts[product] = count + 1
-        return chat_reply(f"A cheap {product}." if count % 4 == 0 else f"A lovely {product} for you.")
 
 
 def test_outputs_of_the_newest_sampling_run_grouped_by_input(workspace_dir: Path) -> None:

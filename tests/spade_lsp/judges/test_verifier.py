@@ -18,7 +18,7 @@ from spade_lsp.llm import LiteLLMClient
 from spade_lsp.reliability._retry import Verdict, llm_generator, retry_until_valid, retry_until_verified
 from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
 from spade_lsp.workspace import Workspace
-from tests.support.blurb import SAMPLING_SIDECAR, V3, examples_jsonl
+from tests.support.blurb import sampling_workspace
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
 
 
@@ -245,11 +245,7 @@ class GeneratorAndVerifier:
 
 @pytest.fixture
 def blurb(workspace_dir: Path) -> Path:
-    prompt = workspace_dir / "blurb.prompt"
-    prompt.write_text(V3, encoding="utf-8")
-    (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
-    (workspace_dir / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
-    return prompt
+    return sampling_workspace(workspace_dir)
 
 
 def test_sampling_adds_the_verifier_column_judged_in_batches(blurb: Path) -> None:

@@ -16,33 +16,13 @@ from spade_lsp import cli
 from spade_lsp.errors import InputError, LLMError, ModelNotConfiguredError
 from spade_lsp.reliability._sampling import SampleOptions, latest_document, sample_prompt
 from spade_lsp.workspace import Workspace
-from tests.support.blurb import SAMPLING_SIDECAR, V3, examples_jsonl
-from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
-
-
-class CheapEveryFourth:
-    """A model whose every fourth answer for a product says "cheap": exactly a quarter of any multiple of four
-    samples of one input break ``assert_no_cheap``, whatever order concurrent requests arrive in."""
-
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-        self.lock = threading.Lock()
-
-    def __call__(self, request: dict[str, Any]) -> Reply:
-        product = user_text(request).split("for ", 1)[1].split(".", 1)[0]
-        with self.lock:
-            count = self.counts.get(product, 0)
-            self.counts[product] = count + 1
-        return chat_reply(f"A cheap {product}." if count % 4 == 0 else f"A lovely {product} for you.")
+from tests.support.blurb import SAMPLING_SIDECAR, V3, CheapEveryFourth, examples_jsonl, sampling_workspace
+from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply
 
 
 @pytest.fixture
 def blurb(workspace_dir: Path) -> Path:
-    prompt = workspace_dir / "blurb.prompt"
-    prompt.write_text(V3, encoding="utf-8")
-    (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
-    (workspace_dir / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
-    return prompt
+    return sampling_workspace(workspace_dir)
 
 
 @pytest.fixture
