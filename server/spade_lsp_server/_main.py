@@ -1,4 +1,5 @@
-"""Command line of the language server: ``--stdio`` (accepted, the only transport) and ``--log-file``."""
+"""Command line of the language server: ``--stdio`` (accepted, the only transport), ``--log-level`` and
+``--log-file``."""
 
 from __future__ import annotations
 
@@ -14,16 +15,26 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="spade lsp", description="spade-lsp's language server, on stdio")
     parser.add_argument("--stdio", action="store_true", help="accepted for editors that pass it; stdio is the default")
     parser.add_argument("--log-file", type=Path, metavar="PATH", help="also write the server's log here")
+    parser.add_argument(
+        "--log-level",
+        choices=LOG_LEVELS,
+        default="warning",
+        help="what reaches stderr, which editors show as the server's output (default: warning)",
+    )
     return parser
 
 
-def _configure_logging(log_file: Path | None) -> None:
-    """Warnings go to stderr (editors show it as the server's output); ``--log-file`` adds an INFO log.
-    pygls logs every message body at INFO, so its loggers stay at WARNING whatever the file level."""
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def _configure_logging(log_file: Path | None, level: str = "warning") -> None:
+    """``level`` and above go to stderr (editors show it as the server's output); ``--log-file`` adds an INFO
+    log. pygls logs every message body at INFO, so its loggers stay at WARNING whatever the level."""
+    stderr_level = getattr(logging, level.upper())
     root = logging.getLogger()
-    root.setLevel(logging.WARNING)
+    root.setLevel(min(stderr_level, logging.WARNING))
     stderr = logging.StreamHandler(sys.stderr)
-    stderr.setLevel(logging.WARNING)
+    stderr.setLevel(stderr_level)
     stderr.setFormatter(logging.Formatter("spade-lsp %(levelname)s %(name)s: %(message)s"))
     root.addHandler(stderr)
     if log_file is not None:
@@ -36,7 +47,7 @@ def _configure_logging(log_file: Path | None) -> None:
             handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
             root.addHandler(handler)
             handler.setLevel(logging.INFO)
-            logging.getLogger("spade_lsp_server").setLevel(logging.INFO)
+            logging.getLogger("spade_lsp_server").setLevel(min(stderr_level, logging.INFO))
     for name in ("pygls", "pygls.protocol", "pygls.server", "pygls.feature_manager"):
         logging.getLogger(name).setLevel(logging.WARNING)
     logging.getLogger("pygls.protocol.json_rpc").addFilter(_drop_expected_errors)
@@ -53,7 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Parse the arguments (unknown ones, such as ``--clientProcessId=N`` that some clients append, are
     ignored), then serve until the client sends ``exit``."""
     args, _unknown = _parser().parse_known_args(list(sys.argv[1:] if argv is None else argv))
-    _configure_logging(args.log_file)
+    _configure_logging(args.log_file, args.log_level)
     from spade_lsp_server.server import create_server
 
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer

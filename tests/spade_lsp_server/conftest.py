@@ -29,8 +29,9 @@ SERVER = [sys.executable, "-m", "spade_lsp_server"]
 DEADLINE_S = 20.0
 
 
-def capabilities(*, encodings: list[str] | None = None) -> types.ClientCapabilities:
+def capabilities(*, encodings: list[str] | None = None, experimental: Any = None) -> types.ClientCapabilities:
     return types.ClientCapabilities(
+        experimental=experimental,
         general=types.GeneralClientCapabilities(position_encodings=encodings) if encodings else None,
         window=types.WindowClientCapabilities(
             work_done_progress=True, show_document=types.ShowDocumentClientCapabilities(support=True)
@@ -260,6 +261,7 @@ async def editor_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
         encodings: list[str] | None = None,
         server_args: list[str] | None = None,
         command: list[str] | None = None,
+        experimental: Any = None,
     ) -> Editor:
         client = make_test_lsp_client()
         _fix_code_action_union(client)
@@ -281,7 +283,7 @@ async def editor_factory(tmp_path: Path) -> AsyncIterator[Callable[..., Any]]:
             client.set_configuration(settings, section="spade")
         await client.initialize_session(
             types.InitializeParams(
-                capabilities=capabilities(encodings=encodings),
+                capabilities=capabilities(encodings=encodings, experimental=experimental),
                 root_uri=root.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
             )

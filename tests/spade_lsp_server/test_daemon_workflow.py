@@ -146,6 +146,10 @@ async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> N
     )
     assert "(sub, tau 0.25, alpha 0.6)" in markdown
     assert [d.uri for d in editor.client.shown_documents][-2:] == [history_file.as_uri(), report_file.as_uri()]
+    shown_before = len(editor.client.shown_documents)
+    quiet = await editor.command("spade.report", uri, {"show": False})  # the extension's report view
+    assert quiet == {"path": str(report_file), "html": None, "shown": False}
+    assert len(editor.client.shown_documents) == shown_before
 
     # a full synthesis keeps what is there and applies to the open buffer
     synthesized = await editor.command("spade.synthesize", uri)
@@ -192,6 +196,42 @@ async def test_cancelling_a_job_reaches_the_daemon(editor_factory: Any, workspac
     assert isinstance(end, types.WorkDoneProgressEnd) and end.message == "cancelled"
     done = await asyncio.wait_for(first, 60)
     assert done["examples"] == 8 and done["assertions"] == ["assert_slow"]
+
+
+async def test_job_status_reaches_a_client_that_asks_for_it(editor_factory: Any, workspace_dir: Path) -> None:
+    """The VS Code extension's status-bar item: ``spade/jobStatus`` lists the running jobs as they start,
+    progress and end; a client without ``experimental.spadeJobStatus`` never receives it."""
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(V3, encoding="utf-8")
+    write_examples(prompt)
+    (workspace_dir / "blurb_assertions.py").write_text("from spade_lsp.assertions import assertion\n" + SLOW)
+    editor = await editor_factory(workspace_dir, experimental={"spadeJobStatus": True})
+    statuses: list[list[dict[str, Any]]] = []
+
+    @editor.client.feature("spade/jobStatus")
+    def job_status(params: Any) -> None:
+        statuses.append([job._asdict() for job in params.jobs])  # pygls hands unknown params over as namedtuples
+
+    uri = await editor.open(prompt)
+    done = await editor.command("spade.evaluate", uri)
+    assert done["assertions"] == ["assert_slow"]
+    await editor.wait_for(lambda: statuses and statuses[-1] == [], "the job's end")
+    first = statuses[0]
+    assert len(first) == 1 and first[0]["title"] == "Evaluate assertions" and first[0]["prompt"] == "blurb.prompt"
+    assert first[0]["message"] == "queued" and first[0]["percentage"] is None
+    reported = [jobs[0] for jobs in statuses if jobs]
+    assert any(job["message"] == "running the assertions in the sandbox" for job in reported)
+    assert len({job["id"] for job in reported}) == 1
+
+    silent = await editor_factory(workspace_dir)
+    heard: list[Any] = []
+
+    @silent.client.feature("spade/jobStatus")
+    def unexpected(params: Any) -> None:
+        heard.append(params)
+
+    await silent.command("spade.evaluate", await silent.open(prompt))
+    assert heard == []
 
 
 async def test_a_dead_daemon_is_reported_once_and_restarted(editor_factory: Any, workspace_dir: Path) -> None:

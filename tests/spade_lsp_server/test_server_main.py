@@ -69,3 +69,28 @@ print(sorted(name for name in heavy if name in sys.modules))
     done = subprocess.run([sys.executable, "-c", code, str(workspace_dir)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_log_level_sets_what_reaches_stderr() -> None:
+    """The extension's ``spade.logLevel`` becomes ``--log-level``: INFO lines of the server reach stderr (its
+    output channel) only when asked for; pygls' per-message INFO logging stays off either way."""
+    code = """
+import logging, sys
+from spade_lsp_server._main import _configure_logging
+_configure_logging(None, sys.argv[1])
+logging.getLogger("spade_lsp_server.features").info("an info line")
+logging.getLogger("pygls.protocol").info("a message body")
+logging.getLogger("spade_lsp_server").warning("a warning")
+"""
+    outputs = {
+        level: subprocess.run([sys.executable, "-c", code, level], capture_output=True, text=True, check=True).stderr
+        for level in ("info", "warning", "error")
+    }
+    assert "an info line" in outputs["info"] and "a warning" in outputs["info"]
+    assert "an info line" not in outputs["warning"] and "a warning" in outputs["warning"]
+    assert outputs["error"] == ""
+    assert all("a message body" not in text for text in outputs.values())
+    refused = subprocess.run(
+        [sys.executable, "-m", "spade_lsp_server", "--log-level", "chatty"], capture_output=True, text=True
+    )
+    assert refused.returncode == 2 and "invalid choice: 'chatty'" in refused.stderr

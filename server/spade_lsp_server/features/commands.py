@@ -6,6 +6,10 @@ module's URI stands for its prompt. Jobs run in the daemon (``job/submit``): its
 ``$/progress`` on a server-created token, and ``window/workDoneProgress/cancel`` on that token becomes
 ``job/cancel``. Synthesis runs with ``write: false`` and the server applies the new module text with
 ``workspace/applyEdit`` (a CreateFile when the module is missing, then one whole-text edit).
+
+A client that sets ``experimental.spadeJobStatus`` in its capabilities (the VS Code extension, for its
+status-bar item) also receives ``spade/jobStatus`` whenever a job starts, reports progress or ends:
+``{"jobs": [{"id", "title", "prompt", "message", "percentage"}]}``, every running job of this server.
 """
 
 from __future__ import annotations
@@ -35,6 +39,7 @@ log = logging.getLogger(__name__)
 
 REQUEST_FAILED: Final = int(types.LSPErrorCodes.RequestFailed)
 REQUEST_CANCELLED: Final = int(types.LSPErrorCodes.RequestCancelled)
+JOB_STATUS: Final = "spade/jobStatus"
 COMMANDS: Final = (
     "spade.synthesize",
     "spade.evaluate",
@@ -98,8 +103,12 @@ def _sentences(args: Sequence[Any]) -> list[str] | None:
 @dataclass(slots=True)
 class _Running:
     state: WorkspaceState
+    title: str = ""
+    prompt: str = ""
     job_id: int | None = None
     cancelled: bool = False
+    message: str | None = "queued"
+    percentage: float | None = None
 
 
 class _Progress:
@@ -156,10 +165,33 @@ _SAMPLE_SUMMARY_KEYS = (
 
 
 class Jobs:
-    """Running jobs by progress token, so a cancel from the client reaches the daemon."""
+    """Running jobs: by progress token, so a cancel from the client reaches the daemon, and all of them for
+    the ``spade/jobStatus`` notification."""
 
-    def __init__(self) -> None:
+    def __init__(self, server: SpadeLanguageServer) -> None:
+        self.server = server
         self.by_token: dict[str, _Running] = {}
+        self.running: dict[str, _Running] = {}
+
+    def started(self, running: _Running) -> str:
+        key = uuid.uuid4().hex
+        self.running[key] = running
+        self.changed()
+        return key
+
+    def ended(self, key: str) -> None:
+        self.running.pop(key, None)
+        self.changed()
+
+    def changed(self) -> None:
+        experimental = self.server.client_capabilities.experimental
+        if not (isinstance(experimental, Mapping) and experimental.get("spadeJobStatus")):
+            return
+        jobs = [
+            {"id": key, "title": r.title, "prompt": r.prompt, "message": r.message, "percentage": r.percentage}
+            for key, r in self.running.items()
+        ]
+        self.server.protocol.notify_json(JOB_STATUS, {"jobs": jobs})
 
 
 async def run_job(
@@ -179,20 +211,25 @@ async def run_job(
     except DaemonUnavailableError as error:
         raise CommandError(f"{title}: {error}") from error
     progress = await _Progress.start(server, title)
-    running = _Running(state)
+    running = _Running(state, title, ref.path.name)
     if progress.token is not None:
         jobs.by_token[progress.token] = running
+    key = jobs.started(running)
+
+    def on_progress(update: Mapping[str, Any]) -> None:
+        message, percentage = update.get("message"), update.get("percentage")
+        progress.report(message, percentage)
+        running.message = message if isinstance(message, str) else None
+        running.percentage = percentage if isinstance(percentage, int | float) else None
+        jobs.changed()
+
     outcome = "failed"
     try:
         job = await client.submit_job(kind, str(ref.path), dict(params))
         running.job_id = int(job["id"])
         if running.cancelled:
             await _cancel(running)
-        finished = await client.wait_job(
-            running.job_id,
-            on_progress=lambda update: progress.report(update.get("message"), update.get("percentage")),
-            timeout_s=None,
-        )
+        finished = await client.wait_job(running.job_id, on_progress=on_progress, timeout_s=None)
         outcome = str(finished.get("status"))
     except DaemonUnavailableError as error:
         raise CommandError(
@@ -204,6 +241,7 @@ async def run_job(
         progress.end({"done": "done", "cancelled": "cancelled"}.get(outcome, "failed"))
         if progress.token is not None:
             jobs.by_token.pop(progress.token, None)
+        jobs.ended(key)
     if outcome == "done":
         server.schedule_refresh(ref.root)
         result = finished.get("result")
@@ -362,7 +400,7 @@ async def open_examples(server: SpadeLanguageServer, ref: DocumentRef) -> dict[s
 
 
 def register(server: SpadeLanguageServer) -> None:
-    jobs = Jobs()
+    jobs = Jobs(server)
 
     @server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
     def cancel_progress(params: types.WorkDoneProgressCancelParams) -> None:
@@ -419,7 +457,9 @@ def register(server: SpadeLanguageServer) -> None:
         path = _report.write_report(ref.root, ref.path, _report.report_markdown(overview))
         state = server.workspace_state(ref.root)
         html = _report.write_reliability_report(ref.root, ref.path, state.store(), overview.key)
-        return {"path": str(path), "html": str(html) if html else None, "shown": await show(server, path)}
+        # {"show": false}: only write the files (the VS Code extension shows them in its report view)
+        wanted = not (len(args) > 1 and isinstance(args[1], Mapping) and args[1].get("show") is False)
+        return {"path": str(path), "html": str(html) if html else None, "shown": wanted and await show(server, path)}
 
     @server.command("spade.showHistory")
     async def show_history(*args: Any) -> dict[str, Any]:
