@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 PIP_FLAGS := --quiet --disable-pip-version-check --require-hashes --no-deps
 
-.PHONY: venv dev demo test lint typecheck pytest bench lock clean
+.PHONY: venv dev demo test lint typecheck pytest bench lock clean vsix extension-test
 
 venv: $(VENV)/.runtime-installed
 
@@ -41,7 +41,21 @@ pytest: dev
 	@$(BIN)/pytest -q tests; code=$$?; \
 	if [ $$code -eq 5 ]; then echo "pytest: no tests were collected"; exit 0; fi; exit $$code
 
-test: lint typecheck pytest
+test: lint typecheck extension-test vsix pytest
+
+# The VS Code extension (extension/, TypeScript): its locked dependencies, its unit tests, and the .vsix that
+# the end-to-end test installs into VS Code (code-server). Needs Node >= 20 and npm.
+NPM_FLAGS := --no-audit --no-fund --loglevel=error
+extension/node_modules/.installed: extension/package.json extension/package-lock.json
+	cd extension && npm ci $(NPM_FLAGS)
+	touch $@
+
+extension-test: extension/node_modules/.installed dev
+	cd extension && npm run --silent typecheck && SPADE_TEST_PYTHON=$(abspath $(BIN)/python) npm test --silent
+
+vsix: extension/node_modules/.installed
+	cd extension && npm run --silent package
+	@echo "built extension/dist/spade-lsp.vsix"
 
 bench: dev
 	$(BIN)/pytest -q -s tests/benchmarks -m benchmark
@@ -54,4 +68,4 @@ lock:
 	  --python-platform x86_64-unknown-linux-gnu -o requirements-dev.lock -q
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache extension/node_modules extension/dist extension/out artifacts

@@ -136,7 +136,7 @@ async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> N
 
     report = await editor.command("spade.report", uri)
     report_file = root / ".spade" / "reports" / "blurb.md"
-    assert report == {"path": str(report_file), "html": None, "shown": True}  # never sampled: no HTML report
+    assert report == {"prompt": str(prompt), "path": str(report_file), "html": None, "shown": True}  # never sampled: no HTML report
     markdown = report_file.read_text(encoding="utf-8")
     assert markdown.startswith("# spade report: blurb.prompt\n")
     assert f"| v3 | 2024-01-04 10:00:00 | git | {shas[2][:10]} | Warmer tone; never say cheap |" in markdown
@@ -147,8 +147,8 @@ async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> N
     assert "(sub, tau 0.25, alpha 0.6)" in markdown
     assert [d.uri for d in editor.client.shown_documents][-2:] == [history_file.as_uri(), report_file.as_uri()]
     shown_before = len(editor.client.shown_documents)
-    quiet = await editor.command("spade.report", uri, {"show": False})  # the extension's report view
-    assert quiet == {"path": str(report_file), "html": None, "shown": False}
+    quiet = await editor.command("spade.report", module.as_uri(), {"show": False})  # the extension's report view
+    assert quiet == {"prompt": str(prompt), "path": str(report_file), "html": None, "shown": False}
     assert len(editor.client.shown_documents) == shown_before
 
     # a full synthesis keeps what is there and applies to the open buffer

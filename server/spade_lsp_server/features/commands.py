@@ -459,7 +459,8 @@ def register(server: SpadeLanguageServer) -> None:
         html = _report.write_reliability_report(ref.root, ref.path, state.store(), overview.key)
         # {"show": false}: only write the files (the VS Code extension shows them in its report view)
         wanted = not (len(args) > 1 and isinstance(args[1], Mapping) and args[1].get("show") is False)
-        return {"path": str(path), "html": str(html) if html else None, "shown": wanted and await show(server, path)}
+        shown = wanted and await show(server, path)
+        return {"prompt": str(ref.path), "path": str(path), "html": str(html) if html else None, "shown": shown}
 
     @server.command("spade.showHistory")
     async def show_history(*args: Any) -> dict[str, Any]:

@@ -1,0 +1,75 @@
+import assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { test } from "node:test";
+
+import { PALETTE, summarize, targetUri } from "../src/commands";
+
+const root = path.resolve(__dirname, "..", "..");
+const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
+
+test("every palette command is contributed under the SPADE category, with the issue's titles", () => {
+  const contributed = new Map<string, { title: string; category: string }>(
+    manifest.contributes.commands.map((c: { command: string; title: string; category: string }) => [c.command, c]),
+  );
+  for (const command of PALETTE) {
+    assert.deepEqual(contributed.get(command.id), { command: command.id, title: command.title, category: "SPADE" });
+  }
+  const titles = [...contributed.values()].map((c) => c.title);
+  for (const wanted of ["Synthesize assertions", "Run evaluation", "Select assertions", "Sample reliability", "Show report", "Show prompt history", "Restart server"]) {
+    assert.ok(titles.includes(wanted), wanted);
+  }
+});
+
+test("palette ids never collide with the server's, and each forwards to a command the server registers", () => {
+  const serverSource = fs.readFileSync(path.join(root, "..", "server", "spade_lsp_server", "features", "commands.py"), "utf8");
+  const registered = [...serverSource.matchAll(/@server\.command\("([^"]+)"\)/g)].map((m) => m[1]);
+  for (const command of PALETTE) {
+    assert.ok(registered.includes(command.server), `${command.server} is not a server command`);
+    assert.ok(!registered.includes(command.id));
+  }
+});
+
+test("settings are contributed with descriptions and scopes", () => {
+  const properties = manifest.contributes.configuration.properties;
+  for (const key of ["model", "apiBase", "tau", "alpha", "samplesPerInput", "promptGlobs", "daemonAutostart", "logLevel", "interpreter"]) {
+    const setting = properties[`spade.${key}`];
+    assert.ok(setting, key);
+    assert.ok((setting.markdownDescription ?? setting.description ?? "").length > 20, key);
+    assert.ok(["application", "machine", "machine-overridable", "window", "resource", "language-overridable"].includes(setting.scope), key);
+  }
+  // engine settings default to null, so spade.toml decides unless the user sets them in the editor
+  assert.equal(properties["spade.tau"].default, null);
+});
+
+test("result summaries", () => {
+  assert.equal(
+    summarize("spade.evaluate", { run_id: 4, assertions: ["a", "b", "c"], examples: 4, errors_total: 0 }),
+    "SPADE: evaluated 3 assertions on 4 examples (run 4)",
+  );
+  assert.equal(
+    summarize("spade.evaluate", { run_id: 5, assertions: ["a"], examples: 1, errors_total: 2 }),
+    "SPADE: evaluated 1 assertion on 1 example (run 5); 2 cells raised an error",
+  );
+  assert.equal(
+    summarize("spade.select", { selected: ["a", "c"], coverage: 1, ffr: 0.125, status: "optimal" }),
+    "SPADE: selected 2 assertions (a, c); coverage 100%, false failures 13%, optimal",
+  );
+  assert.equal(
+    summarize("spade.synthesize", { added: ["assert_x"], updated: [], sidecar: "/w/blurb_assertions.py" }),
+    "SPADE: added assert_x in blurb_assertions.py",
+  );
+  assert.match(summarize("spade.synthesize", { added: [], updated: [], sidecar: "/w/b_assertions.py" }) ?? "", /no new assertion/);
+  assert.equal(
+    summarize("spade.sample", { model: "openai/m", p_pass: { measured: 0.875 }, calls: 40 }),
+    "SPADE: sampled openai/m: P(pass) 88%, 40 calls. Show report for the intervals.",
+  );
+  assert.equal(summarize("spade.report", {}), undefined);
+});
+
+test("the target is the URI the command was invoked on, else the active editor's", () => {
+  assert.equal(targetUri("file:///a.prompt", "file:///b.prompt"), "file:///a.prompt");
+  assert.equal(targetUri({ scheme: "file", toString: () => "file:///c.prompt" }, undefined), "file:///c.prompt");
+  assert.equal(targetUri(undefined, "file:///b.prompt"), "file:///b.prompt");
+  assert.equal(targetUri(undefined, undefined), undefined);
+});

