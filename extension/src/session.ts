@@ -1,5 +1,6 @@
 // The language client's life: choose the interpreter, check it has spade-lsp, start `python -m
 // spade_lsp_server`, forward commands, mirror job status, restart on demand.
+import * as readline from "node:readline";
 import * as vscode from "vscode";
 import {
   ExecuteCommandRequest,
@@ -13,6 +14,7 @@ import {
 import { chooseInterpreter, installCommand, type Interpreter, probe, probeMessage, serverArgs } from "./interpreter";
 import { parseJobs, type JobStatus, type ServerState } from "./jobs";
 import { activeInterpreter } from "./python";
+import { stderrClassifier } from "./serverLog";
 import { documentSelector } from "./settings";
 
 export interface SessionEvents {
@@ -31,6 +33,10 @@ const jobStatusFeature: StaticFeature = {
   },
   clear() {},
 };
+
+function lines(input: NodeJS.ReadableStream, each: (line: string) => void): void {
+  readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on("line", each);
+}
 
 export class Session implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -57,8 +63,8 @@ export class Session implements vscode.Disposable {
     this.events.onState("starting");
     const folder = vscode.workspace.workspaceFolders?.[0];
     const config = vscode.workspace.getConfiguration("spade", folder?.uri);
-    const fromPython = config.get<string | null>("interpreter") ? undefined : await activeInterpreter(folder?.uri, this.log);
-    const interpreter = chooseInterpreter(config.get<string | null>("interpreter"), fromPython, {
+    const fromPython = config.get<string>("interpreter") ? undefined : await activeInterpreter(folder?.uri, this.log);
+    const interpreter = chooseInterpreter(config.get<string>("interpreter"), fromPython, {
       workspaceFolder: folder?.uri.fsPath,
     });
     this.interpreter = interpreter;
@@ -85,6 +91,16 @@ export class Session implements vscode.Disposable {
       outputChannel: this.log,
       traceOutputChannel: this.log,
       diagnosticCollectionName: "spade",
+      stdioOptions: {
+        stdout: (input, channel) => lines(input, (line) => channel.info(line)),
+        stderr: (input, channel) => {
+          const classify = stderrClassifier();
+          lines(input, (line) => {
+            const { level, text } = classify(line);
+            channel[level](text);
+          });
+        },
+      },
     };
     const client = new LanguageClient("spade", "SPADE", serverOptions, clientOptions);
     client.registerFeature(jobStatusFeature);

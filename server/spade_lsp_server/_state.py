@@ -41,7 +41,8 @@ def _snake(key: str) -> str:
 
 def client_overrides(values: Any) -> tuple[dict[str, Any], list[str]]:
     """The known keys of the editor's "spade" section (an extension may keep other keys there, such as the
-    interpreter to run: those are only logged), and problems to show."""
+    interpreter to run: those are only logged), and problems to show. ``null`` and ``""`` mean unset (a
+    settings editor's empty text box), so ``spade.toml`` or the default decides."""
     if not isinstance(values, Mapping):
         return {}, [] if values is None else [f"spade: editor settings must be an object, not {values!r}"]
     out: dict[str, Any] = {}
@@ -49,7 +50,7 @@ def client_overrides(values: Any) -> tuple[dict[str, Any], list[str]]:
     for key, value in values.items():
         name = _snake(str(key))
         if name in _SETTING_KEYS:
-            if value is not None:
+            if value is not None and value != "":
                 out[name] = list(value) if name == "prompt_globs" and isinstance(value, list | tuple) else value
         else:
             ignored.append(str(key))

@@ -79,18 +79,108 @@ def _environment(home: Path) -> dict[str, str]:
     }
 
 
-@pytest.fixture
-def code_server(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
-    """code-server with our .vsix installed and a profile that trusts the workspace and runs the server with
-    this test's Python; yields its base URL, the workspace folder and the environment."""
-    root = tmp_path / "repo"
-    prompt, _ = git_repo(root)
-    write_examples(prompt)
-    user_data, extensions = tmp_path / "user-data", tmp_path / "extensions"
-    (user_data / "User").mkdir(parents=True)
-    settings = {
+class VSCode:
+    """code-server instances with our .vsix installed, each with a profile that trusts the workspace; all are
+    stopped at teardown."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.tmp_path = tmp_path
+        self.processes: list[subprocess.Popen[bytes]] = []
+        self.env = _environment(tmp_path)
+
+    def launch(self, root: Path, interpreter: str) -> tuple[str, Path]:
+        """Serve ``root`` with ``spade.interpreter`` set; the base URL and the profile's settings file."""
+        user_data, extensions = self.tmp_path / "user-data", self.tmp_path / "extensions"
+        (user_data / "User").mkdir(parents=True)
+        settings = user_data / "User" / "settings.json"
+        settings.write_text(json.dumps(profile_settings(interpreter), indent=2), encoding="utf-8")
+        profile = ["--user-data-dir", str(user_data), "--extensions-dir", str(extensions)]
+        installed = subprocess.run(
+            [str(CODE_SERVER), *profile, "--install-extension", str(VSIX)],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert installed.returncode == 0, installed.stdout + installed.stderr
+        assert "was successfully installed" in installed.stdout, installed.stdout
+        port = _free_port()
+        log_path = self.tmp_path / "code-server.log"
+        with log_path.open("w") as log:
+            process = subprocess.Popen(
+                [
+                    str(CODE_SERVER),
+                    *profile,
+                    "--auth",
+                    "none",
+                    "--bind-addr",
+                    f"127.0.0.1:{port}",
+                    "--disable-telemetry",
+                    "--disable-update-check",
+                    "--disable-workspace-trust",
+                    str(root),
+                ],
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        self.processes.append(process)
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
+                    if response.status == 200:
+                        return base, settings
+            except OSError:
+                pass
+            assert process.poll() is None, log_path.read_text()
+            assert time.monotonic() < deadline, "code-server did not answer within 60 s"
+            time.sleep(0.2)
+
+    def drive(self, base: str, root: Path, scenario: str, **extra: str) -> tuple[dict[str, Any], Path]:
+        """Run the playwright driver; its result and the folder with its screenshots."""
+        shots = ARTIFACTS / scenario
+        if shots.exists():
+            shutil.rmtree(shots)
+        shots.mkdir(parents=True)
+        out = shots / "result.json"
+        driven = subprocess.run(
+            [str(NODE24 / "node"), str(DRIVER)],
+            env={
+                **self.env,
+                **extra,
+                "SPADE_VSCODE_SCENARIO": scenario,
+                "SPADE_VSCODE_URL": f"{base}/?folder={root}",
+                "SPADE_VSCODE_WORKSPACE": str(root),
+                "SPADE_VSCODE_SHOTS": str(shots),
+                "SPADE_VSCODE_OUT": str(out),
+            },
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+        assert out.exists(), f"the driver wrote no result:\n{driven.stdout}\n{driven.stderr}"
+        result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
+        assert result.get("error") is None, f"{result.get('error')}\nsteps done: {result['steps']} (see {shots})"
+        return result, shots
+
+    def stop(self) -> None:
+        for process in self.processes:
+            os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, signal.SIGKILL)
+
+
+def profile_settings(interpreter: str) -> dict[str, Any]:
+    return {
         "security.workspace.trust.enabled": False,
-        "spade.interpreter": sys.executable,
+        "spade.interpreter": interpreter,
         "spade.logLevel": "info",
         "workbench.startupEditor": "none",
         "workbench.secondarySideBar.defaultVisibility": "hidden",
@@ -98,93 +188,32 @@ def code_server(tmp_path: Path) -> Iterator[tuple[str, Path, dict[str, str]]]:
         "telemetry.telemetryLevel": "off",
         "extensions.autoCheckUpdates": False,
     }
-    (user_data / "User" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
-    env = _environment(tmp_path)
-    profile = ["--user-data-dir", str(user_data), "--extensions-dir", str(extensions)]
-    installed = subprocess.run(
-        [str(CODE_SERVER), *profile, "--install-extension", str(VSIX)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert installed.returncode == 0, installed.stdout + installed.stderr
-    assert "was successfully installed" in installed.stdout, installed.stdout
-    port = _free_port()
-    log = (tmp_path / "code-server.log").open("w")
-    process = subprocess.Popen(
-        [
-            str(CODE_SERVER),
-            *profile,
-            "--auth",
-            "none",
-            "--bind-addr",
-            f"127.0.0.1:{port}",
-            "--disable-telemetry",
-            "--disable-update-check",
-            "--disable-workspace-trust",
-            str(root),
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    base = f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture
+def vscode(tmp_path: Path) -> Iterator[VSCode]:
+    editors = VSCode(tmp_path)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/healthz", timeout=2) as response:
-                    if response.status == 200:
-                        break
-            except OSError:
-                pass
-            assert process.poll() is None, (tmp_path / "code-server.log").read_text()
-            assert time.monotonic() < deadline, "code-server did not answer within 60 s"
-            time.sleep(0.2)
-        yield base, root, env
+        yield editors
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-        log.close()
+        editors.stop()
 
 
-def _drive(base: str, root: Path, env: dict[str, str]) -> dict[str, Any]:
-    if ARTIFACTS.exists():
-        shutil.rmtree(ARTIFACTS)
-    ARTIFACTS.mkdir(parents=True)
-    out = ARTIFACTS / "result.json"
-    driven = subprocess.run(
-        [str(NODE24 / "node"), str(DRIVER)],
-        env={
-            **env,
-            "SPADE_VSCODE_URL": f"{base}/?folder={root}",
-            "SPADE_VSCODE_WORKSPACE": str(root),
-            "SPADE_VSCODE_SHOTS": str(ARTIFACTS),
-            "SPADE_VSCODE_OUT": str(out),
-        },
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=False,
-    )
-    assert out.exists(), f"the driver wrote no result:\n{driven.stdout}\n{driven.stderr}"
-    result: dict[str, Any] = json.loads(out.read_text(encoding="utf-8"))
-    return result
+@pytest.fixture
+def repo(tmp_path: Path, daemons: Daemons) -> Path:
+    """A prompt with three committed versions and its examples; the daemon the server starts is killed after."""
+    root = tmp_path / "repo"
+    prompt, _ = git_repo(root)
+    write_examples(prompt)
+    daemons.track(root)
+    return root
 
 
-def test_the_extension_in_vscode(code_server: tuple[str, Path, dict[str, str]], daemons: Daemons) -> None:
-    base, root, env = code_server
-    daemons.track(root)  # the server starts the daemon; teardown kills it
+def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
+    base, _ = vscode.launch(repo, sys.executable)
+    result, shots = vscode.drive(base, repo, "workflow")
+    root = repo
 
-    result = _drive(base, root, env)
-
-    assert result.get("error") is None, f"{result.get('error')}\nsteps done: {result['steps']} (see {ARTIFACTS})"
     assert result["steps"] == ["problems", "quick fix", "evaluation", "report"]
 
     # the Problems panel: one spade row per checkable instruction, its category and the version from git
@@ -215,7 +244,7 @@ def test_the_extension_in_vscode(code_server: tuple[str, Path, dict[str, str]], 
     report = result["report"]
     assert "No sampling run yet" in report and "spade report: blurb.prompt" in report
     assert "assert_at_most_12_words" in report and "Add a word limit" in report
-    assert sorted(p.name for p in ARTIFACTS.glob("*.png")) == [
+    assert sorted(p.name for p in shots.glob("*.png")) == [
         "1-problems.png",
         "2-quick-fix.png",
         "3-sidecar.png",
@@ -223,3 +252,26 @@ def test_the_extension_in_vscode(code_server: tuple[str, Path, dict[str, str]], 
         "5-lenses.png",
         "6-report.png",
     ]
+
+
+def test_a_missing_package_is_explained_and_a_new_interpreter_restarts_the_server(
+    vscode: VSCode, repo: Path, tmp_path: Path
+) -> None:
+    """An interpreter without spade-lsp (a bare venv): a notification names it and gives the install command;
+    pointing ``spade.interpreter`` at one that has it restarts the server, and the diagnostics arrive."""
+    bare = tmp_path / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=120)
+    python = bare / "bin" / "python"
+    base, settings = vscode.launch(repo, str(python))
+    result, _ = vscode.drive(base, repo, "missing", SPADE_VSCODE_GOOD_PYTHON=sys.executable)
+
+    assert result["steps"] == ["notification", "restarted"]
+    assert result["notice"] == (
+        f"SPADE: spade-lsp is not installed for {python} (the spade.interpreter setting). "
+        f"Install it with: {python} -m pip install spade-lsp"
+    )
+    assert result["buttons"] == ["Copy install command", "Set interpreter"]
+    assert result["statusShowsError"] is True
+    assert sum("introduced in v" in row for row in result["problems"]) == 3
+    machine = settings.parents[1] / "Machine" / "settings.json"  # the Remote scope of a code-server window
+    assert json.loads(machine.read_text(encoding="utf-8"))["spade.interpreter"] == sys.executable

@@ -1,7 +1,9 @@
 // Drives VS Code (code-server) in chromium through playwright-core, for tests/editors/test_vscode.py.
 // Environment: SPADE_VSCODE_URL (the workbench with the folder open), SPADE_VSCODE_WORKSPACE (that folder),
-// SPADE_VSCODE_SHOTS (where screenshots go), SPADE_VSCODE_OUT (the JSON result). Each step records what the
-// editor showed; the Python test asserts on it. On a failure the result carries the error and a screenshot.
+// SPADE_VSCODE_SHOTS (where screenshots go), SPADE_VSCODE_OUT (the JSON result), SPADE_VSCODE_SCENARIO
+// ("workflow", or "missing": the interpreter lacks spade-lsp until the driver sets spade.interpreter to
+// SPADE_VSCODE_GOOD_PYTHON in the Settings editor). Each step records what the editor showed; the Python test asserts on it. On a
+// failure the result carries the error and a screenshot.
 "use strict";
 const fs = require("node:fs");
 const path = require("node:path");
@@ -11,6 +13,7 @@ const url = process.env.SPADE_VSCODE_URL;
 const workspace = process.env.SPADE_VSCODE_WORKSPACE;
 const shots = process.env.SPADE_VSCODE_SHOTS;
 const out = process.env.SPADE_VSCODE_OUT;
+const scenario = process.env.SPADE_VSCODE_SCENARIO || "workflow";
 const WAIT_MS = Number(process.env.SPADE_VSCODE_WAIT_MS || 60000);
 const ACTIVE_EDITOR = ".editor-group-container.active .editor-instance";
 const FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--disable-background-networking", "--disable-component-update", "--disable-sync"];
@@ -53,7 +56,7 @@ async function main() {
   try {
     const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
     try {
-      await drive(page);
+      await (scenario === "missing" ? missingPackage(page) : drive(page));
     } catch (error) {
       result.error = String(error && error.stack ? error.stack : error);
       await page.screenshot({ path: path.join(shots, "failure.png") }).catch(() => {});
@@ -64,22 +67,63 @@ async function main() {
   }
 }
 
-async function drive(page) {
+async function openPrompt(page) {
   await page.goto(url);
   await page.locator(".monaco-workbench").waitFor({ timeout: WAIT_MS });
   const prompt = page.getByRole("treeitem", { name: "blurb.prompt", exact: true });
   await prompt.waitFor({ timeout: WAIT_MS });
   await prompt.dblclick();
   await page.locator(ACTIVE_EDITOR + " .view-lines").first().waitFor();
+  return prompt;
+}
 
-  // 1. the spade diagnostics in the Problems panel
+/** The Problems panel's rows once it lists three spade problems that name their version (the daemon starts
+ * with the server and imports the git history first). */
+async function spadeProblems(page) {
   await page.keyboard.press("Control+Shift+M");
   const rows = page.locator(".markers-panel .monaco-list-row");
-  // the daemon starts with the server and imports the git history: then each problem names its version
-  const problems = await until("three spade problems with their versions", async () => {
+  return until("three spade problems with their versions", async () => {
     const texts = await rows.allInnerTexts();
     return texts.filter((t) => t.includes("spade") && /introduced in v\d/.test(t)).length >= 3 ? texts : undefined;
   });
+}
+
+async function missingPackage(page) {
+  const prompt = await openPrompt(page);
+  const notice = await until("the missing-package notification", async () => {
+    const texts = await notifications(page);
+    return texts.find((t) => t.includes("spade-lsp is not installed"));
+  });
+  const buttons = await page.locator(".notifications-toasts .notification-toast .monaco-button").allInnerTexts();
+  const errorIcon = await page.locator(".statusbar-item", { hasText: "SPADE" }).first().locator(".codicon-error").count();
+  await page.screenshot({ path: path.join(shots, "missing-package.png") });
+  step("notification", { notice, buttons, statusShowsError: errorIcon === 1 });
+  // the user sets spade.interpreter in the Settings editor; the extension restarts the server with it
+  await runCommand(page, "Preferences: Open User Settings");
+  await page.locator(".settings-editor").waitFor({ timeout: WAIT_MS });
+  await page.keyboard.type("spade.interpreter");
+  // a machine-overridable setting: in code-server (a remote window) it lives in the Remote scope
+  await page.locator(".settings-editor .settings-tabs-widget .action-label", { hasText: "Remote" }).first().click();
+  const input = page.locator(".settings-editor .setting-item-contents", { hasText: "Interpreter" }).locator("input").first();
+  await input.waitFor({ timeout: WAIT_MS });
+  await input.fill(process.env.SPADE_VSCODE_GOOD_PYTHON);
+  await input.press("Tab");
+  // the status-bar item leaves its error state once the restarted server runs
+  const item = page.locator(".statusbar-item", { hasText: "SPADE" }).first();
+  await until("the restarted server", async () => ((await item.locator(".codicon-error").count()) === 0 ? true : undefined));
+  await page.screenshot({ path: path.join(shots, "missing-package-setting.png") });
+  await page.keyboard.press("Escape"); // close the Settings editor
+  await prompt.dblclick();
+  const problems = await spadeProblems(page);
+  await page.screenshot({ path: path.join(shots, "missing-package-fixed.png") });
+  step("restarted", { problems });
+}
+
+async function drive(page) {
+  const prompt = await openPrompt(page);
+
+  // 1. the spade diagnostics in the Problems panel
+  const problems = await spadeProblems(page);
   const status = await page.locator(".statusbar-item", { hasText: "SPADE" }).first().innerText();
   await page.screenshot({ path: path.join(shots, "1-problems.png") });
   step("problems", { problems, status });

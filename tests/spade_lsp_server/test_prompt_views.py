@@ -170,6 +170,19 @@ async def test_client_settings_override_workspace_files(editor_factory: Any, wor
     await editor.wait_for(lambda: editor.diagnostics(tmpl_uri) == [], "the .tmpl diagnostics to be withdrawn")
 
 
+async def test_empty_editor_settings_leave_the_decision_to_the_files(editor_factory: Any, workspace_dir: Path) -> None:
+    """A settings editor's empty text box ("") and null mean unset: spade.toml decides, as if absent."""
+    (workspace_dir / "spade.toml").write_text("max_prompt_bytes = 20\n")
+    prompt = workspace_dir / "a.prompt"
+    prompt.write_text("Keep the answer under 80 words, always.\n", encoding="utf-8")
+    settings = {**OFFLINE, "maxPromptBytes": "", "model": None, "promptGlobs": None, "interpreter": "/usr/bin/python3"}
+    editor = await editor_factory(workspace_dir, settings=settings)
+    uri = await editor.open(prompt)
+    diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) == 1, "the size limit of spade.toml")
+    assert diagnostics[0].code == "spade/unreadable-prompt"
+    assert not [m for m in editor.client.messages if "settings" in m.message]  # nothing to complain about
+
+
 async def test_front_matter_settings_sit_between_files_and_the_editor(editor_factory: Any, workspace_dir: Path) -> None:
     prompt = workspace_dir / "fm.prompt"
     prompt.write_text("---\nmax_prompt_bytes: 10\n---\nKeep it under 9 words.\n", encoding="utf-8")
