@@ -136,7 +136,8 @@ async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> N
 
     report = await editor.command("spade.report", uri)
     report_file = root / ".spade" / "reports" / "blurb.md"
-    assert report == {"prompt": str(prompt), "path": str(report_file), "html": None, "shown": True}  # never sampled: no HTML report
+    # never sampled: no HTML report
+    assert report == {"prompt": str(prompt), "path": str(report_file), "html": None, "shown": True}
     markdown = report_file.read_text(encoding="utf-8")
     assert markdown.startswith("# spade report: blurb.prompt\n")
     assert f"| v3 | 2024-01-04 10:00:00 | git | {shas[2][:10]} | Warmer tone; never say cheap |" in markdown
