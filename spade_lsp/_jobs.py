@@ -49,7 +49,7 @@ __all__ = [
     "validate_params",
 ]
 
-JOB_KINDS: Final = ("synthesize", "evaluate", "select", "sample", "judge")
+JOB_KINDS: Final = ("synthesize", "evaluate", "select", "sample", "judge", "compare")
 ACTIVE_STATUSES: Final = ("queued", "running")
 FINISHED_STATUSES: Final = ("done", "failed", "cancelled")
 #: Claims a job gets before a daemon that keeps dying while running it gives up on it.
@@ -381,6 +381,10 @@ _KNOWN_PARAMS: Final[dict[str, frozenset[str]]] = {
         {"inputs", "samples", "seed", "temperature", "interval", "confidence", "early_stopping", "verify"}
     ),
     "judge": frozenset({"pipeline", "grading_notes", "compare", "noise", "noise_source"}),
+    "compare": frozenset(
+        {"versions", "models", "temperatures", "inputs", "samples", "seed", "temperature", "confidence", "effect"}
+        | {"power", "verify"}
+    ),
 }
 
 
@@ -431,6 +435,13 @@ def validate_params(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
         _choice(params, "interval", INTERVALS)
         _flag(params, "early_stopping")
         _flag(params, "verify")
+    elif kind == "compare":
+        from spade_lsp.reliability._compare import compare_job_options
+
+        try:
+            compare_job_options(params)
+        except (InputError, TypeError, ValueError) as error:
+            raise JobParamsError(f"params: {error}") from None
     elif kind == "judge":
         from spade_lsp.judges._cli import check_judge_params
 
@@ -460,6 +471,10 @@ def execute(workspace: Workspace, job: Job, progress: Progress) -> dict[str, Any
         from spade_lsp.judges._cli import judge_job
 
         return judge_job(workspace, prompt, job.params, progress)
+    if job.kind == "compare":
+        from spade_lsp.reliability._compare import compare_job_options, compare_prompt
+
+        return compare_prompt(workspace, prompt, compare_job_options(job.params), progress=progress)
     raise JobParamsError(f"unknown job kind {job.kind!r}")
 
 

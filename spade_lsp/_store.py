@@ -274,6 +274,26 @@ def _judges_schema(db: Database) -> None:
     )
 
 
+@_MIGRATIONS(name="0007_comparisons")
+def _comparisons_schema(db: Database) -> None:
+    """Paired comparisons of sampled variants (prompt versions, models, temperatures): the variants' sampling
+    runs and the comparison's document, which the editor's lens and the report read back."""
+    db.executescript(
+        """
+        CREATE TABLE comparisons (
+            id INTEGER PRIMARY KEY,
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL CHECK (kind IN ('versions', 'models', 'temperatures')),
+            baseline_run_id INTEGER NOT NULL REFERENCES sample_runs(id) ON DELETE CASCADE,
+            candidate_version INTEGER,          -- the newest variant's prompt version (the lens looks it up)
+            document TEXT NOT NULL,             -- JSON: variants, per-check differences, verdicts
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX comparisons_by_prompt ON comparisons(prompt_id, id);
+        """
+    )
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text

@@ -420,10 +420,21 @@ def _cmd_sample(args: argparse.Namespace, out: TextIO) -> int:
     return run_sample(args, out, _open_workspace, _sample_in_daemon)
 
 
+def _compare_in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any] | None:
+    root = _daemon_root(args, args.prompt)
+    return None if root is None else _daemon_job(root, "compare", args.prompt, params)
+
+
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp.reliability._cli import run_check
 
-    return run_check(args, out, _open_workspace, _sample_in_daemon)
+    return run_check(args, out, _open_workspace, _sample_in_daemon, _compare_in_daemon)
+
+
+def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp.reliability._cli import run_compare
+
+    return run_compare(args, out, _open_workspace, _compare_in_daemon)
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
@@ -486,6 +497,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "select": _cmd_select,
     "sample": _cmd_sample,
     "check": _cmd_check,
+    "compare": _cmd_compare,
     "report": _cmd_report,
     "judge": _cmd_judge,
     "test": _cmd_test,

@@ -17,28 +17,39 @@ if TYPE_CHECKING:
 
 #: Runs a sampling job in the workspace's daemon when one runs (None: run in this process).
 DaemonSample = Callable[[argparse.Namespace, dict[str, Any]], "dict[str, Any] | None"]
+#: The same for a comparison job.
+DaemonCompare = DaemonSample
 
 
-def _sampling_flags(parser: argparse.ArgumentParser) -> None:
+def _power_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--effect", type=float, default=0.10, metavar="D", help="the difference to size for (default 0.10: 10 points)"
+    )
+    parser.add_argument("--power", type=float, default=0.80, metavar="P", help="the power to size for (default 0.80)")
+
+
+def _sampling_flags(parser: argparse.ArgumentParser, *, early_stopping: bool = True) -> None:
     parser.add_argument("prompt", type=Path)
     parser.add_argument("--inputs", type=int, metavar="N", help="inputs to draw from the examples (default: all)")
     parser.add_argument("--samples", type=int, metavar="M", help="outputs per input (default: samples_per_input, 5)")
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="which inputs are drawn (default 0)")
     parser.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: settings, 1.0)")
-    parser.add_argument("--interval", choices=METHODS, help="interval method (default: wilson)")
     parser.add_argument("--confidence", type=float, metavar="C", help="confidence level (default 0.95)")
+    parser.add_argument(
+        "--verify",
+        action="store_true",
+        default=None,
+        help="add the LLM verifier (PASS/FAIL on each input and output) as a column; criteria: setting `verifier`",
+    )
+    if not early_stopping:  # a comparison samples every cell and has its own interval
+        return
+    parser.add_argument("--interval", choices=METHODS, help="interval method (default: wilson)")
     parser.add_argument(
         "--no-early-stop",
         dest="early_stopping",
         action="store_false",
         default=None,
         help="sample every input M times even when its checks are already decided",
-    )
-    parser.add_argument(
-        "--verify",
-        action="store_true",
-        default=None,
-        help="add the LLM verifier (PASS/FAIL on each input and output) as a column; criteria: setting `verifier`",
     )
 
 
@@ -52,7 +63,33 @@ def add_reliability_parsers(commands: Any, common: Callable[[argparse.ArgumentPa
     )
     _sampling_flags(check)
     check.add_argument("--latest", action="store_true", help="judge the newest stored run instead of sampling")
+    check.add_argument(
+        "--baseline",
+        type=int,
+        metavar="VERSION",
+        help="instead: compare the newest version with this one (paired) and exit 1 when any check is detectably worse",
+    )
+    _power_flags(check)
     common(check)
+
+    compare = commands.add_parser(
+        "compare", help="paired comparison of prompt versions, models or temperatures on the same inputs"
+    )
+    _sampling_flags(compare, early_stopping=False)
+    what = compare.add_mutually_exclusive_group()
+    what.add_argument(
+        "--versions",
+        type=int,
+        nargs=2,
+        metavar=("BASELINE", "CANDIDATE"),
+        help="two recorded versions (default: the one before the newest, then the newest)",
+    )
+    what.add_argument("--models", nargs="+", metavar="MODEL", help="litellm model names; the first is the baseline")
+    what.add_argument(
+        "--temperatures", type=float, nargs="+", metavar="T", help="sampling temperatures; the first is the baseline"
+    )
+    _power_flags(compare)
+    common(compare)
 
     report = commands.add_parser("report", help="the newest sampling run as a self-contained HTML file or JSON")
     report.add_argument("prompt", type=Path)
@@ -107,9 +144,79 @@ def run_sample(
     return 0
 
 
-def run_check(
-    args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any], in_daemon: DaemonSample
+def compare_params(args: argparse.Namespace) -> dict[str, Any]:
+    """The compare flags as a ``compare`` job's params (only those given)."""
+    names = ("versions", "models", "temperatures", "inputs", "samples", "seed", "temperature", "confidence")
+    params = {name: getattr(args, name, None) for name in (*names, "verify")}
+    params |= {"effect": args.effect, "power": args.power}
+    return {name: value for name, value in params.items() if value is not None}
+
+
+def _compare(
+    args: argparse.Namespace, params: dict[str, Any], open_workspace: Callable[..., Any], in_daemon: DaemonCompare
+) -> dict[str, Any]:
+    from spade_lsp.reliability._compare import compare_job_options, compare_prompt
+
+    options = compare_job_options(params)  # bad flags fail here, before any daemon is asked
+    document = in_daemon(args, params)
+    if document is not None:
+        return document
+    with open_workspace(args, args.prompt) as workspace:
+        return compare_prompt(workspace, args.prompt, options, progress=_progress_line)
+
+
+def run_compare(
+    args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any], in_daemon: DaemonCompare
 ) -> int:
+    document = _compare(args, compare_params(args), open_workspace, in_daemon)
+    _emit_comparison(args, out, document)
+    return 0
+
+
+def _emit_comparison(args: argparse.Namespace, out: TextIO, document: Mapping[str, Any]) -> None:
+    from spade_lsp.reliability._compare_render import render_comparison
+
+    if args.json:
+        json.dump(document, out, ensure_ascii=False, indent=2)
+        out.write("\n")
+    else:
+        out.write(render_comparison(document))
+    for warning in document.get("warnings", []):
+        print(f"spade: warning: {warning}", file=sys.stderr)
+
+
+def _check_baseline(
+    args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any], in_daemon: DaemonCompare
+) -> int:
+    from spade_lsp.workspace import synced_head
+
+    with open_workspace(args, args.prompt) as workspace:
+        _, newest, _ = synced_head(workspace, args.prompt)
+    if newest == args.baseline:
+        raise InputError(f"{args.prompt}: v{newest} is the newest version; give an older one as the baseline")
+    params = compare_params(args) | {"versions": [args.baseline, newest]}
+    document = _compare(args, params, open_workspace, in_daemon)
+    _emit_comparison(args, out, document)
+    comparison = document["comparisons"][0]
+    worse = list(comparison["worse"])
+    if comparison["overall"]["verdict"] == "worse":
+        worse.append(comparison["overall"]["name"])
+    if worse and not args.json:
+        out.write(f"\nFAILED: {', '.join(worse)} detectably worse than v{args.baseline}\n")
+    return 1 if worse else 0
+
+
+def run_check(
+    args: argparse.Namespace,
+    out: TextIO,
+    open_workspace: Callable[..., Any],
+    in_daemon: DaemonSample,
+    compare_in_daemon: DaemonCompare,
+) -> int:
+    if args.baseline is not None:
+        if args.latest:
+            raise InputError("--latest and --baseline do not go together: a comparison samples both versions")
+        return _check_baseline(args, out, open_workspace, compare_in_daemon)
     if args.latest:
         from spade_lsp.reliability._sampling import latest_document
 

@@ -64,6 +64,8 @@ class SampleOptions:
     interval: Method | None = None
     confidence: float | None = None
     verify: bool | None = None  # add the LLM verifier's column; None takes the setting ``verifier``
+    version: int | None = None  # sample this recorded version of the template; None: the newest
+    model: str | None = None  # another model on the configured endpoint; None: the setting ``model``
 
     def __post_init__(self) -> None:
         if self.inputs is not None and self.inputs < 1:
@@ -74,6 +76,8 @@ class SampleOptions:
             raise InputError("--temperature must lie in [0, 2]")
         if self.confidence is not None and not 0 < self.confidence < 1:
             raise InputError("--confidence must lie strictly between 0 and 1")
+        if self.version is not None and self.version < 1:
+            raise InputError("--version must be at least 1")
 
 
 @dataclass
@@ -117,6 +121,11 @@ def sample_prompt(
     report = progress or (lambda message, percentage: None)
     plan = _plan(workspace, prompt, options)
     client = workspace.llm_client()  # ModelNotConfiguredError says how to configure one
+    if options.model is not None and options.model != client.model:
+        with_model = getattr(client, "with_model", None)
+        if with_model is None:
+            raise InputError(f"this LLM client cannot switch to the model {options.model!r}")
+        client = with_model(options.model)
     return _Sampler(workspace, plan, client, options, report).run()
 
 
@@ -144,6 +153,11 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
             '{"id": "a", "inputs": {"name": "..."}} or run `spade import PROMPT --examples FILE`'
         )
     warnings, version, text = synced_head(workspace, prompt)
+    if options.version is not None and options.version != version:
+        recorded = {v.number: v for v in workspace.history.versions(prompt)}
+        if options.version not in recorded:
+            raise InputError(f"{prompt}: no version {options.version}; it has v1..v{version} (see `spade history`)")
+        version, text = options.version, workspace.history.content(recorded[options.version].content_hash)
     parsed = parse_prompt(text, source=str(prompt))
     settings = workspace.settings.merged(front_matter_settings(parsed.front_matter), source=f"{prompt} front matter")
     examples = _draw(read_examples(source), options, settings, warnings)

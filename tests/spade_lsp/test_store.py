@@ -30,6 +30,7 @@ def test_reopen_applies_no_migration_twice(workspace_dir: Path) -> None:
         "0004_jobs",
         "0005_reliability",
         "0006_judges",
+        "0007_comparisons",
     ]
 
 
