@@ -45,6 +45,11 @@ class Settings(BaseModel):
         default=False,
         description="spade sample adds the LLM verifier as a column: true (default criteria) or the criteria text",
     )
+    auto_sample: bool = Field(
+        default=False,
+        description="after each new version, the daemon samples it and the one before on the same inputs and "
+        "compares them (needs a model, the sidecar module and examples)",
+    )
     daemon_autostart: bool = Field(default=True, description="the language server starts the daemon when none runs")
     daemon_idle_timeout_s: float = Field(default=600.0, gt=0, description="idle daemon exits after this long")
 

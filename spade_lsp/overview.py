@@ -229,6 +229,7 @@ class PromptOverview:
     placeholders: tuple[str, ...] = ()
     problem: str | None = None  # the text cannot be read as a prompt (too large, binary): nothing else is set
     notes: tuple[str, ...] = ()  # e.g. invalid front matter
+    comparison: str | None = None  # the newest paired comparison whose candidate is the newest version, as a line
 
     @property
     def uncovered(self) -> tuple[InstructionView, ...]:
@@ -705,6 +706,29 @@ def _reliability_view(store: Store, prompt_id: int) -> ReliabilityView | None:
     )
 
 
+def _comparison_line(store: Store, prompt_id: int, newest: int | None) -> str | None:
+    """The newest comparison of the newest version with another, as the editor's one line (see ``spade
+    compare``); None before one was made."""
+    if newest is None:
+        return None
+    try:
+        rows = _query(
+            store,
+            "SELECT document FROM comparisons WHERE prompt_id = ? AND candidate_version = ? ORDER BY id DESC LIMIT 1",
+            [prompt_id, newest],
+        )
+    except sqlite3.OperationalError:
+        return None  # a store from before comparisons existed (the daemon migrates it)
+    if not rows:
+        return None
+    from spade_lsp.reliability._compare_render import lens_title
+
+    try:
+        return lens_title(json.loads(rows[0][0]))
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
 def _selection_view(store: Store, prompt_id: int, latest: _Run | None) -> SelectionView | None:
     rows = _query(
         store,
@@ -904,6 +928,7 @@ def build_overview(
     run: _Run | None = None
     selection: SelectionView | None = None
     reliability: ReliabilityView | None = None
+    comparison: str | None = None
     if store is not None and key is not None:
         try:
             prompt_id = _prompt_id(store, key)
@@ -913,9 +938,11 @@ def build_overview(
                 run = _load_run(store, prompt_id)
                 selection = _selection_view(store, prompt_id, run)
                 reliability = _reliability_view(store, prompt_id)
+                comparison = _comparison_line(store, prompt_id, versions[-1].number if versions else None)
         except (sqlite3.Error, UnicodeError) as error:
             notes += (f"the store could not be read ({error}); showing the text only",)
             versions, stored, run, selection, head_hash = [], _Stored({}, ()), None, None, None
+            comparison = None
 
     # the text of the newest version (a prompt opened as saved): its units are in the store, no need to split
     same_as_head = (
@@ -990,6 +1017,7 @@ def build_overview(
         summary=summary,
         placeholders=tuple(placeholders_of(body)),
         notes=notes,
+        comparison=comparison,
     )
 
 

@@ -153,16 +153,22 @@ def write_report(root: Path, prompt: Path, text: str, *, suffix: str = "", exten
 
 
 def write_reliability_report(root: Path, prompt: Path, store: Store | None, key: str | None) -> Path | None:
-    """The newest sampling run as the self-contained HTML report (what the editor's report view shows)."""
+    """The newest sampling run as the self-contained HTML report (what the editor's report view shows), with
+    the newest comparison of versions, models or temperatures first when there is one."""
     if store is None or key is None:
         return None
+    from spade_lsp.reliability._compare_render import render_comparison_html
     from spade_lsp.reliability._html import render_html
-    from spade_lsp.reliability._runs import stored_document
+    from spade_lsp.reliability._runs import stored_comparison, stored_document
 
     try:
         document = stored_document(store, key)
+        comparison = stored_comparison(store, key)
     except sqlite3.OperationalError:
-        return None  # a store from before sampling existed
+        return None  # a store from before sampling (or comparisons) existed
     if document is None:
         return None
-    return write_report(root, prompt, render_html(document), suffix=".reliability", extension=".html")
+    html = render_html(document)
+    if comparison is not None:
+        html = html.replace("<main>", "<main>" + render_comparison_html(comparison), 1)
+    return write_report(root, prompt, html, suffix=".reliability", extension=".html")

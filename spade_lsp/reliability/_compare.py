@@ -24,7 +24,7 @@ from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
 from spade_lsp.reliability._stats import _passed_all
 from spade_lsp.workspace import Workspace, synced_head
 
-__all__ = ["OVERALL", "CompareOptions", "Variant", "compare_prompt", "lens_title", "plan_variants"]
+__all__ = ["OVERALL", "CompareOptions", "Variant", "compare_job_options", "compare_prompt", "plan_variants"]
 
 Kind = Literal["versions", "models", "temperatures"]
 Progress = Callable[[str, float | None], None]
@@ -224,15 +224,6 @@ def _store(workspace: Workspace, prompt: Path, kind: Kind, document: dict[str, A
         db.execute("UPDATE comparisons SET document = ? WHERE id = ?", [json.dumps(document), cursor.lastrowid])
 
 
-def _points(value: float | None) -> str:
-    return "?" if value is None else f"{100 * value:+.0f}"
-
-
-def short_name(name: str) -> str:
-    """``assert_word_limit`` -> ``word_limit``: the lens has little room."""
-    return name.removeprefix("assert_")
-
-
 def compare_job_options(params: Mapping[str, Any]) -> CompareOptions:
     """A ``compare`` job's params (or the CLI's flags) as options."""
 
@@ -253,30 +244,3 @@ def compare_job_options(params: Mapping[str, Any]) -> CompareOptions:
         power=float(params.get("power", 0.80)),
         verify=params.get("verify"),
     )
-
-
-def lens_title(document: Mapping[str, Any], limit: int = 4) -> str:
-    """One line for the editor: "v7 vs v6: format 92% -> 97% (+5, 95% CI +1..+9); length 88% -> 80% (-8,
-    -14..-2) worse", regressions first, at most ``limit`` checks."""
-    comparison = document["comparisons"][0]
-    level = f"{100 * document['confidence']:g}% CI"
-    parts = []
-    for index, row in enumerate(comparison["checks"][:limit]):
-        if row["difference"] is None:
-            parts.append(f"{short_name(row['name'])} not measured")
-            continue
-        interval = (
-            f"{level} {_points(row['low'])}..{_points(row['high'])}"
-            if row["low"] is not None
-            else f"exact p {row['mcnemar_p']:.2g}"
-        )
-        if index > 0:
-            interval = interval.replace(f"{level} ", "")
-        verdict = "" if row["verdict"] == "no detectable difference" else f" {row['verdict']}"
-        parts.append(
-            f"{short_name(row['name'])} {100 * row['baseline']:.0f}% -> {100 * row['candidate']:.0f}% "
-            f"({_points(row['difference'])}, {interval}){verdict}"
-        )
-    more = len(comparison["checks"]) - limit
-    tail = f"; +{more} more" if more > 0 else ""
-    return f"{comparison['candidate']} vs {comparison['baseline']}: {'; '.join(parts)}{tail}"

@@ -11,15 +11,16 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-__all__ = ["render_comparison", "render_comparison_html"]
+__all__ = ["lens_title", "render_comparison", "render_comparison_html", "short_name"]
 
 
 def _pct(value: float | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
-def _pts(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:+.1f}"
+def _pts(value: float | None, digits: int = 1) -> str:
+    """A difference in percentage points, signed."""
+    return "n/a" if value is None else f"{100 * value:+.{digits}f}"
 
 
 def _interval(row: Mapping[str, Any]) -> str:
@@ -155,3 +156,35 @@ def render_comparison_html(document: Mapping[str, Any]) -> str:
         out.append("</table>")
     out.append("</section>")
     return "".join(out)
+
+
+def short_name(name: str) -> str:
+    """``assert_word_limit`` -> ``word_limit``: the lens has little room."""
+    return name.removeprefix("assert_")
+
+
+def lens_title(document: Mapping[str, Any], limit: int = 4) -> str:
+    """One line for the editor: "v7 vs v6: format 92% -> 97% (+5, 95% CI +1..+9); length 88% -> 80% (-8,
+    -14..-2) worse", regressions first, at most ``limit`` checks."""
+    comparison = document["comparisons"][0]
+    level = f"{100 * document['confidence']:g}% CI"
+    parts = []
+    for index, row in enumerate(comparison["checks"][:limit]):
+        if row["difference"] is None:
+            parts.append(f"{short_name(row['name'])} not measured")
+            continue
+        interval = (
+            f"{level} {_pts(row['low'], 0)}..{_pts(row['high'], 0)}"
+            if row["low"] is not None
+            else f"exact p {row['mcnemar_p']:.2g}"
+        )
+        if index > 0:
+            interval = interval.replace(f"{level} ", "")
+        verdict = "" if row["verdict"] == "no detectable difference" else f" {row['verdict']}"
+        parts.append(
+            f"{short_name(row['name'])} {100 * row['baseline']:.0f}% -> {100 * row['candidate']:.0f}% "
+            f"({_pts(row['difference'], 0)}, {interval}){verdict}"
+        )
+    more = len(comparison["checks"]) - limit
+    tail = f"; +{more} more" if more > 0 else ""
+    return f"{comparison['candidate']} vs {comparison['baseline']}: {'; '.join(parts)}{tail}"

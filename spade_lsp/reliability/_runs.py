@@ -1,4 +1,4 @@
-"""Reading stored sampling runs: light (no numpy), so the language server can read a report too."""
+"""Reading stored sampling runs and comparisons: light (no numpy), so the language server can read a report too."""
 
 from __future__ import annotations
 
@@ -24,6 +24,16 @@ def stored_document(store: Store, prompt_key: str, *, run_id: int | None = None)
     row = store.db.execute(
         "SELECT r.document FROM sample_runs r JOIN prompts p ON p.id = r.prompt_id "
         "WHERE p.path = ? AND r.status = 'done' ORDER BY r.id DESC LIMIT 1",
+        [prompt_key],
+    ).fetchone()
+    return None if row is None else cast("dict[str, Any]", json.loads(row[0]))
+
+
+def stored_comparison(store: Store, prompt_key: str) -> dict[str, Any] | None:
+    """The prompt's newest comparison document (``spade compare``), or None."""
+    row = store.db.execute(
+        "SELECT c.document FROM comparisons c JOIN prompts p ON p.id = c.prompt_id WHERE p.path = ? "
+        "ORDER BY c.id DESC LIMIT 1",
         [prompt_key],
     ).fetchone()
     return None if row is None else cast("dict[str, Any]", json.loads(row[0]))

@@ -17,7 +17,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from tests.spade_lsp_server._workspaces import COMMITS, git_repo, write_examples
-from tests.support.blurb import SAMPLING_SIDECAR, V3
+from tests.support.blurb import PRICE_SENTENCE, SAMPLING_SIDECAR, V3, TwoModels, sampling_workspace
+from tests.support.openai_stub import OpenAIStub
 
 HINT = types.DiagnosticSeverity.Hint
 INFO = types.DiagnosticSeverity.Information
@@ -362,3 +363,46 @@ async def test_sampling_from_the_editor_shows_reliability(editor_factory: Any, w
         assert html == workspace_dir / ".spade" / "reports" / "blurb.reliability.html"
         page = html.read_text(encoding="utf-8")
         assert "assert_no_cheap" in page and "<svg" in page
+
+
+async def test_after_a_save_the_lens_compares_the_new_version_with_the_one_before(
+    editor_factory: Any, workspace_dir: Path
+) -> None:
+    """``auto_sample`` on and a model configured: saving v2 makes the daemon sample v1 and v2 on the same inputs
+    and compare them; the prompt's top lens then reads the comparison, regressions first."""
+    prompt = sampling_workspace(workspace_dir)
+    with OpenAIStub(TwoModels()) as stub:
+        (workspace_dir / "spade.toml").write_text(
+            f'model = "openai/good"\napi_base = "{stub.api_base}"\nclassifier = "offline"\n'
+            "auto_sample = true\nsamples_per_input = 4\n",
+            encoding="utf-8",
+        )
+        editor = await editor_factory(workspace_dir)
+        uri = await editor.open(prompt)
+        editor.save(uri)
+        await editor.diagnostics_where(uri, lambda d: d and all("introduced in v1" in x.message for x in d), "v1", 30)
+        assert not stub.requests  # one version: nothing to compare
+
+        text = V3 + PRICE_SENTENCE + "\n"
+        prompt.write_text(text, encoding="utf-8")
+        editor.change(uri, text)
+        editor.save(uri)
+
+        async def comparison() -> str | None:
+            titles = [lens.command.title for lens in await editor.code_lenses(uri) if lens.command is not None]
+            return next((title for title in titles if title.startswith("v2 vs v1: ")), None)
+
+        title = None
+        for _ in range(300):
+            title = await comparison()
+            if title is not None:
+                break
+            await asyncio.sleep(0.1)
+        assert title == (
+            "v2 vs v1: no_cheap 100% -> 25% (-75, 95% CI -100..-29) worse; short 100% -> 100% (+0, +0..+0)"
+        )
+        assert len(stub.requests) == 32  # four inputs x four samples, each version
+
+    report = await editor.command("spade.report", uri, {"show": False})
+    html = Path(report["html"]).read_text(encoding="utf-8")
+    assert "<h2>Comparison</h2>" in html and "<h3>v2 vs v1</h3>" in html and 'class="worse"' in html

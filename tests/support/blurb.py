@@ -71,3 +71,28 @@ class CheapEveryFourth:
             count = self.counts.get(product, 0)
             self.counts[product] = count + 1
         return chat_reply(f"A cheap {product}." if count % 4 == 0 else f"A lovely {product} for you.")
+
+
+#: A sentence only the second version of the comparison tests' prompt has: the stub answers it as ``bad``.
+PRICE_SENTENCE = "Mention the price."
+
+
+class TwoModels:
+    """``good`` never says "cheap". ``bad`` says it in every other answer for the kettle and the lamp (whatever
+    order the requests arrive in, exactly half of an even number of samples) and always for the mug and the
+    shoe. So with four samples: assert_no_cheap passes 16/16 on good and 2+2+0+0 = 4/16 on bad. A prompt with
+    :data:`PRICE_SENTENCE` is answered as by ``bad``, whatever the model: a prompt version that got worse."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        product = user_text(request).split("for ", 1)[1].split(".", 1)[0]
+        if request["model"] == "good" and PRICE_SENTENCE not in user_text(request):
+            return chat_reply(f"A lovely {product} for you.", prompt_tokens=10, completion_tokens=6)
+        with self.lock:
+            count = self.counts.get(product, 0)
+            self.counts[product] = count + 1
+        cheap = product in ("Mug", "Shoe") or count % 2 == 0
+        return chat_reply(f"A cheap {product}." if cheap else f"A lovely {product}.", prompt_tokens=10)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from spade_lsp import __version__
-from spade_lsp._files import atomic_write_text
+from spade_lsp._files import atomic_write_text, examples_path, sidecar_path
 from spade_lsp._jobs import RENEW_EVERY_S, Job, JobNotFoundError, JobParamsError, JobQueue
 from spade_lsp._store import Store
 from spade_lsp.config import DEFAULT_PROMPT_GLOBS, load_settings
@@ -464,7 +464,26 @@ class Daemon:
         if recorded:
             log.info("recorded %s version %s (%s)", key, version, origin)
             self.broadcast("prompt/changed", {"path": key, "version": version, "origin": origin})
+            if version is not None and version > 1:
+                await self._compare_later(path, key, version)
         return {"path": key, "version": version, "recorded": recorded, "warnings": warnings}
+
+    async def _compare_later(self, path: Path, key: str, version: int) -> None:
+        """With ``auto_sample`` on and a model configured, queue a paired comparison of the new version with
+        the one before it (the editor's lens shows it when it is done)."""
+        try:
+            settings = load_settings(self.root)
+        except ConfigError as error:
+            log.info("no automatic comparison: %s", error)
+            return
+        if not (settings.auto_sample and settings.model):
+            return
+        if not (sidecar_path(path).exists() and examples_path(path).exists()):
+            log.info("no automatic comparison of %s: it needs its sidecar module and examples", key)
+            return
+        job = await self._write(lambda queue: queue.enqueue("compare", key, {}, client="daemon"))
+        log.info("queued job %d: compare %s v%d with v%d", job.id, key, version, version - 1)
+        self.runner.wake()
 
     def _record_sync(self, path: Path, text: str | None) -> tuple[int | None, bool, list[str]]:
         """In the recorder thread: git history, then the text (given, or read from disk)."""

@@ -1,5 +1,6 @@
-"""Code lenses. On a prompt: a summary at the top (versions, instructions, assertions, selected) and "Add
-assertion" above each checkable instruction no assertion covers. On the sidecar module: above each
+"""Code lenses. On a prompt: a summary at the top (versions, instructions, assertions, selected), the newest
+paired comparison of this version with the one before (after the daemon sampled both), and "Add assertion"
+above each checkable instruction no assertion covers. On the sidecar module: above each
 assertion, its pass rate on the examples and whether the latest selection keeps it (or what subsumes it)."""
 
 from __future__ import annotations
@@ -38,6 +39,12 @@ def register(server: SpadeLanguageServer) -> None:
                     command=types.Command(title=_render.summary_title(overview), command=SHOW_HISTORY, arguments=[uri]),
                 )
             )
+            if overview.comparison is not None:  # "v7 vs v6: format 92% -> 97% (+5, 95% CI +1..+9); ..."
+                lenses.append(
+                    types.CodeLens(
+                        range=top, command=types.Command(title=overview.comparison, command=REPORT, arguments=[uri])
+                    )
+                )
             uncovered = overview.uncovered
             if len(uncovered) > 1:
                 lenses.append(

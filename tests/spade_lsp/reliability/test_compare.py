@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -14,12 +13,12 @@ import pytest
 
 from spade_lsp import cli
 from spade_lsp.errors import InputError
-from spade_lsp.reliability._compare import CompareOptions, compare_prompt, lens_title
-from spade_lsp.reliability._compare_render import render_comparison, render_comparison_html
+from spade_lsp.reliability._compare import CompareOptions, compare_prompt
+from spade_lsp.reliability._compare_render import lens_title, render_comparison, render_comparison_html
 from spade_lsp.reliability._paired import mcnemar_exact, paired_difference
 from spade_lsp.workspace import Workspace
-from tests.support.blurb import V3, record, sampling_workspace
-from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, user_text
+from tests.support.blurb import PRICE_SENTENCE, V3, TwoModels, record, sampling_workspace
+from tests.support.openai_stub import OpenAIStub
 
 # Four inputs, five samples each. Per-input differences (candidate - baseline): 0, 0.4, 0.4, 0.
 BASELINE = [[1, 1, 1, 1, 1], [1, 1, 0, 0, 0], [1, 0, 0, 0, 0], [1, 1, 1, 0, 0]]
@@ -87,26 +86,6 @@ def test_options_compare_one_thing_at_a_time() -> None:
         CompareOptions(versions=(2, 2))
     with pytest.raises(InputError, match="two or more different values"):
         CompareOptions(models=("a",))
-
-
-class TwoModels:
-    """``good`` never says "cheap". ``bad`` says it in every other answer for the kettle and the lamp (whatever
-    order the requests arrive in, exactly half of an even number of samples) and always for the mug and the
-    shoe. So with four samples: assert_no_cheap passes 16/16 on good and 2+2+0+0 = 4/16 on bad."""
-
-    def __init__(self) -> None:
-        self.counts: dict[str, int] = {}
-        self.lock = threading.Lock()
-
-    def __call__(self, request: dict[str, Any]) -> Reply:
-        product = user_text(request).split("for ", 1)[1].split(".", 1)[0]
-        if request["model"] == "good":
-            return chat_reply(f"A lovely {product} for you.", prompt_tokens=10, completion_tokens=6)
-        with self.lock:
-            count = self.counts.get(product, 0)
-            self.counts[product] = count + 1
-        cheap = product in ("Mug", "Shoe") or count % 2 == 0
-        return chat_reply(f"A cheap {product}." if cheap else f"A lovely {product}.", prompt_tokens=10)
 
 
 @pytest.fixture
@@ -177,18 +156,11 @@ def test_spade_compare_models_against_the_stub(
 def test_compare_versions_defaults_to_the_previous_one_and_check_baseline_gates(
     workspace_dir: Path, stub: OpenAIStub, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """v1 of the prompt is answered by the good model's text, v2 by the bad one's: the stub tells the versions
-    apart by a sentence only v2 has."""
+    """v1 of the prompt is answered by the good model's text, v2 by the bad one's (the stub tells them apart by
+    the sentence only v2 has)."""
     prompt = sampling_workspace(workspace_dir)
-    v2 = V3 + "Mention the price.\n"
+    v2 = V3 + PRICE_SENTENCE + "\n"
     record(workspace_dir, prompt, V3, v2)
-
-    def by_version(request: dict[str, Any]) -> Reply:
-        request = {**request, "model": "bad" if "Mention the price." in user_text(request) else "good"}
-        return two(request)
-
-    two = TwoModels()
-    stub.script = by_version
     _configure(workspace_dir, stub)
     code, text = _run(capsys, "compare", str(prompt), "--samples", "4", "--json", "--workspace", str(workspace_dir))
     assert code == 0
