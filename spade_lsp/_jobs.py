@@ -382,8 +382,8 @@ _KNOWN_PARAMS: Final[dict[str, frozenset[str]]] = {
     ),
     "judge": frozenset({"pipeline", "grading_notes", "compare", "noise", "noise_source"}),
     "compare": frozenset(
-        {"versions", "models", "temperatures", "inputs", "samples", "seed", "temperature", "confidence", "effect"}
-        | {"power", "verify"}
+        {"versions", "baseline", "models", "temperatures", "inputs", "samples", "seed", "temperature", "confidence"}
+        | {"effect", "power", "verify"}
     ),
 }
 

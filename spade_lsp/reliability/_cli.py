@@ -188,13 +188,7 @@ def _emit_comparison(args: argparse.Namespace, out: TextIO, document: Mapping[st
 def _check_baseline(
     args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any], in_daemon: DaemonCompare
 ) -> int:
-    from spade_lsp.workspace import synced_head
-
-    with open_workspace(args, args.prompt) as workspace:
-        _, newest, _ = synced_head(workspace, args.prompt)
-    if newest == args.baseline:
-        raise InputError(f"{args.prompt}: v{newest} is the newest version; give an older one as the baseline")
-    params = compare_params(args) | {"versions": [args.baseline, newest]}
+    params = compare_params(args) | {"baseline": args.baseline}
     document = _compare(args, params, open_workspace, in_daemon)
     _emit_comparison(args, out, document)
     comparison = document["comparisons"][0]

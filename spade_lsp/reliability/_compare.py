@@ -47,6 +47,7 @@ class CompareOptions:
     one before it) and how much to sample."""
 
     versions: tuple[int, int] | None = None
+    baseline: int | None = None  # this version against the newest (``spade check --baseline``)
     models: tuple[str, ...] | None = None
     temperatures: tuple[float, ...] | None = None
     inputs: int | None = None
@@ -59,7 +60,7 @@ class CompareOptions:
     verify: bool | None = None
 
     def __post_init__(self) -> None:
-        given = [name for name in ("versions", "models", "temperatures") if getattr(self, name) is not None]
+        given = [name for name in ("versions", "baseline", "models", "temperatures") if getattr(self, name) is not None]
         if len(given) > 1:
             raise InputError(f"compare one thing at a time: got {' and '.join('--' + g for g in given)}")
         if self.versions is not None and (len(self.versions) != 2 or self.versions[0] == self.versions[1]):
@@ -81,12 +82,14 @@ def plan_variants(workspace: Workspace, prompt: Path, options: CompareOptions) -
     if options.temperatures is not None:
         return "temperatures", [Variant(f"T={t:g}", temperature=t) for t in options.temperatures]
     _, newest, _ = synced_head(workspace, prompt)
-    if options.versions is not None:
+    if options.versions is not None or options.baseline is not None:
+        baseline, candidate = options.versions or (options.baseline or 0, newest)
+        if baseline == candidate:
+            raise InputError(f"{prompt}: v{newest} is the newest version; give an older one as the baseline")
         numbers = {v.number for v in workspace.history.versions(prompt)}
-        for number in options.versions:
+        for number in (baseline, candidate):
             if number not in numbers:
                 raise InputError(f"{prompt}: no version {number}; it has v1..v{newest} (see `spade history`)")
-        baseline, candidate = options.versions
     else:
         if newest < 2:
             raise InputError(f"{prompt}: only one version is recorded; edit and save it, or compare --models")
@@ -218,10 +221,16 @@ def _store(workspace: Workspace, prompt: Path, kind: Kind, document: dict[str, A
         cursor = db.execute(
             "INSERT INTO comparisons (prompt_id, kind, baseline_run_id, candidate_version, document, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            [row[0], kind, variants[0]["run_id"], variants[-1]["version"], "{}", document["created_at"]],
+            [
+                row[0],
+                kind,
+                variants[0]["run_id"],
+                variants[-1]["version"],
+                json.dumps(document),
+                document["created_at"],
+            ],
         )
-        document["comparison_id"] = int(cursor.lastrowid or 0)
-        db.execute("UPDATE comparisons SET document = ? WHERE id = ?", [json.dumps(document), cursor.lastrowid])
+    document["comparison_id"] = int(cursor.lastrowid or 0)
 
 
 def compare_job_options(params: Mapping[str, Any]) -> CompareOptions:
@@ -233,6 +242,7 @@ def compare_job_options(params: Mapping[str, Any]) -> CompareOptions:
 
     return CompareOptions(
         versions=cast("tuple[int, int] | None", pair("versions")),  # its length is checked by CompareOptions
+        baseline=params.get("baseline"),
         models=pair("models"),
         temperatures=pair("temperatures"),
         inputs=params.get("inputs"),

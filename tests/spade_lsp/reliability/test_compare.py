@@ -187,3 +187,19 @@ def test_compare_needs_two_versions(workspace_dir: Path, stub: OpenAIStub) -> No
         compare_prompt(workspace, prompt)
     with Workspace(workspace_dir) as workspace, pytest.raises(InputError, match="no version 7"):
         compare_prompt(workspace, prompt, CompareOptions(versions=(7, 1)))
+
+
+def test_compare_temperatures_sends_each_and_finds_no_difference_where_there_is_none(
+    workspace_dir: Path, stub: OpenAIStub
+) -> None:
+    prompt = sampling_workspace(workspace_dir)
+    _configure(workspace_dir, stub)
+    with Workspace(workspace_dir) as workspace:
+        document = compare_prompt(workspace, prompt, CompareOptions(temperatures=(1.0, 0.2), samples=2, inputs=3))
+    assert [v["label"] for v in document["variants"]] == ["T=1", "T=0.2"]
+    assert [v["temperature"] for v in document["variants"]] == [1.0, 0.2]
+    assert sorted(r["temperature"] for r in stub.requests) == [0.2] * 6 + [1.0] * 6
+    comparison = document["comparisons"][0]
+    assert {row["verdict"] for row in comparison["checks"]} == {"no detectable difference"}
+    assert comparison["overall"]["difference"] == 0.0 and comparison["worse"] == []
+    assert len(document["inputs"]) == 3 and document["samples"] == 2
