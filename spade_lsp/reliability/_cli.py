@@ -169,20 +169,8 @@ def run_compare(
     args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any], in_daemon: DaemonCompare
 ) -> int:
     document = _compare(args, compare_params(args), open_workspace, in_daemon)
-    _emit_comparison(args, out, document)
+    _emit(args, out, document, _comparison_table)
     return 0
-
-
-def _emit_comparison(args: argparse.Namespace, out: TextIO, document: Mapping[str, Any]) -> None:
-    from spade_lsp.reliability._compare_render import render_comparison
-
-    if args.json:
-        json.dump(document, out, ensure_ascii=False, indent=2)
-        out.write("\n")
-    else:
-        out.write(render_comparison(document))
-    for warning in document.get("warnings", []):
-        print(f"spade: warning: {warning}", file=sys.stderr)
 
 
 def _check_baseline(
@@ -190,7 +178,7 @@ def _check_baseline(
 ) -> int:
     params = compare_params(args) | {"baseline": args.baseline}
     document = _compare(args, params, open_workspace, in_daemon)
-    _emit_comparison(args, out, document)
+    _emit(args, out, document, _comparison_table)
     comparison = document["comparisons"][0]
     worse = list(comparison["worse"])
     if comparison["overall"]["verdict"] == "worse":
@@ -245,12 +233,23 @@ def run_report(args: argparse.Namespace, out: TextIO, open_workspace: Callable[.
     return 0
 
 
-def _emit(args: argparse.Namespace, out: TextIO, document: Mapping[str, Any]) -> None:
+def _comparison_table(document: Mapping[str, Any]) -> str:
+    from spade_lsp.reliability._compare_render import render_comparison
+
+    return render_comparison(document)
+
+
+def _emit(
+    args: argparse.Namespace,
+    out: TextIO,
+    document: Mapping[str, Any],
+    table: Callable[[Mapping[str, Any]], str] | None = None,
+) -> None:
     if args.json:
         json.dump(document, out, ensure_ascii=False, indent=2)
         out.write("\n")
     else:
-        out.write(render_table(document))
+        out.write((table or render_table)(document))
     for warning in document.get("warnings", []):
         print(f"spade: warning: {warning}", file=sys.stderr)
     p_pass = document.get("p_pass", {})
