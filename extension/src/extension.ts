@@ -10,6 +10,9 @@ import { needsRestart } from "./settings";
 
 const RESTART_DEBOUNCE_MS = 500;
 
+/** The running session, so that deactivation can wait for the server to stop. */
+let active: Session | undefined;
+
 export async function activate(context: vscode.ExtensionContext): Promise<void> {
   const log = vscode.window.createOutputChannel("SPADE", { log: true });
   const status = vscode.window.createStatusBarItem("spade.status", vscode.StatusBarAlignment.Left, 50);
@@ -33,8 +36,9 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
       render();
     },
   });
+  active = session;
   const report = new ReportView();
-  context.subscriptions.push(log, status, report, { dispose: () => void session.dispose() });
+  context.subscriptions.push(log, status, report);
 
   for (const command of PALETTE) {
     context.subscriptions.push(
@@ -72,7 +76,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
 
   render();
-  await session.start();
+  void session.start(); // activation does not wait for the server: commands explain while it starts
 }
 
 async function runPalette(command: PaletteCommand, invokedOn: unknown, session: Session, report: ReportView): Promise<void> {
@@ -101,4 +105,8 @@ async function runPalette(command: PaletteCommand, invokedOn: unknown, session: 
   }
 }
 
-export function deactivate(): void {}
+/** VS Code waits for the returned promise: the server gets its shutdown and exit before the window closes. */
+export async function deactivate(): Promise<void> {
+  await active?.stop();
+  active = undefined;
+}

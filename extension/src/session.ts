@@ -38,7 +38,7 @@ function lines(input: NodeJS.ReadableStream, each: (line: string) => void): void
   readline.createInterface({ input, crlfDelay: Infinity, terminal: false }).on("line", each);
 }
 
-export class Session implements vscode.Disposable {
+export class Session {
   private client: LanguageClient | undefined;
   private starting: Promise<void> | undefined;
   interpreter: Interpreter | undefined;
@@ -63,8 +63,9 @@ export class Session implements vscode.Disposable {
     this.events.onState("starting");
     const folder = vscode.workspace.workspaceFolders?.[0];
     const config = vscode.workspace.getConfiguration("spade", folder?.uri);
-    const fromPython = config.get<string>("interpreter") ? undefined : await activeInterpreter(folder?.uri, this.log);
-    const interpreter = chooseInterpreter(config.get<string>("interpreter"), fromPython, {
+    const configured = config.get<string>("interpreter")?.trim();
+    const fromPython = configured ? undefined : await activeInterpreter(folder?.uri, this.log);
+    const interpreter = chooseInterpreter(configured, fromPython, {
       workspaceFolder: folder?.uri.fsPath,
     });
     this.interpreter = interpreter;
@@ -168,9 +169,5 @@ export class Session implements vscode.Disposable {
       throw new Error("the SPADE server is not running (see the SPADE log, or run “SPADE: Restart server”)");
     }
     return this.client.sendRequest(ExecuteCommandRequest.type, { command, arguments: args });
-  }
-
-  async dispose(): Promise<void> {
-    await this.stop();
   }
 }
