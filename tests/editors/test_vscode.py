@@ -239,6 +239,9 @@ def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
     # "Run evaluation" from the palette: the notification, and the pass rate on the assertion's lens
     assert result["evaluated"].startswith("SPADE: evaluated 1 assertion on 4 examples (run ")
     assert result["lens"] == "pass 75% on 4 examples · no selection yet"
+    # the status bar named the job while it ran, and is idle again
+    assert "SPADE: Evaluate assertions" in (result["statusDuringJob"] or "no job seen in the status bar")
+    assert "Evaluate" not in result["statusAfter"] and "SPADE" in result["statusAfter"]
 
     # the report view: the markdown report (never sampled), with the history and the assertion's figures
     report = result["report"]

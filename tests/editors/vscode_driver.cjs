@@ -155,6 +155,20 @@ async function drive(page) {
 
   // 3. "Run evaluation" from the command palette; the result is announced and the lenses show pass rates
   await prompt.dblclick();
+  // the status-bar item names the running job (spade/jobStatus); a MutationObserver sees even a short one
+  await page.evaluate(() => {
+    const seen = [];
+    window.__spadeStatusSeen = seen;
+    const look = () => {
+      for (const item of document.querySelectorAll(".statusbar-item")) {
+        const text = item.textContent || "";
+        if (text.includes("SPADE:")) {
+          seen.push(text);
+        }
+      }
+    };
+    new MutationObserver(look).observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
   await runCommand(page, "SPADE: Run evaluation");
   const evaluated = await until("the evaluation's notification", async () => {
     const texts = await notifications(page);
@@ -167,7 +181,9 @@ async function drive(page) {
     return texts.find((t) => /pass \d+% on \d+ examples/.test(t));
   });
   await page.screenshot({ path: path.join(shots, "5-lenses.png") });
-  step("evaluation", { evaluated, lens, evaluations: await notifications(page) });
+  const statusDuringJob = await page.evaluate(() => window.__spadeStatusSeen.find((t) => t.includes("Evaluate assertions")) ?? null);
+  const statusAfter = await page.locator(".statusbar-item", { hasText: "SPADE" }).first().innerText();
+  step("evaluation", { evaluated, lens, statusDuringJob, statusAfter });
 
   // 4. the report view
   await runCommand(page, "SPADE: Show report");
