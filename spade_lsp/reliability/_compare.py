@@ -83,7 +83,7 @@ def plan_variants(workspace: Workspace, prompt: Path, options: CompareOptions) -
         return "temperatures", [Variant(f"T={t:g}", temperature=t) for t in options.temperatures]
     _, newest, _ = synced_head(workspace, prompt)
     if options.versions is not None or options.baseline is not None:
-        baseline, candidate = options.versions or (options.baseline or 0, newest)
+        baseline, candidate = options.versions if options.versions is not None else (options.baseline, newest)
         if baseline == candidate:
             raise InputError(f"{prompt}: v{newest} is the newest version; give an older one as the baseline")
         numbers = {v.number for v in workspace.history.versions(prompt)}
