@@ -168,7 +168,5 @@ def write_reliability_report(root: Path, prompt: Path, store: Store | None, key:
         return None  # a store from before sampling (or comparisons) existed
     if document is None:
         return None
-    html = render_html(document)
-    if comparison is not None:
-        html = html.replace("<main>", "<main>" + render_comparison_html(comparison), 1)
-    return write_report(root, prompt, html, suffix=".reliability", extension=".html")
+    lead = render_comparison_html(comparison) if comparison is not None else ""
+    return write_report(root, prompt, render_html(document, lead=lead), suffix=".reliability", extension=".html")

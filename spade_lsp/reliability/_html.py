@@ -826,8 +826,9 @@ svg .bar{fill:var(--neutral);opacity:.55}
 """
 
 
-def render_html(document: Mapping[str, Any]) -> str:
-    """The report for one reliability document (the ``spade sample --json`` contract) as a standalone HTML page."""
+def render_html(document: Mapping[str, Any], *, lead: str = "") -> str:
+    """The report for one reliability document (the ``spade sample --json`` contract) as a standalone HTML page;
+    ``lead`` is HTML placed before the run's sections (the editor's report puts a comparison there)."""
     shape = _shape(document)
     prompt = document.get("prompt") or "prompt"
     body = "".join(
@@ -850,5 +851,5 @@ def render_html(document: Mapping[str, Any]) -> str:
         "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>Reliability: {_e(prompt)}</title><style>{_CSS}</style></head>"
-        f"<body><main>{body}</main></body></html>\n"
+        f"<body><main>{lead}{body}</main></body></html>\n"
     )
