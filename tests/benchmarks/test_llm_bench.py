@@ -18,6 +18,7 @@ import pytest
 
 from spade_lsp._store import Store
 from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest
+from tests.support.floors import REMEASURE, at_most
 from tests.support.openai_stub import stub_process
 
 CALLS = 2_000
@@ -27,7 +28,7 @@ IDEAL_S = CALLS * LATENCY_S / CONCURRENCY
 FLOOR_RATIO = 1.25
 RUNS = 3
 
-pytestmark = pytest.mark.benchmark
+pytestmark = [pytest.mark.benchmark, REMEASURE]
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +59,7 @@ def test_2000_calls_at_concurrency_16_within_125_percent_of_ideal(latency_server
     median = statistics.median(ratios)
     print(f"median {median:.3f}x the ideal ({median * IDEAL_S:.2f} s); {cached} answers cached")
     assert cached == RUNS * CALLS + 1  # every answer reached the store
-    assert median <= FLOOR_RATIO, f"median {median:.3f}x the ideal time exceeds {FLOOR_RATIO}x"
+    at_most(median, FLOOR_RATIO, "median time over the ideal")
 
 
 SIDECAR = """from spade_lsp.assertions import assertion

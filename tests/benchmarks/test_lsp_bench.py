@@ -2,7 +2,7 @@
 the figures are the server's and not a test client's decoding.
 
 - ``initialize`` to the first diagnostics of a 2,000-sentence prompt with 200 recorded versions, from process
-  start, cold: under 1 s (median of 3 fresh server processes; litellm is never imported on this path);
+  start, cold: under 1 s (median of 5 fresh server processes; litellm is never imported on this path);
 - didSave to diagnostics on that prompt (100 saves half a second apart, each adding one instruction, with the
   daemon recording every save and the views refreshing after it): p95 under 50 ms. The client's own garbage
   collector is run between saves and paused while a save is timed: its full collections take 50-70 ms over
@@ -35,12 +35,14 @@ from spade_lsp._history import Revision
 from spade_lsp.workspace import Workspace
 from tests.benchmarks.test_history_bench import _versions
 from tests.spade_lsp_client.daemons import Daemons, daemon_pid, daemons
+from tests.support.floors import REMEASURE, below
 
 __all__ = ["daemons"]
 
-pytestmark = pytest.mark.benchmark
+pytestmark = [pytest.mark.benchmark, REMEASURE]
 
 COLD_FLOOR_S = 1.0
+COLD_RUNS = 5
 SAVE_FLOOR_S = 0.050
 RSS_FLOOR_MB = 120
 SAVES = 100
@@ -168,7 +170,7 @@ async def test_cold_start_saves_and_idle_memory(tmp_path: Path, daemons: Daemons
     daemons.start(tmp_path)  # as in use: the daemon records each save and the views refresh after it
     settings: dict[str, Any] = {}
     colds = []
-    for _ in range(3):
+    for _ in range(COLD_RUNS):
         started = time.perf_counter()
         server = await RawLSP.start(tmp_path)
         try:
@@ -217,9 +219,9 @@ async def test_cold_start_saves_and_idle_memory(tmp_path: Path, daemons: Daemons
         f"median {statistics.median(timings) * 1e3:.1f} ms, p95 {p95 * 1e3:.1f} ms ({SAVES} saves); "
         f"idle RSS {rss:.0f} MB"
     )
-    assert statistics.median(colds) < COLD_FLOOR_S
-    assert p95 < SAVE_FLOOR_S
-    assert rss < RSS_FLOOR_MB
+    below(statistics.median(colds), COLD_FLOOR_S, "cold start to first diagnostics, median s")
+    below(p95, SAVE_FLOOR_S, "didSave to diagnostics, p95 s")
+    below(rss, RSS_FLOOR_MB, "idle RSS, MB")
 
 
 async def test_ten_editor_windows_share_one_daemon(tmp_path: Path, daemons: Daemons) -> None:

@@ -26,8 +26,9 @@ import numpy as np
 import pytest
 
 from spade_lsp.selection import AssertionSpec, SelectionInput, Subsumption, load_matrix_file, select
+from tests.support.floors import REMEASURE, at_least, below, require
 
-pytestmark = pytest.mark.benchmark
+pytestmark = [pytest.mark.benchmark, REMEASURE]
 
 TAU, ALPHA = 0.25, 0.6
 PIPELINES = ("codereviews", "emails", "finance", "lecturesummaries", "sportroutine")
@@ -165,7 +166,7 @@ def test_compact_highs_is_ten_times_faster_than_the_papers_cbc_formulation(share
         paper_s += paper
         print(f"{name:18} {ours:15.4f} {paper:15.3f} {paper / ours:6.0f}x")
     print(f"{'total':18} {ours_s:15.4f} {paper_s:15.3f} {paper_s / ours_s:6.0f}x (floor {SPEEDUP_FLOOR:.0f}x)")
-    assert paper_s / ours_s >= SPEEDUP_FLOOR
+    at_least(paper_s / ours_s, SPEEDUP_FLOOR, "speed-up over the paper's formulation on CBC")
 
 
 def synthetic(shared_bench: Path, *, n: int = 1000, m: int = 10_000, seed: int = 0) -> SelectionInput:
@@ -211,8 +212,10 @@ def test_thousand_by_ten_thousand_in_under_ten_seconds(shared_bench: Path, metho
         f"density {problem.fails.mean():.2f}, {len(problem.subsumptions)} K pairs "
         f"(floor {LARGE_FLOOR_S:g} s, gap <= 1%)"
     )
-    assert result.status == "optimal" or (result.status == "feasible" and gap <= LARGE_GAP)
-    assert seconds < LARGE_FLOOR_S
+    # the solver stops at the time limit: a gap over 1% there is the time floor missed, like a slow solve
+    solved = result.status == "optimal" or (result.status == "feasible" and gap <= LARGE_GAP)
+    require(solved, f"1000 x 10000 {method}: {result.status}, gap {gap:.2e} at the time limit")
+    below(seconds, LARGE_FLOOR_S, f"1000 x 10000 {method}, s")
     assert result.excluded_not_subsumed == () or method == "cov"
 
 
@@ -233,4 +236,4 @@ def test_reselection_after_one_label_change(shared_bench: Path) -> None:
         medians.append(statistics.median(times))
         print(f"{name:18} {statistics.median(times) * 1000:9.1f} {max(times) * 1000:7.1f}")
     print(f"worst median {max(medians) * 1000:.1f} ms (floor {RESELECT_FLOOR_S * 1000:.0f} ms)")
-    assert max(medians) < RESELECT_FLOOR_S
+    below(max(medians), RESELECT_FLOOR_S, "re-selection after one label change, worst median s")

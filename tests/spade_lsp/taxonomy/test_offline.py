@@ -1,9 +1,9 @@
-"""The offline taxonomy classifier: hand-written sentences per category, delta rules, the dev set, speed."""
+"""The offline taxonomy classifier: hand-written sentences per category, delta rules, the dev set (its speed is
+measured in tests/benchmarks/test_taxonomy_bench.py)."""
 
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -22,7 +22,7 @@ from spade_lsp.taxonomy import (
     TaxonomyClassifier,
     delta_labels,
 )
-from spade_lsp.taxonomy._offline import OfflineClassifier, _classify_text, placeholders
+from spade_lsp.taxonomy._offline import OfflineClassifier, placeholders
 from spade_lsp.taxonomy.evaluate import evaluate, texts_from_line
 
 DEV = Path(__file__).resolve().parents[3].parent / "shared" / "bench" / "taxonomy" / "dev.jsonl"
@@ -225,22 +225,3 @@ def test_dev_set_micro_f1() -> None:
         pairs.append((delta_labels(CLF.classify_changes(diff_texts(before, after))), row["labels"]))
     report = evaluate(pairs)
     assert report.micro_f1 >= 0.80, report.table()
-
-
-def test_first_pass_over_a_large_prompt_is_fast() -> None:
-    stems = [
-        "Always include a short summary of the ticket",
-        "You are a support agent for an online shop",
-        "Do not mention internal tooling or colleagues by name",
-        "Answer in JSON with the keys reply and urgency",
-        "Keep the reply under 120 words and be friendly",
-        "For example, thank the customer for their patience",
-        "First read the ticket, then check the order status",
-        "The customer's message is {message}",
-    ]
-    sentences = [f"{stems[i % len(stems)]} (case {i})." for i in range(2000)]
-    _classify_text.cache_clear()
-    start = time.perf_counter()
-    for text in sentences:
-        CLF.classify_sentence(text)
-    assert time.perf_counter() - start < 0.3
