@@ -4,7 +4,9 @@ locally), driven in chromium by playwright-core (``vscode_driver.cjs``).
 A prompt with three committed versions and its examples; VS Code opens it, the Problems panel lists the spade
 diagnostics with the version that introduced each, the "Add assertion" quick fix writes the sidecar module,
 "SPADE: Run evaluation" from the command palette announces its result and the module's code lenses show the pass
-rate, and "SPADE: Show report" opens the report view. Screenshots of each step land in ``artifacts/vscode-e2e``.
+rate, and "SPADE: Show report" opens the report view. With a model configured (the loopback stub) and automatic
+sampling, saving a new version brings the comparison lens and the sampled report. Screenshots of each step land
+in ``artifacts/vscode-e2e``.
 
 Needs the toolchain that ``extension/e2e/setup.sh`` installs (``.ci/run`` runs it) and the package that
 ``make vsix`` builds (``make test`` builds it first). Skipped on a developer machine without them; under CI
@@ -30,6 +32,8 @@ import pytest
 
 from tests.spade_lsp_client.daemons import Daemons, daemons
 from tests.spade_lsp_server._workspaces import git_repo, write_examples
+from tests.support.blurb import V3, TwoModels, record, sampling_workspace
+from tests.support.openai_stub import OpenAIStub
 
 __all__ = ["daemons"]
 
@@ -278,3 +282,44 @@ def test_a_missing_package_is_explained_and_a_new_interpreter_restarts_the_serve
     assert sum("introduced in v" in row for row in result["problems"]) == 3
     machine = settings.parents[1] / "Machine" / "settings.json"  # the Remote scope of a code-server window
     assert json.loads(machine.read_text(encoding="utf-8"))["spade.interpreter"] == sys.executable
+
+
+def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp_path: Path, daemons: Daemons) -> None:
+    """A model (the loopback stub) with automatic sampling: the user adds an instruction and saves; the daemon
+    samples v1 and v2 on the same inputs and compares them, the prompt's top lens in VS Code reads the
+    comparison, regressions first, and the report view shows it above the sampled reliability report."""
+    root = tmp_path / "sampling"
+    root.mkdir()
+    prompt = sampling_workspace(root)
+    record(root, prompt, V3)  # v1, saved before this window opened
+    daemons.track(root)
+    with OpenAIStub(TwoModels()) as stub:
+        (root / "spade.toml").write_text(
+            f'model = "openai/good"\napi_base = "{stub.api_base}"\nclassifier = "offline"\n'
+            "auto_sample = true\nsamples_per_input = 4\n",
+            encoding="utf-8",
+        )
+        base, _ = vscode.launch(root, sys.executable)
+        result, shots = vscode.drive(base, root, "compare")
+        requests = len(stub.requests)
+
+    assert result["steps"] == ["opened", "compared", "report"]
+    assert result["summaryBefore"].startswith("spade: 1 version")
+    assert prompt.read_text(encoding="utf-8").startswith(V3) and "Mention the price." in prompt.read_text("utf-8")
+    # with good, v1 never says "cheap"; v2's new sentence makes half the kettle and lamp answers and all the
+    # mug and shoe answers say it: 16/16 -> 4/16, a regression, listed first
+    assert result["lens"] == (
+        "v2 vs v1: no_cheap 100% -> 25% (-75, 95% CI -100..-29) worse; short 100% -> 100% (+0, +0..+0)"
+    )
+    assert requests == 32  # four inputs x four samples, each version
+
+    report = result["report"]
+    assert "Comparison" in result["headings"] and "v2 vs v1" in result["headings"]
+    assert "assert_no_cheap" in report and "worse" in report
+    # below the comparison, the sampled reliability report: the tensor's heatmap, one cell per output and check
+    assert result["heatmapCells"] == 4 * 4 * 2
+    assert sorted(p.name for p in shots.glob("*.png")) == [
+        "1-comparison-lens.png",
+        "2-comparison-report.png",
+        "3-heatmap.png",
+    ]

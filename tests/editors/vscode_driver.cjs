@@ -1,9 +1,10 @@
 // Drives VS Code (code-server) in chromium through playwright-core, for tests/editors/test_vscode.py.
 // Environment: SPADE_VSCODE_URL (the workbench with the folder open), SPADE_VSCODE_WORKSPACE (that folder),
 // SPADE_VSCODE_SHOTS (where screenshots go), SPADE_VSCODE_OUT (the JSON result), SPADE_VSCODE_SCENARIO
-// ("workflow", or "missing": the interpreter lacks spade-lsp until the driver sets spade.interpreter to
-// SPADE_VSCODE_GOOD_PYTHON in the Settings editor). Each step records what the editor showed; the Python test asserts on it. On a
-// failure the result carries the error and a screenshot.
+// ("workflow"; "missing": the interpreter lacks spade-lsp until the driver sets spade.interpreter to
+// SPADE_VSCODE_GOOD_PYTHON in the Settings editor; "compare": a model is configured with automatic sampling, and
+// the driver saves a new version of the prompt). Each step records what the editor showed; the Python test
+// asserts on it. On a failure the result carries the error and a screenshot.
 "use strict";
 const fs = require("node:fs");
 const path = require("node:path");
@@ -54,9 +55,11 @@ async function notifications(page) {
 async function main() {
   const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: FLAGS });
   try {
-    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    const width = scenario === "compare" ? 1800 : 1400; // the comparison lens is a long line
+    const page = await browser.newPage({ viewport: { width, height: 900 } });
     try {
-      await (scenario === "missing" ? missingPackage(page) : drive(page));
+      const scenarios = { workflow: drive, missing: missingPackage, compare };
+      await scenarios[scenario](page);
     } catch (error) {
       result.error = String(error && error.stack ? error.stack : error);
       await page.screenshot({ path: path.join(shots, "failure.png") }).catch(() => {});
@@ -186,20 +189,58 @@ async function drive(page) {
   step("evaluation", { evaluated, lens, statusDuringJob, statusAfter });
 
   // 4. the report view
+  const report = await showReport(page, "spade report: blurb.prompt");
+  await page.screenshot({ path: path.join(shots, "6-report.png") });
+  step("report", { report: report.text.slice(0, 4000) });
+}
+
+/** "SPADE: Show report", then the webview's text once it holds ``marker`` (the workbench itself, the main
+ * frame, is never read: its lenses and tabs may hold the marker too), and what the report's page draws. */
+async function showReport(page, marker) {
   await runCommand(page, "SPADE: Show report");
   const reportTab = page.locator(".tabs-container .tab", { hasText: "SPADE report: blurb.prompt" });
   await reportTab.first().waitFor({ timeout: WAIT_MS });
-  const reportText = await until("the report's text", async () => {
-    for (const frame of page.frames()) {
+  return until(`the report holding "${marker}"`, async () => {
+    for (const frame of page.frames().filter((f) => f !== page.mainFrame())) {
       const text = await frame.locator("body").innerText().catch(() => "");
-      if (text.includes("spade report: blurb.prompt")) {
-        return text;
+      if (text.includes(marker)) {
+        const heatmapCells = await frame.locator("svg rect.cell").count();
+        const charts = await frame.locator("svg").count();
+        const headings = await frame.locator("h2, h3").allInnerTexts();
+        return { frame, text, heatmapCells, charts, headings };
       }
     }
     return undefined;
   });
-  await page.screenshot({ path: path.join(shots, "6-report.png") });
-  step("report", { report: reportText.slice(0, 4000) });
+}
+
+/** A model with automatic sampling: saving a new version makes the daemon sample both versions on the same
+ * inputs and compare them; the prompt's top lens reads the comparison, and the report view shows it above the
+ * reliability report (heatmap, intervals, profiles). */
+async function compare(page) {
+  await openPrompt(page);
+  // lenses on one line share a decoration, separated by "|"
+  const lenses = async () =>
+    (await page.locator(ACTIVE_EDITOR + " .codelens-decoration").allInnerTexts()).flatMap((t) => t.split(/\s*\|\s*/).map((lens) => lens.replace(/\s+/g, " ").trim()));
+  const before = await until("the prompt's summary lens", async () => (await lenses()).find((t) => t.startsWith("spade:")));
+  step("opened", { summaryBefore: before });
+
+  await page.locator(ACTIVE_EDITOR + " .view-lines").first().click();
+  await page.keyboard.press("Control+End");
+  await page.keyboard.type("Mention the price.");
+  await page.keyboard.press("Control+S");
+  await page.keyboard.press("Control+B"); // the explorer hides: the top line's lenses are long
+  const lens = await until("the comparison lens", async () => (await lenses()).find((t) => t.startsWith("v2 vs v1: ")), 120000);
+  await page.screenshot({ path: path.join(shots, "1-comparison-lens.png") });
+  step("compared", { lens, lenses: await lenses() });
+
+  const report = await showReport(page, "Comparison");
+  await page.screenshot({ path: path.join(shots, "2-comparison-report.png") });
+  if (report.heatmapCells > 0) {
+    await report.frame.locator("svg rect.cell").first().scrollIntoViewIfNeeded();
+    await page.screenshot({ path: path.join(shots, "3-heatmap.png") });
+  }
+  step("report", { report: report.text.slice(0, 6000), heatmapCells: report.heatmapCells, charts: report.charts, headings: report.headings });
 }
 
 main().catch((error) => {
