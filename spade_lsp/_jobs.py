@@ -373,6 +373,23 @@ def _flag(params: Mapping[str, Any], key: str) -> None:
         raise JobParamsError(f"params.{key}: expected true or false, got {params[key]!r}")
 
 
+def _settings(params: Mapping[str, Any]) -> None:
+    """``settings``, any job's: the spade settings of the editor that asked (they beat the workspace's files)."""
+    value = params.get("settings")
+    if value is None:
+        return
+    if not isinstance(value, Mapping):
+        raise JobParamsError(f"params.settings: expected an object of spade settings, got {value!r}")
+    from spade_lsp.config import Settings
+    from spade_lsp.errors import ConfigError
+
+    try:
+        Settings().merged(dict(value), source="params.settings")
+    except ConfigError as error:
+        raise JobParamsError(str(error)) from error
+
+
+#: Each kind's own params; ``settings`` is every kind's (see :func:`_settings`).
 _KNOWN_PARAMS: Final[dict[str, frozenset[str]]] = {
     "synthesize": frozenset({"synthesizer", "sentences", "sidecar_text", "write"}),
     "evaluate": frozenset({"timeout_s", "memory_mb", "workers"}),
@@ -397,9 +414,10 @@ def validate_params(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
         raise JobParamsError(f"params: expected an object, got {type(params).__name__}")
     known = _KNOWN_PARAMS.get(kind)
     if known is not None:
-        unknown = sorted(set(params) - known)
+        unknown = sorted(set(params) - known - {"settings"})
         if unknown:
             raise JobParamsError(f"params: unknown key(s) for {kind}: {', '.join(map(str, unknown))}")
+    _settings(params)
     if kind == "synthesize":
         _choice(params, "synthesizer", ("auto", "offline", "llm"))
         sentences = params.get("sentences")

@@ -145,8 +145,9 @@ def _open_workspace(args: argparse.Namespace, anchor: Path) -> Any:
 
 def _daemon_root(args: argparse.Namespace, anchor: Path) -> Path | None:
     """The workspace root when its daemon runs: the daemon is the store's one writer, so the command hands it
-    the job. Model overrides on the command line run here instead (the daemon keeps the workspace's settings)."""
-    if _overrides(args):
+    the job, with the command line's ``--model`` and ``--api-base`` as the job's settings. ``--classifier``
+    runs here instead: it decides how the history is recorded, which the daemon does with its own."""
+    if args.classifier is not None:
         return None
     from spade_lsp.config import find_workspace_root
     from spade_lsp_client import daemon_running
@@ -160,11 +161,15 @@ def _progress_to_stderr(progress: dict[str, Any]) -> None:
         print(f"spade: {progress.get('message', '')}", file=sys.stderr)
 
 
-def _daemon_job(root: Path, kind: str, prompt: Path, params: dict[str, Any]) -> dict[str, Any]:
-    """Run one job in the workspace's daemon and return its result; a job that did not finish is an error."""
+def _daemon_job(args: argparse.Namespace, root: Path, kind: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Run one job on ``args.prompt`` in the workspace's daemon and return its result; a job that did not finish
+    is an error."""
     from spade_lsp_client import run_job
 
-    job = run_job(root, kind, prompt.resolve(), params, on_progress=_progress_to_stderr)
+    overrides = _overrides(args)
+    if overrides:
+        params = {**params, "settings": overrides}
+    job = run_job(root, kind, args.prompt.resolve(), params, on_progress=_progress_to_stderr)
     if job["status"] != "done":
         raise SpadeError(f"the daemon's {kind} job {job['id']} {job['status']}: {job.get('error') or 'no reason'}")
     result: dict[str, Any] = job["result"]
@@ -305,7 +310,7 @@ def _cmd_synthesize(args: argparse.Namespace, out: TextIO) -> int:
 
     root = _daemon_root(args, args.prompt)
     if root is not None:
-        result = _daemon_job(root, "synthesize", args.prompt, {"synthesizer": args.synthesizer, "write": True})
+        result = _daemon_job(args, root, "synthesize", {"synthesizer": args.synthesizer, "write": True})
         candidates = [Candidate(**candidate) for candidate in result["candidates"]]
         module, warnings = str(sidecar_path(args.prompt)), result["warnings"]
         changes = {key: result[key] for key in ("added", "updated", "unchanged", "removed", "kept_edited")}
@@ -340,7 +345,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     root = _daemon_root(args, args.prompt) if args.examples is None else None
     if root is not None:
         flags = {"timeout_s": args.timeout, "memory_mb": args.memory_mb, "workers": args.workers}
-        result = _daemon_job(root, "evaluate", args.prompt, {k: v for k, v in flags.items() if v is not None})
+        result = _daemon_job(args, root, "evaluate", {k: v for k, v in flags.items() if v is not None})
         with _open_workspace(args, args.prompt) as workspace:
             run = load_eval_run(workspace.store, result["run_id"])
         run.module_error, run.warnings = result["module_error"], result["warnings"]
@@ -404,14 +409,14 @@ def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
         params = {"method": args.method, "folds": args.folds, "time_limit": args.time_limit}
         params |= {"filter_declared": True} if args.filter_declared else {}
         params |= {key: getattr(args, key) for key in ("tau", "alpha") if getattr(args, key) is not None}
-        return _daemon_job(root, "select", args.prompt, params)
+        return _daemon_job(args, root, "select", params)
 
     return run_select(args, out, in_daemon)
 
 
 def _sample_in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any] | None:
     root = _daemon_root(args, args.prompt)
-    return None if root is None else _daemon_job(root, "sample", args.prompt, params)
+    return None if root is None else _daemon_job(args, root, "sample", params)
 
 
 def _cmd_sample(args: argparse.Namespace, out: TextIO) -> int:
@@ -422,7 +427,7 @@ def _cmd_sample(args: argparse.Namespace, out: TextIO) -> int:
 
 def _compare_in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any] | None:
     root = _daemon_root(args, args.prompt)
-    return None if root is None else _daemon_job(root, "compare", args.prompt, params)
+    return None if root is None else _daemon_job(args, root, "compare", params)
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
@@ -448,7 +453,7 @@ def _cmd_judge(args: argparse.Namespace, out: TextIO) -> int:
 
     def in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any] | None:
         root = _daemon_root(args, args.prompt)
-        return None if root is None else _daemon_job(root, "judge", args.prompt, params)
+        return None if root is None else _daemon_job(args, root, "judge", params)
 
     return run_judge(args, out, _open_workspace, in_daemon)
 

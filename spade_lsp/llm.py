@@ -50,8 +50,8 @@ T = TypeVar("T")
 
 HOW_TO_CONFIGURE = (
     "no model is configured: set `model` under [tool.spade] in pyproject.toml or spade.toml "
-    '(any litellm model name, e.g. model = "openai/gpt-4o-mini"), or pass --model; '
-    "for a local OpenAI-compatible server also set api_base"
+    '(any litellm model name, e.g. model = "openai/gpt-4o-mini"), pass --model, or set spade.model in the '
+    "editor; for a local OpenAI-compatible server also set api_base"
 )
 
 _RETRYABLE: Final = frozenset(

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from spade_lsp._history import History
 from spade_lsp._store import Store
-from spade_lsp.config import Settings, find_workspace_root, load_settings
+from spade_lsp.config import Settings, find_workspace_root, front_matter_settings, load_settings
 from spade_lsp.errors import ModelNotConfiguredError
 from spade_lsp.llm import HOW_TO_CONFIGURE, LLMClient, client_from_settings
 from spade_lsp.taxonomy import TaxonomyClassifier
@@ -22,12 +23,15 @@ class Workspace:
         *,
         settings: Settings | None = None,
         overrides: dict[str, Any] | None = None,
+        overrides_source: str = "command-line options",
         llm_client: LLMClient | None = None,
         busy_timeout_s: float = 5.0,
     ) -> None:
         self.root = root.resolve()
         base = settings if settings is not None else load_settings(self.root)
-        self.settings = base.merged(overrides or {}, source="command-line options")
+        self._overrides = dict(overrides or {})
+        self._overrides_source = overrides_source
+        self.settings = base.merged(self._overrides, source=overrides_source)
         self.store = Store.open(self.root, busy_timeout_s=busy_timeout_s)
         self._llm_client = llm_client
         self.history = History(self.store, self.root, self._make_classifier())
@@ -36,6 +40,13 @@ class Workspace:
     def for_path(cls, path: Path, **kwargs: Any) -> Workspace:
         """The workspace that holds ``path`` (see :func:`find_workspace_root`)."""
         return cls(find_workspace_root(path), **kwargs)
+
+    def prompt_settings(self, front_matter: Mapping[str, Any], *, source: str) -> Settings:
+        """One prompt's settings: the workspace's files, then its front matter, then the overrides (command-line
+        options, or the editor's settings for a job the editor started), which beat both."""
+        return self.settings.merged(front_matter_settings(front_matter), source=source).merged(
+            self._overrides, source=self._overrides_source
+        )
 
     @property
     def has_llm_client(self) -> bool:

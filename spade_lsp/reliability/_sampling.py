@@ -28,7 +28,7 @@ import numpy as np
 from spade_lsp._examples import Example, read_examples
 from spade_lsp._files import examples_path, sidecar_path
 from spade_lsp._prompts import parse_prompt
-from spade_lsp.config import Settings, front_matter_settings
+from spade_lsp.config import Settings
 from spade_lsp.errors import InputError, LLMError, StoreError
 from spade_lsp.llm import Completion, LLMClient, LLMRequest
 from spade_lsp.reliability._names import Method
@@ -159,7 +159,7 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
             raise InputError(f"{prompt}: no version {options.version}; it has v1..v{version} (see `spade history`)")
         version, text = options.version, workspace.history.content(recorded[options.version].content_hash)
     parsed = parse_prompt(text, source=str(prompt))
-    settings = workspace.settings.merged(front_matter_settings(parsed.front_matter), source=f"{prompt} front matter")
+    settings = workspace.prompt_settings(parsed.front_matter, source=f"{prompt} front matter")
     examples = _draw(read_examples(source), options, settings, warnings)
     validators = _validators(workspace, prompt, module, settings, warnings)
     verify = bool(settings.verifier) if options.verify is None else options.verify

@@ -72,3 +72,20 @@ def test_history_records_through_the_daemon_and_failures_keep_their_exit_code(tm
     missing = _spade("eval", "nothing.prompt", cwd=tmp_path)
     assert missing.returncode == 2
     assert "nothing.prompt" in missing.stderr and "Traceback" not in missing.stderr
+
+
+def test_a_model_given_on_the_command_line_goes_to_the_daemon_with_the_job(tmp_path: Path, daemons: Daemons) -> None:
+    """``--model`` and ``--api-base`` beside a running daemon: the daemon (the store's one writer) samples, with
+    them as the job's settings; the workspace's files name no model."""
+    from tests.support.blurb import sampling_workspace
+    from tests.support.openai_stub import OpenAIStub, chat_reply
+
+    sampling_workspace(tmp_path)
+    (tmp_path / "spade.toml").write_text('classifier = "offline"\n', encoding="utf-8")
+    daemons.start(tmp_path)
+    with OpenAIStub(lambda request: chat_reply("A lovely thing.")) as stub:
+        flags = ["--model", "openai/from-the-command-line", "--api-base", stub.api_base, "--samples", "2"]
+        document = _json("sample", "blurb.prompt", *flags, cwd=tmp_path)
+    assert document["model"] == "openai/from-the-command-line" and document["calls"] == 8
+    assert {r["model"] for r in stub.requests} == {"from-the-command-line"}
+    assert _jobs(tmp_path) == [{"kind": "sample", "status": "done", "client": "cli"}]

@@ -86,6 +86,9 @@ def test_enqueue_checks_params_and_stores_nothing_bad(queue: JobQueue) -> None:
         ("select", {"alpha": 1.5}, "params.alpha"),
         ("select", {"folds": 2.5}, "params.folds"),
         ("select", {"solver": "cbc"}, "unknown key"),
+        ("sample", {"settings": ["model"]}, "params.settings"),
+        ("sample", {"settings": {"modle": "openai/x"}}, "params.settings: modle"),
+        ("evaluate", {"settings": {"tau": 7}}, "params.settings: tau"),
     ],
 )
 def test_validate_params_names_the_bad_key(kind: str, params: dict[str, Any], message: str) -> None:
@@ -105,6 +108,8 @@ def test_validate_params_accepts_what_the_protocol_documents() -> None:
         "sample", {"samples": 5, "inputs": 2, "interval": "clopper-pearson", "early_stopping": False}
     )
     assert validate_params("judge", {"pipeline": "/w/judges.toml", "noise": 5, "noise_source": "sampled"})
+    editor = {"model": "openai/m", "api_base": "http://127.0.0.1:9/v1", "tau": 0.3}
+    assert validate_params("compare", {"samples": 2, "settings": editor})["settings"] == editor  # any kind's
     for bad in ({"samples": 0}, {"interval": "normal"}, {"early_stopping": "yes"}, {"sample": 3}):
         with pytest.raises(JobParamsError):
             validate_params("sample", bad)

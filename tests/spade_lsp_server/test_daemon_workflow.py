@@ -365,6 +365,32 @@ async def test_sampling_from_the_editor_shows_reliability(editor_factory: Any, w
         assert "assert_no_cheap" in page and "<svg" in page
 
 
+async def test_the_editors_model_and_api_base_reach_the_daemons_jobs(editor_factory: Any, workspace_dir: Path) -> None:
+    """No model in the workspace's files: the editor's ``spade.model`` and ``spade.apiBase`` (camelCase, as VS
+    Code sends them) travel with the job, so the daemon samples that model; once the editor unsets them, the
+    files decide again and the job says no model is configured."""
+    from tests.support.openai_stub import OpenAIStub, chat_reply
+
+    with OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as stub:
+        (workspace_dir / "spade.toml").write_text('classifier = "offline"\n', encoding="utf-8")
+        prompt = sampling_workspace(workspace_dir)
+        editor = await editor_factory(
+            workspace_dir, settings={"model": "openai/from-the-editor", "apiBase": stub.api_base}
+        )
+        uri = await editor.open(prompt)
+        result = await editor.command("spade.sample", uri, {"samples": 2})
+        assert result["model"] == "openai/from-the-editor" and result["calls"] == 8
+        assert {r["model"] for r in stub.requests} == {"from-the-editor"}
+
+        editor.client.set_configuration({"model": "", "apiBase": ""}, section="spade")  # cleared in the UI
+        editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+        await asyncio.sleep(0.5)
+        with pytest.raises(JsonRpcException, match="no model is configured") as refused:
+            await editor.command("spade.sample", uri, {"samples": 3})
+        assert "spade.model" in refused.value.message
+        assert len(stub.requests) == 8
+
+
 async def test_after_a_save_the_lens_compares_the_new_version_with_the_one_before(
     editor_factory: Any, workspace_dir: Path
 ) -> None:

@@ -7,13 +7,14 @@ here: evaluation hands it to the sandbox's worker processes.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from spade_lsp._jobs import Job, JobCancelled, JobQueue, JobStateError, execute
 from spade_lsp._store import Store
@@ -34,12 +35,12 @@ class _Interrupted(Exception):
 
 class WorkspaceCache:
     """One thread's Workspace, reopened when spade.toml or pyproject.toml changes (settings are read once
-    per open)."""
+    per open) or when a job brings other editor settings than the job before it."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._workspace: Workspace | None = None
-        self._stamp: tuple[int | None, ...] = ()
+        self._stamp: tuple[object, ...] = ()
 
     def _settings_stamp(self) -> tuple[int | None, ...]:
         stamps: list[int | None] = []
@@ -50,11 +51,13 @@ class WorkspaceCache:
                 stamps.append(None)
         return tuple(stamps)
 
-    def get(self) -> Workspace:
-        stamp = self._settings_stamp()
+    def get(self, editor_settings: Mapping[str, Any] | None = None) -> Workspace:
+        """The workspace, with the settings of the editor that started the job (they beat the files)."""
+        overrides = dict(editor_settings or {})
+        stamp = (*self._settings_stamp(), json.dumps(overrides, sort_keys=True, default=str))
         if self._workspace is None or stamp != self._stamp:
             self.close()
-            self._workspace = Workspace(self.root)
+            self._workspace = Workspace(self.root, overrides=overrides, overrides_source="editor settings (spade)")
             self._stamp = stamp
         return self._workspace
 
@@ -187,7 +190,7 @@ class JobRunner:
     ) -> Job | None:
         """Run the job and store how it ended; None when it was handed back to the queue."""
         try:
-            result = execute(workspaces.get(), job, progress)
+            result = execute(workspaces.get(job.params.get("settings")), job, progress)  # validated when queued
         except JobCancelled:
             return self._store(lambda: queue.mark_cancelled(job.id, self.owner), job)
         except _Interrupted:

@@ -194,6 +194,15 @@ class Jobs:
         self.server.protocol.notify_json(JOB_STATUS, {"jobs": jobs})
 
 
+def _with_editor_settings(params: Mapping[str, Any], editor: Mapping[str, Any]) -> dict[str, Any]:
+    """A job's params with this editor's spade settings (model, api base, tau, ...), which beat the workspace's
+    files and front matter in the daemon as they do here; files alone decide when the editor sets nothing."""
+    out = dict(params)
+    if editor:
+        out["settings"] = dict(editor)
+    return out
+
+
 async def run_job(
     server: SpadeLanguageServer,
     jobs: Jobs,
@@ -225,7 +234,7 @@ async def run_job(
 
     outcome = "failed"
     try:
-        job = await client.submit_job(kind, str(ref.path), dict(params))
+        job = await client.submit_job(kind, str(ref.path), _with_editor_settings(params, state.client_values))
         running.job_id = int(job["id"])
         if running.cancelled:
             await _cancel(running)
