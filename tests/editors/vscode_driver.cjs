@@ -205,9 +205,8 @@ async function showReport(page, marker) {
       const text = await frame.locator("body").innerText().catch(() => "");
       if (text.includes(marker)) {
         const heatmapCells = await frame.locator("svg rect.cell").count();
-        const charts = await frame.locator("svg").count();
         const headings = await frame.locator("h2, h3").allInnerTexts();
-        return { frame, text, heatmapCells, charts, headings };
+        return { frame, text, heatmapCells, headings };
       }
     }
     return undefined;
@@ -240,7 +239,7 @@ async function compare(page) {
     await report.frame.locator("svg rect.cell").first().scrollIntoViewIfNeeded();
     await page.screenshot({ path: path.join(shots, "3-heatmap.png") });
   }
-  step("report", { report: report.text.slice(0, 6000), heatmapCells: report.heatmapCells, charts: report.charts, headings: report.headings });
+  step("report", { report: report.text.slice(0, 6000), heatmapCells: report.heatmapCells, headings: report.headings });
 }
 
 main().catch((error) => {

@@ -1,8 +1,9 @@
 """The issues' performance floors, asserted by the benchmarks on a shared, noisy machine.
 
 The development machine and CI are virtual machines on shared hosts. They have slow spells in which everything
-runs two to three times slower for a minute or so (seen in CI: the history, cold-start and offline-classifier
-figures all 1.6-3.5x their usual values in one run), which no median over a few seconds can absorb.
+runs two to three times slower for a minute or so (seen in CI: the history and cold-start figures at 1.6-2x
+their usual values in one run, the offline classifier's at 3.5x in another), which no median over a few seconds
+can absorb.
 
 So a figure that misses its floor raises :class:`FloorMissed`, and a benchmark marked :data:`REMEASURE` is
 measured again after a pause, at most twice (pytest-rerunfailures; pytest reports each re-run). Only a missed
