@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import Any
 
 from spade_lsp._examples import Example, read_examples
+from spade_lsp._fallbacks import Fallbacks
 from spade_lsp._files import atomic_write_text, examples_path, prompt_stem, sidecar_path
 from spade_lsp._store import Store
-from spade_lsp.errors import InputError, ModelNotConfiguredError, StoreError
+from spade_lsp.config import Settings
+from spade_lsp.errors import InputError, LLMError, StoreError
 from spade_lsp.llm import LLMClient, parse_json_answer
 from spade_lsp.sandbox import SandboxCase, SandboxLimits, run_assertions
 from spade_lsp.synthesis import Candidate, Instruction, PromptContext, Synthesizer, placeholders_of, render_prompt
@@ -32,17 +34,22 @@ class SynthesisResult:
     update: SidecarUpdate
     warnings: list[str] = field(default_factory=list)
     text: str = ""  # the sidecar module as planned (written only when ``update.written``)
+    fallbacks: Fallbacks = field(default_factory=Fallbacks)
 
 
 def make_synthesizer(workspace: Workspace, choice: str = "auto", *, prompt: Path | None = None) -> Synthesizer:
-    """``offline`` (default without a model), ``llm`` (needs one), or ``auto``: the LLM when one is configured."""
-    has_model = bool(workspace.settings.model) or workspace.has_llm_client
-    if choice == "llm" and not has_model:
-        raise ModelNotConfiguredError("--synthesizer llm needs a model: set `model` in [tool.spade] or pass --model")
-    if choice == "llm" or (choice == "auto" and has_model):
+    """``offline`` (the default without an assistant model), ``llm`` (needs one), or ``auto``: the assistant
+    model when one is configured. The pipeline's model is never asked unless ``assistant_model = "same"``."""
+    settings = workspace.settings_for(prompt) if prompt is not None else workspace.settings
+    if choice == "llm" or (choice == "auto" and workspace.has_assistant(settings)):
         from spade_lsp.synthesis._llm import LLMSynthesizer
 
-        return LLMSynthesizer(workspace.llm_client(), example=_first_example(prompt))
+        client = workspace.assistant_client(settings, what="--synthesizer llm")
+        return LLMSynthesizer(client, example=_first_example(prompt))
+    return _offline_synthesizer()
+
+
+def _offline_synthesizer() -> Synthesizer:
     from spade_lsp.synthesis._offline import OfflineSynthesizer
 
     return OfflineSynthesizer()
@@ -89,8 +96,18 @@ def plan_synthesis(
         if missing:
             warnings.append(f"{len(missing)} sentence(s) not in the newest version were skipped")
     report(f"synthesizing from {len(instructions)} instruction(s) ({synthesizer.name})", 10.0)
-    candidates = synthesizer.synthesize(instructions, context)
-    for name, reason in [*getattr(synthesizer, "dropped", []), *getattr(synthesizer, "rejected", [])]:
+    fallbacks = Fallbacks()
+    try:
+        candidates = synthesizer.synthesize(instructions, context)
+    except LLMError as error:  # the criteria call failed: the instructions still get offline candidates
+        offline = _offline_synthesizer()
+        if synthesizer.name == offline.name:
+            raise
+        fallbacks.add("assertion criteria", error, "synthesized offline instead")
+        candidates = offline.synthesize(instructions, context)
+    for name, reason in getattr(synthesizer, "dropped", []):
+        fallbacks.add("assertion functions", reason, f"left out the criterion {name!r}")
+    for name, reason in getattr(synthesizer, "rejected", []):
         warnings.append(f"not offered: {name}: {reason}")
     if not candidates:
         warnings.append(f"{prompt}: no checkable instruction found; nothing to synthesize")
@@ -100,7 +117,7 @@ def plan_synthesis(
     text, update = plan_sidecar(module, old, candidates, prompt_name=prompt.name, remove_stale=sentences is None)
     if update.kept_edited:
         warnings.append(f"kept your edited version of: {', '.join(update.kept_edited)}")
-    return SynthesisResult(candidates, update, warnings, text)
+    return SynthesisResult(candidates, update, warnings, text, fallbacks)
 
 
 def write_synthesis(result: SynthesisResult) -> None:
@@ -199,8 +216,10 @@ def ask_llm_with(client: LLMClient) -> AskLLM:
             },
             {"role": "user", "content": f"Question: {question}{extra}\n\nResponse:\n{response}"},
         ]
-        answer = parse_json_answer(client.complete(messages, response_schema=_YES_NO_SCHEMA), what="a yes/no check")
-        return isinstance(answer, dict) and str(answer.get("answer", "")).strip().lower() == "yes"
+        answer = parse_json_answer(
+            client.complete(messages, response_schema=_YES_NO_SCHEMA), what="a yes/no check", schema=_YES_NO_SCHEMA
+        )
+        return str(answer["answer"]).strip().lower() == "yes"  # the schema holds: "yes" or "no"
 
     return ask
 
@@ -231,7 +250,8 @@ def evaluate(
     versions = workspace.history.versions(prompt)
     template = workspace.history.content(versions[-1].content_hash) if versions else ""
     cases, warnings = _cases(examples, template)
-    ask = _ask_or_none(workspace)
+    settings = workspace.settings_for(prompt)
+    ask = _ask_or_none(workspace, settings)
     limits = limits or SandboxLimits()
     started = datetime.now(UTC).isoformat()
     clock = time.perf_counter()
@@ -269,7 +289,8 @@ def evaluate(
         module_error=_module_error(module, result.module_error),
         warnings=warnings,
     )
-    run.run_id = _store_run(workspace, prompt, run, started, module, source, limits, ask is not None)
+    model = settings.assistant_model if ask is not None else None
+    run.run_id = _store_run(workspace, prompt, run, started, module, source, limits, model)
     return run
 
 
@@ -314,10 +335,19 @@ def _cases(examples: Sequence[Example], template: str) -> tuple[list[SandboxCase
     return cases, warnings
 
 
-def _ask_or_none(workspace: Workspace) -> AskLLM | None:
-    if not workspace.settings.model and not workspace.has_llm_client:
-        return None  # ask_llm assertions are reported as "needs a model"
-    return ask_llm_with(workspace.llm_client())
+def _ask_or_none(workspace: Workspace, settings: Settings) -> AskLLM | None:
+    """The assistant model's answers to ``ask_llm``; without one the cells are reported as "needs a model"."""
+    if not workspace.has_assistant(settings):
+        return None
+    client: LLMClient | None = None
+
+    def ask(question: str, response: str, context: Mapping[str, Any]) -> bool:
+        nonlocal client
+        if client is None:  # made at the first question: an eval without ask_llm never starts a model
+            client = workspace.assistant_client(settings, what="ask_llm")
+        return ask_llm_with(client)(question, response, context)
+
+    return ask
 
 
 def _store_run(
@@ -328,14 +358,14 @@ def _store_run(
     module: Path,
     examples: Path,
     limits: SandboxLimits,
-    with_model: bool,
+    model: str | None,
 ) -> int:
     key = workspace.history.prompt_key(prompt)
     parameters = {
         "timeout_s": limits.timeout_s,
         "memory_mb": limits.memory_mb,
         "workers": limits.workers,
-        "model": workspace.settings.model if with_model else None,
+        "model": model,  # the assistant model that answered ask_llm, if any
         "sidecar": module.name,
         "examples_file": examples.name,
         "prompt_name": prompt_stem(prompt),

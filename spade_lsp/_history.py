@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -21,9 +21,9 @@ from spade_lsp._deltas import diff_texts
 from spade_lsp._prompts import decode_prompt, parse_prompt
 from spade_lsp._sentences import split_sentences
 from spade_lsp._store import Store
-from spade_lsp._types import Position, Range, SentenceChange, VersionInfo
+from spade_lsp._types import ChangeKind, Position, Range, Sentence, SentenceChange, VersionInfo
 from spade_lsp.errors import InputError
-from spade_lsp.taxonomy import TaxonomyClassifier, delta_labels, ordered
+from spade_lsp.taxonomy import PROMPT_REPHRASING, TaxonomyClassifier, delta_labels, ordered
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,8 +332,8 @@ class History:
     def _load_delta(self, prompt_id: int, from_id: int | None, to_id: int, number_of: dict[int, int]) -> DeltaInfo:
         delta = next(
             self.store.db.query(
-                "SELECT id, labels, classifier FROM deltas WHERE to_version_id = ? AND "
-                "IFNULL(from_version_id, 0) = ? AND classifier = ?",
+                "SELECT id, labels, IFNULL(labelled_by, classifier) AS classifier FROM deltas "
+                "WHERE to_version_id = ? AND IFNULL(from_version_id, 0) = ? AND classifier = ?",
                 [to_id, from_id or 0, self.classifier.name],
             )
         )
@@ -360,16 +360,19 @@ class History:
         """After new versions: compute missing deltas, then rebuild the newest version's sentences."""
         rows = self._version_rows(prompt_id)
         self._ensure_deltas(prompt_id, rows)
-        # text -> the latest version that added or reworded it (later rows overwrite earlier ones)
-        introduced: dict[str, int] = dict(
-            self.store.db.conn.execute(
-                "SELECT c.new_text, d.to_version_id FROM changes c JOIN deltas d ON d.id = c.delta_id "
-                "JOIN versions v ON v.id = d.to_version_id "
-                "WHERE d.prompt_id = ? AND d.classifier = ? AND c.new_text IS NOT NULL "
-                "ORDER BY v.created_at, v.id",
-                [prompt_id, self.classifier.name],
-            )
-        )
+        # text -> the latest version that added or reworded it, and the labels an assistant model gave that
+        # change when it relabelled the delta (later rows overwrite earlier ones)
+        introduced: dict[str, int] = {}
+        relabelled: dict[str, str | None] = {}
+        for text, version_id, kind, labels, labelled_by in self.store.db.conn.execute(
+            "SELECT c.new_text, d.to_version_id, c.kind, c.labels, d.labelled_by FROM changes c "
+            "JOIN deltas d ON d.id = c.delta_id JOIN versions v ON v.id = d.to_version_id "
+            "WHERE d.prompt_id = ? AND d.classifier = ? AND c.new_text IS NOT NULL "
+            "ORDER BY v.created_at, v.id",
+            [prompt_id, self.classifier.name],
+        ):
+            introduced[text] = version_id
+            relabelled[text] = _sentence_labels(kind, labels) if labelled_by else None
         head = rows[-1]
         units = split_sentences(self._body(head["content_hash"]))
         db = self.store.db
@@ -390,7 +393,7 @@ class History:
                     unit.start,
                     unit.end,
                     *_range_columns(unit.range),
-                    self._categories_json(unit.text),
+                    relabelled.get(unit.text) or self._categories_json(unit.text),
                     introduced.get(unit.text),
                 )
                 for index, unit in enumerate(units)
@@ -406,6 +409,55 @@ class History:
                 self._categories_cache.clear()
             self._categories_cache[text] = cached
         return cached
+
+    def unlabelled_deltas(self, path: Path, labelled_by: str) -> list[tuple[int, list[SentenceChange]]]:
+        """The prompt's deltas whose labels did not come from ``labelled_by`` yet, oldest first: each delta's
+        id and its changes (texts and kinds; offsets are not needed to label them)."""
+        prompt_id = self._prompt_id(self.prompt_key(path), create=False)
+        if prompt_id is None:
+            return []
+        self._ensure_deltas(prompt_id, self._version_rows(prompt_id))
+        out: list[tuple[int, list[SentenceChange]]] = []
+        for (delta_id,) in self.store.db.execute(
+            "SELECT d.id FROM deltas d JOIN versions v ON v.id = d.to_version_id WHERE d.prompt_id = ? AND "
+            "d.classifier = ? AND IFNULL(d.labelled_by, '') != ? ORDER BY v.created_at, v.id",
+            [prompt_id, self.classifier.name, labelled_by],
+        ).fetchall():
+            rows = self.store.db.execute(
+                "SELECT kind, old_text, new_text, similarity FROM changes WHERE delta_id = ? ORDER BY ord", [delta_id]
+            ).fetchall()
+            changes = [
+                SentenceChange(ChangeKind(kind), _bare(old), _bare(new), similarity)
+                for kind, old, new, similarity in rows
+            ]
+            out.append((int(delta_id), changes))
+        return out
+
+    def relabel(self, path: Path, labels: Mapping[int, Sequence[frozenset[str]]], labelled_by: str) -> None:
+        """Store another classifier's labels for deltas of :meth:`unlabelled_deltas` (per change, in order) in
+        one transaction, then rebuild the newest version's sentence categories from them."""
+        prompt_id = self._prompt_id(self.prompt_key(path), create=False)
+        if prompt_id is None or not labels:
+            return
+        with self.store.write() as db:
+            for delta_id, per_change in labels.items():
+                ids = [
+                    row[0] for row in db.execute("SELECT id FROM changes WHERE delta_id = ? ORDER BY ord", [delta_id])
+                ]
+                if len(ids) != len(per_change):
+                    raise ValueError(f"delta {delta_id} has {len(ids)} changes, not {len(per_change)}")
+                db.conn.executemany(
+                    "UPDATE changes SET labels = ? WHERE id = ?",
+                    [
+                        (json.dumps(ordered(change)), change_id)
+                        for change, change_id in zip(per_change, ids, strict=True)
+                    ],
+                )
+                db.execute(
+                    "UPDATE deltas SET labels = ?, labelled_by = ? WHERE id = ?",
+                    [json.dumps(ordered(delta_labels(per_change))), labelled_by, delta_id],
+                )
+            self._refresh(prompt_id)
 
     def sentences(self, path: Path) -> list[SentenceInfo]:
         """The newest version's sentences, with categories and the version number that introduced each."""
@@ -439,3 +491,22 @@ def _range_from_row(row: dict[str, Any]) -> Range | None:
     if row.get("start_line") is None:
         return None
     return Range(Position(row["start_line"], row["start_char"]), Position(row["end_line"], row["end_char"]))
+
+
+def _bare(text: str | None) -> Sentence | None:
+    """A stored change's sentence, without offsets (a classifier reads only its text)."""
+    if text is None:
+        return None
+    return Sentence(text=text, start=0, end=len(text), range=Range(Position(0, 0), Position(0, 0)))
+
+
+def _sentence_labels(kind: str, labels_json: str) -> str | None:
+    """A sentence's categories from the relabelled change that introduced it. A rewording's own label (Prompt
+    clarification) describes the edit, not the sentence: it is dropped, and a rewording with no other label
+    leaves the sentence to the offline classifier (None)."""
+    labels = json.loads(labels_json)
+    if kind == ChangeKind.MODIFIED.value and PROMPT_REPHRASING in labels:
+        labels = [label for label in labels if label != PROMPT_REPHRASING]
+        if not labels:
+            return None
+    return json.dumps(labels)

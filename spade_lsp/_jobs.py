@@ -49,7 +49,7 @@ __all__ = [
     "validate_params",
 ]
 
-JOB_KINDS: Final = ("synthesize", "evaluate", "select", "sample", "judge", "compare")
+JOB_KINDS: Final = ("synthesize", "evaluate", "select", "sample", "judge", "compare", "relabel")
 ACTIVE_STATUSES: Final = ("queued", "running")
 FINISHED_STATUSES: Final = ("done", "failed", "cancelled")
 #: Claims a job gets before a daemon that keeps dying while running it gives up on it.
@@ -402,6 +402,7 @@ _KNOWN_PARAMS: Final[dict[str, frozenset[str]]] = {
         {"versions", "baseline", "models", "temperatures", "inputs", "samples", "seed", "temperature", "confidence"}
         | {"effect", "power", "verify"}
     ),
+    "relabel": frozenset(),
 }
 
 
@@ -493,6 +494,10 @@ def execute(workspace: Workspace, job: Job, progress: Progress) -> dict[str, Any
         from spade_lsp.reliability._compare import compare_job_options, compare_prompt
 
         return compare_prompt(workspace, prompt, compare_job_options(job.params), progress=progress)
+    if job.kind == "relabel":
+        from spade_lsp._relabel import relabel_prompt
+
+        return relabel_prompt(workspace, prompt, progress=progress).to_json()
     raise JobParamsError(f"unknown job kind {job.kind!r}")
 
 
@@ -525,6 +530,7 @@ def _synthesize(workspace: Workspace, prompt: Path, params: Mapping[str, Any], p
         "removed": update.removed,
         "kept_edited": update.kept_edited,
         "warnings": result.warnings,
+        "fallbacks": result.fallbacks.to_json(),
     }
 
 

@@ -294,6 +294,31 @@ def _comparisons_schema(db: Database) -> None:
     )
 
 
+@_MIGRATIONS(name="0008_llm_capabilities")
+def _llm_capabilities_schema(db: Database) -> None:
+    """The structured-output mode each endpoint and model takes, as the LLM layer learnt it (spade_lsp.llm), so
+    a new process sends structured requests the way that works straight away."""
+    db.executescript(
+        """
+        CREATE TABLE llm_capabilities (
+            api_base TEXT NOT NULL,             -- '' for the provider's own endpoint
+            model TEXT NOT NULL,
+            structured_mode TEXT NOT NULL CHECK (structured_mode IN ('json_schema', 'json_object', 'prompt')),
+            reason TEXT NOT NULL,               -- why: the answer or the rejection that settled it
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (api_base, model)
+        );
+        """
+    )
+
+
+@_MIGRATIONS(name="0009_relabel")
+def _relabel_schema(db: Database) -> None:
+    """Deltas are labelled offline when recorded; an assistant model relabels them later in place, and
+    ``labelled_by`` names the classifier whose labels the row now holds (NULL: the one in ``classifier``)."""
+    db.execute("ALTER TABLE deltas ADD COLUMN labelled_by TEXT")
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text

@@ -107,5 +107,5 @@ def ask_llm(question: str, response: str, **context: Any) -> bool:
     Inside the sandbox the call is proxied to the parent process, which holds the keys and caches answers.
     """
     if _handler is None:
-        raise AskLLMUnavailable("needs a model: ask_llm has no model to ask (configure `model` in settings)")
+        raise AskLLMUnavailable("needs a model: ask_llm has no assistant model (set `assistant_model` in settings)")
     return bool(_handler(question, response, context))

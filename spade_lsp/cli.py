@@ -30,9 +30,20 @@ class _Parser(argparse.ArgumentParser):
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--workspace", type=Path, help="workspace root (default: found from the prompt's path)")
-    parser.add_argument("--model", help="litellm model name (overrides settings)")
-    parser.add_argument("--api-base", help="base URL of an OpenAI-compatible server")
-    parser.add_argument("--classifier", choices=["auto", "offline", "llm"], help="taxonomy classifier (default: auto)")
+    parser.add_argument("--model", help="the pipeline's model: a litellm model name, or `local` (overrides settings)")
+    parser.add_argument("--api-base", help="base URL of the pipeline model's OpenAI-compatible server")
+    parser.add_argument(
+        "--assistant-model",
+        metavar="MODEL",
+        help="the model spade-lsp asks for its own work (labels, criteria, judges): a litellm name, `local`, "
+        "or `same` (the pipeline's model); default: settings, else offline",
+    )
+    parser.add_argument("--assistant-api-base", metavar="URL", help="base URL of the assistant model's server")
+    parser.add_argument(
+        "--classifier",
+        choices=["auto", "offline", "llm"],
+        help="taxonomy labels: offline only, or relabelled by the assistant model (default: auto)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -129,6 +140,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         for key, value in {
             "model": args.model,
             "api_base": args.api_base,
+            "assistant_model": args.assistant_model,
+            "assistant_api_base": args.assistant_api_base,
             "classifier": args.classifier,
         }.items()
         if value is not None
@@ -281,29 +294,37 @@ def _import_examples(args: argparse.Namespace, out: TextIO) -> None:
 def _import_versions(args: argparse.Namespace, out: TextIO) -> None:
     from spade_lsp._history import Revision
     from spade_lsp._inputs import read_versions_file
+    from spade_lsp._relabel import relabel_prompt
 
     texts = read_versions_file(args.versions)
     with _open_workspace(args, args.prompt) as workspace:
+        # recorded with offline labels at once; an assistant model relabels them afterwards
         result = workspace.history.record_revisions(args.prompt, [Revision(text=t, origin="import") for t in texts])
         if len(texts) > 1 and len(set(texts)) == 1:
             _warn([f"{args.versions}: all {len(texts)} versions are identical"])
+        relabelled = relabel_prompt(workspace, args.prompt)
         summary = {
             "prompt": workspace.history.prompt_key(args.prompt),
             "added": result.added,
             "unchanged": result.unchanged,
             "versions": len(workspace.history.versions(args.prompt)),
+            "labels": relabelled.to_json(),
+            "fallbacks": relabelled.fallbacks.to_json(),
         }
         if args.json:
             _emit_json(out, summary)
         else:
+            labelled = f"; labelled by {relabelled.classifier}" if relabelled.classifier else ""
             out.write(
                 f"{summary['prompt']}: {result.added} version(s) recorded, {result.unchanged} unchanged skipped; "
-                f"{summary['versions']} in its history\n"
+                f"{summary['versions']} in its history{labelled}\n"
             )
+            _warn(relabelled.fallbacks.messages())
 
 
 def _cmd_synthesize(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp._assertion_jobs import make_synthesizer, synthesize
+    from spade_lsp._fallbacks import Fallbacks
     from spade_lsp._files import sidecar_path
     from spade_lsp._render import render_candidates
     from spade_lsp.synthesis import Candidate
@@ -314,14 +335,17 @@ def _cmd_synthesize(args: argparse.Namespace, out: TextIO) -> int:
         candidates = [Candidate(**candidate) for candidate in result["candidates"]]
         module, warnings = str(sidecar_path(args.prompt)), result["warnings"]
         changes = {key: result[key] for key in ("added", "updated", "unchanged", "removed", "kept_edited")}
+        fallbacks = Fallbacks.from_json([result.get("fallbacks") or []])
     else:
         with _open_workspace(args, args.prompt) as workspace:
             done = synthesize(workspace, args.prompt, make_synthesizer(workspace, args.synthesizer, prompt=args.prompt))
         candidates, module, warnings, update = done.candidates, str(done.update.path), done.warnings, done.update
         changes = {key: getattr(update, key) for key in ("added", "updated", "unchanged", "removed", "kept_edited")}
+        fallbacks = done.fallbacks
     _warn(warnings)
+    _warn([f"fell back: {message}" for message in fallbacks.messages()])
     if args.json:
-        _emit_json(out, {"module": module, "candidates": candidates, **changes})
+        _emit_json(out, {"module": module, "candidates": candidates, **changes, "fallbacks": fallbacks.to_json()})
     else:
         out.write(render_candidates(candidates))
         out.write(
@@ -377,10 +401,31 @@ def _cmd_taxonomy(args: argparse.Namespace, out: TextIO) -> int:
             pairs.append(texts_from_line(row))
         except InputError as error:
             raise InputError(f"{args.jsonl}:{number}: {error}") from error
+    from spade_lsp._fallbacks import Fallbacks
+    from spade_lsp._relabel import KEPT, STEP, wants_relabel
+
     anchor = args.workspace or Path.cwd()
+    fallbacks = Fallbacks()
     with _open_workspace(args, anchor) as workspace:
-        classifier = workspace.history.classifier
-        predicted = [ordered(delta_labels(classifier.classify_changes(diff_texts(b, a)))) for b, a in pairs]
+        offline = workspace.history.classifier
+        classifier = offline
+        if wants_relabel(workspace):
+            from spade_lsp.taxonomy._llm import LLMClassifier
+
+            try:
+                classifier = LLMClassifier(workspace.assistant_client(what="taxonomy labels"))
+            except SpadeError as error:
+                fallbacks.add(STEP, error, KEPT)
+        predicted = []
+        for before, after in pairs:
+            changes = diff_texts(before, after)
+            try:
+                per_change = classifier.classify_changes(changes)
+            except Exception as error:  # a side call that fails never aborts the command: offline labels
+                fallbacks.add(STEP, error, KEPT)
+                per_change = offline.classify_changes(changes)
+            predicted.append(ordered(delta_labels(per_change)))
+    _warn(fallbacks.messages())
     if not args.score:
         for labels in predicted:
             out.write(json.dumps({"labels": labels}) + "\n")

@@ -23,13 +23,30 @@ class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     prompt_globs: tuple[str, ...] = DEFAULT_PROMPT_GLOBS
-    model: str | None = Field(default=None, description="any litellm model name; None: offline only")
+    model: str | None = Field(
+        default=None,
+        description="the pipeline's model, the one sampled and compared: any litellm model name, or 'local' "
+        "(the embedded SmolLM2); None: nothing to sample",
+    )
     api_base: str | None = None
     api_key_env: str | None = Field(default=None, description="environment variable holding the API key")
+    assistant_model: str | None = Field(
+        default=None,
+        description="the model spade-lsp asks for its own work (taxonomy labels, criteria and functions, "
+        "subsumption, ask_llm checks, default judge and verifier): a litellm model name, 'local', or 'same' "
+        "(the pipeline's model); None: spade-lsp does its own work offline",
+    )
+    assistant_api_base: str | None = Field(default=None, description="the assistant's endpoint; 'same': api_base")
+    assistant_api_key_env: str | None = Field(
+        default=None, description="environment variable holding the assistant's API key ('same': api_key_env)"
+    )
     llm_timeout_s: float = Field(default=60.0, gt=0, description="timeout of one LLM request")
     llm_max_retries: int = Field(default=3, ge=0, le=20, description="retries on rate limits, 5xx and timeouts")
     llm_concurrency: int = Field(default=8, ge=1, le=256, description="LLM requests in flight at once")
     llm_rpm: int | None = Field(default=None, ge=1, description="requests per minute; None: no limit")
+    structured_reasks: int = Field(
+        default=2, ge=0, le=10, description="times an invalid structured answer is asked again before it fails"
+    )
     classifier: Literal["auto", "offline", "llm"] = "auto"
     max_prompt_bytes: int = Field(default=1_000_000, gt=0)
     tau: float = Field(default=0.25, ge=0, le=1)
@@ -38,6 +55,11 @@ class Settings(BaseModel):
     samples_per_input: int = Field(default=5, ge=1, le=10_000, description="outputs sampled per input")
     sample_inputs: int | None = Field(default=None, ge=1, description="inputs sampled; None: every example")
     temperature: float | None = Field(default=None, ge=0, le=2, description="sampling temperature; None: 1.0")
+    max_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="the most tokens a sampled output may have; None: the server's limit (256 for the local model)",
+    )
     confidence: float = Field(default=0.95, gt=0, lt=1, description="confidence level of every interval")
     interval: Literal["wilson", "clopper-pearson"] = "wilson"
     early_stopping: bool = Field(default=True, description="stop sampling an input once every check is decided")

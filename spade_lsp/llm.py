@@ -7,6 +7,19 @@ caps its concurrent requests and, optionally, its requests per minute. Responses
 keyed by model, messages, parameters and sample index, so the j-th sample of an input is reproducible,
 different samples stay independent, and re-runs cost nothing. :class:`Usage` accounts calls, tokens and cost.
 
+A request with a ``response_schema`` gets an answer that is JSON meeting that schema, or an :class:`LLMError`
+saying what was wrong. Servers differ in what they take for structured output, so the client negotiates a
+*mode* per (api_base, model), best first: ``json_schema`` (OpenAI's strict ``response_format``), ``json_object``
+(``response_format`` type ``json_object`` carrying the schema, which llama.cpp turns into a grammar, and the
+schema stated in the instructions) and ``prompt`` (no ``response_format``: the instructions alone). A server
+that rejects a mode (a 4xx, or a 5xx naming the format) is asked again at once in the next mode, without
+spending the retry budget; a first answer that holds no JSON at all makes the first request try the lower
+modes too (servers that ignore ``response_format``). The mode that answered is remembered in memory and in
+the store (``llm_capabilities``), so a new process goes straight to it. Answers are read tolerantly (code
+fences, prose around the JSON), validated against the schema, and an invalid one is re-asked a bounded number
+of times with what was wrong; only a valid answer is cached, as normalised JSON text, under the same key
+whatever the mode.
+
 Requests run on one event loop in a background thread shared by every client of the process (litellm's
 async HTTP clients are bound to the loop that made them), so synchronous callers (:meth:`complete`) and
 batches (:meth:`complete_many`) share the same limits. The store is only touched from the caller's thread.
@@ -23,36 +36,37 @@ import hashlib
 import json
 import os
 import random
+import re
 import threading
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final, Protocol, TypeVar
+from typing import Any, Final, Literal, Protocol, TypeVar
 
 from spade_lsp._store import Store
-from spade_lsp.config import Settings
-from spade_lsp.errors import LLMError, ModelNotConfiguredError
+from spade_lsp.errors import LLMError
 
 __all__ = [
-    "HOW_TO_CONFIGURE",
+    "STRUCTURED_MODES",
     "Completion",
+    "InvalidAnswerError",
     "LLMClient",
     "LLMRequest",
     "LiteLLMClient",
+    "StructuredMode",
     "Usage",
+    "ask_json",
     "cache_key",
-    "client_from_settings",
     "parse_json_answer",
 ]
 
 Message = Mapping[str, str]
 T = TypeVar("T")
+StructuredMode = Literal["json_schema", "json_object", "prompt"]
+#: How a structured request can be sent, best first (see the module's docstring).
+STRUCTURED_MODES: Final[tuple[StructuredMode, ...]] = ("json_schema", "json_object", "prompt")
+_PROMPT: Final = len(STRUCTURED_MODES) - 1
 
-HOW_TO_CONFIGURE = (
-    "no model is configured: set `model` under [tool.spade] in pyproject.toml or spade.toml "
-    '(any litellm model name, e.g. model = "openai/gpt-4o-mini"), pass --model, or set spade.model in the '
-    "editor; for a local OpenAI-compatible server also set api_base"
-)
 
 _RETRYABLE: Final = frozenset(
     {
@@ -67,11 +81,40 @@ _RETRYABLE: Final = frozenset(
 )
 _MAX_RETRY_AFTER_S: Final = 120.0
 _CACHE_BATCH: Final = 64
+#: Failures that say nothing about the response format, whatever their status code.
+_NOT_FORMAT: Final = frozenset(
+    {
+        "APIConnectionError",
+        "AuthenticationError",
+        "ContentPolicyViolationError",
+        "ContextWindowExceededError",
+        "NotFoundError",
+        "PermissionDeniedError",
+        "RateLimitError",
+        "Timeout",
+        "TimeoutError",
+    }
+)
+_FORMAT_WORDS: Final = re.compile(r"response_format|json_schema|json_object", re.IGNORECASE)
+_FENCE: Final = re.compile(r"```[A-Za-z0-9_-]*[ \t]*\n?(.*?)```", re.DOTALL)
+_OPENER: Final = re.compile(r"[\[{]")
+_MAX_JSON_STARTS: Final = 200
+
+
+class InvalidAnswerError(LLMError):
+    """A structured answer still invalid after its re-asks. ``text`` is the model's last answer, for a caller
+    that can still use part of it or tell why (a refusal, say)."""
+
+    def __init__(self, message: str, text: str) -> None:
+        super().__init__(message)
+        self.text = text
 
 
 @dataclass(frozen=True, slots=True)
 class Completion:
-    """One answer: its text, the tokens and dollars it cost (0 when cached; cost None when unknown)."""
+    """One answer: its text, the tokens and dollars it cost (0 when cached; cost None when unknown), and the
+    calls it took (a structured answer may take re-asks and step-downs, each a call). ``mode`` is the
+    structured mode that answered (None for a plain request or a cached answer)."""
 
     text: str
     prompt_tokens: int = 0
@@ -79,21 +122,34 @@ class Completion:
     cached: bool = False
     cost: float | None = None
     retries: int = 0
+    calls: int = 1
+    reasks: int = 0
+    downgrades: int = 0
+    mode: StructuredMode | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class LLMRequest:
-    """One request of a batch (:meth:`LiteLLMClient.complete_many`)."""
+    """One request of a batch (:meth:`LiteLLMClient.complete_many`). ``reasks`` bounds the re-asks of an invalid
+    structured answer (None: the client's ``max_reasks``); a caller with its own re-ask loop passes 0 and reads
+    :attr:`InvalidAnswerError.text` itself. Not part of the cache key: only valid answers are cached."""
 
     messages: Sequence[Message]
     response_schema: Mapping[str, Any] | None = None
     temperature: float = 0.0
     sample_index: int = 0
+    reasks: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.reasks is not None and self.reasks < 0:
+            raise ValueError("reasks must be at least 0 (or None for the client's default)")
 
 
 @dataclass
 class Usage:
-    """Running totals for one client (or one run: see :meth:`LiteLLMClient.usage_since`)."""
+    """Running totals for one client (or one run: see :meth:`LiteLLMClient.usage_since`). ``calls`` counts the
+    requests a server answered (re-asks and answers given up on included); ``reasks`` the answers asked again
+    for being invalid; ``downgrades`` the requests sent again in a lower structured mode."""
 
     calls: int = 0
     cached: int = 0
@@ -103,52 +159,65 @@ class Usage:
     completion_tokens: int = 0
     cost: float = 0.0
     cost_known: bool = True
+    reasks: int = 0
+    downgrades: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def add(self, completion: Completion) -> None:
         with self._lock:
-            self.retries += completion.retries
             if completion.cached:
+                self.retries += completion.retries
                 self.cached += 1
                 return
-            self.calls += 1
-            self.prompt_tokens += completion.prompt_tokens
-            self.completion_tokens += completion.completion_tokens
-            if completion.cost is None:
-                self.cost_known = False
-            else:
-                self.cost += completion.cost
+            self._spend(completion)
 
-    def add_failure(self, retries: int) -> None:
+    def add_failure(self, spent: Completion) -> None:
+        """A request that failed for good, with what it spent on the way (``spent.text`` is unused)."""
         with self._lock:
             self.failed += 1
-            self.retries += retries
+            self._spend(spent)
+
+    def _spend(self, completion: Completion) -> None:
+        self.calls += completion.calls
+        self.retries += completion.retries
+        self.reasks += completion.reasks
+        self.downgrades += completion.downgrades
+        self.prompt_tokens += completion.prompt_tokens
+        self.completion_tokens += completion.completion_tokens
+        if completion.cost is None:
+            self.cost_known = False
+        else:
+            self.cost += completion.cost
 
     def copy(self) -> Usage:
         with self._lock:
             return Usage(
-                self.calls,
-                self.cached,
-                self.failed,
-                self.retries,
-                self.prompt_tokens,
-                self.completion_tokens,
-                self.cost,
-                self.cost_known,
+                calls=self.calls,
+                cached=self.cached,
+                failed=self.failed,
+                retries=self.retries,
+                prompt_tokens=self.prompt_tokens,
+                completion_tokens=self.completion_tokens,
+                cost=self.cost,
+                cost_known=self.cost_known,
+                reasks=self.reasks,
+                downgrades=self.downgrades,
             )
 
     def minus(self, earlier: Usage) -> Usage:
         """What was spent since ``earlier`` (a :meth:`copy` taken before)."""
         now = self.copy()
         return Usage(
-            now.calls - earlier.calls,
-            now.cached - earlier.cached,
-            now.failed - earlier.failed,
-            now.retries - earlier.retries,
-            now.prompt_tokens - earlier.prompt_tokens,
-            now.completion_tokens - earlier.completion_tokens,
-            now.cost - earlier.cost,
-            now.cost_known,
+            calls=now.calls - earlier.calls,
+            cached=now.cached - earlier.cached,
+            failed=now.failed - earlier.failed,
+            retries=now.retries - earlier.retries,
+            prompt_tokens=now.prompt_tokens - earlier.prompt_tokens,
+            completion_tokens=now.completion_tokens - earlier.completion_tokens,
+            cost=now.cost - earlier.cost,
+            cost_known=now.cost_known,
+            reasks=now.reasks - earlier.reasks,
+            downgrades=now.downgrades - earlier.downgrades,
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -157,6 +226,8 @@ class Usage:
             "cached": self.cached,
             "failed": self.failed,
             "retries": self.retries,
+            "reasks": self.reasks,
+            "downgrades": self.downgrades,
             "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
             "cost": round(self.cost, 6) if self.cost_known else None,
         }
@@ -233,13 +304,74 @@ class _LoopThread:
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
 
-class _Failure(Exception):
-    """An LLM call that failed for good, with the retries spent on it."""
+class _Spent:
+    """What one request spent across its calls (transient retries, re-asks, step-downs)."""
 
-    def __init__(self, error: LLMError, retries: int) -> None:
+    def __init__(self, model: str) -> None:
+        self.model = model
+        self.calls = 0
+        self.retries = 0
+        self.reasks = 0
+        self.downgrades = 0
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.cost: float | None = 0.0
+
+    def text(self, response: Any) -> str:
+        """The answer's text, counted as a call with its tokens and cost."""
+        text = response.choices[0].message.content
+        if not isinstance(text, str):
+            raise _Failure(LLMError(f"{self.model} returned no text content"), self)
+        usage = getattr(response, "usage", None)
+        hidden = getattr(response, "_hidden_params", None) or {}
+        cost = hidden.get("response_cost")
+        self.calls += 1
+        self.prompt_tokens += int(getattr(usage, "prompt_tokens", 0) or 0)
+        self.completion_tokens += int(getattr(usage, "completion_tokens", 0) or 0)
+        self.cost = self.cost + float(cost) if self.cost is not None and isinstance(cost, int | float) else None
+        return text
+
+    def completion(self, text: str, mode: StructuredMode | None = None) -> Completion:
+        return Completion(
+            text=text,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            cost=self.cost,
+            retries=self.retries,
+            calls=self.calls,
+            reasks=self.reasks,
+            downgrades=self.downgrades,
+            mode=mode,
+        )
+
+
+class _Failure(Exception):
+    """An LLM call that failed for good, with what it spent on the way."""
+
+    def __init__(self, error: LLMError, spent: _Spent) -> None:
         super().__init__(str(error))
         self.error = error
-        self.retries = retries
+        self.spent = spent
+
+
+class _Rejected(Exception):
+    """The server refused a structured mode: ``explicit`` when its message names the response format (so the
+    step down is remembered at once), else only when a lower mode then answers."""
+
+    def __init__(self, reason: str, *, explicit: bool) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.explicit = explicit
+
+
+class _Invalid(Exception):
+    """An answer that is not the JSON asked for: ``problem`` completes "the model's answer ..."; ``prose`` when
+    it holds no JSON at all and does not even start like JSON (a server ignoring the response format)."""
+
+    def __init__(self, problem: str, *, prose: bool = False) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.prose = prose
 
 
 class _Limits:
@@ -262,8 +394,87 @@ class _Limits:
         return self._semaphore, self._limiter
 
 
+class _Capability:
+    """The structured mode one (api_base, model) takes, as far as this process knows.
+
+    Until it is settled (read from the store, or learnt from a first request), one request at a time probes
+    while the others of the batch wait for it, so a server that rejects a mode sees one rejected request, not
+    one per request in flight. Touched by the LLM loop and, for the store, by callers' threads: hence the lock.
+    """
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.mode = 0  # index into STRUCTURED_MODES
+        self.reason = "not negotiated yet"
+        self.settled = False  # requests go out without waiting for a probe
+        self.learnt = False  # the mode was learnt from an answer or an explicit rejection: worth storing
+        self.loaded = False  # the store was read
+        self.stored: int | None = None  # what the store holds
+        self._probe: asyncio.Event | None = None
+
+    async def enter(self) -> bool:
+        """Wait while another request probes; True when this request is to probe."""
+        while True:
+            with self.lock:
+                if self.settled:
+                    return False
+                if self._probe is None:
+                    self._probe = asyncio.Event()
+                    return True
+                probe = self._probe
+            await probe.wait()
+
+    def leave(self, *, settle: bool) -> None:
+        """End a probe; without ``settle`` (the probe was stopped) the next waiting request probes instead."""
+        with self.lock:
+            self.settled = self.settled or settle
+            probe, self._probe = self._probe, None
+        if probe is not None:
+            probe.set()
+
+    def step_down(self, mode: int, reason: str) -> None:
+        """The server said it does not take ``mode``."""
+        with self.lock:
+            if mode + 1 > self.mode:
+                self.mode, self.reason, self.learnt = mode + 1, reason, True
+
+    def answered(self, mode: int, reason: str) -> None:
+        """A valid answer came in ``mode``: it works (and a higher mode, if one was skipped, did not)."""
+        with self.lock:
+            if mode > self.mode or (mode == self.mode and not self.learnt):
+                self.mode, self.reason = mode, reason
+            self.settled = self.learnt = True
+
+    def load(self, row: tuple[str, str] | None) -> None:
+        with self.lock:
+            self.loaded = True
+            if row is None or row[0] not in STRUCTURED_MODES:
+                return
+            self.stored = STRUCTURED_MODES.index(row[0])
+            if not self.settled:
+                self.mode, self.reason, self.settled = self.stored, row[1], True
+
+    def unsaved(self) -> tuple[int, str] | None:
+        with self.lock:
+            return (self.mode, self.reason) if self.learnt and self.mode != self.stored else None
+
+
+class _Capabilities:
+    """Each (api_base, model)'s :class:`_Capability`, shared by the clients :meth:`LiteLLMClient.with_model`
+    derives."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_key: dict[tuple[str, str], _Capability] = {}
+
+    def get(self, api_base: str | None, model: str) -> _Capability:
+        with self._lock:
+            return self._by_key.setdefault((api_base or "", model), _Capability())
+
+
 class LiteLLMClient:
-    """litellm behind :class:`LLMClient`: timeouts, retries, concurrency and rate limits, the store's cache."""
+    """litellm behind :class:`LLMClient`: timeouts, retries, concurrency and rate limits, structured-output
+    negotiation and validation, the store's cache."""
 
     def __init__(
         self,
@@ -278,11 +489,15 @@ class LiteLLMClient:
         backoff_max_s: float = 30.0,
         concurrency: int = 8,
         rpm: int | None = None,
+        max_reasks: int = 2,
+        max_tokens: int | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if rpm is not None and rpm < 1:
             raise ValueError("rpm must be at least 1 (or None for no limit)")
+        if max_reasks < 0:
+            raise ValueError("max_reasks must be at least 0")
         self.model = model
         self.store = store
         self.api_base = api_base
@@ -293,8 +508,11 @@ class LiteLLMClient:
         self.backoff_max_s = backoff_max_s
         self.concurrency = concurrency
         self.rpm = rpm
+        self.max_reasks = max_reasks
+        self.max_tokens = max_tokens  # a cap on every answer's length; None: the server's own
         self.usage = Usage()
         self._shared = _Limits(concurrency, rpm)
+        self._capabilities = _Capabilities()
         self._random = random.Random()
 
     def with_model(self, model: str) -> LiteLLMClient:
@@ -318,6 +536,13 @@ class LiteLLMClient:
     @property
     def completion_tokens(self) -> int:
         return self.usage.completion_tokens
+
+    def structured_mode(self) -> StructuredMode:
+        """The mode structured requests to this client's (api_base, model) go out in now (``json_schema``
+        until a server has said otherwise)."""
+        capability = self._capability()
+        with capability.lock:
+            return STRUCTURED_MODES[capability.mode]
 
     def complete(
         self,
@@ -345,8 +570,16 @@ class LiteLLMClient:
         sent are abandoned and answered with an :class:`LLMError` saying so."""
         results: list[Completion | LLMError | None] = [None] * len(requests)
         keys = [self._key(request) for request in requests]
+        structured = any(request.response_schema is not None for request in requests)
+        capability = self._capability() if structured else None
         for index, text in self._cached_many(keys).items():
-            results[index] = Completion(text=text, cached=True)
+            schema = requests[index].response_schema
+            if schema is not None:
+                try:
+                    text = _normalised(_read_json(text, schema))
+                except _Invalid:
+                    continue  # an invalid answer cached by an older spade-lsp: ask again, and replace it
+            results[index] = Completion(text=text, cached=True, calls=0)
             self.usage.add(results[index])  # type: ignore[arg-type]
             if on_result is not None:
                 on_result(index, results[index])  # type: ignore[arg-type]
@@ -364,14 +597,14 @@ class LiteLLMClient:
                 try:
                     answer = future.result()
                 except _Failure as failure:
-                    self.usage.add_failure(failure.retries)
+                    self.usage.add_failure(failure.spent.completion(""))
                     answer = failure.error
                 else:
                     self.usage.add(answer)
                     unsaved.append((keys[index], answer.text))
                 results[index] = answer
                 if len(unsaved) >= _CACHE_BATCH:
-                    self._remember_many(unsaved)
+                    self._remember_many(unsaved, capability)
                     unsaved = []
                 if on_result is not None:
                     on_result(index, answer)
@@ -383,13 +616,17 @@ class LiteLLMClient:
                 future.cancel()
             raise
         finally:
-            self._remember_many(unsaved)
+            self._remember_many(unsaved, capability)
         return results  # type: ignore[return-value]
 
     # -- the network ---------------------------------------------------------------------------------------
 
     def _parameters(self, request: LLMRequest) -> dict[str, Any]:
+        """The parameters of the cache key (and of a plain request): a structured request is keyed as its
+        ``json_schema`` form whatever mode it goes out in, so the key names the logical request."""
         parameters: dict[str, Any] = {"temperature": request.temperature}
+        if self.max_tokens is not None:  # keys without a cap stay what they were
+            parameters["max_tokens"] = self.max_tokens
         if request.response_schema is not None:
             parameters["response_format"] = {
                 "type": "json_schema",
@@ -404,21 +641,37 @@ class LiteLLMClient:
         return self._shared.get()
 
     async def _acall(self, request: LLMRequest, stop: threading.Event) -> Completion:
+        if request.response_schema is not None:
+            return await self._astructured(request, request.response_schema, stop)
+        spent = _Spent(self.model)
+        response = await self._send(request.messages, self._parameters(request), stop, spent)
+        return spent.completion(spent.text(response))
+
+    async def _send(
+        self,
+        messages: Sequence[Message],
+        parameters: Mapping[str, Any],
+        stop: threading.Event,
+        spent: _Spent,
+        *,
+        negotiating: bool = False,
+    ) -> Any:
+        """One call, retried with backoff on transient failures; while ``negotiating`` a response format, a
+        rejection of it raises :class:`_Rejected` at once (retrying would only be refused again)."""
         litellm = _import_litellm()
         semaphore, limiter = self._limits()
-        parameters = self._parameters(request)
         retries = 0
         while True:
             async with semaphore:
                 if stop.is_set():
-                    raise _Failure(LLMError(f"{self.model}: not sent, the run was stopped"), retries)
+                    raise _Failure(LLMError(f"{self.model}: not sent, the run was stopped"), spent)
                 if limiter is not None:
                     await limiter.acquire()
                 try:
-                    response = await asyncio.wait_for(
+                    return await asyncio.wait_for(
                         litellm.acompletion(
                             model=self.model,
-                            messages=[dict(m) for m in request.messages],
+                            messages=[dict(m) for m in messages],
                             timeout=self.timeout_s,
                             api_base=self.api_base,
                             api_key=self.api_key,
@@ -429,12 +682,75 @@ class LiteLLMClient:
                     )
                 except Exception as error:  # litellm maps every provider error onto its own classes
                     failure = error
-                else:
-                    return self._completion(response, retries)
+            explicit = _format_rejection(failure) if negotiating else None
+            if explicit is not None:
+                raise _Rejected(_first_line(failure), explicit=explicit) from failure
             if type(failure).__name__ not in _RETRYABLE or retries >= self.max_retries or stop.is_set():
-                raise _Failure(_llm_error(self.model, failure, retries), retries) from failure
+                raise _Failure(_llm_error(self.model, failure, retries), spent) from failure
             await asyncio.sleep(self._delay(failure, retries))
             retries += 1
+            spent.retries += 1
+
+    async def _astructured(self, request: LLMRequest, schema: Mapping[str, Any], stop: threading.Event) -> Completion:
+        """A valid answer to a structured request: sent in the negotiated mode, stepping down when the server
+        rejects it (or, while probing, when the answer holds no JSON at all), and re-asked when invalid."""
+        capability = self._capabilities.get(self.api_base, self.model)
+        probing = await capability.enter()
+        settle = False  # whether the probe's outcome lets the others go ahead without probing again
+        spent = _Spent(self.model)
+        conversation = [dict(m) for m in request.messages]
+        mode = capability.mode
+        walked_from: int | None = None  # the mode whose answer held no JSON, while a probe tries lower ones
+        try:
+            while True:
+                mode = max(mode, capability.mode)
+                try:
+                    response = await self._send(
+                        _mode_messages(conversation, schema, mode),
+                        _mode_parameters(request, schema, mode, self.max_tokens),
+                        stop,
+                        spent,
+                        negotiating=mode < _PROMPT,
+                    )
+                except _Rejected as rejected:
+                    if rejected.explicit:
+                        capability.step_down(mode, f"{STRUCTURED_MODES[mode]} rejected: {rejected.reason}"[:500])
+                    mode += 1
+                    spent.downgrades += 1
+                    continue
+                text = spent.text(response)
+                try:
+                    value = _read_json(text, schema)
+                except _Invalid as invalid:
+                    if invalid.prose and probing and not spent.reasks:
+                        if mode < _PROMPT:
+                            walked_from = mode if walked_from is None else walked_from
+                            mode += 1
+                            spent.downgrades += 1
+                            continue
+                        if walked_from is not None:  # every mode answered prose: no verdict on the format
+                            mode, walked_from = walked_from, None
+                    if spent.reasks >= (self.max_reasks if request.reasks is None else request.reasks):
+                        plural = "s" if spent.reasks > 1 else ""
+                        after = f" (after {spent.reasks} re-ask{plural})" if spent.reasks else ""
+                        message = f"{self.model}: the model's answer {invalid.problem}{after}"
+                        raise _Failure(InvalidAnswerError(message, text), spent) from None
+                    conversation += [
+                        {"role": "assistant", "content": text},
+                        {"role": "user", "content": _reask(invalid, schema)},
+                    ]
+                    spent.reasks += 1
+                    continue
+                how = f"{STRUCTURED_MODES[walked_from]} answered with no JSON; " if walked_from is not None else ""
+                capability.answered(mode, f"{how}{STRUCTURED_MODES[mode]} answered")
+                settle = True
+                return spent.completion(_normalised(value), STRUCTURED_MODES[mode])
+        except _Failure as failure:
+            settle = bool(failure.spent.calls) or not stop.is_set()  # a stopped probe told nothing
+            raise
+        finally:
+            if probing:
+                capability.leave(settle=settle)
 
     def _delay(self, error: Exception, retries: int) -> float:
         """Retry-After when the server sent one, else exponential backoff with full jitter."""
@@ -444,22 +760,18 @@ class LiteLLMClient:
         ceiling = min(self.backoff_max_s, self.backoff_s * 2**retries)
         return float(self._random.uniform(ceiling / 2, ceiling))
 
-    def _completion(self, response: Any, retries: int) -> Completion:
-        text = response.choices[0].message.content
-        if not isinstance(text, str):
-            raise _Failure(LLMError(f"{self.model} returned no text content"), retries)
-        usage = getattr(response, "usage", None)
-        hidden = getattr(response, "_hidden_params", None) or {}
-        cost = hidden.get("response_cost")
-        return Completion(
-            text=text,
-            prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-            cost=float(cost) if isinstance(cost, int | float) else None,
-            retries=retries,
-        )
+    # -- the store: the cache and what each endpoint takes ------------------------------------------------------
 
-    # -- the cache -----------------------------------------------------------------------------------------
+    def _capability(self) -> _Capability:
+        """This client's (api_base, model) capability, read from the store the first time."""
+        capability = self._capabilities.get(self.api_base, self.model)
+        if self.store is not None and not capability.loaded:
+            row = self.store.db.execute(
+                "SELECT structured_mode, reason FROM llm_capabilities WHERE api_base = ? AND model = ?",
+                [self.api_base or "", self.model],
+            ).fetchone()
+            capability.load(None if row is None else (str(row[0]), str(row[1])))
+        return capability
 
     def _cached_many(self, keys: Sequence[str]) -> dict[int, str]:
         if self.store is None or not keys:
@@ -478,8 +790,10 @@ class LiteLLMClient:
                     found[index] = str(json.loads(response)["text"])
         return found
 
-    def _remember_many(self, entries: Sequence[tuple[str, str]]) -> None:
-        if self.store is None or not entries:
+    def _remember_many(self, entries: Sequence[tuple[str, str]], capability: _Capability | None) -> None:
+        """Cache ``entries`` and store what the capability learnt, in one transaction."""
+        learnt = capability.unsaved() if capability is not None else None
+        if self.store is None or (not entries and learnt is None):
             return
         now = datetime.now(UTC).isoformat()
         with self.store.write() as db:
@@ -487,6 +801,15 @@ class LiteLLMClient:
                 "INSERT OR REPLACE INTO llm_cache (key, model, response, created_at) VALUES (?, ?, ?, ?)",
                 [(key, self.model, json.dumps({"text": text}), now) for key, text in entries],
             )
+            if learnt is not None:
+                db.conn.execute(
+                    "INSERT OR REPLACE INTO llm_capabilities (api_base, model, structured_mode, reason, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?)",
+                    [self.api_base or "", self.model, STRUCTURED_MODES[learnt[0]], learnt[1], now],
+                )
+        if learnt is not None and capability is not None:
+            with capability.lock:
+                capability.stored = learnt[0]
 
 
 def _retry_after(error: Exception) -> float | None:
@@ -506,49 +829,187 @@ def _retry_after(error: Exception) -> float | None:
     return None
 
 
+def _first_line(error: Exception) -> str:
+    message = str(error).splitlines()[0] if str(error) else ""
+    return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
 def _llm_error(model: str, error: Exception, retries: int) -> LLMError:
-    message = str(error).splitlines()[0] if str(error) else type(error).__name__
     after = f" (after {retries} retries)" if retries else ""
-    return LLMError(f"{model}: {type(error).__name__}: {message}{after}")
+    return LLMError(f"{model}: {_first_line(error)}{after}")
 
 
-def client_from_settings(settings: Settings, *, store: Store | None = None) -> LiteLLMClient:
-    """The configured client, or :class:`ModelNotConfiguredError` saying how to configure one."""
-    if not settings.model:
-        raise ModelNotConfiguredError(HOW_TO_CONFIGURE)
-    api_key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
-    if api_key is None and settings.api_base:
-        api_key = "no-key"  # local OpenAI-compatible servers need none, but litellm insists on one
-    return LiteLLMClient(
-        settings.model,
-        store=store,
-        api_base=settings.api_base,
-        api_key=api_key,
-        timeout_s=settings.llm_timeout_s,
-        max_retries=settings.llm_max_retries,
-        concurrency=settings.llm_concurrency,
-        rpm=settings.llm_rpm,
+def _format_rejection(error: Exception) -> bool | None:
+    """Whether a failed call refused the response format: True when its message names it, False when it may
+    have (any other 400, 415 or 422, or a 5xx naming a schema), None when it says nothing about the format
+    (transient failures, keys, context windows: those keep their own handling)."""
+    if type(error).__name__ in _NOT_FORMAT:
+        return None
+    status = getattr(error, "status_code", None)
+    if not isinstance(status, int) or status < 400:
+        return None
+    text = str(error)
+    if _FORMAT_WORDS.search(text):
+        return True
+    if status in (400, 415, 422) or (status >= 500 and "schema" in text.lower()):
+        return False
+    return None
+
+
+def _kind(schema: Mapping[str, Any]) -> str:
+    kind = schema.get("type")
+    return f"JSON {kind}" if kind in ("object", "array") else "JSON value"
+
+
+def _instruction(schema: Mapping[str, Any]) -> str:
+    return (
+        f"Answer with only one {_kind(schema)} that matches this JSON Schema, with no other text and no code "
+        f"fences:\n{json.dumps(dict(schema), ensure_ascii=False)}"
     )
 
 
-def parse_json_answer(completion: Completion, *, what: str, schema: Mapping[str, Any] | None = None) -> Any:
-    """The JSON a structured-output call returned, or :class:`LLMError` naming what was expected; with
-    ``schema``, the answer must also validate against it (models do not always honour structured output)."""
-    text = completion.text.strip()
-    if text.startswith("```"):
-        text = text.strip("`").removeprefix("json").strip()
-    try:
-        answer = json.loads(text)
-    except json.JSONDecodeError as error:
-        raise LLMError(f"the model's answer for {what} is not valid JSON: {error}") from error
-    if schema is not None:
-        import jsonschema
+def _mode_messages(conversation: Sequence[Message], schema: Mapping[str, Any], mode: int) -> list[dict[str, str]]:
+    """The conversation as sent in ``mode``: below ``json_schema`` the schema is also stated as an instruction,
+    at the end of the first system message (or in one of its own)."""
+    messages = [dict(m) for m in conversation]
+    if STRUCTURED_MODES[mode] == "json_schema":
+        return messages
+    for message in messages:
+        if message.get("role") == "system":
+            message["content"] = f"{message.get('content', '')}\n\n{_instruction(schema)}"
+            return messages
+    return [{"role": "system", "content": _instruction(schema)}, *messages]
 
+
+def _mode_parameters(
+    request: LLMRequest, schema: Mapping[str, Any], mode: int, max_tokens: int | None
+) -> dict[str, Any]:
+    parameters: dict[str, Any] = {"temperature": request.temperature}
+    if max_tokens is not None:
+        parameters["max_tokens"] = max_tokens
+    match STRUCTURED_MODES[mode]:
+        case "json_schema":
+            parameters["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": "answer", "schema": dict(schema), "strict": True},
+            }
+        case "json_object":  # llama.cpp constrains its grammar to the schema given here; others ignore it
+            parameters["response_format"] = {"type": "json_object", "schema": dict(schema)}
+    return parameters
+
+
+def _reask(invalid: _Invalid, schema: Mapping[str, Any]) -> str:
+    """The user message that asks again, naming what was wrong (and the schema, in case the server ignored
+    the response format)."""
+    return f"Your answer {invalid.problem}. {_instruction(schema)}"
+
+
+def _json_candidates(text: str) -> list[Any]:
+    """The JSON values an answer holds, best first: the whole text, else its fenced blocks, else every balanced
+    object or array found scanning it (prose around JSON)."""
+    stripped = text.strip()
+    try:
+        return [json.loads(stripped)]
+    except ValueError:
+        pass
+    fenced: list[Any] = []
+    for block in _FENCE.findall(stripped):
         try:
-            jsonschema.validate(answer, dict(schema))
-        except jsonschema.ValidationError as error:
-            where = "/".join(str(part) for part in error.absolute_path) or "the answer"
-            raise LLMError(
-                f"the model's answer for {what} does not match its schema at {where}: {error.message}"
-            ) from error
-    return answer
+            fenced.append(json.loads(block))
+        except ValueError:
+            continue
+    if fenced:
+        return fenced
+    found: list[Any] = []
+    decoder = json.JSONDecoder()
+    position = 0
+    for _ in range(_MAX_JSON_STARTS):
+        match = _OPENER.search(stripped, position)
+        if match is None:
+            break
+        try:
+            value, position = decoder.raw_decode(stripped, match.start())
+        except ValueError:
+            position = match.start() + 1
+            continue
+        found.append(value)
+    return found
+
+
+def _read_json(text: str, schema: Mapping[str, Any] | None) -> Any:
+    """The JSON value an answer holds: the first candidate (see :func:`_json_candidates`) that meets
+    ``schema``, or :class:`_Invalid` saying what is wrong with the first one."""
+    candidates = _json_candidates(text)
+    if not candidates:
+        stripped = text.strip()
+        if stripped.startswith(("{", "[", "`")):
+            try:
+                json.loads(stripped.strip("`").removeprefix("json"))
+            except ValueError as error:
+                raise _Invalid(f"is not valid JSON: {error}") from None
+        shown = stripped if len(stripped) <= 80 else f"{stripped[:77]}..."
+        raise _Invalid(f"is not valid JSON: found none in {json.dumps(shown, ensure_ascii=False)}", prose=True)
+    if schema is None:
+        return candidates[0]
+    import jsonschema
+
+    validator = jsonschema.validators.validator_for(schema)(dict(schema))
+    first: jsonschema.ValidationError | None = None
+    for candidate in candidates:
+        value = _spelt_as_listed(candidate, validator)
+        mismatch = jsonschema.exceptions.best_match(validator.iter_errors(value))
+        if mismatch is None:
+            return value
+        first = first or mismatch
+    assert first is not None
+    where = "/".join(str(part) for part in first.absolute_path) or "the answer"
+    raise _Invalid(f"does not match its schema at {where}: {first.message}")
+
+
+def _spelt_as_listed(value: Any, validator: Any) -> Any:
+    """``value`` with each string that differs from a member of its ``enum`` only in case or surrounding space
+    replaced by that member: "yes" for "Yes" is the answer asked for (judges' scales read it so), not a reason
+    to ask again."""
+    for error in list(validator.iter_errors(value)):
+        if error.validator != "enum" or not isinstance(error.instance, str):
+            continue
+        wanted = error.instance.strip().casefold()
+        member = next((m for m in error.validator_value if isinstance(m, str) and m.casefold() == wanted), None)
+        if member is None:
+            continue
+        path = list(error.absolute_path)
+        if not path:
+            return member
+        container = value
+        for part in path[:-1]:
+            container = container[part]
+        container[path[-1]] = member
+    return value
+
+
+def _normalised(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def ask_json(client: LLMClient, messages: Sequence[Message], schema: Mapping[str, Any], *, what: str) -> Any:
+    """The JSON a structured request got. An answer the client gave up on (still off the schema after its
+    re-asks) is returned too when it holds JSON, for callers whose own rules judge an answer item by item
+    (dropping one bad criterion rather than all); without any JSON the client's error stands."""
+    try:
+        completion = client.complete(messages, response_schema=schema)
+    except InvalidAnswerError as error:
+        try:
+            return parse_json_answer(Completion(error.text), what=what)
+        except LLMError:
+            raise error from None
+    return parse_json_answer(completion, what=what)
+
+
+def parse_json_answer(completion: Completion, *, what: str, schema: Mapping[str, Any] | None = None) -> Any:
+    """The JSON a structured-output call returned (read as tolerantly as the client reads it: code fences and
+    prose around the JSON are fine), or :class:`LLMError` naming what was expected; with ``schema``, the answer
+    must also validate against it."""
+    try:
+        return _read_json(completion.text, schema)
+    except _Invalid as invalid:
+        raise LLMError(f"the model's answer for {what} {invalid.problem}") from None

@@ -7,11 +7,18 @@ from pathlib import Path
 from typing import Any
 
 from spade_lsp._history import History
+from spade_lsp._roles import (
+    LOCAL,
+    Endpoint,
+    assistant_endpoint,
+    local_server_is,
+    make_client,
+    pipeline_endpoint,
+    require,
+)
 from spade_lsp._store import Store
 from spade_lsp.config import Settings, find_workspace_root, front_matter_settings, load_settings
-from spade_lsp.errors import ModelNotConfiguredError
-from spade_lsp.llm import HOW_TO_CONFIGURE, LLMClient, client_from_settings
-from spade_lsp.taxonomy import TaxonomyClassifier
+from spade_lsp.llm import LLMClient
 
 
 class Workspace:
@@ -25,6 +32,7 @@ class Workspace:
         overrides: dict[str, Any] | None = None,
         overrides_source: str = "command-line options",
         llm_client: LLMClient | None = None,
+        assistant_client: LLMClient | None = None,
         busy_timeout_s: float = 5.0,
     ) -> None:
         self.root = root.resolve()
@@ -33,8 +41,13 @@ class Workspace:
         self._overrides_source = overrides_source
         self.settings = base.merged(self._overrides, source=overrides_source)
         self.store = Store.open(self.root, busy_timeout_s=busy_timeout_s)
-        self._llm_client = llm_client
-        self.history = History(self.store, self.root, self._make_classifier())
+        self._injected = {"pipeline": llm_client, "assistant": assistant_client}
+        self._clients: dict[Endpoint, LLMClient] = {}
+        # Recording a version never waits on an LLM: deltas are labelled offline at once; an assistant model
+        # relabels them afterwards (:func:`spade_lsp.taxonomy.relabel.relabel_prompt`, a daemon job).
+        from spade_lsp.taxonomy._offline import OfflineClassifier
+
+        self.history = History(self.store, self.root, OfflineClassifier())
 
     @classmethod
     def for_path(cls, path: Path, **kwargs: Any) -> Workspace:
@@ -48,28 +61,48 @@ class Workspace:
             self._overrides, source=self._overrides_source
         )
 
-    @property
-    def has_llm_client(self) -> bool:
-        """Whether a client was injected (tests) or already made; settings may still configure one."""
-        return self._llm_client is not None
+    def settings_for(self, prompt: Path) -> Settings:
+        """One prompt's settings, its front matter read from the file as it is on disk (see
+        :meth:`prompt_settings`); a prompt that cannot be read has the workspace's settings."""
+        from spade_lsp._prompts import parse_prompt, read_prompt_file
+        from spade_lsp.errors import PromptFileError
 
-    def llm_client(self) -> LLMClient:
-        if self._llm_client is None:
-            self._llm_client = client_from_settings(self.settings, store=self.store)
-        return self._llm_client
+        try:
+            text = read_prompt_file(prompt, max_bytes=self.settings.max_prompt_bytes)
+        except PromptFileError:
+            return self.settings
+        front_matter = parse_prompt(text, source=str(prompt)).front_matter
+        return self.prompt_settings(front_matter, source=f"{prompt} front matter")
 
-    def _make_classifier(self) -> TaxonomyClassifier:
-        choice = self.settings.classifier
-        has_model = self._llm_client is not None or bool(self.settings.model)
-        if choice == "llm" and not has_model:
-            raise ModelNotConfiguredError(f"classifier = 'llm' needs a model; {HOW_TO_CONFIGURE}")
-        if choice == "llm" or (choice == "auto" and has_model):
-            from spade_lsp.taxonomy._llm import LLMClassifier
+    def llm_client(self, settings: Settings | None = None) -> LLMClient:
+        """The pipeline's model (``model``) under ``settings`` (default: the workspace's), or
+        :class:`~spade_lsp.errors.ModelNotConfiguredError` saying how to configure one."""
+        injected = self._injected["pipeline"]
+        if injected is not None:
+            return injected
+        settings = settings or self.settings
+        return self._client(require(pipeline_endpoint(settings), "pipeline"), settings)
 
-            return LLMClassifier(self.llm_client())
-        from spade_lsp.taxonomy._offline import OfflineClassifier
+    def has_assistant(self, settings: Settings | None = None) -> bool:
+        """Whether spade-lsp's own work may ask a model (``assistant_model``), or must stay offline."""
+        return self._injected["assistant"] is not None or assistant_endpoint(settings or self.settings) is not None
 
-        return OfflineClassifier()
+    def assistant_client(self, settings: Settings | None = None, *, what: str | None = None) -> LLMClient:
+        """The assistant model (``assistant_model``), or :class:`~spade_lsp.errors.ModelNotConfiguredError`
+        naming ``what`` needed it and how to configure one."""
+        injected = self._injected["assistant"]
+        if injected is not None:
+            return injected
+        settings = settings or self.settings
+        return self._client(require(assistant_endpoint(settings), "assistant", what=what), settings)
+
+    def _client(self, endpoint: Endpoint, settings: Settings) -> LLMClient:
+        """One client per endpoint, so requests to one server share its limits, usage and cache. The local
+        model's server stops when idle: its client is made again when the server it knew is gone."""
+        client = self._clients.get(endpoint)
+        if client is None or (endpoint.model == LOCAL and not local_server_is(getattr(client, "api_base", None))):
+            client = self._clients[endpoint] = make_client(endpoint, settings, store=self.store)
+        return client
 
     def close(self) -> None:
         self.store.close()

@@ -416,6 +416,14 @@ class SpadeLanguageServer(LanguageServer):
         """Daemon notifications arrive on the event loop; results and new versions refresh the views."""
         if method in ("job/finished", "prompt/changed"):
             self.schedule_refresh(root)
+        if method == "job/finished" and params.get("kind") == "relabel" and params.get("client") == "daemon":
+            result = params.get("result")
+            for fallback in (result.get("fallbacks") if isinstance(result, dict) else None) or []:
+                if isinstance(fallback, dict):  # the hints keep their offline labels; the log says why
+                    self.tell(
+                        f"spade: {params.get('path')}: {fallback.get('step')}: {fallback.get('instead')}, "
+                        f"because {fallback.get('reason')}"
+                    )
 
     async def close_all(self) -> None:
         self.shutting_down = True

@@ -12,6 +12,8 @@ from typing import TextIO
 from spade_lsp._history import Revision
 
 DEMO_PROMPT = "product_description.prompt"
+DEMO_INPUTS, DEMO_SAMPLES = 4, 3  # a dozen calls a version: about half a minute on two cores
+DEMO_MAX_TOKENS = 160
 
 
 def demo_versions() -> list[str]:
@@ -91,4 +93,32 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
         out.write(render_candidates(synthesized.candidates))
         out.write(f"\nevaluated in the sandbox on {examples_path(prompt).name}:\n")
         out.write(render_eval(run))
+    return _sample_locally(root, prompt, len(versions), out)
+
+
+def _sample_locally(root: Path, prompt: Path, versions: int, out: TextIO) -> int:
+    """With the ``local`` extra installed: sample the newest version with the embedded model, then compare it
+    with the version before on the same inputs. Without it, one line says how to get it; the demo still passes."""
+    from spade_lsp.errors import SpadeError
+    from spade_lsp.local_model import INSTALL_HINT, is_installed
+    from spade_lsp.reliability._cli import render_table
+    from spade_lsp.reliability._compare import CompareOptions, compare_prompt
+    from spade_lsp.reliability._compare_render import render_comparison
+    from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
+    from spade_lsp.workspace import Workspace
+
+    if not is_installed():
+        out.write(f"\nsampling with the local model skipped: it is not installed; {INSTALL_HINT}\n")
+        return 0
+    overrides = {"classifier": "offline", "model": "local", "max_tokens": DEMO_MAX_TOKENS}
+    out.write(f"\nsampling {DEMO_PROMPT} with the local model (SmolLM2-135M-Instruct on llama.cpp):\n")
+    try:
+        with Workspace(root, overrides=overrides) as workspace:
+            sampled = sample_prompt(workspace, prompt, SampleOptions(inputs=DEMO_INPUTS, samples=DEMO_SAMPLES))
+            out.write(render_table(sampled))
+            out.write(f"\ncomparing v{versions - 1} with v{versions} on the same inputs:\n")
+            options = CompareOptions(versions=(versions - 1, versions), inputs=DEMO_INPUTS, samples=DEMO_SAMPLES)
+            out.write(render_comparison(compare_prompt(workspace, prompt, options)))
+    except SpadeError as error:  # the model could not start: the offline part above stands
+        out.write(f"sampling with the local model failed: {error}\n")
     return 0

@@ -4,7 +4,10 @@ again within a limit, and whatever still fails recorded per item with why (never
 All judge calls of a batch go out together through the LLM layer (:meth:`LiteLLMClient.complete_many`), under
 its concurrency and rate limits; questions for other models go to clients derived with
 :meth:`LiteLLMClient.with_model`, which share those limits. A re-asked question uses a new sample index, so
-it is a fresh call rather than the cached bad answer.
+it is a fresh call rather than the cached bad answer. The re-asks are the judges' own: requests go out with
+``reasks=0``, and an answer the LLM layer finds invalid (:class:`InvalidAnswerError`) is read here from its
+text, so a refusal, a malformed answer and an out-of-scale score stay told apart (and a harmless spelling the
+scale forgives, such as "4" for 4, is still an answer).
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any, Final, Literal, cast
 
 from spade_lsp.errors import ConfigError, LLMError
 from spade_lsp.judges._scales import OutOfScale, Scale
-from spade_lsp.llm import Completion, LLMClient, LLMRequest
+from spade_lsp.llm import Completion, InvalidAnswerError, LLMClient, LLMRequest
 
 __all__ = ["PROBLEMS", "Answer", "JudgeClients", "Problem", "Question", "answer_schema", "ask_many"]
 
@@ -203,16 +206,17 @@ def _round(
                 answer_schema(questions[i].scale, explanation=questions[i].explanation),
                 questions[i].temperature,
                 questions[i].sample_index + attempt * RETRY_STRIDE,
+                reasks=0,
             )
             for i in group
         ]
 
         def arrived(position: int, result: Completion | LLMError) -> None:
             index = group[position]
-            if isinstance(result, LLMError):
-                settle(index, Answer(problem="error", detail=str(result), attempts=attempt + 1))
-            else:
+            if isinstance(result, InvalidAnswerError | Completion):
                 settle(index, read_answer(result.text, questions[index].scale, attempts=attempt + 1))
+            else:
+                settle(index, Answer(problem="error", detail=str(result), attempts=attempt + 1))
 
         batch = getattr(client, "complete_many", None)
         if batch is not None:

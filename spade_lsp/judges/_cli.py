@@ -53,7 +53,7 @@ def add_judge_parsers(commands: Any, common: Callable[[argparse.ArgumentParser],
     test = commands.add_parser("test", help="run a prompt-response test (ModelGauge style) against the model")
     test.add_argument("name", nargs="?", help="the test's name (see --list)")
     test.add_argument("--list", action="store_true", help="list the tests this version knows")
-    test.add_argument("--judge-model", metavar="MODEL", help="the annotators' model (default: the model under test)")
+    test.add_argument("--judge-model", metavar="MODEL", help="the annotators' model (default: the assistant model)")
     test.add_argument("--limit", type=int, metavar="N", help="run only the first N test items")
     common(test)
 
@@ -124,7 +124,7 @@ def _pipeline_noise(
     from spade_lsp.judges._noise import measure_noise, noise_items
 
     groups = noise_items(workspace, prompt, source=source)  # type: ignore[arg-type]
-    pool = JudgeClients(workspace.llm_client())
+    pool = JudgeClients(workspace.assistant_client(workspace.settings_for(prompt), what="judging"))
 
     def judge(items: Any, resample: int) -> list[float | None]:
         progress(f"judge noise: resample {resample + 1} of {resamples}", None)
@@ -201,7 +201,10 @@ def run_test(
     anchor = args.workspace if args.workspace is not None else Path.cwd()
     with open_workspace(args, anchor) as workspace:
         sut = workspace.llm_client()
-        judge = sut if args.judge_model is None else _with_model(sut, args.judge_model)
+        if args.judge_model is not None:  # named on the command line: on the assistant's endpoint when set
+            judge = _with_model(workspace.assistant_client() if workspace.has_assistant() else sut, args.judge_model)
+        else:
+            judge = workspace.assistant_client(what="the test's LLM annotators")
         store = None if daemon_runs else workspace.store
         document = run_prompt_test(args.name, sut, judge=judge, store=store, limit=args.limit, progress=_progress_line)
     if daemon_runs:

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from spade_lsp._fallbacks import Fallbacks
 from spade_lsp.errors import InputError, StoreError
 from spade_lsp.judges._agreement import agreement, positive_rate
 from spade_lsp.judges._ask import PROBLEMS, Answer, Message, Question, ask_many
@@ -104,7 +105,7 @@ def grade_with_notes(
             f"{prompt}: no example with an output has a grading note; add "
             '"grading_note": "what a good answer must contain" to the examples\' lines'
         )
-    judge = client if client is not None else workspace.llm_client()
+    judge = client if client is not None else workspace.assistant_client(workspace.settings_for(prompt), what="judging")
     report = progress or (lambda message, percentage: None)
     settings = workspace.settings
     plan: list[tuple[int, Arm]] = [(i, "with_notes") for i, item in enumerate(items) if item.note]
@@ -236,7 +237,17 @@ def grading_report(
         "comparison": comparison,
         "rows": rows,
         "warnings": warnings,
+        "fallbacks": _fallbacks(arms).to_json(),
     }
+
+
+def _fallbacks(arms: Mapping[Arm, dict[str, Any] | None]) -> Fallbacks:
+    """Answers still unusable after the re-asks: counted as undecided, never fatal to the run."""
+    fallbacks = Fallbacks()
+    for arm, stats in arms.items():
+        for kind, count in (stats or {}).get("problems", {}).items():
+            fallbacks.add(f"judge ({arm.replace('_', ' ')})", kind, "counted as undecided", count)
+    return fallbacks
 
 
 def _arm(items: Sequence[JudgeItem], answers: Sequence[Answer], method: Method, confidence: float) -> dict[str, Any]:

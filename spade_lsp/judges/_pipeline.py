@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
+from spade_lsp._fallbacks import Fallbacks
 from spade_lsp.errors import ConfigError, InputError
 from spade_lsp.judges._ask import PROBLEMS, Answer, JudgeClients, Question, ask_many
 from spade_lsp.judges._items import JudgeItem
@@ -831,7 +832,17 @@ class PipelineResult:
             "alignment": agreement(passed, labels).to_json() if any(label is not None for label in labels) else None,
             "rows": [_row(row) for row in self.items],
             "warnings": warnings,
+            "fallbacks": self._fallbacks().to_json(),
         }
+
+    def _fallbacks(self) -> Fallbacks:
+        """Judge units whose answer was unusable after their re-asks: left out of the pooling, never fatal."""
+        fallbacks = Fallbacks()
+        for row in self.items:
+            for key, answer in row.answers.items():
+                if answer.problem is not None and answer.detail != _NO_REFERENCE:
+                    fallbacks.add(f"judge unit {key}", answer.problem, "left its answer out of the pooling")
+        return fallbacks
 
 
 def _mean_interval(scores: Sequence[float], bounds: tuple[float, float], confidence: float = 0.95) -> dict[str, Any]:
@@ -952,7 +963,7 @@ def run_pipeline(
     started = time.perf_counter()
     started_at = datetime.now(UTC).isoformat()
     source = items_from_examples(workspace, prompt)
-    base = client if client is not None else workspace.llm_client()
+    base = client if client is not None else workspace.assistant_client(workspace.settings_for(prompt), what="judging")
     pool = base if isinstance(base, JudgeClients) else JudgeClients(base)
     usage = getattr(pool.default, "usage", None)
     before = usage.copy() if usage is not None else None

@@ -7,6 +7,8 @@ reasons are fed back to the generator), a :class:`~spade_lsp.reliability.Validat
 verdict other than PASS or FAIL, or refuse are asked again, each time with a new sample index so the re-ask is
 a fresh call rather than the cached bad answer; what is still unusable after ``retries`` is recorded, never
 guessed: :meth:`LLMVerifier.verify` raises :class:`LLMError` and :meth:`LLMVerifier.verify_many` gives None.
+Those re-asks are the verifier's own: requests go out with ``reasks=0`` and an answer the LLM layer finds
+invalid is read here from :attr:`InvalidAnswerError.text`, which tells a refusal from a malformed answer.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any, Final
 from spade_lsp.errors import LLMError
 from spade_lsp.judges._ask import RETRY_STRIDE, Answer, JudgeClients, Message, json_object
 from spade_lsp.judges._scales import OutOfScale, Scale
-from spade_lsp.llm import Completion, LLMClient, LLMRequest
+from spade_lsp.llm import Completion, InvalidAnswerError, LLMClient, LLMRequest
 from spade_lsp.reliability._retry import Verdict
 from spade_lsp.reliability._validators import DEFAULT_MINIMUM, Validator
 
@@ -109,15 +111,15 @@ class LLMVerifier:
             if not pending or (should_stop is not None and should_stop()):
                 break
             requests = [
-                LLMRequest(self.messages(*pairs[i]), VERDICT_SCHEMA, self.temperature, attempt * RETRY_STRIDE)
+                LLMRequest(self.messages(*pairs[i]), VERDICT_SCHEMA, self.temperature, attempt * RETRY_STRIDE, reasks=0)
                 for i in pending
             ]
             again: list[int] = []
             for index, result in zip(pending, _complete_all(client, requests, should_stop), strict=True):
-                if isinstance(result, LLMError):
-                    answer = Answer(problem="error", detail=str(result), attempts=attempt + 1)
-                else:
+                if isinstance(result, InvalidAnswerError | Completion):
                     answer = read_verdict(result.text, attempts=attempt + 1)
+                else:
+                    answer = Answer(problem="error", detail=str(result), attempts=attempt + 1)
                 if answer.problem in _REASKED and attempt < self.retries:
                     again.append(index)
                 else:

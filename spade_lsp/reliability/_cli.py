@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from spade_lsp._fallbacks import Fallback
 from spade_lsp.errors import InputError
 from spade_lsp.reliability._names import METHODS
 
@@ -252,6 +253,8 @@ def _emit(
         out.write((table or render_table)(document))
     for warning in document.get("warnings", []):
         print(f"spade: warning: {warning}", file=sys.stderr)
+    for fallback in document.get("fallbacks") or []:
+        print(f"spade: fell back: {Fallback(**fallback).message()}", file=sys.stderr)
     p_pass = document.get("p_pass", {})
     if p_pass.get("warning"):
         print(f"spade: warning: {p_pass['warning']}", file=sys.stderr)

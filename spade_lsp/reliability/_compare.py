@@ -18,6 +18,7 @@ from typing import Any, Final, Literal, cast
 
 import numpy as np
 
+from spade_lsp._fallbacks import Fallbacks
 from spade_lsp.errors import InputError
 from spade_lsp.reliability._paired import PairedDifference, paired_difference
 from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
@@ -182,6 +183,7 @@ def compare_documents(
         "power": options.power,
         "comparisons": comparisons,
         "warnings": sorted({w for d in documents for w in d.get("warnings", [])}),
+        "fallbacks": Fallbacks.from_json(d.get("fallbacks") or [] for d in documents).to_json(),
     }
 
 
@@ -199,6 +201,7 @@ def _variant_json(variant: Variant, document: Mapping[str, Any]) -> dict[str, An
         "p_pass": document["p_pass"]["measured"]["rate"],
         "calls": document["calls"],
         "calls_cached": document["calls_cached"],
+        "calls_failed": document.get("calls_failed", 0),
         "tokens": document.get("tokens"),
         "cost": document.get("cost"),
     }

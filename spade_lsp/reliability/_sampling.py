@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING, Any, Final, cast
 import numpy as np
 
 from spade_lsp._examples import Example, read_examples
+from spade_lsp._fallbacks import Fallbacks
 from spade_lsp._files import examples_path, sidecar_path
 from spade_lsp._prompts import parse_prompt
+from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
 from spade_lsp.config import Settings
 from spade_lsp.errors import InputError, LLMError, StoreError
 from spade_lsp.llm import Completion, LLMClient, LLMRequest
@@ -97,6 +99,8 @@ class _Plan:
     warnings: list[str] = field(default_factory=list)
     criteria: str | None = None  # the verifier's criteria (None: its default)
     verify: bool = False  # the last validator is the LLM verifier
+    settings: Settings = field(default_factory=Settings)  # the prompt's: files, front matter, overrides
+    fallbacks: Fallbacks = field(default_factory=Fallbacks)
 
     @property
     def assertions(self) -> list[ValidatorSpec]:
@@ -120,13 +124,15 @@ def sample_prompt(
     options = options or SampleOptions()
     report = progress or (lambda message, percentage: None)
     plan = _plan(workspace, prompt, options)
-    client = workspace.llm_client()  # ModelNotConfiguredError says how to configure one
+    client = workspace.llm_client(plan.settings)  # ModelNotConfiguredError says how to configure one
     if options.model is not None and options.model != client.model:
         with_model = getattr(client, "with_model", None)
         if with_model is None:
             raise InputError(f"this LLM client cannot switch to the model {options.model!r}")
         client = with_model(options.model)
-    return _Sampler(workspace, plan, client, options, report).run()
+    # the assistant model answers ask_llm and judges as the verifier; it is never the pipeline's by default
+    assistant = workspace.assistant_client(plan.settings) if workspace.has_assistant(plan.settings) else None
+    return _Sampler(workspace, plan, client, assistant, options, report).run()
 
 
 def latest_document(workspace: Workspace, prompt: Path, *, run_id: int | None = None) -> dict[str, Any]:
@@ -164,6 +170,10 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
     validators = _validators(workspace, prompt, module, settings, warnings)
     verify = bool(settings.verifier) if options.verify is None else options.verify
     criteria = settings.verifier if isinstance(settings.verifier, str) else None
+    fallbacks = Fallbacks()
+    if verify and not workspace.has_assistant(settings):
+        verify = False
+        fallbacks.add("verifier", HOW_TO_CONFIGURE_ASSISTANT, "sampled without the verifier column")
     if verify:
         if any(v.name == VERIFIER_COLUMN for v in validators):
             raise InputError(f"{module}: an assertion is named {VERIFIER_COLUMN!r}, the verifier's column; rename it")
@@ -197,6 +207,8 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
         warnings=warnings,
         criteria=criteria,
         verify=verify,
+        settings=settings,
+        fallbacks=fallbacks,
     )
 
 
@@ -261,11 +273,21 @@ def _message(category: str | None, sentence: str | None, description: str | None
 
 class _Sampler:
     def __init__(
-        self, workspace: Workspace, plan: _Plan, client: LLMClient, options: SampleOptions, progress: Progress
+        self,
+        workspace: Workspace,
+        plan: _Plan,
+        client: LLMClient,
+        assistant: LLMClient | None,
+        options: SampleOptions,
+        progress: Progress,
     ) -> None:
         self.workspace = workspace
         self.plan = plan
         self.client = client
+        from spade_lsp._assertion_jobs import ask_llm_with
+
+        self.ask_llm = ask_llm_with(assistant) if assistant is not None else None
+        self.fallbacks = plan.fallbacks
         self.options = options
         self.progress = progress
         n, m, v = len(plan.examples), plan.samples, len(plan.validators)
@@ -283,10 +305,10 @@ class _Sampler:
         self.started_at = datetime.now(UTC).isoformat()
         self.verifier: LLMVerifier | None = None
         self.verifier_problem: str | None = None
-        if plan.verify:
+        if plan.verify and assistant is not None:
             from spade_lsp.judges._verifier import LLMVerifier
 
-            self.verifier = LLMVerifier(client, plan.criteria)
+            self.verifier = LLMVerifier(assistant, plan.criteria)
 
     def run(self) -> dict[str, Any]:
         from spade_lsp._jobs import JobCancelled
@@ -369,7 +391,6 @@ class _Sampler:
     def _validate(
         self, outputs: list[tuple[int, int, Completion]]
     ) -> list[tuple[int, int, int, int | None, str | None]]:
-        from spade_lsp._assertion_jobs import ask_llm_with
         from spade_lsp.sandbox import SandboxCase, run_assertions
 
         if not outputs:
@@ -384,7 +405,7 @@ class _Sampler:
             for i, _, answer in outputs
         ]
         names = [v.name for v in plan.assertions]
-        result = run_assertions(plan.module, cases, names=names, ask_llm=ask_llm_with(self.client))
+        result = run_assertions(plan.module, cases, names=names, ask_llm=self.ask_llm)
         if result.module_error is not None:
             raise InputError(f"{plan.module}: {result.module_error.message}")
         column = {name: index for index, name in enumerate(result.names)}
@@ -393,6 +414,8 @@ class _Sampler:
             for v, name in enumerate(names):
                 passed = result.passed[case][column[name]]
                 error = result.error(case, column[name])
+                if error is not None and error.kind in ("llm_error", "needs_model"):
+                    self.fallbacks.add("ask_llm", error.message, "recorded the cell as an error (not counted)")
                 rows.append(self._cell(i, j, v, passed, error.message if error else None))
         if self.verifier is not None:
             rows += self._verify(self.verifier, outputs, cases)
@@ -411,6 +434,7 @@ class _Sampler:
             else:
                 problem = f"{answer.problem}: {answer.detail}"
                 self.verifier_problem = self.verifier_problem or problem
+                self.fallbacks.add("verifier", problem, "recorded the cell as an error (not counted)")
                 rows.append(self._cell(i, j, v, None, f"verifier {problem}"))
         return rows
 
@@ -582,6 +606,7 @@ class _Sampler:
             "tokens": {"prompt": spent.prompt_tokens, "completion": spent.completion_tokens} if spent else None,
             "cost": round(spent.cost, 6) if spent and spent.cost_known else None,
             "warnings": warnings,
+            "fallbacks": self.fallbacks.to_json(),
         }
 
 

@@ -412,7 +412,12 @@ class _Run:
         if reply is not None:
             self.llm_hits += 1
         elif self.ask_llm is None:
-            reply = ["answer", None, "needs_model", "needs a model: ask_llm has no model to ask (configure `model`)"]
+            reply = [
+                "answer",
+                None,
+                "needs_model",
+                "needs a model: ask_llm has no assistant model (set `assistant_model`)",
+            ]
         else:
             self.llm_calls += 1
             try:

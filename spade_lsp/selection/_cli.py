@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from spade_lsp.errors import InputError
+from spade_lsp._fallbacks import Fallback
+from spade_lsp.errors import InputError, SpadeError
 from spade_lsp.selection._names import METHODS, SOLVERS, Method, Solver
 
 if TYPE_CHECKING:  # loaded when a selection runs, not when the parser is built
@@ -158,8 +159,8 @@ def _from_prompt(args: argparse.Namespace) -> tuple[Selection, int | None]:
     from spade_lsp.config import find_workspace_root
     from spade_lsp.workspace import Workspace
 
-    wanted = {"model": getattr(args, "model", None), "api_base": getattr(args, "api_base", None)}
-    overrides = {k: v for k, v in wanted.items() if v is not None}
+    keys = ("model", "api_base", "assistant_model", "assistant_api_base", "classifier")
+    overrides = {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
     root = args.workspace if args.workspace is not None else find_workspace_root(args.prompt)
     with Workspace(root, overrides=overrides) as workspace:
         return select_prompt(workspace, args.prompt, SelectOptions.from_args(args))
@@ -184,13 +185,20 @@ def select_prompt(workspace: Workspace, prompt: Path, options: SelectOptions) ->
     static = static_subsumptions(problem.assertions)
     fresh = list(static)
     notes = list(problem.notes)
-    if workspace.settings.model and not any(pair.origin == "llm" for pair in stored):
-        proposed = propose_llm_subsumptions(workspace.llm_client(), problem.assertions, problem.fails)
-        fresh += proposed
-        notes.append(f"the model proposed and confirmed {len(proposed)} subsumption pair(s)")
+    settings = workspace.settings_for(prompt)  # front matter's tau and alpha count, as in the editor
+    if workspace.has_assistant(settings) and not any(pair.origin == "llm" for pair in stored):
+        try:
+            client = workspace.assistant_client(settings, what="subsumption")
+            proposed = propose_llm_subsumptions(client, problem.assertions, problem.fails)
+        except SpadeError as error:  # a side call that fails never aborts the selection
+            fallback = Fallback("subsumption", str(error).splitlines()[0], "used only the static pairs")
+            notes.append(f"fell back: {fallback.message()}")
+        else:
+            fresh += proposed
+            notes.append(f"the model proposed and confirmed {len(proposed)} subsumption pair(s)")
     save_subsumptions(workspace.store, prompt_id, fresh)
     problem = SelectionInput(problem.assertions, problem.fails, problem.labels, (*stored, *fresh), tuple(notes))
-    tau, alpha = _pick(options.tau, workspace.settings.tau), _pick(options.alpha, workspace.settings.alpha)
+    tau, alpha = _pick(options.tau, settings.tau), _pick(options.alpha, settings.alpha)
     selection = _run(options, problem, tau, alpha)
     selection_id = save_selection(
         workspace.store,

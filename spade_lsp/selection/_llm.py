@@ -4,7 +4,9 @@
 2. Confirm: for each proposed pair, does every output failing the second also fail the first?
 
 Only confirmed pairs survive, and then only those the examples do not refute (the empirical filter): an LLM
-is never the last word on a subsumption the data contradicts.
+is never the last word on a subsumption the data contradicts. A proposal naming an assertion that does not
+exist loses that pair only: an answer the LLM layer gives up on (still off the schema after its re-asks) is
+read here too when it holds JSON.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from spade_lsp.errors import LLMError
-from spade_lsp.llm import LLMClient, parse_json_answer
+from spade_lsp.llm import LLMClient, ask_json
 from spade_lsp.selection._matrix import AssertionSpec, BoolMatrix, Subsumption
 from spade_lsp.selection._subsumption import empirically_possible
 
@@ -93,6 +95,12 @@ class _Confirmation(BaseModel):
     pairs: list[_Verdict]
 
 
+def _ask(client: LLMClient, system: str, payload: str, schema: dict[str, Any], what: str) -> Any:
+    """The JSON the model answered, even one off the schema: the rules below judge it pair by pair."""
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": payload}]
+    return ask_json(client, messages, schema, what=what)
+
+
 def _describe(spec: AssertionSpec) -> dict[str, Any]:
     item: dict[str, Any] = {"name": spec.name}
     if spec.description:
@@ -113,12 +121,9 @@ def propose_llm_subsumptions(
     names = [a.name for a in assertions]
     index = {name: j for j, name in enumerate(names)}
     payload = json.dumps([_describe(a) for a in assertions], ensure_ascii=False)
-    first = client.complete(
-        [{"role": "system", "content": _PROPOSE}, {"role": "user", "content": payload}],
-        response_schema=_propose_schema(names),
-    )
+    first = _ask(client, _PROPOSE, payload, _propose_schema(names), "subsumption proposals")
     try:
-        proposal = _Proposal.model_validate(parse_json_answer(first, what="subsumption proposals"))
+        proposal = _Proposal.model_validate(first)
     except ValidationError as error:
         raise LLMError(
             f"the model's subsumption proposals do not match the schema: {error.errors()[0]['msg']}"
@@ -135,12 +140,11 @@ def propose_llm_subsumptions(
         return []
     described = {a.name: _describe(a) for a in assertions}
     pairs = [{"subsumer": described[a], "subsumed": described[b]} for a, b in candidates]
-    second = client.complete(
-        [{"role": "system", "content": _CONFIRM}, {"role": "user", "content": json.dumps(pairs, ensure_ascii=False)}],
-        response_schema=_confirm_schema(),
+    second = _ask(
+        client, _CONFIRM, json.dumps(pairs, ensure_ascii=False), _confirm_schema(), "subsumption confirmations"
     )
     try:
-        confirmation = _Confirmation.model_validate(parse_json_answer(second, what="subsumption confirmations"))
+        confirmation = _Confirmation.model_validate(second)
     except ValidationError as error:
         raise LLMError(f"the model's confirmations do not match the schema: {error.errors()[0]['msg']}") from error
     confirmed = {(v.subsumer, v.subsumed) for v in confirmation.pairs if v.holds}

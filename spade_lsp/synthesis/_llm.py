@@ -48,7 +48,7 @@ from pydantic import BaseModel, ValidationError
 
 from spade_lsp.assertions import ASSERTION_PREFIX
 from spade_lsp.errors import LLMError
-from spade_lsp.llm import LLMClient, parse_json_answer
+from spade_lsp.llm import LLMClient, ask_json
 from spade_lsp.sandbox import (
     DEFAULT_ALLOWED_IMPORTS,
     AskLLM,
@@ -224,6 +224,24 @@ def _validated(answer: Any, model: type[BaseModel], what: str) -> Any:
         raise LLMError(f"the model's {what} answer does not match the schema: {where}: {detail['msg']}") from error
 
 
+def _ask(
+    client: LLMClient,
+    system: str,
+    payload: Mapping[str, Any],
+    schema: Mapping[str, Any],
+    model: type[BaseModel],
+    what: str,
+) -> Any:
+    """The structured answer, as ``model`` reads it. An answer the LLM layer gave up on (still off the schema
+    after its re-asks) is read too when it holds JSON, so the per-item rules drop only the items that break
+    them (a criterion with an unknown category) rather than the whole answer."""
+    messages = [
+        {"role": "system", "content": system},
+        {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
+    ]
+    return _validated(ask_json(client, messages, schema, what=f"assertion {what}"), model, what)
+
+
 def _squash(text: str) -> str:
     return " ".join(text.split()).casefold()
 
@@ -391,14 +409,7 @@ class LLMSynthesizer:
                 for index, s in enumerate(sentences)
             ],
         }
-        completion = self.client.complete(
-            [
-                {"role": "system", "content": _CRITERIA_SYSTEM},
-                {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
-            ],
-            response_schema=_criteria_schema(),
-        )
-        answer = _validated(parse_json_answer(completion, what="assertion criteria"), _CriteriaAnswer, "criteria")
+        answer = _ask(self.client, _CRITERIA_SYSTEM, payload, _criteria_schema(), _CriteriaAnswer, "criteria")
         assert isinstance(answer, _CriteriaAnswer)
         prompt = _squash(context.text)
         kept: list[_Criterion] = []
@@ -432,17 +443,8 @@ class LLMSynthesizer:
             "prompt_inputs": list(context.inputs),
             "prompt": context.text,
         }
-        completion = self.client.complete(
-            [
-                {"role": "system", "content": _FUNCTIONS_SYSTEM},
-                {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
-            ],
-            response_schema=_functions_schema(),
-        )
-        try:  # one unusable answer loses its criterion, not the whole synthesis
-            answer = _validated(
-                parse_json_answer(completion, what="assertion functions"), _FunctionsAnswer, "functions"
-            )
+        try:  # one failed or unusable answer loses its criterion, not the whole synthesis
+            answer = _ask(self.client, _FUNCTIONS_SYSTEM, payload, _functions_schema(), _FunctionsAnswer, "functions")
         except LLMError as error:
             self.dropped.append((criterion.criterion, str(error)))
             return None

@@ -1,4 +1,8 @@
-"""The LLM taxonomy classifier: one structured-output call per delta (all its changes at once)."""
+"""The LLM taxonomy classifier: one structured-output call per delta (all its changes at once).
+
+An answer the LLM layer gives up on (still off the schema after its re-asks) is read here too when it holds
+JSON, so the error names what was wrong in this classifier's terms (an edit that does not exist, unknown
+categories) rather than as a schema path."""
 
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from spade_lsp._types import ChangeKind, Position, Range, Sentence, SentenceChange
 from spade_lsp.errors import LLMError
-from spade_lsp.llm import LLMClient, parse_json_answer
+from spade_lsp.llm import LLMClient, ask_json
 from spade_lsp.taxonomy import CATEGORY_IDS, DISPLAY_NAMES
 
 _SYSTEM = (
@@ -83,12 +87,10 @@ class LLMClassifier:
         if not changes:
             return []
         payload = json.dumps([_describe(i, c) for i, c in enumerate(changes)], ensure_ascii=False)
-        completion = self.client.complete(
-            [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": payload}],
-            response_schema=_schema(),
-        )
+        messages = [{"role": "system", "content": _SYSTEM}, {"role": "user", "content": payload}]
+        data = ask_json(self.client, messages, _schema(), what="taxonomy labels")
         try:
-            answer = _Answer.model_validate(parse_json_answer(completion, what="taxonomy labels"))
+            answer = _Answer.model_validate(data)
         except ValidationError as error:
             detail = error.errors()[0]["msg"]
             raise LLMError(f"the model's taxonomy answer does not match the schema: {detail}") from error

@@ -50,7 +50,15 @@ def test_import_versions_file(capsys: pytest.CaptureFixture[str], workspace_dir:
     versions = workspace_dir / "versions.json"
     versions.write_text(json.dumps(["Be brief.", "Be brief. Answer in JSON.", {"text": "Answer in JSON."}]))
     code, out, _ = run(capsys, "import", str(workspace_dir / "p.prompt"), "--versions", str(versions), "--json")
-    assert code == 0 and json.loads(out) == {"prompt": "p.prompt", "added": 3, "unchanged": 0, "versions": 3}
+    offline = {"classifier": None, "relabelled": 0, "kept_offline": 0, "fallbacks": []}  # no assistant model
+    assert code == 0 and json.loads(out) == {
+        "prompt": "p.prompt",
+        "added": 3,
+        "unchanged": 0,
+        "versions": 3,
+        "labels": offline,
+        "fallbacks": [],
+    }
 
 
 def test_identical_versions_warn_and_record_one(capsys: pytest.CaptureFixture[str], workspace_dir: Path) -> None:

@@ -95,7 +95,8 @@ def test_ask_llm_is_proxied_to_the_parent_and_cached(
 
     with OpenAIStub(judge) as stub:
         (prompt.parent / "spade.toml").write_text(
-            f'model = "openai/judge"\napi_base = "{stub.api_base}"\napi_key_env = "SPADE_TEST_SECRET_KEY"\n'
+            f'assistant_model = "same"\nmodel = "openai/judge"\napi_base = "{stub.api_base}"\n'
+            'api_key_env = "SPADE_TEST_SECRET_KEY"\n'
         )
         _import_and_synthesize(capsys, prompt, "--synthesizer", "offline", "--classifier", "offline")
         code, out, _ = run(capsys, "eval", str(prompt), "--json", "--classifier", "offline")

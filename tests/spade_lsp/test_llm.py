@@ -9,10 +9,17 @@ from typing import Any
 
 import pytest
 
+from spade_lsp._roles import make_client, pipeline_endpoint, require
 from spade_lsp._store import Store
 from spade_lsp.config import Settings
 from spade_lsp.errors import LLMError, ModelNotConfiguredError
-from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest, client_from_settings, parse_json_answer
+from spade_lsp.llm import (
+    Completion,
+    InvalidAnswerError,
+    LiteLLMClient,
+    LLMRequest,
+    parse_json_answer,
+)
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
 
 MESSAGES = [{"role": "user", "content": "Say hi"}]
@@ -77,12 +84,30 @@ def test_every_call_has_a_timeout() -> None:
 def test_structured_output_sends_the_schema_and_malformed_json_is_an_error() -> None:
     schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
     with OpenAIStub(lambda request: chat_reply("{not json")) as stub:
-        answer = _client(stub).complete(MESSAGES, response_schema=schema)
+        with pytest.raises(LLMError, match="not valid JSON"):
+            _client(stub, max_reasks=0).complete(MESSAGES, response_schema=schema)
         sent = stub.requests[0]["response_format"]
     assert sent["type"] == "json_schema" and sent["json_schema"]["schema"] == schema
     with pytest.raises(LLMError, match="not valid JSON"):
-        parse_json_answer(answer, what="a test")
-    assert parse_json_answer(type(answer)(text='```json\n{"ok": true}\n```'), what="x") == {"ok": True}
+        parse_json_answer(Completion(text="{not json"), what="a test")
+    assert parse_json_answer(Completion(text='```json\n{"ok": true}\n```'), what="x") == {"ok": True}
+
+
+def test_a_request_may_bound_its_own_reasks() -> None:
+    """A caller with its own re-ask loop (the judges) sends ``reasks=0``: one call, then the model's answer in
+    the error; None keeps the client's ``max_reasks``."""
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]}
+    with OpenAIStub(lambda request: chat_reply('{"ok": "maybe"}')) as stub:
+        client = _client(stub, max_reasks=2)
+        once, default = client.complete_many(
+            [LLMRequest(MESSAGES, schema, reasks=0), LLMRequest(MESSAGES, schema, sample_index=1)]
+        )
+        calls = len(stub.requests)
+    assert isinstance(once, InvalidAnswerError) and once.text == '{"ok": "maybe"}' and "re-ask" not in str(once)
+    assert isinstance(default, InvalidAnswerError) and "after 2 re-asks" in str(default)
+    assert calls == 1 + 3 and client.usage.reasks == 2
+    with pytest.raises(ValueError, match="reasks must be at least 0"):
+        LLMRequest(MESSAGES, schema, reasks=-1)
 
 
 def test_malformed_http_body_is_an_llm_error() -> None:
@@ -90,9 +115,14 @@ def test_malformed_http_body_is_an_llm_error() -> None:
         _client(stub, max_retries=0).complete(MESSAGES)
 
 
+def client_from_settings(settings: Settings) -> LiteLLMClient:
+    """The pipeline's client as a workspace makes it."""
+    return make_client(require(pipeline_endpoint(settings), "pipeline"), settings)
+
+
 def test_no_model_configured_says_how_to_configure_one() -> None:
     with pytest.raises(ModelNotConfiguredError, match=r"\[tool.spade\]"):
-        client_from_settings(Settings())
+        client_from_settings(Settings())  # no `model`
 
 
 def test_api_key_comes_from_the_named_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:

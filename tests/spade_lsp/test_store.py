@@ -31,6 +31,8 @@ def test_reopen_applies_no_migration_twice(workspace_dir: Path) -> None:
         "0005_reliability",
         "0006_judges",
         "0007_comparisons",
+        "0008_llm_capabilities",
+        "0009_relabel",
     ]
 
 

@@ -27,7 +27,8 @@ from typing import Any, Final, TypeVar
 
 from spade_lsp import __version__
 from spade_lsp._files import atomic_write_text, examples_path, sidecar_path
-from spade_lsp._jobs import RENEW_EVERY_S, Job, JobNotFoundError, JobParamsError, JobQueue
+from spade_lsp._jobs import RENEW_EVERY_S, Job, JobNotFoundError, JobParamsError, JobQueue, validate_params
+from spade_lsp._relabel import wants_relabel
 from spade_lsp._store import Store
 from spade_lsp.config import DEFAULT_PROMPT_GLOBS, load_settings
 from spade_lsp.errors import ConfigError, SpadeError
@@ -443,9 +444,14 @@ class Daemon:
     async def _prompt_record(self, conn: _Connection, params: dict[str, Any]) -> dict[str, Any]:
         path = self._prompt_path(params.get("path"))
         text = _optional(params, "text", str)
-        return await self._record(path, text, origin="save")
+        editor_settings = _optional(params, "settings", dict)
+        if editor_settings is not None:
+            validate_params("relabel", {"settings": editor_settings})  # refused here, not in a queued job
+        return await self._record(path, text, origin="save", editor_settings=editor_settings)
 
-    async def _record(self, path: Path, text: str | None, *, origin: str) -> dict[str, Any]:
+    async def _record(
+        self, path: Path, text: str | None, *, origin: str, editor_settings: dict[str, Any] | None = None
+    ) -> dict[str, Any]:
         """Records of one prompt run one at a time, in arrival order (asyncio locks are FIFO); records of
         different prompts run side by side."""
         lock, users = self._path_locks.get(path) or (asyncio.Lock(), 0)
@@ -453,7 +459,9 @@ class Daemon:
         try:
             async with lock:
                 loop = asyncio.get_running_loop()
-                version, recorded, warnings = await loop.run_in_executor(self._recorder, self._record_sync, path, text)
+                version, recorded, warnings, relabel = await loop.run_in_executor(
+                    self._recorder, self._record_sync, path, text, editor_settings
+                )
         finally:
             lock, users = self._path_locks[path]
             if users == 1:
@@ -464,6 +472,8 @@ class Daemon:
         if recorded:
             log.info("recorded %s version %s (%s)", key, version, origin)
             self.broadcast("prompt/changed", {"path": key, "version": version, "origin": origin})
+            if relabel:
+                await self._relabel_later(key, editor_settings)
             if version is not None and version > 1:
                 await self._compare_later(path, key, version)
         return {"path": key, "version": version, "recorded": recorded, "warnings": warnings}
@@ -485,8 +495,19 @@ class Daemon:
         log.info("queued job %d: compare %s v%d with v%d", job.id, key, version, version - 1)
         self.runner.wake()
 
-    def _record_sync(self, path: Path, text: str | None) -> tuple[int | None, bool, list[str]]:
-        """In the recorder thread: git history, then the text (given, or read from disk)."""
+    async def _relabel_later(self, key: str, editor_settings: dict[str, Any] | None) -> None:
+        """Versions are recorded with offline labels; with an assistant model set, a background job relabels
+        them (the editor refreshes when it finishes, as after any job)."""
+        params = {"settings": editor_settings} if editor_settings else {}
+        job = await self._write(lambda queue: queue.enqueue("relabel", key, params, client="daemon"))
+        log.info("queued job %d: relabel %s with the assistant model", job.id, key)
+        self.runner.wake()
+
+    def _record_sync(
+        self, path: Path, text: str | None, editor_settings: dict[str, Any] | None = None
+    ) -> tuple[int | None, bool, list[str], bool]:
+        """In the recorder thread: git history, then the text (given, or read from disk). The last value says
+        whether the assistant model should relabel the new deltas (offline labels are in already)."""
         cache: WorkspaceCache | None = getattr(self._local, "workspaces", None)
         if cache is None:
             cache = self._local.workspaces = WorkspaceCache(self.root)
@@ -496,7 +517,14 @@ class Daemon:
         warnings = sync_prompt(workspace, path, text=text)
         after = workspace.history.versions(path)
         recorded = len(after) != len(before) or (bool(after) and after[-1].id != before[-1].id)
-        return (after[-1].number if after else None), recorded, warnings
+        relabel = False
+        if recorded:
+            try:
+                settings = workspace.settings_for(path).merged(editor_settings or {}, source="editor settings (spade)")
+                relabel = wants_relabel(workspace, settings)
+            except SpadeError as error:  # invalid front matter: the views say why; the offline labels stay
+                log.info("no relabelling of %s: %s", path, error)
+        return (after[-1].number if after else None), recorded, warnings, relabel
 
     def _prompt_event(self, path: Path) -> None:
         if self._debouncer is not None:

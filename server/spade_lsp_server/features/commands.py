@@ -161,6 +161,7 @@ _SAMPLE_SUMMARY_KEYS = (
     "calls_saved",
     "cost",
     "warnings",
+    "fallbacks",
 )
 
 
@@ -254,10 +255,26 @@ async def run_job(
     if outcome == "done":
         server.schedule_refresh(ref.root)
         result = finished.get("result")
-        return result if isinstance(result, dict) else {"result": result}
+        if isinstance(result, dict):
+            _tell_fallbacks(server, title, result.get("fallbacks"))
+            return result
+        return {"result": result}
     if outcome == "cancelled":
         raise CommandError(f"{title}: cancelled", REQUEST_CANCELLED)
     raise CommandError(f"{title}: {finished.get('error') or 'the job failed'}")
+
+
+def _tell_fallbacks(server: SpadeLanguageServer, title: str, fallbacks: Any) -> None:
+    """A side call that failed did not stop the job: say what was done instead, and why, once per kind."""
+    if not isinstance(fallbacks, list) or not fallbacks:
+        return
+    parts = []
+    for item in fallbacks[:3]:
+        if isinstance(item, Mapping):
+            times = f" ({item.get('count')} times)" if (item.get("count") or 1) > 1 else ""
+            parts.append(f"{item.get('step')}: {item.get('instead')}{times}, because {item.get('reason')}")
+    more = f" (and {len(fallbacks) - 3} more)" if len(fallbacks) > 3 else ""
+    server.tell(f"spade: {title} finished with fallbacks: {'; '.join(parts)}{more}", True)
 
 
 async def _cancel(running: _Running) -> None:

@@ -252,6 +252,8 @@ async def record_version(server: SpadeLanguageServer, ref: DocumentRef, text: st
     state = server.workspace_state(ref.root)
     settings, _ = state.settings_for(text)
     params: dict[str, Any] = {"path": str(ref.path)}
+    if state.client_values:  # the editor's settings (an assistant model, say) decide the background relabelling
+        params["settings"] = state.client_values
     if text is not None:
         if (
             len(text) * 4 > settings.max_prompt_bytes

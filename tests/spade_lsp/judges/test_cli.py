@@ -47,7 +47,7 @@ def test_spade_test_runs_the_counterfactual_pronoun_test(
     assert code == 0 and out.split() == ["counterfactual_pronoun", "paired_safety"]
 
     with OpenAIStub(_pronoun_model) as stub:
-        flags = ["--model", "openai/sut", "--api-base", stub.api_base, "--classifier", "offline"]
+        flags = ["--model", "openai/sut", "--api-base", stub.api_base, "--assistant-model", "same"]
         code, out, _ = _spade(capsys, "test", "counterfactual_pronoun", "--limit", "4", "--json", *flags)
         assert code == 0
         document = json.loads(out)
@@ -149,7 +149,7 @@ def test_spade_judge_runs_a_pipeline_with_alignment_and_noise(
 ) -> None:
     pipeline = str(judged_blurb.parent / "judges.toml")
     with OpenAIStub(_blurb_judge) as stub:
-        flags = ["--model", "openai/judge", "--api-base", stub.api_base, "--classifier", "offline"]
+        flags = ["--assistant-model", "openai/judge", "--assistant-api-base", stub.api_base]
         code, out, _ = _spade(capsys, "judge", str(judged_blurb), "--pipeline", pipeline, "--json", *flags)
         assert code == 0
         document = json.loads(out)
@@ -171,7 +171,7 @@ def test_spade_judge_grading_notes_compares_with_the_same_judge_without_notes(
     judged_blurb: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with OpenAIStub(_blurb_judge) as stub:
-        flags = ["--model", "openai/judge", "--api-base", stub.api_base, "--classifier", "offline"]
+        flags = ["--assistant-model", "openai/judge", "--assistant-api-base", stub.api_base]
         code, out, _ = _spade(capsys, "judge", str(judged_blurb), "--grading-notes", "--json", *flags)
         code_table, table, _ = _spade(capsys, "judge", str(judged_blurb), "--grading-notes", *flags)
     assert code == 0 and code_table == 0
@@ -190,7 +190,7 @@ def _spade_beside_a_daemon(root: Path, model: Any, *args: str) -> subprocess.Com
     manager = Daemons()
     with OpenAIStub(model) as stub:
         (root / "spade.toml").write_text(
-            f'model = "openai/judge"\napi_base = "{stub.api_base}"\nclassifier = "offline"\n'
+            f'model = "openai/judge"\napi_base = "{stub.api_base}"\nassistant_model = "same"\n'
             "daemon_idle_timeout_s = 30\n",
             encoding="utf-8",
         )

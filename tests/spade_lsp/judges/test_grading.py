@@ -97,7 +97,7 @@ def write_examples(root: Path, cases: dict[str, tuple[str | None, str | None, st
 
 
 def _workspace(root: Path, stub: OpenAIStub) -> Workspace:
-    return Workspace(root, overrides={"model": "openai/judge", "api_base": stub.api_base, "classifier": "offline"})
+    return Workspace(root, overrides={"assistant_model": "openai/judge", "assistant_api_base": stub.api_base})
 
 
 def test_both_arms_and_their_comparison_match_the_hand_computed_figures(workspace_dir: Path) -> None:
@@ -261,7 +261,9 @@ def test_bad_answers_are_asked_again_then_recorded_per_item(workspace_dir: Path)
 
     with OpenAIStub(script) as stub, _workspace(workspace_dir, stub) as workspace:
         document = grade_with_notes(workspace, prompt, compare=False, retries=2)
-    assert served == {"ok": 1, "once": 2, "scale": 3, "refuse": 3, "broken": 1}  # "plain" has no note
+    # "plain" has no note; "broken"'s 400 may be the server refusing the response format, so the LLM layer
+    # tries each lower structured mode once
+    assert served == {"ok": 1, "once": 2, "scale": 3, "refuse": 3, "broken": 3}
     assert document["without_notes"] is None and document["comparison"] is None
     stats = document["with_notes"]
     assert stats["problems"] == {"refusal": 1, "out_of_scale": 1, "error": 1}
@@ -325,7 +327,7 @@ def test_scale_and_mcnemar() -> None:
 def test_spade_judge_grading_notes_prints_both_arms(workspace_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     prompt = write_examples(workspace_dir, CASES)
     with OpenAIStub(ScriptedJudge()) as stub:
-        flags = ["--model", "openai/judge", "--api-base", stub.api_base, "--classifier", "offline"]
+        flags = ["--assistant-model", "openai/judge", "--assistant-api-base", stub.api_base]
         code = cli.main(["judge", str(prompt), "--grading-notes", *flags])
         out = capsys.readouterr().out
         code_json = cli.main(["judge", str(prompt), "--grading-notes", "--no-compare", "--json", *flags])

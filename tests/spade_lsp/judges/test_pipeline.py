@@ -740,7 +740,7 @@ def test_run_pipeline_stores_the_run_and_every_judgement(workspace_dir: Path) ->
     pipeline = Pipeline.load(workspace_dir / "check.toml")
     reports: list[float | None] = []
     with OpenAIStub(_blurb_judge) as stub:
-        overrides = {"model": "openai/judge", "api_base": stub.api_base, "classifier": "offline"}
+        overrides = {"assistant_model": "openai/judge", "assistant_api_base": stub.api_base}
         with Workspace(workspace_dir, overrides=overrides) as workspace:
             document = run_pipeline(
                 workspace, prompt, pipeline, progress=lambda message, percentage: reports.append(percentage)
@@ -796,7 +796,7 @@ def test_a_run_that_fails_is_stored_as_failed(workspace_dir: Path) -> None:
     (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
     pipeline = Pipeline.from_dict({"name": "versus", "layers": [{"name": "p", "unit": "pairwise"}]})
     with OpenAIStub(_blurb_judge) as stub:
-        overrides = {"model": "openai/judge", "api_base": stub.api_base, "classifier": "offline"}
+        overrides = {"assistant_model": "openai/judge", "assistant_api_base": stub.api_base}
         with Workspace(workspace_dir, overrides=overrides) as workspace:
             with pytest.raises(InputError, match="no example has one"):
                 run_pipeline(workspace, prompt, pipeline)

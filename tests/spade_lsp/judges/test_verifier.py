@@ -36,7 +36,8 @@ def _output_of(request: dict[str, Any]) -> str:
 
 
 def _is_verification(request: dict[str, Any]) -> bool:
-    return request.get("response_format") is not None
+    """Told by the request's text, not its ``response_format``, which a lower structured mode leaves out."""
+    return user_text(request).startswith("CRITERIA:\n")
 
 
 def test_pass_and_fail_with_reasons_through_structured_output() -> None:
@@ -86,32 +87,42 @@ def test_unusable_answers_are_asked_again_with_a_new_sample_index_then_raise() -
             return _answer("MAYBE")
         if output == "refuses":
             return chat_reply("I cannot judge this.")
+        if output == "fine":
+            return _answer("PASS")
         return error_reply(400, "bad request")
 
     with OpenAIStub(script) as stub:
-        verifier = LLMVerifier(_client(stub), retries=2)
+        client = _client(stub)
+        verifier = LLMVerifier(client, retries=2)
+        # a first answer settles the structured mode; were it prose, the LLM layer would try the lower modes
+        assert verifier.verify("q", "fine") == Verdict(True)
         assert verifier.verify("q", "malformed once") == Verdict(True)
         with pytest.raises(LLMError, match=r"after 3 attempt\(s\): out_of_scale: 'MAYBE' is not one of"):
             verifier.verify("q", "always out of scale")
         with pytest.raises(LLMError, match="refusal: I cannot judge this"):
-            LLMVerifier(_client(stub), retries=0).verify("q", "refuses")
+            LLMVerifier(client, retries=0).verify("q", "refuses")
         with pytest.raises(LLMError, match=r"error: .*bad request"):
             verifier.verify("q", "server error")
-    assert served == {"malformed once": 2, "always out of scale": 3, "refuses": 1, "server error": 1}
+    # a 400 may be the server refusing the response format, so the LLM layer tries each lower mode once
+    assert served == {"fine": 1, "malformed once": 2, "always out of scale": 3, "refuses": 1, "server error": 3}
 
 
 def test_reasks_are_fresh_calls_under_new_cache_keys(tmp_path: Path) -> None:
     from spade_lsp._store import Store
 
-    replies = iter(["not json", json.dumps({"reasons": ["wrong"], "verdict": "FAIL"})])
+    # an unusable answer that is still JSON: a prose one would make the client's first request try lower modes
+    bad = json.dumps({"reasons": ["wrong"], "verdict": "MAYBE"})
+    replies = iter([bad, json.dumps({"reasons": ["wrong"], "verdict": "FAIL"}), bad])
     with OpenAIStub(lambda request: chat_reply(next(replies))) as stub, Store.open(tmp_path) as store:
         client = LiteLLMClient("openai/judge", store=store, api_base=stub.api_base, api_key="sk-test")
         [answer] = LLMVerifier(client).judge_many([("q", "a")])
-        again = LLMVerifier(client).judge_many([("q", "a")])  # replayed from the cache: no new call
+        # an unusable answer is never cached: the re-run asks the first attempt again, and the re-ask (under
+        # its own key) is replayed from the cache
+        again = LLMVerifier(client).judge_many([("q", "a")])
         keys = store.db.execute("SELECT count(*) FROM llm_cache").fetchone()[0]
-        sent = len(stub.requests)
+        sent = [r["messages"] for r in stub.requests]
     assert answer.value == Verdict(False, ("wrong",)) and answer.attempts == 2 and answer.explanation == "wrong"
-    assert again[0].value == answer.value and keys == 2 and sent == 2
+    assert again == [answer] and keys == 1 and len(sent) == 3 and sent[0] == sent[1] == sent[2]
     assert RETRY_STRIDE > 10_000
 
 
@@ -183,7 +194,8 @@ def test_the_judge_of_verifier_driven_retry_feeds_its_reasons_back() -> None:
 
 
 def test_an_unusable_verdict_is_a_failed_attempt_without_feedback() -> None:
-    answers = iter(["not json", "still not json", json.dumps({"reasons": [], "verdict": "PASS"})])
+    # unusable answers that are still JSON: a prose one would make the client's first request try lower modes
+    answers = iter(['{"reasons": []}', '{"reasons": []}', json.dumps({"reasons": [], "verdict": "PASS"})])
 
     def script(request: dict[str, Any]) -> Reply:
         return chat_reply(next(answers)) if _is_verification(request) else chat_reply("an answer")
@@ -249,7 +261,7 @@ def blurb(workspace_dir: Path) -> Path:
 
 
 def test_sampling_adds_the_verifier_column_judged_in_batches(blurb: Path) -> None:
-    overrides = {"model": "openai/stub", "classifier": "offline", "verifier": "No product is called cheap."}
+    overrides = {"model": "openai/stub", "assistant_model": "same", "verifier": "No product is called cheap."}
     with OpenAIStub(GeneratorAndVerifier()) as stub:
         with Workspace(blurb.parent, overrides={**overrides, "api_base": stub.api_base}) as workspace:
             document = sample_prompt(workspace, blurb, SampleOptions(samples=4, early_stopping=False))
@@ -277,7 +289,7 @@ def test_sampling_adds_the_verifier_column_judged_in_batches(blurb: Path) -> Non
 def test_sampling_without_the_verifier_is_unchanged(blurb: Path) -> None:
     with OpenAIStub(GeneratorAndVerifier()) as stub:
         with Workspace(
-            blurb.parent, overrides={"model": "openai/stub", "api_base": stub.api_base, "classifier": "offline"}
+            blurb.parent, overrides={"model": "openai/stub", "api_base": stub.api_base, "assistant_model": "same"}
         ) as workspace:
             document = sample_prompt(workspace, blurb, SampleOptions(samples=2, early_stopping=False))
         assert not any(_is_verification(r) for r in stub.requests)
@@ -287,7 +299,7 @@ def test_sampling_without_the_verifier_is_unchanged(blurb: Path) -> None:
 
 def test_spade_sample_verify_flag(blurb: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with OpenAIStub(GeneratorAndVerifier()) as stub:
-        flags = ["--model", "openai/stub", "--api-base", stub.api_base, "--classifier", "offline"]
+        flags = ["--model", "openai/stub", "--api-base", stub.api_base, "--assistant-model", "same"]
         code = cli.main(["sample", str(blurb), "--samples", "2", "--no-early-stop", "--verify", "--json", *flags])
         document = json.loads(capsys.readouterr().out)
         assert code == 0

@@ -21,21 +21,23 @@ SPECS = (
 )
 
 
-def _model(request: dict[str, Any]) -> Reply:
+IMPLICATIONS = [
+    {"assertion": "assert_under_100_words", "subsumes": ["assert_under_150_words"]},
+    {"assertion": "assert_mentions_price", "subsumes": ["assert_under_100_words"]},
+    {"assertion": "assert_under_150_words", "subsumes": ["assert_mentions_price"]},
+]
+
+
+def _sent(request: dict[str, Any]) -> Any:
+    """What was asked: the first user message (a re-ask adds messages after it)."""
+    return json.loads(next(m["content"] for m in request["messages"] if m["role"] == "user"))
+
+
+def _model(request: dict[str, Any], implications: list[dict[str, Any]] = IMPLICATIONS) -> Reply:
     system = request["messages"][0]["content"]
     if system.startswith("You compare"):
-        return chat_reply(
-            json.dumps(
-                {
-                    "implications": [
-                        {"assertion": "assert_under_100_words", "subsumes": ["assert_under_150_words"]},
-                        {"assertion": "assert_mentions_price", "subsumes": ["assert_under_100_words"]},
-                        {"assertion": "assert_under_150_words", "subsumes": ["assert_mentions_price"]},
-                    ]
-                }
-            )
-        )
-    pairs = json.loads(request["messages"][-1]["content"])
+        return chat_reply(json.dumps({"implications": implications}))
+    pairs = _sent(request)
     verdicts = [
         {
             "subsumer": p["subsumer"]["name"],
@@ -58,7 +60,7 @@ def test_two_calls_propose_then_confirm_and_the_examples_filter() -> None:
             ("assert_under_100_words", "assert_under_150_words", "llm")
         ]
         # the refuted pair (price -> 100 words: 100 words fails example 0, price passes it) was never asked
-        asked = json.loads(stub.requests[1]["messages"][-1]["content"])
+        asked = _sent(stub.requests[1])
         assert ("assert_mentions_price", "assert_under_100_words") not in {
             (p["subsumer"]["name"], p["subsumed"]["name"]) for p in asked
         }
@@ -74,3 +76,17 @@ def test_an_unusable_answer_is_a_clear_error() -> None:
         client = LiteLLMClient("openai/x", api_base=stub.api_base, api_key="k", max_retries=0)
         with pytest.raises(LLMError, match="schema"):
             propose_llm_subsumptions(client, SPECS)
+
+
+def test_a_proposal_naming_an_unknown_assertion_loses_only_that_pair() -> None:
+    made_up = [*IMPLICATIONS[:1], {"assertion": "assert_made_up", "subsumes": ["assert_mentions_price"]}]
+    with OpenAIStub(lambda request: _model(request, made_up)) as stub:
+        client = LiteLLMClient("openai/x", api_base=stub.api_base, api_key="k", max_retries=0)
+        pairs = propose_llm_subsumptions(client, SPECS)
+        asked = _sent(stub.requests[-1])
+    assert [(p.subsumer, p.subsumed) for p in pairs] == [("assert_under_100_words", "assert_under_150_words")]
+    assert [(p["subsumer"]["name"], p["subsumed"]["name"]) for p in asked] == [
+        ("assert_under_100_words", "assert_under_150_words")
+    ]
+    # the proposal is off its schema: the LLM layer asks twice more before the pairs are read one by one
+    assert len(stub.requests) == 3 + 1

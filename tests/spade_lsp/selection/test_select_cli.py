@@ -107,7 +107,7 @@ def test_prompt_with_a_model_asks_for_llm_pairs_once(workspace_dir: Path) -> Non
 
     with OpenAIStub(model) as stub:
         argv = [str(workspace_dir / "p.prompt"), "--json", "--workspace", str(workspace_dir), "--folds", "0"]
-        argv += ["--model", "openai/x", "--api-base", stub.api_base]
+        argv += ["--assistant-model", "openai/x", "--assistant-api-base", stub.api_base]
         code, text = _run(argv)
         assert code == 0
         assert json.loads(text)["selected"] == ["assert_json"]

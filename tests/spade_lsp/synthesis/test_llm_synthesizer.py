@@ -55,16 +55,22 @@ def fn(source: str, note: str = "") -> dict[str, str]:
     return {"source": source, "note": note}
 
 
+def payload(request: dict[str, Any]) -> dict[str, Any]:
+    """What the synthesizer sent: its first user message (re-asks add messages after it, and a lower structured
+    mode sends no ``response_format``)."""
+    loaded: dict[str, Any] = json.loads(next(m["content"] for m in request["messages"] if m["role"] == "user"))
+    return loaded
+
+
 def model(
     criteria: list[Criterion] | str, functions: Mapping[str, Functions | str]
 ) -> Callable[[dict[str, Any]], Reply]:
     """A scripted model: the criteria answer, then per criterion its functions (a str is sent as raw content)."""
 
     def script(request: dict[str, Any]) -> Reply:
-        schema = request["response_format"]["json_schema"]["schema"]
-        if "criteria" in schema["properties"]:
+        asked = payload(request).get("criterion")
+        if asked is None:
             return chat_reply(criteria if isinstance(criteria, str) else json.dumps({"criteria": criteria}))
-        asked = json.loads(request["messages"][-1]["content"])["criterion"]
         answer = functions[asked]
         return chat_reply(answer if isinstance(answer, str) else json.dumps({"functions": answer}))
 
@@ -137,13 +143,15 @@ def test_criteria_then_functions_become_validated_candidates_with_metadata() -> 
     schema = stub.requests[0]["response_format"]["json_schema"]
     assert schema["strict"] is True
     assert schema["schema"]["properties"]["criteria"]["items"]["properties"]["category"]["enum"] == list(CATEGORY_IDS)
-    sent = json.loads(stub.requests[0]["messages"][-1]["content"])
+    sent = payload(stub.requests[0])
     assert sent["prompt"] == PROMPT and sent["sentences"][1] == {
         "index": 1,
         "text": "Keep it under {max_words} words.",
         "categories": [COUNT],
     }
-    assert len(stub.requests) == 2 * (1 + 3)  # two runs, each one criteria call and three functions calls
+    # two runs, each three criteria calls (the answer naming an unknown category is asked again twice, then
+    # read item by item) and three functions calls
+    assert len(stub.requests) == 2 * (3 + 3)
 
     # what the sidecar renders runs in the sandbox on real outputs
     module = header("emails.prompt") + "\n\n" + "\n\n".join(render_function(c) for c in candidates)
@@ -269,10 +277,11 @@ def test_unknown_category_and_unusable_function_answers_drop_only_their_criterio
     }
     with OpenAIStub(model(criteria, functions)) as stub:
         synthesizer, candidates = synthesize(stub)
-        asked = [json.loads(r["messages"][-1]["content"]).get("criterion") for r in stub.requests[1:]]
+        asked = [payload(r).get("criterion") for r in stub.requests]
 
     assert [c.name for c in candidates] == ["assert_no_price"]
-    assert asked == ["Fewer than max_words words.", "Does not mention the price.", "Friendly tone."]  # sentence order
+    # the criteria answer and the "not json" one are each asked again twice by the LLM layer; sentence order
+    assert asked == [None] * 3 + ["Fewer than max_words words.", "Does not mention the price."] + ["Friendly tone."] * 3
     dropped = dict(synthesizer.dropped)
     assert dropped["Is nice."] == "unknown category 'Content/Niceness'"
     assert dropped["Sentence nine."] == "sentence 9 does not exist (there are 4)"

@@ -1,0 +1,82 @@
+"""Relabelling a prompt's deltas with the assistant model, after they were recorded with offline labels.
+
+Recording never waits on an LLM; this runs afterwards (a daemon job after each recorded save, or at the end of a
+CLI import). A delta whose labels the model could not give keeps its offline labels, and the result says why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from spade_lsp._fallbacks import Fallbacks
+from spade_lsp.config import Settings
+from spade_lsp.errors import SpadeError
+from spade_lsp.workspace import Workspace
+
+STEP = "taxonomy labels"
+KEPT = "kept the offline labels"
+
+
+@dataclass(slots=True)
+class RelabelResult:
+    classifier: str | None  # None: nothing to relabel with (no assistant model, or classifier = "offline")
+    relabelled: int = 0
+    kept_offline: int = 0
+    fallbacks: Fallbacks = field(default_factory=Fallbacks)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "classifier": self.classifier,
+            "relabelled": self.relabelled,
+            "kept_offline": self.kept_offline,
+            "fallbacks": self.fallbacks.to_json(),
+        }
+
+
+def wants_relabel(workspace: Workspace, settings: Settings | None = None) -> bool:
+    """Whether deltas should be relabelled by a model: an assistant is configured and the classifier is not
+    pinned to ``offline``."""
+    settings = settings or workspace.settings
+    return settings.classifier != "offline" and workspace.has_assistant(settings)
+
+
+def relabel_prompt(
+    workspace: Workspace,
+    path: Path,
+    *,
+    settings: Settings | None = None,
+    progress: Callable[[str, float | None], None] | None = None,
+) -> RelabelResult:
+    """Label every delta of ``path`` not yet labelled by the assistant model; each delta is one call (cached in
+    the store, so a re-run costs nothing). Failures fall back to the offline labels, never raise."""
+    settings = settings or workspace.settings_for(path)
+    if not wants_relabel(workspace, settings):
+        result = RelabelResult(None)
+        if settings.classifier == "llm":
+            result.fallbacks.add(STEP, "classifier = 'llm' but no assistant model is configured", KEPT)
+        return result
+    try:
+        from spade_lsp.taxonomy._llm import LLMClassifier
+
+        classifier = LLMClassifier(workspace.assistant_client(settings, what="taxonomy labels"))
+    except SpadeError as error:  # e.g. the local model is not installed
+        result = RelabelResult(None)
+        result.fallbacks.add(STEP, error, KEPT)
+        return result
+    result = RelabelResult(classifier.name)
+    pending = workspace.history.unlabelled_deltas(path, classifier.name)
+    labels = {}
+    for done, (delta_id, changes) in enumerate(pending):
+        if progress is not None:
+            progress(f"labelling delta {done + 1} of {len(pending)}", 100.0 * done / max(len(pending), 1))
+        try:
+            labels[delta_id] = classifier.classify_changes(changes) if changes else []
+        except Exception as error:  # an auxiliary answer that fails never aborts the job
+            result.fallbacks.add(STEP, error, KEPT)
+            result.kept_offline += 1
+    workspace.history.relabel(path, labels, classifier.name)
+    result.relabelled = len(labels)
+    return result
