@@ -15,9 +15,10 @@ from typing import Any
 from spade_lsp._examples import Example, read_examples
 from spade_lsp._fallbacks import Fallbacks
 from spade_lsp._files import atomic_write_text, examples_path, prompt_stem, sidecar_path
+from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
 from spade_lsp._store import Store
 from spade_lsp.config import Settings
-from spade_lsp.errors import InputError, LLMError, StoreError
+from spade_lsp.errors import InputError, LLMError, ModelNotConfiguredError, SpadeError, StoreError
 from spade_lsp.llm import LLMClient, parse_json_answer
 from spade_lsp.sandbox import SandboxCase, SandboxLimits, run_assertions
 from spade_lsp.synthesis import Candidate, Instruction, PromptContext, Synthesizer, placeholders_of, render_prompt
@@ -42,11 +43,27 @@ def make_synthesizer(workspace: Workspace, choice: str = "auto", *, prompt: Path
     model when one is configured. The pipeline's model is never asked unless ``assistant_model = "same"``."""
     settings = workspace.settings_for(prompt) if prompt is not None else workspace.settings
     if choice == "llm" or (choice == "auto" and workspace.has_assistant(settings)):
-        from spade_lsp.synthesis._llm import LLMSynthesizer
+        from spade_lsp.synthesis._llm import NAME, LLMSynthesizer
 
-        client = workspace.assistant_client(settings, what="--synthesizer llm")
+        if not workspace.has_assistant(settings):  # asked for by name: say how to configure one
+            raise ModelNotConfiguredError(f"--synthesizer llm needs a model; {HOW_TO_CONFIGURE_ASSISTANT}")
+        try:
+            client = workspace.assistant_client(settings, what="--synthesizer llm")
+        except SpadeError as error:  # configured but cannot start (the local model is not installed, say)
+            return _Unavailable(NAME, LLMError(str(error)))
         return LLMSynthesizer(client, example=_first_example(prompt))
     return _offline_synthesizer()
+
+
+@dataclass(slots=True)
+class _Unavailable:
+    """The LLM synthesizer whose model could not be reached: synthesis falls back offline and says why."""
+
+    name: str
+    error: LLMError
+
+    def synthesize(self, instructions: Sequence[Instruction], context: PromptContext) -> list[Candidate]:
+        raise self.error
 
 
 def _offline_synthesizer() -> Synthesizer:

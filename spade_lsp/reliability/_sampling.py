@@ -31,7 +31,7 @@ from spade_lsp._files import examples_path, sidecar_path
 from spade_lsp._prompts import parse_prompt
 from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
 from spade_lsp.config import Settings
-from spade_lsp.errors import InputError, LLMError, StoreError
+from spade_lsp.errors import InputError, LLMError, SpadeError, StoreError
 from spade_lsp.llm import Completion, LLMClient, LLMRequest
 from spade_lsp.reliability._names import Method
 from spade_lsp.reliability._stats import analyse, sequential_decision
@@ -131,7 +131,12 @@ def sample_prompt(
             raise InputError(f"this LLM client cannot switch to the model {options.model!r}")
         client = with_model(options.model)
     # the assistant model answers ask_llm and judges as the verifier; it is never the pipeline's by default
-    assistant = workspace.assistant_client(plan.settings) if workspace.has_assistant(plan.settings) else None
+    assistant = None
+    if workspace.has_assistant(plan.settings):
+        try:
+            assistant = workspace.assistant_client(plan.settings)
+        except SpadeError as error:  # configured but cannot start: the pipeline is still sampled
+            plan.fallbacks.add("assistant model", error, "ask_llm checks and the verifier went unanswered")
     return _Sampler(workspace, plan, client, assistant, options, report).run()
 
 

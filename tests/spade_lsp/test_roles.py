@@ -194,3 +194,44 @@ def test_a_malformed_ask_llm_answer_is_an_error_cell_and_never_cached(
         assert len(stub.requests) == 2 * asked  # nothing was cached: asked again
     with Workspace(workspace_dir) as ws:
         assert ws.store.db.execute("SELECT COUNT(*) FROM llm_cache").fetchone() == (0,)
+
+
+def test_an_assistant_that_cannot_start_falls_back_and_the_jobs_finish(
+    workspace_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``assistant_model = "local"`` without the extra installed: labels stay offline, synthesis runs offline,
+    sampling runs without ask_llm answers; each says why, with the command that installs the model."""
+    from spade_lsp import local_model
+    from spade_lsp.errors import LocalModelUnavailableError
+
+    def not_installed(**_: Any) -> Any:
+        raise LocalModelUnavailableError("the local model is not installed: run `make local-model`")
+
+    monkeypatch.setattr(local_model, "ensure_server", not_installed)
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(PROMPT, encoding="utf-8")
+    (workspace_dir / "versions.json").write_text(json.dumps(["Write a product blurb for {product}.", PROMPT]))
+    (workspace_dir / "blurb.examples.jsonl").write_text(json.dumps({"id": "a", "inputs": {"product": "Lamp"}}) + "\n")
+    with OpenAIStub(lambda request: chat_reply("A lamp.")) as stub:
+        (workspace_dir / "spade.toml").write_text(
+            f'model = "openai/pipeline"\napi_base = "{stub.api_base}"\nassistant_model = "local"\n', encoding="utf-8"
+        )
+        code, imported, err = _run(
+            capsys, "import", str(prompt), "--versions", str(workspace_dir / "versions.json"), "--json"
+        )
+        assert code == 0, err
+        assert imported["labels"]["relabelled"] == 0 and "make local-model" in imported["fallbacks"][0]["reason"]
+
+        code, synthesized, err = _run(capsys, "synthesize", str(prompt), "--json")
+        assert code == 0, err
+        [fallback] = synthesized["fallbacks"]
+        assert fallback["instead"] == "synthesized offline instead" and "make local-model" in fallback["reason"]
+
+        (workspace_dir / "blurb_assertions.py").write_text(SIDECAR, encoding="utf-8")
+        code, sampled, err = _run(capsys, "sample", str(prompt), "--samples", "2", "--no-early-stop", "--json")
+        assert code == 0, err
+        assert sampled["calls"] == 2 and len(stub.requests) == 2  # only the pipeline was asked
+        steps = {f["step"] for f in sampled["fallbacks"]}
+        assert steps == {"assistant model", "ask_llm"}
+        friendly = next(v for v in sampled["validators"] if v["name"] == "assert_friendly")
+        assert friendly["trials"] == 0

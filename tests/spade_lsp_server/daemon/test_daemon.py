@@ -403,3 +403,56 @@ def test_sigterm_stops_the_daemon_cleanly(root: Path, daemons: Daemons) -> None:
     assert process.wait(10) == 0
     assert not socket_path(root).exists()
     assert "stopped" in (root / ".spade" / "daemon.log").read_text()
+
+
+# -- the assistant model relabels in the background -------------------------------------------------------------
+
+
+def _labeller(request: dict[str, Any]) -> Any:
+    """Labels every edit Content/Count, unlike the offline classifier would (a visible difference)."""
+    from tests.support.openai_stub import chat_reply
+
+    edits = json.loads(next(m["content"] for m in request["messages"] if m["role"] == "user"))
+    return chat_reply(json.dumps({"edits": [{"index": e["index"], "labels": ["Content/Count"]} for e in edits]}))
+
+
+def _delta_labels(root: Path) -> list[tuple[str, str | None]]:
+    with sqlite3.connect(root / ".spade" / "spade.db") as db:
+        return db.execute("SELECT labels, labelled_by FROM deltas ORDER BY id").fetchall()
+
+
+async def test_a_recorded_version_is_labelled_offline_then_relabelled_by_the_editors_assistant(
+    root: Path, daemons: Daemons
+) -> None:
+    """Recording answers without waiting on a model; the assistant model named only in the editor's settings
+    (sent with ``prompt/record``) relabels the delta in a ``relabel`` job, and clients hear when it is done."""
+    from tests.support.openai_stub import OpenAIStub
+
+    with OpenAIStub(_labeller) as stub:
+        daemons.start(root)
+        editor = {"assistant_model": "openai/labeller", "assistant_api_base": stub.api_base}
+        async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+            notes = Recorder(client)
+            answer = await client.request("prompt/record", {"path": "blurb.prompt", "settings": editor})
+            assert answer["recorded"] and answer["version"] == 1
+            assert _delta_labels(root)[0][1] is None  # offline labels, already there when recording answered
+            finished = await async_wait_until(
+                lambda: [p for m, p in notes.seen if m == "job/finished" and p["kind"] == "relabel"],
+                what="the relabel job",
+            )
+            assert finished[0]["status"] == "done" and finished[0]["result"]["relabelled"] == 1
+            assert finished[0]["result"]["fallbacks"] == []
+            assert len(stub.requests) == 1
+            labels, labelled_by = _delta_labels(root)[0]
+            assert labelled_by == "llm:openai/labeller" and json.loads(labels) == ["Content/Count"]
+            with pytest.raises(DaemonError, match="settings"):  # bad editor settings are refused up front
+                await client.request("prompt/record", {"path": "blurb.prompt", "settings": {"tau": 7}})
+
+
+async def test_no_relabel_job_without_an_assistant_model(root: Path, daemons: Daemons) -> None:
+    (root / "spade.toml").write_text('daemon_idle_timeout_s = 30\nmodel = "openai/pipeline-only"\n', encoding="utf-8")
+    daemons.start(root)
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        assert (await client.request("prompt/record", {"path": "blurb.prompt"}))["recorded"]
+        jobs = await client.request("job/list", {})
+    assert jobs == [] and _delta_labels(root)[0][1] is None
