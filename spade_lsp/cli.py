@@ -111,6 +111,10 @@ def build_parser() -> argparse.ArgumentParser:
     daemon.add_argument("--idle-timeout", type=float, metavar="S", help="exit after S idle seconds (default: settings)")
     daemon.add_argument("--foreground", action="store_true", help="log to stderr as well")
 
+    local = commands.add_parser("local-model", help="the embedded local model's server (`model = \"local\"`)")
+    local.add_argument("action", choices=["status", "start", "stop"], help="show, start or stop the server")
+    local.add_argument("--json", action="store_true", help="print JSON instead of a line")
+
     demo = commands.add_parser("demo", help="run the pipeline offline on the bundled demo prompt")
     demo.add_argument("--dir", type=Path, help="where to write the demo workspace (default: a temporary one)")
     _common(demo)
@@ -531,6 +535,30 @@ def _cmd_daemon(args: argparse.Namespace, out: TextIO) -> int:
     return int(daemon.main(argv))
 
 
+def _cmd_local_model(args: argparse.Namespace, out: TextIO) -> int:
+    """One server per user and machine: what it is, or start and stop it by hand (it stops itself when idle)."""
+    from spade_lsp import local_model
+
+    if args.action == "stop":
+        stopped = local_model.stop_server()
+        if args.json:
+            _emit_json(out, {"installed": local_model.is_installed(), "stopped": stopped})
+        else:
+            out.write("local model: stopped\n" if stopped else "local model: no server was running\n")
+        return EXIT_OK
+    if args.action == "start":
+        local_model.ensure_server()
+    status = local_model.server_status()
+    if args.json:
+        _emit_json(out, {"installed": local_model.is_installed(), "server": status})
+    elif status is None or not status.get("healthy"):
+        installed = "installed" if local_model.is_installed() else f"not installed ({local_model.INSTALL_HINT})"
+        out.write(f"local model: {installed}; no server running\n")
+    else:
+        out.write(f"local model: serving at {status['api_base']} (pid {status['pid']})\n")
+    return EXIT_OK
+
+
 def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp._demo import run_demo
 
@@ -553,6 +581,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "test": _cmd_test,
     "lsp": _cmd_lsp,
     "daemon": _cmd_daemon,
+    "local-model": _cmd_local_model,
     "demo": _cmd_demo,
 }
 

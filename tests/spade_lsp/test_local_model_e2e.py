@@ -177,3 +177,23 @@ def test_a_workspace_with_only_the_pipeline_model_runs_offline_for_its_own_work(
     assert document["calls"] + document["calls_failed"] == 4
     for fallback in document["fallbacks"]:  # an ask_llm check needs the assistant, which is not the pipeline
         assert fallback["step"] != "ask_llm" or "assistant_model" in fallback["reason"]
+
+
+def test_the_local_model_command_starts_shows_and_stops_the_server(
+    capsys: pytest.CaptureFixture[str],
+    local_model_dir: Path,  # noqa: F811
+) -> None:
+    from spade_lsp.local_model import stop_server
+
+    stop_server()  # the module's server, if an earlier test started one
+    code, out, _ = run(capsys, "local-model", "status")
+    assert code == 0 and out == "local model: installed; no server running\n"
+    code, document, _ = run(capsys, "local-model", "start", "--json")
+    assert code == 0 and document["installed"] and document["server"]["healthy"]
+    assert document["server"]["state_file"] == str(local_model_dir / "server.json")
+    code, out, _ = run(capsys, "local-model", "status")
+    assert out == f"local model: serving at {document['server']['api_base']} (pid {document['server']['pid']})\n"
+    code, out, _ = run(capsys, "local-model", "stop")
+    assert code == 0 and out == "local model: stopped\n"
+    code, out, _ = run(capsys, "local-model", "stop")
+    assert out == "local model: no server was running\n"
