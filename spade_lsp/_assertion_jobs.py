@@ -306,8 +306,7 @@ def evaluate(
         module_error=_module_error(module, result.module_error),
         warnings=warnings,
     )
-    model = settings.assistant_model if ask is not None else None
-    run.run_id = _store_run(workspace, prompt, run, started, module, source, limits, model)
+    run.run_id = _store_run(workspace, prompt, run, started, module, source, limits, ask.model if ask else None)
     return run
 
 
@@ -352,19 +351,36 @@ def _cases(examples: Sequence[Example], template: str) -> tuple[list[SandboxCase
     return cases, warnings
 
 
-def _ask_or_none(workspace: Workspace, settings: Settings) -> AskLLM | None:
+def _ask_or_none(workspace: Workspace, settings: Settings) -> _AssistantAsk | None:
     """The assistant model's answers to ``ask_llm``; without one the cells are reported as "needs a model"."""
-    if not workspace.has_assistant(settings):
-        return None
-    client: LLMClient | None = None
+    return _AssistantAsk(workspace, settings) if workspace.has_assistant(settings) else None
 
-    def ask(question: str, response: str, context: Mapping[str, Any]) -> bool:
-        nonlocal client
-        if client is None:  # made at the first question: an eval without ask_llm never starts a model
-            client = workspace.assistant_client(settings, what="ask_llm")
-        return ask_llm_with(client)(question, response, context)
 
-    return ask
+class _AssistantAsk:
+    """``ask_llm`` answered by the assistant model, whose client is made at the first question (an evaluation
+    without ``ask_llm`` never starts a model); a model that cannot start fails every question with the same
+    error, once, rather than being started again for each."""
+
+    def __init__(self, workspace: Workspace, settings: Settings) -> None:
+        self.workspace, self.settings = workspace, settings
+        self.client: LLMClient | None = None
+        self.error: SpadeError | None = None
+
+    def __call__(self, question: str, response: str, context: Mapping[str, Any]) -> bool:
+        if self.error is not None:
+            raise self.error
+        if self.client is None:
+            try:
+                self.client = self.workspace.assistant_client(self.settings, what="ask_llm")
+            except SpadeError as error:
+                self.error = error
+                raise
+        return ask_llm_with(self.client)(question, response, context)
+
+    @property
+    def model(self) -> str | None:
+        """The model that answered, once one was asked."""
+        return None if self.client is None else self.client.model
 
 
 def _store_run(

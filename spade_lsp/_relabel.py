@@ -9,12 +9,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from spade_lsp._fallbacks import Fallbacks
 from spade_lsp.config import Settings
 from spade_lsp.errors import SpadeError
 from spade_lsp.workspace import Workspace
+
+if TYPE_CHECKING:
+    from spade_lsp.taxonomy._llm import LLMClassifier
 
 STEP = "taxonomy labels"
 KEPT = "kept the offline labels"
@@ -43,6 +46,22 @@ def wants_relabel(workspace: Workspace, settings: Settings | None = None) -> boo
     return settings.classifier != "offline" and workspace.has_assistant(settings)
 
 
+def assistant_classifier(workspace: Workspace, settings: Settings, fallbacks: Fallbacks) -> LLMClassifier | None:
+    """The assistant model's classifier when labels should come from it; None, with the reason in
+    ``fallbacks`` when one was wanted, when they stay offline."""
+    if not wants_relabel(workspace, settings):
+        if settings.classifier == "llm":
+            fallbacks.add(STEP, "classifier = 'llm' but no assistant model is configured", KEPT)
+        return None
+    from spade_lsp.taxonomy._llm import LLMClassifier
+
+    try:
+        return LLMClassifier(workspace.assistant_client(settings, what="taxonomy labels"))
+    except SpadeError as error:  # configured but cannot start (the local model is not installed, say)
+        fallbacks.add(STEP, error, KEPT)
+        return None
+
+
 def relabel_prompt(
     workspace: Workspace,
     path: Path,
@@ -52,21 +71,11 @@ def relabel_prompt(
 ) -> RelabelResult:
     """Label every delta of ``path`` not yet labelled by the assistant model; each delta is one call (cached in
     the store, so a re-run costs nothing). Failures fall back to the offline labels, never raise."""
-    settings = settings or workspace.settings_for(path)
-    if not wants_relabel(workspace, settings):
-        result = RelabelResult(None)
-        if settings.classifier == "llm":
-            result.fallbacks.add(STEP, "classifier = 'llm' but no assistant model is configured", KEPT)
+    result = RelabelResult(None)
+    classifier = assistant_classifier(workspace, settings or workspace.settings_for(path), result.fallbacks)
+    if classifier is None:
         return result
-    try:
-        from spade_lsp.taxonomy._llm import LLMClassifier
-
-        classifier = LLMClassifier(workspace.assistant_client(settings, what="taxonomy labels"))
-    except SpadeError as error:  # e.g. the local model is not installed
-        result = RelabelResult(None)
-        result.fallbacks.add(STEP, error, KEPT)
-        return result
-    result = RelabelResult(classifier.name)
+    result.classifier = classifier.name
     pending = workspace.history.unlabelled_deltas(path, classifier.name)
     labels = {}
     for done, (delta_id, changes) in enumerate(pending):

@@ -117,6 +117,7 @@ def make_client(endpoint: Endpoint, settings: Settings, *, store: Store | None =
         rpm=settings.llm_rpm,
         max_reasks=settings.structured_reasks,
         max_tokens=max_tokens,
+        endpoint=LOCAL if endpoint.model == LOCAL else None,  # its port changes at every start
     )
 
 

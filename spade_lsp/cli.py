@@ -111,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     daemon.add_argument("--idle-timeout", type=float, metavar="S", help="exit after S idle seconds (default: settings)")
     daemon.add_argument("--foreground", action="store_true", help="log to stderr as well")
 
-    local = commands.add_parser("local-model", help="the embedded local model's server (`model = \"local\"`)")
+    local = commands.add_parser("local-model", help='the embedded local model\'s server (`model = "local"`)')
     local.add_argument("action", choices=["status", "start", "stop"], help="show, start or stop the server")
     local.add_argument("--json", action="store_true", help="print JSON instead of a line")
 
@@ -406,20 +406,13 @@ def _cmd_taxonomy(args: argparse.Namespace, out: TextIO) -> int:
         except InputError as error:
             raise InputError(f"{args.jsonl}:{number}: {error}") from error
     from spade_lsp._fallbacks import Fallbacks
-    from spade_lsp._relabel import KEPT, STEP, wants_relabel
+    from spade_lsp._relabel import KEPT, STEP, assistant_classifier
 
     anchor = args.workspace or Path.cwd()
     fallbacks = Fallbacks()
     with _open_workspace(args, anchor) as workspace:
         offline = workspace.history.classifier
-        classifier = offline
-        if wants_relabel(workspace):
-            from spade_lsp.taxonomy._llm import LLMClassifier
-
-            try:
-                classifier = LLMClassifier(workspace.assistant_client(what="taxonomy labels"))
-            except SpadeError as error:
-                fallbacks.add(STEP, error, KEPT)
+        classifier = assistant_classifier(workspace, workspace.settings, fallbacks) or offline
         predicted = []
         for before, after in pairs:
             changes = diff_texts(before, after)

@@ -491,6 +491,7 @@ class LiteLLMClient:
         rpm: int | None = None,
         max_reasks: int = 2,
         max_tokens: int | None = None,
+        endpoint: str | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -510,6 +511,9 @@ class LiteLLMClient:
         self.rpm = rpm
         self.max_reasks = max_reasks
         self.max_tokens = max_tokens  # a cap on every answer's length; None: the server's own
+        # what the negotiated response format is remembered under: the api_base, or a stable name for a server
+        # whose port changes at every start (the embedded local model)
+        self.endpoint = endpoint if endpoint is not None else (api_base or "")
         self.usage = Usage()
         self._shared = _Limits(concurrency, rpm)
         self._capabilities = _Capabilities()
@@ -655,9 +659,11 @@ class LiteLLMClient:
         spent: _Spent,
         *,
         negotiating: bool = False,
+        probing: bool = False,
     ) -> Any:
         """One call, retried with backoff on transient failures; while ``negotiating`` a response format, a
-        rejection of it raises :class:`_Rejected` at once (retrying would only be refused again)."""
+        rejection of it raises :class:`_Rejected` at once (retrying would only be refused again). A failure that
+        only may be one (a bare 400) counts only while ``probing``: once the format is settled it is an error."""
         litellm = _import_litellm()
         semaphore, limiter = self._limits()
         retries = 0
@@ -683,7 +689,7 @@ class LiteLLMClient:
                 except Exception as error:  # litellm maps every provider error onto its own classes
                     failure = error
             explicit = _format_rejection(failure) if negotiating else None
-            if explicit is not None:
+            if explicit or (explicit is not None and probing):
                 raise _Rejected(_first_line(failure), explicit=explicit) from failure
             if type(failure).__name__ not in _RETRYABLE or retries >= self.max_retries or stop.is_set():
                 raise _Failure(_llm_error(self.model, failure, retries), spent) from failure
@@ -694,7 +700,7 @@ class LiteLLMClient:
     async def _astructured(self, request: LLMRequest, schema: Mapping[str, Any], stop: threading.Event) -> Completion:
         """A valid answer to a structured request: sent in the negotiated mode, stepping down when the server
         rejects it (or, while probing, when the answer holds no JSON at all), and re-asked when invalid."""
-        capability = self._capabilities.get(self.api_base, self.model)
+        capability = self._capabilities.get(self.endpoint, self.model)
         probing = await capability.enter()
         settle = False  # whether the probe's outcome lets the others go ahead without probing again
         spent = _Spent(self.model)
@@ -711,6 +717,7 @@ class LiteLLMClient:
                         stop,
                         spent,
                         negotiating=mode < _PROMPT,
+                        probing=probing,
                     )
                 except _Rejected as rejected:
                     if rejected.explicit:
@@ -764,11 +771,11 @@ class LiteLLMClient:
 
     def _capability(self) -> _Capability:
         """This client's (api_base, model) capability, read from the store the first time."""
-        capability = self._capabilities.get(self.api_base, self.model)
+        capability = self._capabilities.get(self.endpoint, self.model)
         if self.store is not None and not capability.loaded:
             row = self.store.db.execute(
                 "SELECT structured_mode, reason FROM llm_capabilities WHERE api_base = ? AND model = ?",
-                [self.api_base or "", self.model],
+                [self.endpoint, self.model],
             ).fetchone()
             capability.load(None if row is None else (str(row[0]), str(row[1])))
         return capability
@@ -805,7 +812,7 @@ class LiteLLMClient:
                 db.conn.execute(
                     "INSERT OR REPLACE INTO llm_capabilities (api_base, model, structured_mode, reason, updated_at)"
                     " VALUES (?, ?, ?, ?, ?)",
-                    [self.api_base or "", self.model, STRUCTURED_MODES[learnt[0]], learnt[1], now],
+                    [self.endpoint, self.model, STRUCTURED_MODES[learnt[0]], learnt[1], now],
                 )
         if learnt is not None and capability is not None:
             with capability.lock:

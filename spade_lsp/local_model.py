@@ -219,6 +219,14 @@ def _remove_state_if(directory: Path, pid: int) -> bool:
 # --- processes -----------------------------------------------------------------------------------------------------
 
 
+def _reap_children() -> None:
+    """Collect the servers this process started that have exited (an idle stop), so a long-lived process
+    (the daemon) keeps no zombie per idle cycle."""
+    with _children_lock:
+        for pid in [pid for pid, child in _children.items() if child.poll() is not None]:
+            del _children[pid]
+
+
 def _pid_alive(pid: int) -> bool:
     with _children_lock:
         child = _children.get(pid)
@@ -339,6 +347,7 @@ def ensure_server(
     """
     gguf = _require_installed()
     directory = state_dir()
+    _reap_children()
     # another process may be starting the server: wait for it rather than start a second one
     with _lock_or_fail(directory, start_timeout_s + 30.0):
         state = _read_state(directory)

@@ -20,6 +20,10 @@ from spade_lsp._store import Store
 from spade_lsp.config import Settings, find_workspace_root, front_matter_settings, load_settings
 from spade_lsp.llm import LLMClient
 
+#: The settings a client is made with (:func:`~spade_lsp._roles.make_client`): prompts that differ in them (by
+#: front matter, say) get clients of their own.
+_CLIENT_SETTINGS = ("llm_timeout_s", "llm_max_retries", "llm_concurrency", "llm_rpm", "structured_reasks", "max_tokens")
+
 
 class Workspace:
     """Everything the engine needs for one workspace root. Close it (or use ``with``) when done."""
@@ -42,7 +46,7 @@ class Workspace:
         self.settings = base.merged(self._overrides, source=overrides_source)
         self.store = Store.open(self.root, busy_timeout_s=busy_timeout_s)
         self._injected = {"pipeline": llm_client, "assistant": assistant_client}
-        self._clients: dict[Endpoint, LLMClient] = {}
+        self._clients: dict[tuple[Any, ...], LLMClient] = {}
         # Recording a version never waits on an LLM: deltas are labelled offline at once; an assistant model
         # relabels them afterwards (:func:`spade_lsp.taxonomy.relabel.relabel_prompt`, a daemon job).
         from spade_lsp.taxonomy._offline import OfflineClassifier
@@ -99,9 +103,10 @@ class Workspace:
     def _client(self, endpoint: Endpoint, settings: Settings) -> LLMClient:
         """One client per endpoint, so requests to one server share its limits, usage and cache. The local
         model's server stops when idle: its client is made again when the server it knew is gone."""
-        client = self._clients.get(endpoint)
+        key = (endpoint, *(getattr(settings, name) for name in _CLIENT_SETTINGS))
+        client = self._clients.get(key)
         if client is None or (endpoint.model == LOCAL and not local_server_is(getattr(client, "api_base", None))):
-            client = self._clients[endpoint] = make_client(endpoint, settings, store=self.store)
+            client = self._clients[key] = make_client(endpoint, settings, store=self.store)
         return client
 
     def close(self) -> None:

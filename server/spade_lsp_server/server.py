@@ -23,6 +23,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.workspace import TextDocument
 
+from spade_lsp._fallbacks import Fallback
 from spade_lsp.overview import PromptOverview
 from spade_lsp_server import _documents
 from spade_lsp_server._convert import Columns
@@ -418,12 +419,9 @@ class SpadeLanguageServer(LanguageServer):
             self.schedule_refresh(root)
         if method == "job/finished" and params.get("kind") == "relabel" and params.get("client") == "daemon":
             result = params.get("result")
-            for fallback in (result.get("fallbacks") if isinstance(result, dict) else None) or []:
-                if isinstance(fallback, dict):  # the hints keep their offline labels; the log says why
-                    self.tell(
-                        f"spade: {params.get('path')}: {fallback.get('step')}: {fallback.get('instead')}, "
-                        f"because {fallback.get('reason')}"
-                    )
+            for item in (result.get("fallbacks") if isinstance(result, dict) else None) or []:
+                if isinstance(item, dict):  # the hints keep their offline labels; the log says why
+                    self.tell(f"spade: {params.get('path')}: {Fallback(**item).message()}")
 
     async def close_all(self) -> None:
         self.shutting_down = True

@@ -203,8 +203,8 @@ def run_test(
         sut = workspace.llm_client()
         if args.judge_model is not None:  # named on the command line: on the assistant's endpoint when set
             judge = _with_model(workspace.assistant_client() if workspace.has_assistant() else sut, args.judge_model)
-        else:
-            judge = workspace.assistant_client(what="the test's LLM annotators")
+        else:  # without an assistant model the LLM annotators are skipped, and the report says so
+            judge = workspace.assistant_client() if workspace.has_assistant() else None
         store = None if daemon_runs else workspace.store
         document = run_prompt_test(args.name, sut, judge=judge, store=store, limit=args.limit, progress=_progress_line)
     if daemon_runs:

@@ -105,9 +105,9 @@ def grade_with_notes(
             f"{prompt}: no example with an output has a grading note; add "
             '"grading_note": "what a good answer must contain" to the examples\' lines'
         )
-    judge = client if client is not None else workspace.assistant_client(workspace.settings_for(prompt), what="judging")
+    settings = workspace.settings_for(prompt)
+    judge = client if client is not None else workspace.assistant_client(settings, what="judging")
     report = progress or (lambda message, percentage: None)
-    settings = workspace.settings
     plan: list[tuple[int, Arm]] = [(i, "with_notes") for i, item in enumerate(items) if item.note]
     if compare:
         plan += [(i, "without_notes") for i in range(len(items))]

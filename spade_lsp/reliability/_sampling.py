@@ -136,7 +136,10 @@ def sample_prompt(
         try:
             assistant = workspace.assistant_client(plan.settings)
         except SpadeError as error:  # configured but cannot start: the pipeline is still sampled
-            plan.fallbacks.add("assistant model", error, "ask_llm checks and the verifier went unanswered")
+            plan.fallbacks.add("assistant model", error, "ask_llm checks went unanswered, no verifier column")
+            if plan.verify:
+                plan.validators.pop()
+                plan.verify = False
     return _Sampler(workspace, plan, client, assistant, options, report).run()
 
 

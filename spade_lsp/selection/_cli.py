@@ -13,13 +13,14 @@ what is reachable); 2 bad input (raised as :class:`~spade_lsp.errors.InputError`
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from spade_lsp._fallbacks import Fallback
+from spade_lsp._fallbacks import Fallback, Fallbacks
 from spade_lsp.errors import InputError, SpadeError
 from spade_lsp.selection._names import METHODS, SOLVERS, Method, Solver
 
@@ -186,20 +187,20 @@ def select_prompt(workspace: Workspace, prompt: Path, options: SelectOptions) ->
     fresh = list(static)
     notes = list(problem.notes)
     settings = workspace.settings_for(prompt)  # front matter's tau and alpha count, as in the editor
+    fallbacks = Fallbacks()
     if workspace.has_assistant(settings) and not any(pair.origin == "llm" for pair in stored):
         try:
             client = workspace.assistant_client(settings, what="subsumption")
             proposed = propose_llm_subsumptions(client, problem.assertions, problem.fails)
         except SpadeError as error:  # a side call that fails never aborts the selection
-            fallback = Fallback("subsumption", str(error).splitlines()[0], "used only the static pairs")
-            notes.append(f"fell back: {fallback.message()}")
+            fallbacks.add("subsumption", error, "used only the static and stored pairs")
         else:
             fresh += proposed
             notes.append(f"the model proposed and confirmed {len(proposed)} subsumption pair(s)")
     save_subsumptions(workspace.store, prompt_id, fresh)
     problem = SelectionInput(problem.assertions, problem.fails, problem.labels, (*stored, *fresh), tuple(notes))
     tau, alpha = _pick(options.tau, settings.tau), _pick(options.alpha, settings.alpha)
-    selection = _run(options, problem, tau, alpha)
+    selection = dataclasses.replace(_run(options, problem, tau, alpha), fallbacks=tuple(fallbacks.to_json()))
     selection_id = save_selection(
         workspace.store,
         selection,
@@ -244,6 +245,8 @@ def _render(document: dict[str, Any], out: TextIO) -> None:
             out.write(f"excluded and not subsumed: {', '.join(document['excluded_not_subsumed'])}\n")
     for note in document["notes"]:
         out.write(f"note: {note}\n")
+    for fallback in document.get("fallbacks") or []:
+        out.write(f"fell back: {Fallback(**fallback).message()}\n")
 
 
 def run_select(

@@ -105,6 +105,7 @@ class Selection:
     solver: str | None = None
     notes: tuple[str, ...] = ()
     contradicted: tuple[tuple[str, str], ...] = field(default=())
+    fallbacks: tuple[Mapping[str, Any], ...] = ()  # side calls (LLM subsumption) that fell back, and why
 
     def to_json(self) -> dict[str, Any]:
         """The ``spade select --json`` document: the DESIGN.md contract keys first, then the extras."""
@@ -132,6 +133,7 @@ class Selection:
             "solver": self.solver,
             "notes": list(self.notes),
             "contradicted_pairs": [list(pair) for pair in self.contradicted],
+            "fallbacks": [dict(item) for item in self.fallbacks],
         }
         if self.cv is not None:
             cv = self.cv

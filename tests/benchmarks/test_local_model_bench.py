@@ -32,12 +32,12 @@ from typing import Any
 
 import pytest
 
-from spade_lsp.local_model import LocalEndpoint, ensure_server, is_installed, stop_server
+from spade_lsp.local_model import LocalEndpoint, ensure_server, stop_server
 from tests.support.floors import REMEASURE, at_least, below
+from tests.support.local_model import require_local_model
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_JSON = Path(os.environ.get("SPADE_ARTIFACTS", ROOT / "artifacts")) / "bench.json"
-NOT_INSTALLED = "the local model is not installed: run `make local-model`"
 
 RUNS = 5
 GENERATED_TOKENS = 64
@@ -76,10 +76,7 @@ def _record(figure: str, value: float, unit: str, floor: float, better: str, run
 @pytest.fixture(scope="module")
 def endpoint(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalEndpoint]:
     """A server of the benchmark's own (a private state directory), started here and stopped at the end."""
-    if not is_installed():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI runs the local model's benchmark, but {NOT_INSTALLED}", pytrace=False)
-        pytest.skip(NOT_INSTALLED)
+    require_local_model()
     previous = os.environ.get("SPADE_LOCAL_MODEL_DIR")
     os.environ["SPADE_LOCAL_MODEL_DIR"] = str(tmp_path_factory.mktemp("local-model-bench"))
     try:

@@ -40,9 +40,9 @@ from spade_lsp.local_model import (
     state_dir,
     stop_server,
 )
+from tests.support.local_model import require_local_model
 
 ROOT = Path(__file__).resolve().parents[2]
-NOT_INSTALLED = "the local model is not installed: run `make local-model`"
 
 
 @pytest.fixture
@@ -331,10 +331,7 @@ def test_the_health_path_is_answered_without_the_model() -> None:
 
 @pytest.fixture(scope="module")
 def installed() -> None:
-    if not is_installed():
-        if os.environ.get("CI"):
-            pytest.fail(f"CI runs the local model's tests, but {NOT_INSTALLED}", pytrace=False)
-        pytest.skip(NOT_INSTALLED)
+    require_local_model()
 
 
 @pytest.fixture(scope="module")

@@ -499,9 +499,18 @@ class Daemon:
         """Versions are recorded with offline labels; with an assistant model set, a background job relabels
         them (the editor refreshes when it finishes, as after any job)."""
         params = {"settings": editor_settings} if editor_settings else {}
-        job = await self._write(lambda queue: queue.enqueue("relabel", key, params, client="daemon"))
-        log.info("queued job %d: relabel %s with the assistant model", job.id, key)
-        self.runner.wake()
+
+        def enqueue(queue: JobQueue) -> Job | None:
+            """One queued relabel per prompt and settings: a burst of saves is labelled by one job."""
+            for job in queue.list(path=key, active=True):
+                if job.kind == "relabel" and job.status == "queued" and job.params == params:
+                    return None
+            return queue.enqueue("relabel", key, params, client="daemon")
+
+        job = await self._write(enqueue)
+        if job is not None:
+            log.info("queued job %d: relabel %s with the assistant model", job.id, key)
+            self.runner.wake()
 
     def _record_sync(
         self, path: Path, text: str | None, editor_settings: dict[str, Any] | None = None

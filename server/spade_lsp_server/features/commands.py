@@ -26,6 +26,7 @@ from typing import Any, Final
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from spade_lsp._fallbacks import Fallback
 from spade_lsp._files import atomic_write_text, examples_path, sidecar_path
 from spade_lsp._types import Position, Range
 from spade_lsp.errors import DaemonError, DaemonUnavailableError
@@ -265,16 +266,12 @@ async def run_job(
 
 
 def _tell_fallbacks(server: SpadeLanguageServer, title: str, fallbacks: Any) -> None:
-    """A side call that failed did not stop the job: say what was done instead, and why, once per kind."""
+    """A side call that failed did not stop the job: say what was done instead, and why."""
     if not isinstance(fallbacks, list) or not fallbacks:
         return
-    parts = []
-    for item in fallbacks[:3]:
-        if isinstance(item, Mapping):
-            times = f" ({item.get('count')} times)" if (item.get("count") or 1) > 1 else ""
-            parts.append(f"{item.get('step')}: {item.get('instead')}{times}, because {item.get('reason')}")
+    messages = [Fallback(**item).message() for item in fallbacks[:3] if isinstance(item, Mapping)]
     more = f" (and {len(fallbacks) - 3} more)" if len(fallbacks) > 3 else ""
-    server.tell(f"spade: {title} finished with fallbacks: {'; '.join(parts)}{more}", True)
+    server.tell(f"spade: {title} finished with fallbacks: {'; '.join(messages)}{more}", True)
 
 
 async def _cancel(running: _Running) -> None:

@@ -103,8 +103,8 @@ def test_unusable_answers_are_asked_again_with_a_new_sample_index_then_raise() -
             LLMVerifier(client, retries=0).verify("q", "refuses")
         with pytest.raises(LLMError, match=r"error: .*bad request"):
             verifier.verify("q", "server error")
-    # a 400 may be the server refusing the response format, so the LLM layer tries each lower mode once
-    assert served == {"fine": 1, "malformed once": 2, "always out of scale": 3, "refuses": 1, "server error": 3}
+    # the first answer settled the format (json_schema): a later bare 400 is an error, sent once
+    assert served == {"fine": 1, "malformed once": 2, "always out of scale": 3, "refuses": 1, "server error": 1}
 
 
 def test_reasks_are_fresh_calls_under_new_cache_keys(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -408,12 +409,19 @@ def test_sigterm_stops_the_daemon_cleanly(root: Path, daemons: Daemons) -> None:
 # -- the assistant model relabels in the background -------------------------------------------------------------
 
 
-def _labeller(request: dict[str, Any]) -> Any:
-    """Labels every edit Content/Count, unlike the offline classifier would (a visible difference)."""
-    from tests.support.openai_stub import chat_reply
+class _Labeller:
+    """Labels every edit Content/Count, unlike the offline classifier would (a visible difference); holds its
+    answers until released, so a test sees the state before the relabelling lands."""
 
-    edits = json.loads(next(m["content"] for m in request["messages"] if m["role"] == "user"))
-    return chat_reply(json.dumps({"edits": [{"index": e["index"], "labels": ["Content/Count"]} for e in edits]}))
+    def __init__(self) -> None:
+        self.release = threading.Event()
+
+    def __call__(self, request: dict[str, Any]) -> Any:
+        from tests.support.openai_stub import chat_reply
+
+        self.release.wait(30)
+        edits = json.loads(next(m["content"] for m in request["messages"] if m["role"] == "user"))
+        return chat_reply(json.dumps({"edits": [{"index": e["index"], "labels": ["Content/Count"]} for e in edits]}))
 
 
 def _delta_labels(root: Path) -> list[tuple[str, str | None]]:
@@ -428,7 +436,8 @@ async def test_a_recorded_version_is_labelled_offline_then_relabelled_by_the_edi
     (sent with ``prompt/record``) relabels the delta in a ``relabel`` job, and clients hear when it is done."""
     from tests.support.openai_stub import OpenAIStub
 
-    with OpenAIStub(_labeller) as stub:
+    labeller = _Labeller()
+    with OpenAIStub(labeller) as stub:
         daemons.start(root)
         editor = {"assistant_model": "openai/labeller", "assistant_api_base": stub.api_base}
         async with await DaemonClient.connect(root, client_name="test", start=False) as client:
@@ -436,6 +445,7 @@ async def test_a_recorded_version_is_labelled_offline_then_relabelled_by_the_edi
             answer = await client.request("prompt/record", {"path": "blurb.prompt", "settings": editor})
             assert answer["recorded"] and answer["version"] == 1
             assert _delta_labels(root)[0][1] is None  # offline labels, already there when recording answered
+            labeller.release.set()
             finished = await async_wait_until(
                 lambda: [p for m, p in notes.seen if m == "job/finished" and p["kind"] == "relabel"],
                 what="the relabel job",
