@@ -432,3 +432,26 @@ async def test_after_a_save_the_lens_compares_the_new_version_with_the_one_befor
     report = await editor.command("spade.report", uri, {"show": False})
     html = Path(report["html"]).read_text(encoding="utf-8")
     assert "<h2>Comparison</h2>" in html and "<h3>v2 vs v1</h3>" in html and 'class="worse"' in html
+
+
+async def test_the_editors_assistant_model_falls_back_and_the_editor_says_why(
+    editor_factory: Any, workspace_dir: Path
+) -> None:
+    """``spade.assistantModel`` set only in the editor reaches the synthesis job; the model answers criteria in
+    prose, so the instructions are synthesized offline, and the editor shows what fell back and why."""
+    from tests.support.openai_stub import chat_reply
+
+    with OpenAIStub(lambda request: chat_reply("I would check that it is short and friendly.")) as stub:
+        (workspace_dir / "spade.toml").write_text('classifier = "offline"\nstructured_reasks = 0\n', encoding="utf-8")
+        prompt = sampling_workspace(workspace_dir)
+        settings = {"assistantModel": "openai/prose", "assistantApiBase": stub.api_base}
+        editor = await editor_factory(workspace_dir, settings=settings)
+        uri = await editor.open(prompt)
+        result = await editor.command("spade.synthesize", uri)
+        assert result["added"]  # offline candidates, written all the same
+        assert stub.requests and {r["model"] for r in stub.requests} == {"prose"}
+        shown = await editor.wait_for(
+            lambda: [m.message for m in editor.client.messages if "fallbacks" in m.message], "the fallback message"
+        )
+        assert "assertion criteria: synthesized offline instead, because" in shown[0]
+        assert "not valid JSON" in shown[0]
