@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spade_lsp._fallbacks import Fallbacks
+from spade_lsp._roles import assistant_endpoint
 from spade_lsp.config import Settings
 from spade_lsp.errors import SpadeError
 from spade_lsp.workspace import Workspace
@@ -40,10 +41,15 @@ class RelabelResult:
 
 
 def wants_relabel(workspace: Workspace, settings: Settings | None = None) -> bool:
-    """Whether deltas should be relabelled by a model: an assistant is configured and the classifier is not
-    pinned to ``offline``."""
+    """Whether deltas should be relabelled by a model: an assistant is configured (or injected) and the
+    classifier is not pinned to ``offline``."""
     settings = settings or workspace.settings
     return settings.classifier != "offline" and workspace.has_assistant(settings)
+
+
+def wants_relabel_settings(settings: Settings) -> bool:
+    """:func:`wants_relabel` from settings alone (the daemon's decision after a recorded save)."""
+    return settings.classifier != "offline" and assistant_endpoint(settings) is not None
 
 
 def assistant_classifier(workspace: Workspace, settings: Settings, fallbacks: Fallbacks) -> LLMClassifier | None:

@@ -391,19 +391,26 @@ async def test_the_editors_model_and_api_base_reach_the_daemons_jobs(editor_fact
         assert len(stub.requests) == 8
 
 
+@pytest.mark.parametrize("where", ["files", "editor"])
 async def test_after_a_save_the_lens_compares_the_new_version_with_the_one_before(
-    editor_factory: Any, workspace_dir: Path
+    editor_factory: Any, workspace_dir: Path, where: str
 ) -> None:
-    """``auto_sample`` on and a model configured: saving v2 makes the daemon sample v1 and v2 on the same inputs
-    and compare them; the prompt's top lens then reads the comparison, regressions first."""
+    """``auto_sample`` on and a model configured, in the workspace's files or only in the editor's settings
+    (a save carries them to the daemon): saving v2 makes the daemon sample v1 and v2 on the same inputs and
+    compare them; the prompt's top lens then reads the comparison, regressions first."""
     prompt = sampling_workspace(workspace_dir)
     with OpenAIStub(TwoModels()) as stub:
-        (workspace_dir / "spade.toml").write_text(
-            f'model = "openai/good"\napi_base = "{stub.api_base}"\nclassifier = "offline"\n'
-            "auto_sample = true\nsamples_per_input = 4\n",
-            encoding="utf-8",
-        )
-        editor = await editor_factory(workspace_dir)
+        if where == "files":
+            (workspace_dir / "spade.toml").write_text(
+                f'model = "openai/good"\napi_base = "{stub.api_base}"\nclassifier = "offline"\n'
+                "auto_sample = true\nsamples_per_input = 4\n",
+                encoding="utf-8",
+            )
+            editor = await editor_factory(workspace_dir)
+        else:
+            (workspace_dir / "spade.toml").write_text('classifier = "offline"\n', encoding="utf-8")
+            settings = {"model": "openai/good", "apiBase": stub.api_base, "autoSample": True, "samplesPerInput": 4}
+            editor = await editor_factory(workspace_dir, settings=settings)
         uri = await editor.open(prompt)
         editor.save(uri)
         await editor.diagnostics_where(uri, lambda d: d and all("introduced in v1" in x.message for x in d), "v1", 30)

@@ -28,9 +28,9 @@ from typing import Any, Final, TypeVar
 from spade_lsp import __version__
 from spade_lsp._files import atomic_write_text, examples_path, sidecar_path
 from spade_lsp._jobs import RENEW_EVERY_S, Job, JobNotFoundError, JobParamsError, JobQueue, validate_params
-from spade_lsp._relabel import wants_relabel
+from spade_lsp._relabel import wants_relabel_settings
 from spade_lsp._store import Store
-from spade_lsp.config import DEFAULT_PROMPT_GLOBS, load_settings
+from spade_lsp.config import DEFAULT_PROMPT_GLOBS, Settings, load_settings
 from spade_lsp.errors import ConfigError, SpadeError
 from spade_lsp.workspace import sync_prompt
 from spade_lsp_client import _protocol as protocol
@@ -459,7 +459,7 @@ class Daemon:
         try:
             async with lock:
                 loop = asyncio.get_running_loop()
-                version, recorded, warnings, relabel = await loop.run_in_executor(
+                version, recorded, warnings, settings = await loop.run_in_executor(
                     self._recorder, self._record_sync, path, text, editor_settings
                 )
         finally:
@@ -472,26 +472,25 @@ class Daemon:
         if recorded:
             log.info("recorded %s version %s (%s)", key, version, origin)
             self.broadcast("prompt/changed", {"path": key, "version": version, "origin": origin})
-            if relabel:
+            if settings is not None and wants_relabel_settings(settings):
                 await self._relabel_later(key, editor_settings)
-            if version is not None and version > 1:
-                await self._compare_later(path, key, version)
+            if settings is not None and version is not None and version > 1:
+                await self._compare_later(path, key, version, settings, editor_settings)
         return {"path": key, "version": version, "recorded": recorded, "warnings": warnings}
 
-    async def _compare_later(self, path: Path, key: str, version: int) -> None:
-        """With ``auto_sample`` on and a model configured, queue a paired comparison of the new version with
-        the one before it (the editor's lens shows it when it is done)."""
-        try:
-            settings = load_settings(self.root)
-        except ConfigError as error:
-            log.info("no automatic comparison: %s", error)
-            return
+    async def _compare_later(
+        self, path: Path, key: str, version: int, settings: Settings, editor_settings: dict[str, Any] | None
+    ) -> None:
+        """With ``auto_sample`` on and a model configured (the prompt's settings: files, front matter, then the
+        saving editor's), queue a paired comparison of the new version with the one before it (the editor's
+        lens shows it when it is done)."""
         if not (settings.auto_sample and settings.model):
             return
         if not (sidecar_path(path).exists() and examples_path(path).exists()):
             log.info("no automatic comparison of %s: it needs its sidecar module and examples", key)
             return
-        job = await self._write(lambda queue: queue.enqueue("compare", key, {}, client="daemon"))
+        params = {"settings": editor_settings} if editor_settings else {}
+        job = await self._write(lambda queue: queue.enqueue("compare", key, params, client="daemon"))
         log.info("queued job %d: compare %s v%d with v%d", job.id, key, version, version - 1)
         self.runner.wake()
 
@@ -514,9 +513,10 @@ class Daemon:
 
     def _record_sync(
         self, path: Path, text: str | None, editor_settings: dict[str, Any] | None = None
-    ) -> tuple[int | None, bool, list[str], bool]:
-        """In the recorder thread: git history, then the text (given, or read from disk). The last value says
-        whether the assistant model should relabel the new deltas (offline labels are in already)."""
+    ) -> tuple[int | None, bool, list[str], Settings | None]:
+        """In the recorder thread: git history, then the text (given, or read from disk). The last value is the
+        prompt's settings when a version was recorded (they decide the background relabelling and comparison),
+        None otherwise or when they are invalid."""
         cache: WorkspaceCache | None = getattr(self._local, "workspaces", None)
         if cache is None:
             cache = self._local.workspaces = WorkspaceCache(self.root)
@@ -526,14 +526,13 @@ class Daemon:
         warnings = sync_prompt(workspace, path, text=text)
         after = workspace.history.versions(path)
         recorded = len(after) != len(before) or (bool(after) and after[-1].id != before[-1].id)
-        relabel = False
+        settings = None
         if recorded:
             try:
                 settings = workspace.settings_for(path).merged(editor_settings or {}, source="editor settings (spade)")
-                relabel = wants_relabel(workspace, settings)
             except SpadeError as error:  # invalid front matter: the views say why; the offline labels stay
-                log.info("no relabelling of %s: %s", path, error)
-        return (after[-1].number if after else None), recorded, warnings, relabel
+                log.info("no relabelling or comparison of %s: %s", path, error)
+        return (after[-1].number if after else None), recorded, warnings, settings
 
     def _prompt_event(self, path: Path) -> None:
         if self._debouncer is not None:
