@@ -9,12 +9,13 @@ different samples stay independent, and re-runs cost nothing. :class:`Usage` acc
 
 A request with a ``response_schema`` gets an answer that is JSON meeting that schema, or an :class:`LLMError`
 saying what was wrong. Servers differ in what they take for structured output, so the client negotiates a
-*mode* per (api_base, model), best first: ``json_schema`` (OpenAI's strict ``response_format``), ``json_object``
-(``response_format`` type ``json_object`` carrying the schema, which llama.cpp turns into a grammar, and the
-schema stated in the instructions) and ``prompt`` (no ``response_format``: the instructions alone). A server
-that rejects a mode (a 4xx, or a 5xx naming the format) is asked again at once in the next mode, without
-spending the retry budget; a first answer that holds no JSON at all makes the first request try the lower
-modes too (servers that ignore ``response_format``). The mode that answered is remembered in memory and in
+*mode* per endpoint (its api_base, or a stable name such as the local model's) and model, best first:
+``json_schema`` (OpenAI's strict ``response_format``), ``json_object`` (``response_format`` type ``json_object``
+carrying the schema, which llama.cpp turns into a grammar, and the schema stated in the instructions) and
+``prompt`` (no ``response_format``: the instructions alone). A server that rejects a mode (an error naming the
+format; while the mode is still being probed, also a bare 400, 415 or 422) is asked again at once in the next
+mode, without spending the retry budget; a first answer that holds no JSON at all makes the probing request
+try the lower modes too (servers that ignore ``response_format``). The mode that answered is remembered in memory and in
 the store (``llm_capabilities``), so a new process goes straight to it. Answers are read tolerantly (code
 fences, prose around the JSON), validated against the schema, and an invalid one is re-asked a bounded number
 of times with what was wrong; only a valid answer is cached, as normalised JSON text, under the same key
