@@ -124,12 +124,10 @@ def sample_prompt(
     options = options or SampleOptions()
     report = progress or (lambda message, percentage: None)
     plan = _plan(workspace, prompt, options)
-    client = workspace.llm_client(plan.settings)  # ModelNotConfiguredError says how to configure one
-    if options.model is not None and options.model != client.model:
-        with_model = getattr(client, "with_model", None)
-        if with_model is None:
-            raise InputError(f"this LLM client cannot switch to the model {options.model!r}")
-        client = with_model(options.model)
+    settings = plan.settings
+    if options.model is not None and options.model != settings.model:  # a compared model, on its own endpoint
+        settings = settings.merged({"model": options.model}, source="the compared model")
+    client = workspace.llm_client(settings)  # ModelNotConfiguredError says how to configure one
     # the assistant model answers ask_llm and judges as the verifier; it is never the pipeline's by default
     assistant = None
     if workspace.has_assistant(plan.settings):

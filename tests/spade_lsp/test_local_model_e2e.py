@@ -204,3 +204,21 @@ def test_the_local_model_command_starts_shows_and_stops_the_server(
     assert code == 0 and out == "local model: stopped\n"
     code, out, _ = run(capsys, "local-model", "stop")
     assert out == "local model: no server was running\n"
+
+
+def test_compare_the_local_model_with_a_model_on_another_server(
+    capsys: pytest.CaptureFixture[str], greet: Path
+) -> None:
+    """``--models local openai/other``: each variant is sampled on its own endpoint (the local model's server,
+    and the api_base for the other), on the same inputs."""
+    from tests.support.openai_stub import OpenAIStub, chat_reply
+
+    with OpenAIStub(lambda request: chat_reply("Hello there, Ada! Welcome.")) as stub:
+        argv = ["compare", str(greet), "--models", "local", "openai/other", "--inputs", "2", "--samples", "2"]
+        code, document, err = run(capsys, *argv, "--api-base", stub.api_base, "--json")
+        assert code == 0, err
+        assert {r["model"] for r in stub.requests} == {"other"} and len(stub.requests) == 4
+    local, other = document["variants"]
+    assert (local["label"], local["model"]) == ("local", "openai/smollm2-135m-instruct")
+    assert (other["label"], other["model"]) == ("openai/other", "openai/other")
+    assert local["calls"] + local["calls_cached"] + local["calls_failed"] == 4
