@@ -48,6 +48,18 @@ async function runCommand(page, title) {
   await page.keyboard.press("Enter");
 }
 
+/** Bring a workspace file to the front through Quick Open (Ctrl+P), whatever the sidebar shows: after the
+ * Settings editor the explorer's tree item is not always there to click. */
+async function showFile(page, name) {
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(name);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor({ state: "visible" });
+  await page.keyboard.press("Enter");
+  await page.locator(".tabs-container .tab.active", { hasText: name }).waitFor({ timeout: WAIT_MS });
+}
+
 async function notifications(page) {
   return page.locator(".notifications-toasts .notification-toast .notification-list-item-message").allInnerTexts();
 }
@@ -92,7 +104,7 @@ async function spadeProblems(page) {
 }
 
 async function missingPackage(page) {
-  const prompt = await openPrompt(page);
+  await openPrompt(page);
   const notice = await until("the missing-package notification", async () => {
     const texts = await notifications(page);
     return texts.find((t) => t.includes("spade-lsp is not installed"));
@@ -115,8 +127,8 @@ async function missingPackage(page) {
   const item = page.locator(".statusbar-item", { hasText: "SPADE" }).first();
   await until("the restarted server", async () => ((await item.locator(".codicon-error").count()) === 0 ? true : undefined));
   await page.screenshot({ path: path.join(shots, "missing-package-setting.png") });
-  await page.keyboard.press("Escape"); // close the Settings editor
-  await prompt.dblclick();
+  await page.keyboard.press("Escape"); // leave the Settings editor
+  await showFile(page, "blurb.prompt");
   const problems = await spadeProblems(page);
   await page.screenshot({ path: path.join(shots, "missing-package-fixed.png") });
   step("restarted", { problems });
