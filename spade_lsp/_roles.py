@@ -48,10 +48,6 @@ class Endpoint:
     api_base: str | None
     api_key_env: str | None
 
-    @property
-    def label(self) -> str:
-        return f"{self.role} model {self.model}"
-
 
 def pipeline_endpoint(settings: Settings) -> Endpoint | None:
     """The pipeline's endpoint, or None when no ``model`` is set."""

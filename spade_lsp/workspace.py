@@ -48,7 +48,7 @@ class Workspace:
         self._injected = {"pipeline": llm_client, "assistant": assistant_client}
         self._clients: dict[tuple[Any, ...], LLMClient] = {}
         # Recording a version never waits on an LLM: deltas are labelled offline at once; an assistant model
-        # relabels them afterwards (:func:`spade_lsp.taxonomy.relabel.relabel_prompt`, a daemon job).
+        # relabels them afterwards (:func:`spade_lsp._relabel.relabel_prompt`, a daemon job).
         from spade_lsp.taxonomy._offline import OfflineClassifier
 
         self.history = History(self.store, self.root, OfflineClassifier())
