@@ -268,7 +268,7 @@ def evaluate(
     template = workspace.history.content(versions[-1].content_hash) if versions else ""
     cases, warnings = _cases(examples, template)
     settings = workspace.settings_for(prompt)
-    ask = _ask_or_none(workspace, settings)
+    ask = assistant_ask(workspace, settings)
     limits = limits or SandboxLimits()
     started = datetime.now(UTC).isoformat()
     clock = time.perf_counter()
@@ -351,7 +351,7 @@ def _cases(examples: Sequence[Example], template: str) -> tuple[list[SandboxCase
     return cases, warnings
 
 
-def _ask_or_none(workspace: Workspace, settings: Settings) -> _AssistantAsk | None:
+def assistant_ask(workspace: Workspace, settings: Settings) -> _AssistantAsk | None:
     """The assistant model's answers to ``ask_llm``; without one the cells are reported as "needs a model"."""
     return _AssistantAsk(workspace, settings) if workspace.has_assistant(settings) else None
 

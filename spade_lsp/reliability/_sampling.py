@@ -41,7 +41,7 @@ from spade_lsp.workspace import Workspace, synced_head
 
 if TYPE_CHECKING:
     from spade_lsp.judges._verifier import LLMVerifier
-    from spade_lsp.sandbox import SandboxCase
+    from spade_lsp.sandbox import AskLLM, SandboxCase
 
 __all__ = ["VERIFIER_COLUMN", "SampleOptions", "latest_document", "sample_prompt"]
 
@@ -128,17 +128,20 @@ def sample_prompt(
     if options.model is not None and options.model != settings.model:  # a compared model, on its own endpoint
         settings = settings.merged({"model": options.model}, source="the compared model")
     client = workspace.llm_client(settings)  # ModelNotConfiguredError says how to configure one
-    # the assistant model answers ask_llm and judges as the verifier; it is never the pipeline's by default
-    assistant = None
-    if workspace.has_assistant(plan.settings):
+    # the assistant model judges as the verifier and answers ask_llm (at its first question, as in eval); it is
+    # never the pipeline's by default
+    verifier_client = None
+    if plan.verify:
         try:
-            assistant = workspace.assistant_client(plan.settings)
+            verifier_client = workspace.assistant_client(plan.settings)
         except SpadeError as error:  # configured but cannot start: the pipeline is still sampled
-            plan.fallbacks.add("assistant model", error, "ask_llm checks went unanswered, no verifier column")
-            if plan.verify:
-                plan.validators.pop()
-                plan.verify = False
-    return _Sampler(workspace, plan, client, assistant, options, report).run()
+            plan.fallbacks.add("verifier", error, "sampled without the verifier column")
+            plan.validators.pop()
+            plan.verify = False
+    from spade_lsp._assertion_jobs import assistant_ask
+
+    ask_llm = assistant_ask(workspace, plan.settings)
+    return _Sampler(workspace, plan, client, verifier_client, ask_llm, options, report).run()
 
 
 def latest_document(workspace: Workspace, prompt: Path, *, run_id: int | None = None) -> dict[str, Any]:
@@ -283,16 +286,15 @@ class _Sampler:
         workspace: Workspace,
         plan: _Plan,
         client: LLMClient,
-        assistant: LLMClient | None,
+        verifier_client: LLMClient | None,
+        ask_llm: AskLLM | None,
         options: SampleOptions,
         progress: Progress,
     ) -> None:
         self.workspace = workspace
         self.plan = plan
         self.client = client
-        from spade_lsp._assertion_jobs import ask_llm_with
-
-        self.ask_llm = ask_llm_with(assistant) if assistant is not None else None
+        self.ask_llm = ask_llm
         self.fallbacks = plan.fallbacks
         self.options = options
         self.progress = progress
@@ -311,10 +313,10 @@ class _Sampler:
         self.started_at = datetime.now(UTC).isoformat()
         self.verifier: LLMVerifier | None = None
         self.verifier_problem: str | None = None
-        if plan.verify and assistant is not None:
+        if plan.verify and verifier_client is not None:
             from spade_lsp.judges._verifier import LLMVerifier
 
-            self.verifier = LLMVerifier(assistant, plan.criteria)
+            self.verifier = LLMVerifier(verifier_client, plan.criteria)
 
     def run(self) -> dict[str, Any]:
         from spade_lsp._jobs import JobCancelled
