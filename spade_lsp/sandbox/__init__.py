@@ -42,13 +42,23 @@ subclasses, so ``numpy.bool_``, ``1`` or ``"yes"`` are ``not_bool``: wrap them i
 
 from __future__ import annotations
 
+from spade_lsp.sandbox._kernel import KernelSupport, probe
 from spade_lsp.sandbox._policy import DEFAULT_ALLOWED_IMPORTS, SourceProblem, check_source
-from spade_lsp.sandbox._runner import AskLLM, load_module_info, run_assertions
+from spade_lsp.sandbox._runner import (
+    PYTHON_ONLY_WARNING,
+    AskLLM,
+    SandboxUnavailableError,
+    clean_stale_dirs,
+    confinement_status,
+    load_module_info,
+    run_assertions,
+)
 from spade_lsp.sandbox._types import (
     CELL_ERROR_KINDS,
     AssertionDescriptor,
     CellError,
     CellErrorKind,
+    Confinement,
     ModuleError,
     ModuleInfo,
     ModuleSource,
@@ -61,10 +71,13 @@ from spade_lsp.sandbox._types import (
 __all__ = [
     "CELL_ERROR_KINDS",
     "DEFAULT_ALLOWED_IMPORTS",
+    "PYTHON_ONLY_WARNING",
     "AskLLM",
     "AssertionDescriptor",
     "CellError",
     "CellErrorKind",
+    "Confinement",
+    "KernelSupport",
     "ModuleError",
     "ModuleInfo",
     "ModuleSource",
@@ -72,8 +85,12 @@ __all__ = [
     "SandboxLimits",
     "SandboxResult",
     "SandboxTiming",
+    "SandboxUnavailableError",
     "SourceProblem",
     "check_source",
+    "clean_stale_dirs",
+    "confinement_status",
     "load_module_info",
+    "probe",
     "run_assertions",
 ]

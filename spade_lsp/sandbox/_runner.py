@@ -11,12 +11,14 @@ not depend on scheduling.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import math
 import os
 import selectors
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -28,6 +30,7 @@ from typing import Any, Final
 
 from spade_lsp.assertions import AskLLMUnavailable
 from spade_lsp.errors import InputError, ModelNotConfiguredError, SandboxError
+from spade_lsp.sandbox import _kernel
 from spade_lsp.sandbox._policy import DEFAULT_ALLOWED_IMPORTS, Analysis, analyse
 from spade_lsp.sandbox._protocol import FrameBuffer, ProtocolError, encode
 from spade_lsp.sandbox._types import (
@@ -44,7 +47,15 @@ from spade_lsp.sandbox._types import (
     SandboxTiming,
 )
 
-__all__ = ["AskLLM", "load_module_info", "run_assertions"]
+__all__ = [
+    "PYTHON_ONLY_WARNING",
+    "AskLLM",
+    "SandboxUnavailableError",
+    "clean_stale_dirs",
+    "confinement_status",
+    "load_module_info",
+    "run_assertions",
+]
 
 AskLLM = Callable[[str, str, Mapping[str, Any]], bool]
 
@@ -53,6 +64,73 @@ _PACKAGE_ROOT: Final = str(Path(__file__).resolve().parents[2])
 _MAX_RESTART_FAILURES: Final = 3
 _MAX_BATCH: Final = 32
 _LOG_NAME: Final = ".worker.log"
+_LOG_TAIL: Final = 8192
+#: A worker is untrusted once user code runs in it: its frames, texts and log are capped data.
+_MAX_WORKER_FRAME: Final = 8 * 1024 * 1024
+_MAX_WORKER_TEXT: Final = 2000
+_DIR_PREFIX: Final = "spade-sandbox-"
+_CONFINE_FAILED: Final = 86  # _worker.CONFINE_FAILED (not imported: the worker module is for workers)
+PYTHON_ONLY_WARNING: Final = (
+    'warning: sandbox = "python-only": generated assertions run with Python-level checks only, which '
+    "hostile code can bypass; remove the setting on a Linux kernel with Landlock and seccomp"
+)
+
+
+class SandboxUnavailableError(SandboxError):
+    """Kernel confinement was asked for (the default) and this machine cannot provide it."""
+
+
+def confinement_status(confinement: str = "kernel") -> str:
+    """One line for ``spade doctor``, the CLI and the editor: what will confine generated assertions."""
+    if confinement == "python-only":
+        return PYTHON_ONLY_WARNING
+    return _kernel.probe().describe()
+
+
+def _require_confinement(limits: SandboxLimits) -> str:
+    if limits.confinement == "python-only":
+        return PYTHON_ONLY_WARNING
+    support = _kernel.probe()
+    if not support.confines:
+        raise SandboxUnavailableError(
+            f'generated assertions do not run here: {support.describe()}. Set sandbox = "python-only" to run '
+            "them with Python-level checks only (hostile code can bypass those)"
+        )
+    return support.describe()
+
+
+@functools.cache
+def _clean_once() -> int:
+    """The first run of a process (the CLI's, the daemon's) removes what dead parents left behind."""
+    return clean_stale_dirs()
+
+
+def clean_stale_dirs(tmp: str | None = None) -> int:
+    """Remove the private directories of workers whose parent died (its pid is in the name); how many."""
+    root = tmp or tempfile.gettempdir()
+    removed = 0
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    for name in names:
+        if not name.startswith(_DIR_PREFIX):
+            continue
+        owner = name[len(_DIR_PREFIX) :].split("-", 1)[0]
+        if not owner.isdigit() or int(owner) == os.getpid():
+            continue
+        try:
+            os.kill(int(owner), 0)
+            continue  # the parent lives (or its pid was reused: left for a later start)
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        path = os.path.join(root, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+            removed += not os.path.exists(path)
+    return removed
 
 
 def _worker_env(tmpdir: str) -> dict[str, str]:
@@ -73,7 +151,7 @@ class _Proc:
 
     def __init__(self, serial: int, init: list[Any]) -> None:
         self.serial = serial
-        self.tmpdir = tempfile.mkdtemp(prefix="spade-sandbox-")
+        self.tmpdir = tempfile.mkdtemp(prefix=f"{_DIR_PREFIX}{os.getpid()}-")
         with open(os.path.join(self.tmpdir, _LOG_NAME), "wb") as log:
             try:
                 self.popen = subprocess.Popen(
@@ -94,7 +172,7 @@ class _Proc:
         self.in_fd = self.popen.stdin.fileno()
         self.out_fd = self.popen.stdout.fileno()
         os.set_blocking(self.in_fd, False)
-        self.reader = FrameBuffer(self.out_fd)
+        self.reader = FrameBuffer(self.out_fd, max_frame=_MAX_WORKER_FRAME)
         self.outbuf = bytearray(encode(init))
         self.state = "starting"  # -> loading -> ready -> dead
         self.deadline: float | None = None
@@ -118,22 +196,39 @@ class _Proc:
         return code
 
     def log_tail(self, *, last: bool = False) -> str:
-        """A fatal-error line from the worker's stderr, if it left one (or its ``last`` line)."""
+        """A fatal-error line from the worker's stderr, if it left one (or its ``last`` line).
+
+        The worker could have replaced its log with a symlink, a fifo or a device: only a regular file is read,
+        and only its last few kilobytes."""
         try:
-            with open(os.path.join(self.tmpdir, _LOG_NAME), "rb") as log:
-                log.seek(0, os.SEEK_END)
-                log.seek(max(0, log.tell() - 8192))
-                tail = log.read().decode("utf-8", "replace")
+            fd = os.open(os.path.join(self.tmpdir, _LOG_NAME), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
         except OSError:
             return ""
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                return ""
+            tail = os.pread(fd, _LOG_TAIL, max(0, info.st_size - _LOG_TAIL)).decode("utf-8", "replace")
+        except OSError:
+            return ""
+        finally:
+            os.close(fd)
         if last:
             lines = [line.strip() for line in tail.splitlines() if line.strip()]
-            return lines[-1] if lines else "no output"
-        fatal = [line.strip() for line in tail.splitlines() if line.startswith(("Fatal Python error", "MemoryError"))]
-        return fatal[-1] if fatal else ""
+            return _cap(lines[-1]) if lines else "no output"
+        prefixes = ("Fatal Python error", "MemoryError", "spade-sandbox:")
+        fatal = [line.strip() for line in tail.splitlines() if line.startswith(prefixes)]
+        return _cap(fatal[-1]) if fatal else ""
 
     def remove_dir(self) -> None:
         shutil.rmtree(self.tmpdir, ignore_errors=True)
+
+
+def _cap(text: object) -> str:
+    """A worker's text as data: at most :data:`_MAX_WORKER_TEXT` characters, control characters shown escaped."""
+    value = str(text)
+    value = value if len(value) <= _MAX_WORKER_TEXT else value[:_MAX_WORKER_TEXT] + "..."
+    return "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in value)
 
 
 def _exit_message(code: int | None) -> str:
@@ -192,6 +287,7 @@ class _Run:
         self.startup_s = 0.0
         self.batch = 1
         self.writers: dict[int, _Proc] = {}
+        self.confinement = ""
 
     # -- workers ----------------------------------------------------------------------------------------------
 
@@ -208,6 +304,7 @@ class _Run:
                 "cpu_s": self.limits.cpu_s,
                 "file_mb": self.limits.file_mb,
                 "give_up_after": self.limits.give_up_after,
+                "confinement": self.limits.confinement,
             },
         ]
 
@@ -295,16 +392,19 @@ class _Run:
             if not isinstance(error, dict):
                 raise ProtocolError("malformed module error")
             line = error.get("line")
+            kind = error.get("kind")
             self.module_error = ModuleError(
-                str(error.get("kind", "exception")),
-                str(error.get("message", "")),
+                kind if kind in ("syntax", *CELL_ERROR_KINDS) else "exception",
+                _cap(error.get("message", "")),
                 line if isinstance(line, int) else None,
             )
             return
         found: dict[str, AssertionDescriptor] = {}
         for item in payload["assertions"]:
-            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str) or not item["name"].isidentifier():
                 raise ProtocolError("malformed assertion descriptor")
+            if len(item["name"]) > 200 or len(json.dumps(item.get("info"), default=str)) > 64_000:
+                raise ProtocolError("oversized assertion descriptor")
             name = item["name"]
             line = self.analysis.def_lines.get(name, item.get("line"))
             problem = item.get("problem")
@@ -314,7 +414,7 @@ class _Run:
                 line=line if isinstance(line, int) else 0,
                 is_async=item.get("is_async") is True,
                 info=info if isinstance(info, dict) else {},
-                problem=problem if isinstance(problem, str) else None,
+                problem=_cap(problem) if isinstance(problem, str) else None,
             )
         if self.names is None:
             columns = sorted(found.values(), key=lambda a: (a.line, a.name))
@@ -396,7 +496,7 @@ class _Run:
             assert self.columns is not None
             self.fail(case, col, *(given or ("timeout", f"not run: `{self.columns[col].name}` timed out too often")))
         elif kind in CELL_ERROR_KINDS:
-            self.fail(case, col, kind, str(text)[:4000], line if isinstance(line, int) else None)
+            self.fail(case, col, kind, _cap(text), line if isinstance(line, int) else None)
             self.count_failure(col, kind)
         else:
             raise ProtocolError(f"unknown cell kind {kind!r}")
@@ -441,6 +541,8 @@ class _Run:
             self.dispatch(proc)
         elif kind == "ask":
             self.answer(proc, message)
+        elif kind == "confined" and proc.state == "loading" and len(message) == 2:
+            self.confined(message[1])
         elif kind == "hello" and proc.state == "starting":
             proc.state = "loading"
             proc.deadline = time.monotonic() + self.limits.timeout_s + self.limits.grace_s
@@ -460,6 +562,16 @@ class _Run:
         else:
             raise ProtocolError(f"unexpected {kind!r} message")
 
+    def confined(self, facts: Any) -> None:
+        """The worker's report of its confinement, sent before it reads the module (so it can be trusted)."""
+        if self.limits.confinement != "kernel":
+            return
+        wanted = ("landlock", "seccomp", "no_new_privs", "no_capabilities")
+        if not isinstance(facts, dict) or not all(facts.get(name) is True for name in wanted):
+            absent = [name for name in wanted if not (isinstance(facts, dict) and facts.get(name) is True)]
+            raise SandboxUnavailableError(f"a sandbox worker is not confined ({', '.join(absent)} not in force)")
+        self.confinement = "verified " + _kernel.probe().describe()
+
     def lost(self, proc: _Proc, kind: CellErrorKind, message: str) -> None:
         """A worker died or was killed: charge the cell in flight, hand the rest to a new worker."""
         state = proc.state
@@ -469,6 +581,8 @@ class _Run:
             fatal = proc.log_tail()
             message = f"{message}: {_exit_message(code)}" + (f" ({fatal})" if fatal else "")
         proc.remove_dir()
+        if code == _CONFINE_FAILED and state in ("starting", "loading"):
+            raise SandboxUnavailableError(proc.log_tail() or "the sandbox worker could not confine itself")
         if self.columns is None:  # the module itself could not be loaded
             if state == "loading":
                 detail = (
@@ -584,6 +698,7 @@ class _Run:
             problems=self.analysis.problems,
             seconds=self.seconds if columns else [],
             timing=timing,
+            confinement=self.confinement,
         )
 
 
@@ -626,14 +741,18 @@ def run_assertions(
     """Run the module's assertions (or ``names``, in that order) on every case, in sandbox workers.
 
     Never raises for anything the assertions do: each failure is a cell error or the ``module_error``.
-    Raises :class:`InputError` for an unreadable module, unknown ``names`` or non-JSON examples, and
-    :class:`SandboxError` when no worker can be started.
+    Raises :class:`InputError` for an unreadable module, unknown ``names`` or non-JSON examples,
+    :class:`SandboxUnavailableError` when kernel confinement is asked for (the default) and this machine cannot
+    provide it, and :class:`SandboxError` when no worker can be started.
     """
     limits = limits or SandboxLimits()
+    confinement = _require_confinement(limits)
+    _clean_once()
     source, filename = _read_module(module)
     payloads = _case_payloads(cases)
     analysis = analyse(source, limits.allow_imports, filename=filename)
     run = _Run(source, filename, analysis, payloads, names, limits, ask_llm)
+    run.confinement = confinement  # "verified ..." once a worker reports its confinement
     if analysis.syntax_error is not None:
         problem = analysis.syntax_error
         run.module_error = ModuleError("syntax", problem.message, problem.line)
@@ -645,4 +764,4 @@ def run_assertions(
 def load_module_info(module: Path | ModuleSource, *, limits: SandboxLimits | None = None) -> ModuleInfo:
     """The module's assertions and their metadata, discovered in a worker (no user code runs here)."""
     result = run_assertions(module, [], limits=limits)
-    return ModuleInfo(result.assertions, result.module_error, result.problems)
+    return ModuleInfo(result.assertions, result.module_error, result.problems, result.confinement)

@@ -15,6 +15,7 @@ __all__ = [
     "AssertionDescriptor",
     "CellError",
     "CellErrorKind",
+    "Confinement",
     "ModuleError",
     "ModuleInfo",
     "ModuleSource",
@@ -23,6 +24,10 @@ __all__ = [
     "SandboxResult",
     "SandboxTiming",
 ]
+
+#: ``kernel``: a worker runs only under the kernel layer (sandbox/_kernel.py), and nothing runs where the kernel
+#: cannot confine; ``python-only``: the user opted in to the Python-level checks alone (a warning says so).
+Confinement = Literal["kernel", "python-only"]
 
 CellErrorKind = Literal[
     "exception", "timeout", "crash", "memory", "not_bool", "forbidden", "needs_model", "llm_error", "signature"
@@ -49,7 +54,8 @@ class SandboxLimits:
     crashes an assertion's remaining cells are not run (reported with the same kind). ``memory_mb`` caps each
     worker's address space (``None``: no cap); ``cpu_s`` is a per-worker CPU backstop; ``file_mb`` caps any
     file a worker writes. ``allow_imports`` extends the import allow-list (e.g. ``{"numpy"}``) for
-    hand-written sidecars; ``read_paths`` are extra directories assertions may read.
+    hand-written sidecars; ``read_paths`` are extra directories assertions may read. ``confinement`` is the
+    ``sandbox`` setting.
     """
 
     timeout_s: float = 5.0
@@ -62,8 +68,11 @@ class SandboxLimits:
     startup_s: float = 30.0
     allow_imports: frozenset[str] = frozenset()
     read_paths: tuple[str, ...] = ()
+    confinement: Confinement = "kernel"
 
     def __post_init__(self) -> None:
+        if self.confinement not in ("kernel", "python-only"):
+            raise ValueError("sandbox confinement must be 'kernel' or 'python-only'")
         if not self.timeout_s > 0 or not self.grace_s >= 0 or not self.startup_s > 0:
             raise ValueError("sandbox timeouts must be positive")
         if self.memory_mb is not None and self.memory_mb < 64:
@@ -145,6 +154,7 @@ class SandboxResult:
     """``passed[case][assertion]`` is True/False, or None when ``errors`` holds that cell's error.
 
     ``seconds[assertion]`` is the total time spent in that assertion (a cost for selection).
+    ``confinement`` says what confined the workers (read it to warn when it was Python-level only).
     """
 
     assertions: list[AssertionDescriptor]
@@ -154,6 +164,8 @@ class SandboxResult:
     problems: list[SourceProblem]
     seconds: list[float]
     timing: SandboxTiming
+    #: what confined the workers: the kernel layers, or the python-only warning
+    confinement: str = ""
     _index: dict[tuple[int, int], CellError] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -176,3 +188,4 @@ class ModuleInfo:
     assertions: list[AssertionDescriptor]
     module_error: ModuleError | None
     problems: list[SourceProblem]
+    confinement: str = ""

@@ -32,10 +32,13 @@ from dataclasses import asdict
 from typing import Any, Final, NoReturn
 
 from spade_lsp import assertions as _assertions
+from spade_lsp.sandbox import _kernel
 from spade_lsp.sandbox._policy import FORBIDDEN_BUILTINS, is_import_allowed
 from spade_lsp.sandbox._protocol import FrameBuffer, encode
 
 MODULE_NAME: Final = "spade_sidecar"
+#: The exit code of a worker that was asked for kernel confinement and could not apply it (no user code ran).
+CONFINE_FAILED: Final = 86
 _MESSAGE_LIMIT: Final = 2000
 
 
@@ -566,7 +569,25 @@ def _read_roots(extra: list[str]) -> tuple[str, ...]:
     return tuple(sorted({os.path.realpath(root) for root in roots}))
 
 
+def _confine(config: dict[str, Any]) -> dict[str, bool]:
+    """The kernel layer, when asked for, and what the kernel then says of this process (sent to the parent
+    before any user code runs); on failure the worker exits before reading any user code."""
+    if config.get("confinement") != "kernel":
+        return {}
+    support = _kernel.probe()
+    try:
+        if not support.confines:
+            raise OSError(0, support.describe())
+        _kernel.confine(read_roots=_S.read_roots + _kernel.library_dirs(), private_dir=_S.tmpdir, support=support)
+    except OSError as error:
+        sys.stderr.write(f"spade-sandbox: the worker could not confine itself: {error.strerror or error}\n")
+        sys.stderr.flush()
+        os._exit(CONFINE_FAILED)
+    return _kernel.verify()
+
+
 def main() -> None:
+    _kernel.close_inherited_fds(keep=())
     proto_in, proto_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
@@ -595,7 +616,9 @@ def main() -> None:
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     signal.signal(signal.SIGALRM, _on_alarm)
     threading.Thread(target=_orphan_guard, args=(os.getppid(),), daemon=True).start()
-    _limit(resource.RLIMIT_NPROC, 0)  # no new processes (not enforced for root; the audit hook still is)
+    _limit(resource.RLIMIT_NPROC, 0)  # no new processes (not enforced for root: seccomp is)
+    _limit(resource.RLIMIT_NOFILE, 256)
+    worker.send(["confined", _confine(config)])
     _assertions.set_ask_llm_handler(worker.ask)
     sys.addaudithook(_audit)
     worker.serve(str(config["source"]))

@@ -1,0 +1,162 @@
+"""The sandbox's kernel layer: what this kernel offers, what a worker verifies, and what happens without it.
+
+The red-team suite (test_redteam.py) attacks the layer; these tests pin its contract: runs need confinement by
+default, say what confined them, refuse to start where the kernel cannot confine, and run with a warning only
+when the user opted in to ``sandbox = "python-only"``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from spade_lsp.cli import main
+from spade_lsp.sandbox import (
+    PYTHON_ONLY_WARNING,
+    KernelSupport,
+    ModuleSource,
+    SandboxCase,
+    SandboxLimits,
+    SandboxUnavailableError,
+    _kernel,
+    _runner,
+    clean_stale_dirs,
+    probe,
+    run_assertions,
+)
+from tests.support.blurb import examples_jsonl
+
+MODULE = ModuleSource(
+    "def assert_short(example, prompt, response):\n    return len(response) < 10\n", "/virtual/x_assertions.py"
+)
+CASES = [SandboxCase({}, "p", "short"), SandboxCase({}, "p", "a much longer response")]
+NO_KERNEL = KernelSupport(missing=("Landlock is not available in this kernel (test)",))
+
+
+def test_this_linux_kernel_confines_workers() -> None:
+    """CI and the development machine run Linux with Landlock and seccomp: the kernel layer is not optional
+    here, so its absence fails rather than skips."""
+    support = probe()
+    assert sys.platform == "linux"
+    assert support.confines, support.describe()
+    assert support.landlock_abi >= 1 and support.seccomp and not support.missing
+
+
+def test_a_run_reports_the_confinement_its_workers_verified_before_any_user_code() -> None:
+    result = run_assertions(MODULE, CASES)
+    assert result.passed == [[True], [False]]
+    assert result.confinement.startswith("verified kernel confinement: Landlock ABI")
+    assert "seccomp" in result.confinement
+
+
+def test_without_kernel_confinement_generated_assertions_do_not_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_kernel, "probe", lambda: NO_KERNEL)
+    with pytest.raises(SandboxUnavailableError) as raised:
+        run_assertions(MODULE, CASES)
+    message = str(raised.value)
+    assert "do not run here" in message and "Landlock is not available" in message
+    assert 'sandbox = "python-only"' in message
+
+
+def test_python_only_runs_with_its_warning_when_the_kernel_cannot_confine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_kernel, "probe", lambda: NO_KERNEL)
+    result = run_assertions(MODULE, CASES, limits=SandboxLimits(confinement="python-only"))
+    assert result.passed == [[True], [False]]
+    assert result.confinement == PYTHON_ONLY_WARNING and "bypass" in PYTHON_ONLY_WARNING
+
+
+def test_a_worker_that_reports_no_confinement_stops_the_run() -> None:
+    run = _runner._Run("", "x", _runner.analyse("", frozenset()), [], None, SandboxLimits(), None)
+    with pytest.raises(SandboxUnavailableError, match="seccomp"):
+        run.confined({"landlock": True, "seccomp": False, "no_new_privs": True, "no_capabilities": True})
+    with pytest.raises(SandboxUnavailableError):
+        run.confined("forged")
+    run.confined({"landlock": True, "seccomp": True, "no_new_privs": True, "no_capabilities": True})
+    assert run.confinement.startswith("verified kernel confinement")
+
+
+def test_worker_texts_are_capped_data() -> None:
+    text = _runner._cap("x" * 1_000_000 + "\x1b[2J")
+    assert len(text) <= _runner._MAX_WORKER_TEXT + 3 and text.endswith("...")
+    assert _runner._cap("evil\x1b[31m\x00") == "evil\\x1b[31m\\x00"
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_directories_left_by_dead_parents_are_removed_and_live_ones_kept(tmp_path: Path) -> None:
+    dead = tmp_path / f"spade-sandbox-{_dead_pid()}-abc"
+    (dead / "sub").mkdir(parents=True)
+    (dead / ".worker.log").write_text("log", encoding="utf-8")
+    live = tmp_path / f"spade-sandbox-{os.getppid()}-def"
+    live.mkdir()
+    mine = tmp_path / f"spade-sandbox-{os.getpid()}-ghi"
+    mine.mkdir()
+    other = tmp_path / "spade-sandbox-notapid"
+    other.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("keep", encoding="utf-8")
+    (tmp_path / f"spade-sandbox-{_dead_pid()}-link").symlink_to(outside)
+
+    assert clean_stale_dirs(str(tmp_path)) == 1
+    assert not dead.exists() and live.exists() and mine.exists() and other.exists()
+    assert (outside / "keep.txt").read_text(encoding="utf-8") == "keep"  # a symlink is never followed
+
+
+def _workspace(root: Path, settings: str) -> Path:
+    (root / "spade.toml").write_text(settings, encoding="utf-8")
+    prompt = root / "blurb.prompt"
+    prompt.write_text("Write a blurb for {product}.\nKeep it under 12 words.\n", encoding="utf-8")
+    (root / "labelled.jsonl").write_text(examples_jsonl(), encoding="utf-8")
+    assert main(["import", str(prompt), "--examples", str(root / "labelled.jsonl")]) == 0
+    assert main(["synthesize", str(prompt)]) == 0
+    return prompt
+
+
+def test_eval_refuses_in_one_line_without_kernel_confinement(
+    workspace_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompt = _workspace(workspace_dir, "")
+    capsys.readouterr()
+    monkeypatch.setattr(_kernel, "probe", lambda: NO_KERNEL)
+    assert main(["eval", str(prompt)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "do not run here" in err and "python-only" in err
+
+
+def test_eval_under_python_only_warns_in_its_output(
+    workspace_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompt = _workspace(workspace_dir, 'sandbox = "python-only"\n')
+    capsys.readouterr()
+    monkeypatch.setattr(_kernel, "probe", lambda: NO_KERNEL)
+    assert main(["eval", str(prompt), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert PYTHON_ONLY_WARNING in report["warnings"]
+
+
+def test_doctor_reports_the_verified_layers(workspace_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["doctor", "--workspace", str(workspace_dir), "--json"]) == 0
+    checks = {c["name"]: c for c in json.loads(capsys.readouterr().out)["checks"]}
+    assert checks["landlock"]["status"] == "ok" and checks["seccomp"]["status"] == "ok"
+    assert checks["sandbox"]["status"] == "ok"
+    assert checks["sandbox"]["detail"].startswith("verified kernel confinement")
+
+
+def test_doctor_fails_where_nothing_can_confine(
+    workspace_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(_kernel, "probe", lambda: NO_KERNEL)
+    assert main(["doctor", "--workspace", str(workspace_dir)]) == 1
+    lines = capsys.readouterr().out.splitlines()
+    sandbox = next(line for line in lines if line.startswith("sandbox"))
+    assert "error" in sandbox and "python-only" in sandbox
