@@ -85,7 +85,16 @@ _DENIED_SYSCALLS: Final = (
     "name_to_handle_at", "open_by_handle_at", "mknod", "mknodat", "settimeofday", "clock_settime", "adjtimex",
     "clock_adjtime", "setdomainname", "sethostname", "personality", "lookup_dcookie", "vhangup",
     "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+    # System V and POSIX IPC reach objects of other processes of the same uid (root's, when root started us)
+    "shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semctl",
+    "semtimedop", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
 )  # fmt: skip
+#: System calls that act on another process of the same uid, given its pid at this argument: only 0 (this
+#: process) is allowed, so a worker cannot lower its parent's limits, priority or CPU set.
+_OTHER_PROCESS_ARG: Final = {
+    "prlimit64": 0, "sched_setaffinity": 0, "sched_setscheduler": 0, "sched_setparam": 0, "sched_setattr": 0,
+    "migrate_pages": 0, "move_pages": 0, "setpriority": 1, "ioprio_set": 1,
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -274,6 +283,8 @@ def _seccomp_filter(pid: int) -> None:
     # signals: only to this process (its threads share its id as their group id)
     for name in ("kill", "tgkill", "tkill"):
         flt.add_rule(deny, name, seccomp.Arg(0, seccomp.NE, pid))
+    for name, position in _OTHER_PROCESS_ARG.items():
+        flt.add_rule(deny, name, seccomp.Arg(position, seccomp.NE, 0))
     for request in (_TIOCSTI, _TIOCLINUX):
         flt.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.EQ, request))
     flt.load()
