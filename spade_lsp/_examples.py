@@ -9,13 +9,15 @@ that already holds a different example is an error that writes nothing.
 from __future__ import annotations
 
 import csv
+import io
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from spade_lsp._files import atomic_write_text
+from spade_lsp._files import MAX_EXAMPLES_BYTES, atomic_write_text, read_limited_text
 from spade_lsp._inputs import read_jsonl
 from spade_lsp.errors import InputError
 
@@ -91,7 +93,7 @@ def read_examples(path: Path) -> list[Example]:
     """The examples of a ``.examples.jsonl`` file; errors name the file and line."""
     examples: list[Example] = []
     seen: dict[str, int] = {}
-    for number, row in read_jsonl(path):
+    for number, row in read_jsonl(path, limit=MAX_EXAMPLES_BYTES, what="an examples file"):
         example = example_from_row(row, default_id=str(number), where=f"{path}:{number}")
         if example.id in seen:
             raise InputError(f"{path}:{number}: id {example.id!r} already used on line {seen[example.id]}")
@@ -101,10 +103,10 @@ def read_examples(path: Path) -> list[Example]:
 
 
 def _read_csv(path: Path) -> list[Example]:
+    text = read_limited_text(path, limit=MAX_EXAMPLES_BYTES, what="an examples file", encoding="utf-8-sig")
     try:
-        with path.open(encoding="utf-8-sig", newline="") as stream:
-            rows = list(csv.DictReader(stream))
-    except (OSError, UnicodeDecodeError, csv.Error) as error:
+        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+    except csv.Error as error:
         raise InputError(f"{path}: cannot read as CSV: {error}") from error
     if not rows:
         raise InputError(f"{path}: no rows")
@@ -147,7 +149,7 @@ class ExamplesImport:
 
 def merge_examples(destination: Path, incoming: Iterable[Example]) -> ExamplesImport:
     """Append ``incoming`` to ``destination``; see the module docstring for the rules."""
-    existing = read_examples(destination) if destination.exists() else []
+    existing = read_examples(destination) if os.path.lexists(destination) else []
     by_id = {example.id: example for example in existing}
     added: list[Example] = []
     skipped = 0

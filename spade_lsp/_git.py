@@ -25,7 +25,11 @@ from spade_lsp.errors import GitHistoryError
 if TYPE_CHECKING:
     from git import Repo
 
-__all__ = ["GitRevision", "WorkingTreeState", "file_history", "working_tree_state"]
+__all__ = ["MAX_BLOB_BYTES", "GitHistory", "GitRevision", "WorkingTreeState", "file_history", "working_tree_state"]
+
+MAX_BLOB_BYTES = 16_000_000
+"""The default limit of one revision's blob, when the caller names none (the history passes its
+``max_prompt_bytes``): no git blob larger than this is ever read into memory."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +49,15 @@ class GitRevision:
     a rename)."""
     content: bytes
     """The file's bytes at that commit."""
+
+
+class GitHistory(list[GitRevision]):
+    """The revisions :func:`file_history` read, oldest first, and (``skipped``) one line for each revision
+    whose blob was over the size limit: it was never read, so a huge file in the history costs nothing."""
+
+    def __init__(self, revisions: list[GitRevision] | None = None, skipped: list[str] | None = None) -> None:
+        super().__init__(revisions or [])
+        self.skipped: list[str] = list(skipped or [])
 
 
 class WorkingTreeState(enum.StrEnum):
@@ -72,32 +85,42 @@ _GIT_ENV = {
 _NULL_SHA = "0" * 40
 
 
-def file_history(path: Path, *, max_count: int | None = None) -> list[GitRevision]:
+def file_history(path: Path, *, max_count: int | None = None, max_bytes: int = MAX_BLOB_BYTES) -> GitHistory:
     """Return the committed versions of *path*, oldest first.
 
     Follows renames, and keeps only commits that changed the file's bytes: merges that bring in an
     already-seen version, mode-only changes, pure renames and deletions produce no revision. With
     *max_count*, only the newest *max_count* revisions are returned (and only their blobs are read).
 
+    A revision whose blob is larger than *max_bytes* is not read: it is left out, and ``skipped`` on the
+    result says which and why (git reports the size first, so only what fits is ever read).
+
     A file outside any repository, an untracked file and a repository with no commits all give ``[]``;
     a shallow clone gives the history down to its boundary. Raises :class:`GitHistoryError` when git is
     missing or fails.
     """
     if max_count is not None and max_count <= 0:
-        return []
+        return GitHistory()
     located = _open_repo(path)
     if located is None:
-        return []
+        return GitHistory()
     repo, relpath = located
     with repo:
         try:
             if not repo.head.is_valid():  # An unborn branch: no commits yet.
-                return []
+                return GitHistory()
             entries = _log_entries(repo, relpath)
             revisions = _dedupe(entries)
             if max_count is not None:
                 revisions = revisions[-max_count:]
-            return [_with_content(repo, entry) for entry in revisions]
+            history = GitHistory()
+            for entry in revisions:
+                revision = _with_content(repo, entry, max_bytes)
+                if isinstance(revision, str):
+                    history.skipped.append(revision)
+                else:
+                    history.append(revision)
+            return history
         except Exception as exc:
             mapped = _as_history_error(exc, path)
             if mapped is exc:
@@ -341,9 +364,18 @@ def _dedupe(entries: list[_LogEntry]) -> list[_LogEntry]:
     return kept
 
 
-def _with_content(repo: Repo, entry: _LogEntry) -> GitRevision:
-    """Read the entry's blob through GitPython's persistent ``cat-file --batch`` process."""
+def _with_content(repo: Repo, entry: _LogEntry, max_bytes: int) -> GitRevision | str:
+    """Read the entry's blob through GitPython's persistent ``cat-file --batch`` process, after asking its
+    size (``cat-file --batch-check``); a blob over ``max_bytes`` is not read: the reason is returned."""
+    from spade_lsp._files import format_size
+
     try:
+        _, _, size = repo.git.get_object_header(entry.blob)
+        if int(size) > max_bytes:
+            return (
+                f"skipped commit {entry.commit[:10]}: {entry.path} is {format_size(int(size))} there, larger than "
+                f"the {format_size(max_bytes, limit=True)} limit for a prompt (max_prompt_bytes)"
+            )
         _, _, _, data = repo.git.get_object_data(entry.blob)
     except ValueError as exc:  # cat-file answered "<sha> missing".
         raise GitHistoryError(

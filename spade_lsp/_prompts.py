@@ -9,6 +9,7 @@ from typing import Any
 
 import yaml
 
+from spade_lsp._files import read_limited
 from spade_lsp.errors import ConfigError, PromptFileError
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(\r?\n|\Z)", re.DOTALL)
@@ -33,6 +34,8 @@ def parse_prompt(text: str, *, source: str = "<prompt>") -> PromptText:
         loaded = yaml.safe_load(match.group(1) or "") or {}
     except yaml.YAMLError as error:
         raise ConfigError(f"{source}: invalid YAML front matter: {error}".splitlines()[0]) from error
+    except RecursionError as error:
+        raise ConfigError(f"{source}: invalid YAML front matter: nested too deeply") from error
     if not isinstance(loaded, dict):
         raise ConfigError(f"{source}: front matter must be a mapping of settings, not {type(loaded).__name__}")
     blank = re.sub(r"[^\r\n]", " ", match.group(0))
@@ -59,13 +62,12 @@ def decode_prompt(data: bytes, *, source: str, max_bytes: int) -> str:
 
 
 def read_prompt_file(path: Path, *, max_bytes: int) -> str:
-    """Read and validate a prompt file."""
-    try:
-        if path.is_dir():
-            raise PromptFileError(f"{path}: is a directory, not a prompt file")
-        data = path.read_bytes()
-    except FileNotFoundError as error:
-        raise PromptFileError(f"{path}: no such file") from error
-    except PermissionError as error:
-        raise PromptFileError(f"{path}: permission denied") from error
+    """Read and validate a prompt file: a regular file of at most ``max_bytes`` (never more is read)."""
+    data = read_limited(
+        path,
+        limit=max_bytes,
+        what="a prompt",
+        hint="raise max_prompt_bytes in [tool.spade] if this really is a prompt",
+        error=PromptFileError,
+    )
     return decode_prompt(data, source=str(path), max_bytes=max_bytes)

@@ -7,6 +7,8 @@ writer loses nothing it acknowledged. Schema changes are sqlite-utils migrations
 
 from __future__ import annotations
 
+import logging
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +17,14 @@ from typing import Any, Final
 
 from sqlite_utils import Database, Migrations
 
-from spade_lsp.errors import StoreError, StoreLockedError
+from spade_lsp.errors import DiskFullError, StoreError, StoreLockedError
+
+try:
+    import resource
+except ImportError:  # not on every platform
+    resource = None  # type: ignore[assignment]
+
+log = logging.getLogger(__name__)
 
 STORE_DIR: Final = ".spade"
 STORE_FILE: Final = "spade.db"
@@ -319,9 +328,104 @@ def _relabel_schema(db: Database) -> None:
     db.execute("ALTER TABLE deltas ADD COLUMN labelled_by TEXT")
 
 
+@_MIGRATIONS(name="0010_review")
+def _review_schema(db: Database) -> None:
+    """Provenance of LLM-written sidecar functions and the user's explicit acceptances, each tied to the exact
+    text of one function (sha256, see spade_lsp._review): a function an LLM wrote stays unreviewed until the
+    text it has now was accepted; an edit is not acceptance."""
+    db.executescript(
+        """
+        CREATE TABLE generated_code (
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,                 -- the assert_* function in the prompt's sidecar module
+            sha TEXT NOT NULL,                  -- sha256 of its text as last written, decorator to end of body
+            synthesizer TEXT NOT NULL,          -- 'llm'
+            model TEXT,                         -- the assistant model that wrote it
+            written_at TEXT NOT NULL,
+            PRIMARY KEY (prompt_id, name)
+        );
+        CREATE TABLE code_reviews (
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            sha TEXT NOT NULL,                  -- the exact text the user accepted
+            accepted_at TEXT NOT NULL,
+            accepted_by TEXT NOT NULL,          -- 'editor' or 'cli'
+            PRIMARY KEY (prompt_id, name, sha)
+        );
+        """
+    )
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text
+
+
+_DIR_MODE: Final = 0o700
+_FILE_MODE: Final = 0o600
+_LOW_SPACE_BYTES: Final = 1 << 20  # an I/O error with less free space than this is a full disk
+
+
+def _private(path: Path, mode: int) -> None:
+    """Give ``path`` exactly ``mode`` (what the umask left out or an older spade-lsp created: 0755, 0644)."""
+    try:
+        if os.stat(path).st_mode & 0o777 != mode:
+            os.chmod(path, mode)
+    except FileNotFoundError:
+        pass
+    except OSError as error:  # someone else's store: it stays readable as it was; not ours to change
+        log.debug("cannot make %s private: %s", path, error)
+
+
+def _create_private(path: Path) -> None:
+    """Create the database file 0600 before SQLite does (SQLite gives -wal and -shm the database's mode), and
+    make an existing one (and its -wal and -shm) 0600."""
+    # Never open an existing database file: closing any descriptor of it drops every POSIX lock this process
+    # holds on it, those of its other SQLite connections included (the daemon opens one per thread), and another
+    # process may then checkpoint and delete the WAL under them ("disk I/O error", lost writes). O_EXCL: only a
+    # file made here is opened here; an existing one is chmod-ed by path.
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW, _FILE_MODE)
+    except FileExistsError:
+        if not path.is_symlink():  # a symlink: SQLite reports it when it opens it
+            _private(path, _FILE_MODE)
+    except OSError:
+        return  # a symlink or an unreadable file: SQLite reports it when it opens it
+    else:
+        try:
+            os.fchmod(descriptor, _FILE_MODE)
+        except OSError as error:
+            log.debug("cannot make %s private: %s", path, error)
+        finally:
+            os.close(descriptor)
+    for suffix in ("-wal", "-shm", "-journal"):
+        _private(path.with_name(path.name + suffix), _FILE_MODE)
+
+
+def _disk_full(path: Path, error: sqlite3.Error) -> DiskFullError | None:
+    """The one-line error for a write SQLite could not make because the disk is full (SQLITE_FULL, or an I/O
+    error while the file system has no room left, or the process's file size limit), else None."""
+    code = getattr(error, "sqlite_errorcode", None)
+    if code is None:
+        return None
+    primary = code & 0xFF
+    if primary == sqlite3.SQLITE_FULL:
+        return DiskFullError(f"the disk is full: nothing was written ({path}: {error})")
+    if primary != sqlite3.SQLITE_IOERR:
+        return None
+    try:
+        space = os.statvfs(path.parent)
+        free = space.f_bavail * space.f_frsize
+    except OSError:
+        free = None
+    if free is not None and free < _LOW_SPACE_BYTES:
+        return DiskFullError(f"the disk is full: nothing was written ({path}: {error}; {free} bytes free)")
+    if resource is not None and resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY:
+        return DiskFullError(
+            f"the disk is full for this process (file size limit reached, see `ulimit -f`): nothing was written "
+            f"({path}: {error})"
+        )
+    return None
 
 
 class Store:
@@ -337,6 +441,7 @@ class Store:
                     f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=busy_timeout_s, check_same_thread=False
                 )
             else:
+                _create_private(path)
                 conn = sqlite3.connect(str(path), timeout=busy_timeout_s, check_same_thread=False)
             self.db = Database(conn, execute_plugins=False)
             self.db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_s * 1000)}")
@@ -354,6 +459,9 @@ class Store:
                     f"{path} is locked by another process (waited {busy_timeout_s:g} s); "
                     "is a `spade daemon` or another command writing to it?"
                 ) from error
+            full = _disk_full(path, error)
+            if full is not None:
+                raise full from error
             raise StoreError(f"cannot open the store {path}: {error}") from error
         except sqlite3.DatabaseError as error:
             raise StoreError(
@@ -366,11 +474,17 @@ class Store:
         """Open (creating if needed) the store of a workspace."""
         directory = workspace_root / STORE_DIR
         try:
-            directory.mkdir(parents=True, exist_ok=True)
+            directory.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
+            _private(directory, _DIR_MODE)  # whatever the umask, and for a directory made by an older version
             gitignore = directory / ".gitignore"
             if not gitignore.exists():
                 gitignore.write_text("# spade-lsp's local state; never committed\n*\n", encoding="utf-8")
         except OSError as error:
+            from spade_lsp._files import disk_full_error
+
+            full = disk_full_error(directory, error)
+            if full is not None:
+                raise full from error
             raise StoreError(f"cannot create {directory}: {error.strerror}") from error
         return cls(directory / STORE_FILE, **kwargs)
 
@@ -423,12 +537,23 @@ class Store:
             raise StoreError(f"cannot write to {self.path}: {error}") from error
         try:
             yield self.db
-        except BaseException:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
-        else:
             conn.execute("COMMIT")
+        except BaseException as error:
+            self._rollback()
+            full = _disk_full(self.path, error) if isinstance(error, sqlite3.Error) else None
+            if full is not None:
+                raise full from error
+            raise
+
+    def _rollback(self) -> None:
+        """Undo the open transaction, if SQLite has not already (it rolls back by itself on a full disk)."""
+        conn = self.db.conn
+        if not conn.in_transaction:
+            return
+        try:
+            conn.execute("ROLLBACK")
+        except sqlite3.Error as error:  # the original error is the one to report
+            log.warning("rollback of %s failed: %s", self.path, error)
 
     def close(self) -> None:
         self.db.close()

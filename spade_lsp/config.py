@@ -3,6 +3,7 @@ front matter, then (in the editor) the client's settings, each overriding the on
 
 from __future__ import annotations
 
+import os
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -10,11 +11,19 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from spade_lsp._files import MAX_SETTINGS_BYTES, read_limited_text
 from spade_lsp.errors import ConfigError
 
 DEFAULT_PROMPT_GLOBS = ("**/*.prompt", "**/*.prompt.md", "**/*.prompt.txt", "**/*.prompty")
 _WORKSPACE_MARKERS = ("spade.toml", ".spade")
 _FALLBACK_MARKERS = ("pyproject.toml", ".git")
+
+
+#: Said by every run of generated assertions under ``sandbox = "python-only"`` (the CLI, the editor, doctor).
+PYTHON_ONLY_WARNING = (
+    'warning: sandbox = "python-only": generated assertions run with Python-level checks only, which '
+    "hostile code can bypass; remove the setting on a Linux kernel with Landlock and seccomp"
+)
 
 
 class Settings(BaseModel):
@@ -48,6 +57,11 @@ class Settings(BaseModel):
         default=2, ge=0, le=10, description="times an invalid structured answer is asked again before it fails"
     )
     classifier: Literal["auto", "offline", "llm"] = "auto"
+    sandbox: Literal["kernel", "python-only"] = Field(
+        default="kernel",
+        description="what confines generated assertions: 'kernel' (Landlock and seccomp; where the kernel cannot, "
+        "they do not run) or 'python-only' (Python-level checks only, which hostile code can bypass: a warning)",
+    )
     max_prompt_bytes: int = Field(default=1_000_000, gt=0)
     tau: float = Field(default=0.25, ge=0, le=1)
     alpha: float = Field(default=0.6, ge=0, le=1)
@@ -104,7 +118,9 @@ def _validate(data: dict[str, Any], source: str) -> Settings:
 
 def find_workspace_root(start: Path) -> Path:
     """The nearest ancestor holding spade.toml or .spade/, else pyproject.toml or .git, else ``start``."""
-    start = start.resolve()
+    if os.path.lexists(start) and not (start.is_dir() or start.is_file()):
+        start = Path(os.path.abspath(start)).parent  # a device or fifo (or a link to one): where its name is
+    start = start.resolve()  # a symlinked prompt belongs to the workspace of the file it links to
     if start.is_file():
         start = start.parent
     for markers in (_WORKSPACE_MARKERS, _FALLBACK_MARKERS):
@@ -118,21 +134,22 @@ def load_settings(workspace_root: Path) -> Settings:
     """Workspace settings: spade.toml wins over pyproject.toml's [tool.spade]."""
     settings = Settings()
     pyproject = workspace_root / "pyproject.toml"
-    if pyproject.is_file():
-        table = _read_toml(pyproject).get("tool", {}).get("spade", {})
+    if pyproject.exists():  # a directory, device or fifo by that name is refused with one line, not skipped
+        tool = _read_toml(pyproject).get("tool", {})
+        table = tool.get("spade", {}) if isinstance(tool, dict) else {}
         settings = settings.merged(table, source=f"{pyproject} [tool.spade]")
     spade_toml = workspace_root / "spade.toml"
-    if spade_toml.is_file():
+    if spade_toml.exists():
         table = _read_toml(spade_toml)
         settings = settings.merged(table.get("spade", table), source=str(spade_toml))
     return settings
 
 
 def _read_toml(path: Path) -> dict[str, Any]:
+    text = read_limited_text(path, limit=MAX_SETTINGS_BYTES, what="a settings file", error=ConfigError)
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path}: invalid TOML: {error}") from error
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read: {error.strerror}") from error
+    except RecursionError as error:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply") from error

@@ -6,10 +6,13 @@ and prints ``str(error)`` as a one-line message. Nothing here knows about LSP.
 
 from __future__ import annotations
 
+import errno
+
 __all__ = [
     "ConfigError",
     "DaemonError",
     "DaemonUnavailableError",
+    "DiskFullError",
     "GitHistoryError",
     "InputError",
     "LLMError",
@@ -39,6 +42,19 @@ class PromptFileError(InputError):
 
 class ConfigError(InputError):
     """Settings in pyproject.toml, spade.toml or front matter are invalid."""
+
+
+class DiskFullError(SpadeError, OSError):
+    """A write failed because the disk (or a quota, or the process's file size limit) is full; nothing was
+    written. Also an ``OSError`` (``errno`` ENOSPC), so code that handles failed writes keeps handling it."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.errno = errno.ENOSPC
+        self.strerror = message
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class GitHistoryError(SpadeError):

@@ -23,11 +23,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from spade_lsp._files import sidecar_path
+from spade_lsp._files import MAX_SIDECAR_BYTES, read_limited, read_limited_text, sidecar_path
 from spade_lsp._prompts import parse_prompt
 from spade_lsp._types import Position, Range, Sentence, UnitKind, VersionInfo
 from spade_lsp.assertions import ASSERTION_PREFIX
-from spade_lsp.errors import ConfigError
+from spade_lsp.errors import ConfigError, InputError
 from spade_lsp.synthesis import placeholders_of
 from spade_lsp.taxonomy import CATEGORY_IDS, CHECKABLE, DISPLAY_NAMES, TaxonomyClassifier
 
@@ -517,8 +517,8 @@ def _read_text(path: Path | None) -> str | None:
     if path is None:
         return None
     try:
-        return path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        return read_limited_text(path, limit=MAX_SIDECAR_BYTES, what="a sidecar module", errors="replace")
+    except InputError:
         return None
 
 
@@ -910,11 +910,10 @@ def build_overview(
         if prompt is None:
             raise ValueError("build_overview needs the text of a prompt that has no file")
         try:
-            data = prompt.read_bytes()
-        except OSError as error:
-            return _empty(prompt, key, store is not None, f"cannot read {prompt.name}: {error.strerror}")
-        if len(data) > max_prompt_bytes:
-            return _empty(prompt, key, store is not None, _size_problem(len(data), max_prompt_bytes))
+            data = read_limited(prompt, limit=max_prompt_bytes, what="a prompt", hint="raise max_prompt_bytes")
+        except InputError as error:
+            reason = str(error).removeprefix(f"{prompt}: ")
+            return _empty(prompt, key, store is not None, f"cannot read {prompt.name}: {reason}")
         text = data.decode("utf-8-sig", errors="replace")
     problem = _text_problem(text, max_prompt_bytes)
     if problem is not None:

@@ -8,7 +8,6 @@ its id, as :func:`spade_lsp._examples.read_examples` gives it.
 
 from __future__ import annotations
 
-import json
 import re
 import sqlite3
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spade_lsp._examples import example_from_row
+from spade_lsp._inputs import loads
 from spade_lsp.errors import InputError
 from spade_lsp.overview import prompt_key
 
@@ -48,9 +48,9 @@ def read_line(text: str, line: int) -> ExampleLine | None:
     if not body.strip():
         return None
     try:
-        row = json.loads(body)
-    except json.JSONDecodeError as error:
-        return ExampleLine(line, problem=f"invalid JSON: {error.msg} (column {error.colno})")
+        row = loads(body, where=f"line {line + 1}")  # as the engine reads it: deep nesting is refused too
+    except InputError as error:
+        return ExampleLine(line, problem=str(error).removeprefix(f"line {line + 1}: "))
     if not isinstance(row, dict):
         return ExampleLine(line, problem=f"expected a JSON object, got {type(row).__name__}")
     try:

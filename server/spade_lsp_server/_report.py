@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from spade_lsp._files import atomic_write_text, prompt_stem
+from spade_lsp._files import atomic_write_text, make_private_dir, prompt_stem
 from spade_lsp.overview import PromptOverview, VersionInfo
 from spade_lsp_server._render import pct, quote, ratio, reliability_text, selection_text, stats_text
 
@@ -25,6 +25,7 @@ def _cell(text: str) -> str:
 
 def reports_dir(root: Path) -> Path:
     """``.spade/reports`` (with the ``.spade/.gitignore`` the store would write, if the store is not there yet)."""
+    make_private_dir(root / ".spade")
     directory = root / REPORTS_DIR
     directory.mkdir(parents=True, exist_ok=True)
     gitignore = root / ".spade" / ".gitignore"

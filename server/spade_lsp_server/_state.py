@@ -12,14 +12,14 @@ import logging
 import os
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spade_lsp._files import sidecar_path
+from spade_lsp._files import MAX_PROMPT_READ_BYTES, MAX_SIDECAR_BYTES, read_limited, read_limited_text, sidecar_path
 from spade_lsp._prompts import parse_prompt
 from spade_lsp.config import Settings, front_matter_settings, load_settings
-from spade_lsp.errors import SpadeError
+from spade_lsp.errors import InputError, SpadeError
 from spade_lsp.overview import PromptOverview, build_overview
 from spade_lsp_server._daemon import DaemonLink, Notify, Tell
 from spade_lsp_server._readstore import data_version, open_store
@@ -81,7 +81,7 @@ class WorkspaceState:
         self._store: Store | None = None
         self._store_error: str | None = None
         self._cache: dict[str, _CacheEntry] = {}
-        self._disk: dict[Path, tuple[tuple[int, int] | None, str | None]] = {}
+        self._disk: dict[Path, tuple[tuple[int, int, int] | None, str | None, str | None]] = {}
         self._front_matter: dict[str, tuple[Settings, tuple[str, ...]]] = {}
 
     # -- settings ---------------------------------------------------------------------------------------
@@ -170,47 +170,64 @@ class WorkspaceState:
     # -- overviews ---------------------------------------------------------------------------------------
 
     def sidecar_text(self, prompt: Path, open_text: Callable[[Path], str | None]) -> str | None:
-        """The sidecar module's text: the editor's buffer when open, else the file (cached on its mtime)."""
+        """The sidecar module's text: the editor's buffer when open, else the file (cached on its mtime). A file
+        that cannot be read (not a regular file, over its size limit) counts as none, and :meth:`sidecar_problem`
+        says why."""
+        return self._sidecar(prompt, open_text)[0]
+
+    def sidecar_problem(self, prompt: Path) -> str | None:
+        """Why the sidecar module on disk was not read (one line), as of the last :meth:`sidecar_text`."""
+        cached = self._disk.get(sidecar_path(prompt))
+        return cached[2] if cached is not None else None
+
+    def _sidecar(self, prompt: Path, open_text: Callable[[Path], str | None]) -> tuple[str | None, str | None]:
         path = sidecar_path(prompt)
         text = open_text(path)
         if text is not None:
-            return text
+            return text, None
         try:
             stat = os.stat(path)
-            stamp: tuple[int, int] | None = (stat.st_mtime_ns, stat.st_size)
+            stamp: tuple[int, int, int] | None = (stat.st_mtime_ns, stat.st_size, stat.st_mode)
         except OSError:
             stamp = None
         cached = self._disk.get(path)
         if cached is not None and cached[0] == stamp:
-            return cached[1]
+            return cached[1], cached[2]
         content: str | None = None
+        problem: str | None = None
         if stamp is not None:
             try:
-                content = path.read_text(encoding="utf-8", errors="replace")
-            except OSError:
-                content = None
-        self._disk[path] = (stamp, content)
-        return content
+                content = read_limited_text(path, limit=MAX_SIDECAR_BYTES, what="a sidecar module", errors="replace")
+            except InputError as error:
+                problem = str(error)
+                log.warning("%s", problem)
+        self._disk[path] = (stamp, content, problem)
+        return content, problem
 
     def overview(
         self, uri: str, prompt: Path | None, text: str | None, open_text: Callable[[Path], str | None]
     ) -> PromptOverview:
         """The overview of a prompt, cached on everything it depends on."""
+        unreadable: str | None = None
         if text is None and prompt is not None:
-            try:
-                text = prompt.read_bytes().decode("utf-8-sig", errors="replace")
-            except OSError:
-                text = None
+            try:  # the limit of its front matter is not known yet: read what any limit could allow, then check
+                limit = max(self.settings.max_prompt_bytes, MAX_PROMPT_READ_BYTES)
+                data = read_limited(prompt, limit=limit, what="a prompt", hint="raise max_prompt_bytes")
+                text = data.decode("utf-8-sig", errors="replace")
+            except InputError as error:
+                unreadable = str(error).removeprefix(f"{prompt}: ")
         settings, notes = self.settings_for(text)
-        sidecar = self.sidecar_text(prompt, open_text) if prompt is not None else None
+        sidecar, sidecar_problem = self._sidecar(prompt, open_text) if prompt is not None else (None, None)
         store = self.store() if prompt is not None else None
         version = self.store_version() if store is not None else None
         store = self._store if version is not None else None
-        key = (text, sidecar, version, settings.max_prompt_bytes, notes, prompt)
+        key = (text, sidecar, version, settings.max_prompt_bytes, notes, prompt, unreadable, sidecar_problem)
         entry = self._cache.get(uri)
         if entry is not None and entry.key == key:
             return entry.overview
-        if text is None:
+        if unreadable is not None:  # never let the overview read the file itself
+            overview = replace(build_overview(None, self.root, prompt, "", read_sidecar=False), problem=unreadable)
+        elif text is None:
             overview = build_overview(None, self.root, prompt, None, read_sidecar=False)
         else:
             overview = build_overview(
@@ -224,6 +241,8 @@ class WorkspaceState:
             )
         if notes:
             overview = _with_notes(overview, notes)
+        if sidecar_problem is not None:  # shown on the prompt: the module is what spade could not read
+            overview = replace(overview, notes=(*overview.notes, sidecar_problem))
         self._cache[uri] = _CacheEntry(key, overview)
         return overview
 
@@ -236,6 +255,4 @@ class WorkspaceState:
 
 
 def _with_notes(overview: PromptOverview, notes: tuple[str, ...]) -> PromptOverview:
-    from dataclasses import replace
-
     return replace(overview, notes=overview.notes + tuple(f"front matter: {note}" for note in notes))

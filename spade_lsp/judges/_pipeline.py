@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 from spade_lsp._fallbacks import Fallbacks
+from spade_lsp._files import MAX_SETTINGS_BYTES, read_limited_text
 from spade_lsp.errors import ConfigError, InputError
 from spade_lsp.judges._ask import PROBLEMS, Answer, JudgeClients, Question, ask_many
 from spade_lsp.judges._items import JudgeItem
@@ -199,18 +200,17 @@ class Pipeline:
         suffix = path.suffix.lower()
         if suffix not in (".toml", ".yaml", ".yml"):
             raise ConfigError(f"{path}: a pipeline file is .toml, .yaml or .yml, not {suffix or 'without a suffix'}")
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise ConfigError(f"{path}: no such pipeline file") from None
-        except (OSError, UnicodeDecodeError) as error:
-            raise ConfigError(f"{path}: cannot read the pipeline file: {error}") from None
+        if not path.exists():
+            raise ConfigError(f"{path}: no such pipeline file")
+        text = read_limited_text(path, limit=MAX_SETTINGS_BYTES, what="a pipeline file", error=ConfigError)
         data: Any
         if suffix == ".toml":
             try:
                 data = tomllib.loads(text)
             except tomllib.TOMLDecodeError as error:
                 raise ConfigError(f"{path}: not valid TOML: {error}") from None
+            except RecursionError:
+                raise ConfigError(f"{path}: not valid TOML: nested too deeply") from None
         else:
             import yaml
 
@@ -218,6 +218,8 @@ class Pipeline:
                 data = yaml.safe_load(text)
             except yaml.YAMLError as error:
                 raise ConfigError(f"{path}: not valid YAML: {' '.join(str(error).split())}") from None
+            except RecursionError:
+                raise ConfigError(f"{path}: not valid YAML: nested too deeply") from None
         return cls.from_dict(data, where=str(path), source=str(path))
 
     @classmethod

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from spade_lsp._files import atomic_write_text
+from spade_lsp._files import atomic_write_text, read_sidecar_text
 from spade_lsp.assertions import ASSERTION_PREFIX
 from spade_lsp.errors import InputError
 from spade_lsp.synthesis import Candidate
@@ -182,10 +182,7 @@ def update_sidecar(
     path: Path, candidates: Sequence[Candidate], *, prompt_name: str, remove_stale: bool = True
 ) -> SidecarUpdate:
     """Write ``candidates`` into the module at ``path`` (created if missing); see :func:`plan_sidecar`."""
-    try:
-        old = path.read_text(encoding="utf-8") if path.exists() else None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{path}: cannot read the sidecar module: {error}") from error
+    old = read_sidecar_text(path)
     text, update = plan_sidecar(path, old, candidates, prompt_name=prompt_name, remove_stale=remove_stale)
     if text != old:
         atomic_write_text(path, text)

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from spade_lsp._files import make_private_dir
 from spade_lsp_client import _protocol as protocol
 
 __all__ = ["main"]
@@ -81,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     state = protocol.state_dir(root)
     try:
-        state.mkdir(exist_ok=True)
+        make_private_dir(state)
         lock = _take_lock(state)
     except OSError as error:
         print(f"spade daemon: error: cannot use {state}: {error}", file=sys.stderr)
