@@ -3,6 +3,7 @@ its labelled examples in the sandbox, storing the pass matrix. The CLI and the d
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import time
@@ -14,13 +15,22 @@ from typing import Any
 
 from spade_lsp._examples import Example, read_examples
 from spade_lsp._fallbacks import Fallbacks
-from spade_lsp._files import atomic_write_text, examples_path, prompt_stem, sidecar_path
+from spade_lsp._files import (
+    MAX_EXAMPLES_BYTES,
+    MAX_SIDECAR_BYTES,
+    atomic_write_text,
+    examples_path,
+    prompt_stem,
+    read_limited,
+    read_sidecar_text,
+    sidecar_path,
+)
 from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
 from spade_lsp._store import Store
 from spade_lsp.config import Settings
 from spade_lsp.errors import InputError, LLMError, ModelNotConfiguredError, SpadeError, StoreError
 from spade_lsp.llm import LLMClient, parse_json_answer
-from spade_lsp.sandbox import SandboxCase, SandboxLimits, run_assertions
+from spade_lsp.sandbox import PYTHON_ONLY_WARNING, SandboxCase, SandboxLimits, run_assertions
 from spade_lsp.synthesis import Candidate, Instruction, PromptContext, Synthesizer, placeholders_of, render_prompt
 from spade_lsp.synthesis._sidecar import SidecarUpdate, plan_sidecar
 from spade_lsp.workspace import Workspace, sync_prompt
@@ -36,6 +46,7 @@ class SynthesisResult:
     warnings: list[str] = field(default_factory=list)
     text: str = ""  # the sidecar module as planned (written only when ``update.written``)
     fallbacks: Fallbacks = field(default_factory=Fallbacks)
+    unreviewed: list[str] = field(default_factory=list)  # LLM-written functions of ``text`` nobody accepted yet
 
 
 def make_synthesizer(workspace: Workspace, choice: str = "auto", *, prompt: Path | None = None) -> Synthesizer:
@@ -51,7 +62,8 @@ def make_synthesizer(workspace: Workspace, choice: str = "auto", *, prompt: Path
             client = workspace.assistant_client(settings, what="--synthesizer llm")
         except SpadeError as error:  # configured but cannot start (the local model is not installed, say)
             return _Unavailable(NAME, LLMError(str(error)))
-        return LLMSynthesizer(client, example=_first_example(prompt))
+        limits = SandboxLimits(confinement=settings.sandbox)  # generated functions are validated confined
+        return LLMSynthesizer(client, example=_first_example(prompt), limits=limits)
     return _offline_synthesizer()
 
 
@@ -134,7 +146,42 @@ def plan_synthesis(
     text, update = plan_sidecar(module, old, candidates, prompt_name=prompt.name, remove_stale=sentences is None)
     if update.kept_edited:
         warnings.append(f"kept your edited version of: {', '.join(update.kept_edited)}")
-    return SynthesisResult(candidates, update, warnings, text, fallbacks)
+    pending = _record_provenance(workspace, prompt, synthesizer, candidates, update, text)
+    if pending:
+        warnings.append(
+            f"LLM-written, not reviewed: {', '.join(pending)}; read them, then accept them (the editor's quick fix "
+            f"“Accept reviewed code”, or `spade review {prompt} --accept NAME`)"
+        )
+    return SynthesisResult(candidates, update, warnings, text, fallbacks, pending)
+
+
+def _record_provenance(
+    workspace: Workspace,
+    prompt: Path,
+    synthesizer: Synthesizer,
+    candidates: Sequence[Candidate],
+    update: SidecarUpdate,
+    text: str,
+) -> list[str]:
+    """Record which functions of the planned module an LLM wrote (recorded at planning: the editor applies the
+    text itself, and a record for a function that never lands flags nothing); the names still unreviewed."""
+    from spade_lsp._review import LLM_SYNTHESIZER, record_synthesis, unreviewed
+
+    placed = {*update.added, *update.updated, *update.unchanged}
+    llm = [c.name for c in candidates if c.name in placed and c.synthesizer == LLM_SYNTHESIZER]
+    template = [c.name for c in candidates if c.name in placed and c.synthesizer != LLM_SYNTHESIZER]
+    key = workspace.history.prompt_key(prompt)
+    model = getattr(getattr(synthesizer, "client", None), "model", None)
+    record_synthesis(
+        workspace.store,
+        key,
+        text,
+        llm=llm,
+        template=template,
+        removed=update.removed,
+        model=model if isinstance(model, str) else None,
+    )
+    return [item.name for item in unreviewed(workspace.store.db, key, text)]
 
 
 def write_synthesis(result: SynthesisResult) -> None:
@@ -153,10 +200,7 @@ def synthesize(workspace: Workspace, prompt: Path, synthesizer: Synthesizer) -> 
 
 
 def _read_sidecar(module: Path) -> str | None:
-    try:
-        return module.read_text(encoding="utf-8") if module.exists() else None
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(f"{module}: cannot read the sidecar module: {error}") from error
+    return read_sidecar_text(module)
 
 
 def _first_example(prompt: Path | None) -> SandboxCase | None:
@@ -185,6 +229,11 @@ class EvalRun:
     def needs_model(self) -> list[str]:
         return sorted({e["assertion"] for e in self.errors if e["kind"] == "needs_model"})
 
+    @property
+    def unreviewed(self) -> list[str]:
+        """LLM-written assertions that ran (confined, as all do) before anyone accepted their code."""
+        return [a["name"] for a in self.assertions if a.get("unreviewed")]
+
     def static_subsumptions(self) -> list[list[int]]:
         """``K`` pairs [i, j] (assertion i subsumes j) proven from the generated checks' specs."""
         from spade_lsp.selection import AssertionSpec, static_subsumptions
@@ -204,6 +253,7 @@ class EvalRun:
             "examples": self.examples,
             "errors": self.errors,
             "needs_model": self.needs_model,
+            "unreviewed": self.unreviewed,
             "module_error": self.module_error,
             "warnings": self.warnings,
             "run_id": self.run_id,
@@ -241,11 +291,8 @@ def ask_llm_with(client: LLMClient) -> AskLLM:
     return ask
 
 
-def _sha256(path: Path) -> str:
-    try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError as error:
-        raise InputError(f"{path}: cannot read: {error.strerror}") from error
+def _sha256(path: Path, *, limit: int, what: str) -> str:
+    return hashlib.sha256(read_limited(path, limit=limit, what=what)).hexdigest()
 
 
 def evaluate(
@@ -269,7 +316,10 @@ def evaluate(
     cases, warnings = _cases(examples, template)
     settings = workspace.settings_for(prompt)
     ask = assistant_ask(workspace, settings)
-    limits = limits or SandboxLimits()
+    limits = dataclasses.replace(limits or SandboxLimits(), confinement=settings.sandbox)
+    if limits.confinement == "python-only":
+        warnings.append(PYTHON_ONLY_WARNING)
+    pending = _unreviewed_in(workspace, prompt, module)
     started = datetime.now(UTC).isoformat()
     clock = time.perf_counter()
     result = run_assertions(module, cases, limits=limits, ask_llm=ask)
@@ -280,9 +330,16 @@ def evaluate(
             "name": a.name,
             "cost": round(mean_tokens + _ASK_OVERHEAD_TOKENS, 1) if a.info.get("asks_llm") else 0.0,
             **{key: a.info.get(key) for key in ("category", "sentence", "version", "synthesizer", "check", "asks_llm")},
+            **({"unreviewed": True} if a.name in pending else {}),
         }
         for a in result.assertions
     ]
+    ran = [str(a["name"]) for a in assertions if a.get("unreviewed")]
+    if ran:
+        warnings.append(
+            f"LLM-written, not reviewed (ran confined in the sandbox): {', '.join(ran)}; read them, then accept "
+            f"them (`spade review {prompt}`)"
+        )
     names = [a["name"] for a in assertions]
     matrix = [[None if cell is None else int(cell) for cell in row] for row in result.passed]
     errors = [
@@ -308,6 +365,14 @@ def evaluate(
     )
     run.run_id = _store_run(workspace, prompt, run, started, module, source, limits, ask.model if ask else None)
     return run
+
+
+def _unreviewed_in(workspace: Workspace, prompt: Path, module: Path) -> set[str]:
+    """Names of the module's LLM-written functions whose text nobody accepted (see :mod:`spade_lsp._review`)."""
+    from spade_lsp._review import unreviewed
+
+    key = workspace.history.prompt_key(prompt)
+    return {item.name for item in unreviewed(workspace.store.db, key, _read_sidecar(module))}
 
 
 def load_eval_run(store: Store, run_id: int) -> EvalRun:
@@ -412,8 +477,8 @@ def _store_run(
                 prompt_id,
                 started,
                 datetime.now(UTC).isoformat(),
-                _sha256(module),
-                _sha256(examples),
+                _sha256(module, limit=MAX_SIDECAR_BYTES, what="a sidecar module"),
+                _sha256(examples, limit=MAX_EXAMPLES_BYTES, what="an examples file"),
                 json.dumps(parameters),
                 json.dumps(run.assertions),
                 json.dumps(run.examples),

@@ -107,7 +107,7 @@ def render_eval(run: Any) -> str:
         good = [cell for cell, label in column if label == 1 and cell is not None]
         rows.append(
             [
-                assertion["name"],
+                assertion["name"] + (" [LLM-written, unreviewed]" if assertion.get("unreviewed") else ""),
                 _rate(sum(c == 0 for c in bad), len(bad)),
                 _rate(sum(c == 0 for c in good), len(good)),
                 errors or "",

@@ -90,6 +90,10 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--workers", type=int, metavar="N", help="worker processes (default: CPU count, max 4)")
     _common(evaluate)
 
+    from spade_lsp._review import add_review_parser
+
+    add_review_parser(commands, _common)
+
     from spade_lsp.selection._cli import add_select_parser
 
     add_select_parser(commands, _common)
@@ -114,6 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     local = commands.add_parser("local-model", help='the embedded local model\'s server (`model = "local"`)')
     local.add_argument("action", choices=["status", "start", "stop"], help="show, start or stop the server")
     local.add_argument("--json", action="store_true", help="print JSON instead of a line")
+
+    doctor = commands.add_parser("doctor", help="check what this machine can do: the sandbox's confinement first")
+    doctor.add_argument("--workspace", type=Path, help="workspace root (default: found from the current directory)")
+    doctor.add_argument("--json", action="store_true", help="print JSON instead of lines")
 
     demo = commands.add_parser("demo", help="run the pipeline offline on the bundled demo prompt")
     demo.add_argument("--dir", type=Path, help="where to write the demo workspace (default: a temporary one)")
@@ -392,6 +400,16 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_FAILURES if failed else EXIT_OK
 
 
+def _cmd_review(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp._review import run_review
+
+    def in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any] | None:
+        root = _daemon_root(args, args.prompt)
+        return None if root is None else _daemon_job(args, root, "review", params)
+
+    return run_review(args, out, _open_workspace, in_daemon)
+
+
 def _cmd_taxonomy(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp._deltas import diff_texts
     from spade_lsp._inputs import read_jsonl
@@ -552,6 +570,23 @@ def _cmd_local_model(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
+def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
+    """Exit 1 when generated assertions cannot run here (no kernel confinement and no opt-out)."""
+    from spade_lsp._doctor import run_checks
+    from spade_lsp.config import find_workspace_root
+
+    root = args.workspace or find_workspace_root(Path.cwd())
+    checks = run_checks(root.resolve() if (root / "spade.toml").exists() or (root / ".spade").exists() else None)
+    if args.json:
+        _emit_json(out, {"checks": [check.to_json() for check in checks]})
+    else:
+        width = max(len(check.name) for check in checks)
+        for check in checks:
+            out.write(f"{check.name:<{width}}  {check.status:<7}  {check.detail}\n")
+    sandbox = next(check for check in checks if check.name == "sandbox")
+    return EXIT_OK if sandbox.status != "error" else 1
+
+
 def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp._demo import run_demo
 
@@ -565,6 +600,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "import": _cmd_import,
     "synthesize": _cmd_synthesize,
     "eval": _cmd_eval,
+    "review": _cmd_review,
     "select": _cmd_select,
     "sample": _cmd_sample,
     "check": _cmd_check,
@@ -575,6 +611,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "lsp": _cmd_lsp,
     "daemon": _cmd_daemon,
     "local-model": _cmd_local_model,
+    "doctor": _cmd_doctor,
     "demo": _cmd_demo,
 }
 

@@ -26,6 +26,13 @@ the reason, never dropped silently):
   ``ask_llm`` questions are answered "yes" by a stand-in during validation, so the rest of the function runs
   without spending tokens (pass ``ask_llm`` to use a real model); a ``needs_model`` cell is never a failure.
 
+Nothing of the model's code runs in this process: parsing, :func:`~spade_lsp.sandbox.check_source` and the
+duplicate check are static (:mod:`ast`; a tree nested too deep to walk is rejected), and the one run is
+:func:`spade_lsp.sandbox.run_assertions`, under the sandbox's confinement like every evaluation
+(``make_synthesizer`` passes the workspace's settings in :attr:`limits`). A function that passes is still
+unreviewed code: written into the sidecar, it is recorded as LLM-written and flagged until the user accepts
+its exact text (:mod:`spade_lsp._review`).
+
 All surviving functions of one call run together in one sandbox run; if that module fails to load, each is
 run alone so one bad function cannot sink the others. A function structurally identical to an earlier one
 (names aside) is rejected as a duplicate.
@@ -319,7 +326,10 @@ def normalise_function(raw: str) -> tuple[str, str]:
         docstring = ast.get_docstring(function, clean=False) is not None
         function.body = body[:1] + imports + body[1:] if docstring else imports + body
         function.decorator_list = []
-        source = ast.unparse(function)
+        try:
+            source = ast.unparse(function)
+        except (RecursionError, MemoryError):
+            raise _Rejected("too deeply nested to check") from None
     else:
         lines = text.splitlines()
         source = "\n".join(lines[function.lineno - 1 : function.end_lineno]).rstrip()
@@ -471,11 +481,15 @@ class LLMSynthesizer:
         except _Rejected as error:
             self.rejected.append((hint, str(error)))
             return None
-        problems = check_source(_HEADER + source, allow_imports=self.limits.allow_imports)
+        try:  # static checks only: nothing of the model's code runs in this process
+            problems = check_source(_HEADER + source, allow_imports=self.limits.allow_imports)
+            shape = _shape(source)
+        except (RecursionError, MemoryError):  # an expression nested thousands deep (`- - - ... 1`)
+            self.rejected.append((old, "too deeply nested to check"))
+            return None
         if problems:
             self.rejected.append((old, "; ".join(p.message for p in problems)))
             return None
-        shape = _shape(source)
         if shape in shapes:
             self.rejected.append((old, f"duplicate of {shapes[shape]}"))
             return None

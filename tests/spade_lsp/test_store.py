@@ -33,6 +33,7 @@ def test_reopen_applies_no_migration_twice(workspace_dir: Path) -> None:
         "0007_comparisons",
         "0008_llm_capabilities",
         "0009_relabel",
+        "0010_review",
     ]
 
 

@@ -4,7 +4,8 @@ On a prompt: the quick fix "Add assertion for this instruction" and the source a
 uncovered instructions" (both run the ``spade.addAssertions`` command: synthesis happens in the daemon, and
 the server then applies the sidecar's new text as a WorkspaceEdit), and "Open examples".
 On the sidecar module: "Remove assertions the selection drops", a direct edit computed from the module's syntax
-tree, and "Open examples".
+tree, "Accept reviewed code" on an LLM-written function nobody accepted and "Accept all in this file" (both run
+``spade.acceptReviewed`` with the exact texts shown: the daemon records the acceptance), and "Open examples".
 """
 
 from __future__ import annotations
@@ -23,12 +24,15 @@ OPEN_EXAMPLES: Final = "spade.openExamples"
 KIND_ADD_ALL: Final = "source.spade.addAssertions"
 KIND_REMOVE_DROPPED: Final = "source.spade.removeDropped"
 KIND_OPEN_EXAMPLES: Final = "source.spade.openExamples"
+KIND_ACCEPT_REVIEWED: Final = "source.spade.acceptReviewed"
+ACCEPT_REVIEWED: Final = "spade.acceptReviewed"
 KINDS: Final = [
     types.CodeActionKind.QuickFix,
     types.CodeActionKind.Source,
     KIND_ADD_ALL,
     KIND_REMOVE_DROPPED,
     KIND_OPEN_EXAMPLES,
+    KIND_ACCEPT_REVIEWED,
 ]
 DROPPED_CODE: Final = "spade/dropped-assertion"
 
@@ -111,6 +115,58 @@ def _remove_dropped(
     )
 
 
+def _accept_actions(
+    server: SpadeLanguageServer,
+    ref: DocumentRef,
+    text: str,
+    overview: PromptOverview,
+    params: types.CodeActionParams,
+    only: Sequence[str] | None,
+) -> list[types.CodeAction]:
+    """ "Accept reviewed code" for each unreviewed LLM-written function whose ``def`` line the range touches, and
+    "Accept all in this file" (a quick fix there, a source action elsewhere). Each passes the digest of the text
+    the user sees, so an acceptance never covers a text they did not see."""
+    from spade_lsp_server.features.diagnostics import CODE_UNREVIEWED, unreviewed_of
+
+    items = unreviewed_of(server, ref, overview, text)
+    if not items:
+        return []
+    related = [d for d in params.context.diagnostics if d.source == "spade" and d.code == CODE_UNREVIEWED]
+    here = [item for item in items if params.range.start.line <= item.line <= params.range.end.line]
+    actions: list[types.CodeAction] = []
+    if _wanted(types.CodeActionKind.QuickFix, only):
+        for item in here:
+            mine = [d for d in related if d.range.start.line == item.line]
+            actions.append(
+                types.CodeAction(
+                    title=f"Accept reviewed code: {item.name}",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=mine or None,
+                    is_preferred=True,
+                    command=types.Command(
+                        title="Accept reviewed code",
+                        command=ACCEPT_REVIEWED,
+                        arguments=[ref.uri, [{"name": item.name, "sha": item.sha}]],
+                    ),
+                )
+            )
+    kind = types.CodeActionKind.QuickFix if here else KIND_ACCEPT_REVIEWED
+    if _wanted(kind, only):
+        actions.append(
+            types.CodeAction(
+                title=f"Accept all in this file ({len(items)} unreviewed LLM-written function(s))",
+                kind=kind,
+                diagnostics=related or None,
+                command=types.Command(
+                    title="Accept all in this file",
+                    command=ACCEPT_REVIEWED,
+                    arguments=[ref.uri, [{"name": item.name, "sha": item.sha} for item in items]],
+                ),
+            )
+        )
+    return actions
+
+
 def register(server: SpadeLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS))
     def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
@@ -165,6 +221,8 @@ def register(server: SpadeLanguageServer) -> None:
             action = _remove_dropped(server, ref, overview, params)
             if action is not None:
                 actions.append(action)
+            if ref.kind == "sidecar":
+                actions += _accept_actions(server, ref, document.source, overview, params, only)
         if ref.prompt is not None and _wanted(KIND_OPEN_EXAMPLES, only):
             actions.append(
                 types.CodeAction(

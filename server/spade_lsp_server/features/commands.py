@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,9 +28,17 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from spade_lsp._fallbacks import Fallback
-from spade_lsp._files import atomic_write_text, examples_path, sidecar_path
+from spade_lsp._files import (
+    MAX_PROMPT_READ_BYTES,
+    MAX_SIDECAR_BYTES,
+    atomic_write_text,
+    examples_path,
+    read_limited_text,
+    sidecar_path,
+)
 from spade_lsp._types import Position, Range
-from spade_lsp.errors import DaemonError, DaemonUnavailableError
+from spade_lsp.config import PYTHON_ONLY_WARNING
+from spade_lsp.errors import DaemonError, DaemonUnavailableError, InputError
 from spade_lsp_server import _documents, _report
 from spade_lsp_server._convert import end_of
 from spade_lsp_server._documents import DocumentRef
@@ -50,6 +59,7 @@ COMMANDS: Final = (
     "spade.showHistory",
     "spade.addAssertions",
     "spade.openExamples",
+    "spade.acceptReviewed",
 )
 
 
@@ -258,6 +268,7 @@ async def run_job(
         result = finished.get("result")
         if isinstance(result, dict):
             _tell_fallbacks(server, title, result.get("fallbacks"))
+            _tell_unconfined(server, title, result.get("warnings"))
             return result
         return {"result": result}
     if outcome == "cancelled":
@@ -274,6 +285,12 @@ def _tell_fallbacks(server: SpadeLanguageServer, title: str, fallbacks: Any) -> 
     server.tell(f"spade: {title} finished with fallbacks: {'; '.join(messages)}{more}", True)
 
 
+def _tell_unconfined(server: SpadeLanguageServer, title: str, warnings: Any) -> None:
+    """``sandbox = "python-only"``: generated code ran without kernel confinement; say so every time."""
+    if isinstance(warnings, list) and PYTHON_ONLY_WARNING in warnings:
+        server.tell(f"spade: {title}: {PYTHON_ONLY_WARNING}", True)
+
+
 async def _cancel(running: _Running) -> None:
     if running.job_id is None:
         return
@@ -286,11 +303,15 @@ async def _cancel(running: _Running) -> None:
 # -- edits ------------------------------------------------------------------------------------------------
 
 
-def _disk_text(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+def _disk_text(path: Path, limit: int) -> str | None:
+    """The file's text, or None when there is no such file; one that cannot be read as text within ``limit``
+    (not a regular file, too large, not UTF-8) is a :class:`CommandError` saying so in one line."""
+    if not os.path.lexists(path):
         return None
+    try:
+        return read_limited_text(path, limit=limit, what="an edited file")
+    except InputError as error:
+        raise CommandError(str(error)) from error
 
 
 def _can_edit_with_create(server: SpadeLanguageServer) -> bool:
@@ -310,7 +331,7 @@ async def apply_text(server: SpadeLanguageServer, path: Path, new_text: str, lab
     without ``documentChanges`` gets a plain ``changes`` edit (it can then only edit an existing file)."""
     uri = server.open_uri_of(path) or _documents.uri_of(path)
     document = server.open_document(uri)
-    old = document.source if document is not None else _disk_text(path)
+    old = document.source if document is not None else _disk_text(path, MAX_SIDECAR_BYTES)
     if old == new_text:
         return True
     create = old is None
@@ -365,6 +386,9 @@ async def add_assertions(
     if through_editor and isinstance(text, str):
         applied = await apply_text(server, module, text, f"spade: {title.lower()}")
     added = list(result.get("added") or [])
+    for warning in result.get("warnings") or []:
+        if isinstance(warning, str) and warning.startswith("LLM-written, not reviewed"):
+            server.tell(f"spade: {module.name}: {warning}", True)  # the sidecar's diagnostics show where
     if not added and not result.get("updated"):
         hint = " (the prompt has unsaved changes: save it so the daemon sees them)" if unsaved else ""
         server.tell(f"spade: no new assertion for {ref.path.name}{hint}", True)
@@ -384,7 +408,12 @@ async def add_assertions(
 def _unsaved(server: SpadeLanguageServer, prompt: Path) -> bool:
     """The prompt's buffer differs from the file: the daemon synthesizes from the saved version."""
     buffer = server.open_text_of(prompt)
-    return buffer is not None and buffer != _disk_text(prompt)
+    if buffer is None:
+        return False
+    try:
+        return buffer != _disk_text(prompt, MAX_PROMPT_READ_BYTES)
+    except CommandError:  # the daemon's job says what is wrong with the file
+        return True
 
 
 async def show(server: SpadeLanguageServer, path: Path) -> bool:
@@ -417,6 +446,26 @@ async def open_examples(server: SpadeLanguageServer, ref: DocumentRef) -> dict[s
         created = True
     shown = await show(server, path)
     return {"path": str(path), "created": created, "shown": shown}
+
+
+def _review_items(server: SpadeLanguageServer, ref: DocumentRef, args: Sequence[Any]) -> list[dict[str, str]]:
+    """``spade.acceptReviewed``'s second argument: ``[{"name", "sha"}]``, the exact texts the user accepts (what
+    the code actions pass); missing or null: every unreviewed function of the sidecar as the editor holds it."""
+    from spade_lsp._review import check_review_params
+    from spade_lsp.errors import InputError as ReviewInputError
+    from spade_lsp_server.features.diagnostics import unreviewed_of
+
+    value = args[1] if len(args) > 1 else None
+    if value is None:
+        overview = server.overview_of(ref)
+        text = overview.sidecar.text or ""
+        value = [{"name": item.name, "sha": item.sha} for item in unreviewed_of(server, ref, overview, text)]
+        if not value:
+            raise CommandError("spade.acceptReviewed: no unreviewed LLM-written function in the sidecar module")
+    try:
+        return [{"name": name, "sha": sha} for name, sha in check_review_params({"accept": value})]
+    except ReviewInputError as error:
+        raise CommandError(f"spade.acceptReviewed: {error}") from error
 
 
 # -- registration -------------------------------------------------------------------------------------------
@@ -496,6 +545,12 @@ def register(server: SpadeLanguageServer) -> None:
             "path": str(path),
             "shown": await show(server, path),
         }
+
+    @server.command("spade.acceptReviewed")
+    async def accept_reviewed(*args: Any) -> dict[str, Any]:
+        ref = _target(server, "spade.acceptReviewed", args)
+        params = {"accept": _review_items(server, ref, args), "by": "editor"}
+        return await run_job(server, jobs, ref, "review", params, "Accept reviewed code")
 
     @server.command("spade.openExamples")
     async def examples(*args: Any) -> dict[str, Any]:

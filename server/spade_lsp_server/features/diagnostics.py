@@ -4,6 +4,8 @@ On a prompt: one diagnostic per instruction that carries a checkable category (s
 first category id, message starting with that category's display name), Information when no assertion covers
 it and Hint when one does. On a sidecar module: syntax errors, assertions that errored in the latest
 evaluation run, stale assertions (their sentence left the prompt) and assertions the latest selection drops.
+It also flags each LLM-written function whose current text nobody accepted (a Warning on its ``def`` line, code
+``spade/unreviewed-code``; see :mod:`spade_lsp._review`), which the quick fix "Accept reviewed code" clears.
 On an examples file: only the lines the engine cannot read (invalid JSON, no ``inputs``, a bad label, a
 repeated id), since one such line stops every command that reads the file; a readable file gets nothing.
 
@@ -16,11 +18,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import sqlite3
 from typing import Any, Final
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
+from spade_lsp._review import DIAGNOSTIC_CODE, Unreviewed, unreviewed
 from spade_lsp.errors import DaemonError, DaemonUnavailableError
 from spade_lsp.overview import AssertionView, InstructionView, PromptOverview
 from spade_lsp_server._convert import Columns
@@ -44,6 +48,7 @@ CODE_STALE: Final = "spade/stale-assertion"
 CODE_DROPPED: Final = "spade/dropped-assertion"
 CODE_INTERNAL: Final = "spade/internal-error"
 CODE_EXAMPLE: Final = "spade/invalid-example"
+CODE_UNREVIEWED: Final = DIAGNOSTIC_CODE  # "spade/unreviewed-code": LLM-written, not accepted yet
 
 _ZERO: Final = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
 
@@ -216,6 +221,57 @@ def sidecar_diagnostics(overview: PromptOverview, columns: Columns) -> list[dict
     return out
 
 
+_REVIEW_CACHE: dict[str, tuple[tuple[Any, ...], list[Unreviewed]]] = {}
+
+
+def unreviewed_of(
+    server: SpadeLanguageServer, ref: DocumentRef, overview: PromptOverview, text: str
+) -> list[Unreviewed]:
+    """The LLM-written functions of a sidecar's text that nobody accepted, per the store (read-only here; without
+    one, per their decorators), cached on the text and the store's data version."""
+    state = server.workspace_state(ref.root)
+    store = state.store()
+    version = state.store_version() if store is not None else None
+    db = state.store() if version is not None else None
+    key = overview.key or ""
+    stamp = (key, text, id(db), version)
+    cached = _REVIEW_CACHE.get(ref.uri)
+    if cached is not None and cached[0] == stamp:
+        return cached[1]
+    try:
+        items = unreviewed(db.db if db is not None else None, key, text)
+    except sqlite3.Error as error:  # a store mid-replacement: the decorators still tell
+        log.info("reading the review records failed: %s", error)
+        items = unreviewed(None, key, text)
+    if len(_REVIEW_CACHE) > 256:
+        _REVIEW_CACHE.clear()
+    _REVIEW_CACHE[ref.uri] = (stamp, items)
+    return items
+
+
+def unreviewed_diagnostics(
+    items: list[Unreviewed], overview: PromptOverview, columns: Columns, text: str
+) -> list[dict[str, Any]]:
+    """A Warning on the ``def`` line of each unreviewed LLM-written function (its name, as other sidecar
+    diagnostics mark it), with what accepting it needs in ``data``."""
+    views = {view.name: view for view in overview.sidecar.assertions}
+    lines = text.splitlines()
+    out = []
+    for item in items:
+        view = views.get(item.name)
+        if view is not None and view.name_range.start.line == item.line:
+            where = columns.range_json(view.name_range)
+        else:  # the overview saw another text (a race): the whole def line
+            width = len(lines[item.line].encode("utf-16-le", "surrogatepass")) // 2 if item.line < len(lines) else 0
+            where = {
+                "start": {"line": item.line, "character": 0},
+                "end": {"line": item.line, "character": columns.to_client(item.line, width)},
+            }
+        data = {"assertion": item.name, "sha": item.sha, "state": item.state}
+        out.append(_diagnostic(where, WARNING, CODE_UNREVIEWED, item.message, data=data))
+    return out
+
+
 def examples_diagnostics(source: str, columns: Columns) -> list[dict[str, Any]]:
     """An Error on each line of the examples file the engine would refuse (it names the file and line too)."""
     from spade_lsp_server._examples import lines_of, read_lines
@@ -242,7 +298,8 @@ def diagnostics_json(server: SpadeLanguageServer, ref: DocumentRef, document: Te
     overview = server.overview_of(ref)
     if ref.kind == "prompt":
         return prompt_diagnostics(overview, columns)
-    return sidecar_diagnostics(overview, columns)
+    items = unreviewed_of(server, ref, overview, document.source)
+    return sidecar_diagnostics(overview, columns) + unreviewed_diagnostics(items, overview, columns, document.source)
 
 
 async def record_version(server: SpadeLanguageServer, ref: DocumentRef, text: str | None) -> None:

@@ -1,0 +1,348 @@
+"""Review of LLM-written assertion code: which functions of a sidecar module an LLM wrote, and which of them the
+user has read and accepted.
+
+A function the LLM synthesizer writes is recorded in the store (``generated_code``: prompt, name, sha256 of its
+text). The user accepts a function explicitly (the editor's quick fix "Accept reviewed code", or
+``spade review PROMPT --accept NAME``), and the acceptance is tied to the exact text accepted (``code_reviews``:
+prompt, name, sha256). A function is **unreviewed** when an LLM wrote it (a ``generated_code`` row, or its
+decorator says ``synthesizer='llm'``, as in a module written in another clone) and the text it has now was
+never accepted. So:
+
+- an edit is not acceptance: an unreviewed function the user edits stays unreviewed (and says it was edited);
+- an accepted function whose text changes (the user's edit, or a re-synthesis that rewrites it) needs a new
+  acceptance; going back to a text that was accepted needs none;
+- template-based (offline) functions and hand-written ones are never flagged; a name the offline synthesizer
+  takes over, or one that synthesis removes, loses its LLM record.
+
+A function's text runs from its first decorator to the end of its body (the decorator's arguments are code
+too), lines split as Python splits them, hashed as UTF-8. Unreviewed functions still run, confined in the
+sandbox like every assertion (validation ran them there already); evaluation marks them.
+
+The store is local state (``.spade/``, never committed): a colleague's clone flags the module's LLM-declared
+functions until someone accepts them there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import hashlib
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final, Literal, TextIO
+
+from spade_lsp.assertions import ASSERTION_PREFIX
+from spade_lsp.errors import InputError
+
+LLM_SYNTHESIZER: Final = "llm"
+#: The diagnostic code and the editor command; the CLI subcommand is ``spade review``.
+DIAGNOSTIC_CODE: Final = "spade/unreviewed-code"
+ACCEPT_COMMAND: Final = "spade.acceptReviewed"
+REVIEWERS: Final = ("editor", "cli")
+
+State = Literal["new", "edited", "changed", "declared"]
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")  # Python's own line breaks (str.splitlines also breaks at \x0c, \u2028...)
+_SHA = re.compile(r"[0-9a-f]{64}")
+_NAME = re.compile(rf"{ASSERTION_PREFIX}[A-Za-z0-9_]*")
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionText:
+    """One ``assert_*`` function of a module: where it is and the digest of its text."""
+
+    name: str
+    line: int  # 0-based line of its ``def``
+    first_line: int  # 0-based line of its first decorator (the ``def`` when it has none)
+    sha: str
+    declared: str | None  # the ``synthesizer=`` its ``@assertion(...)`` decorator gives, if any
+
+
+@dataclass(frozen=True, slots=True)
+class Unreviewed:
+    """An LLM-written function whose current text nobody accepted."""
+
+    name: str
+    line: int  # 0-based line of its ``def``
+    sha: str  # of its current text: what accepting it accepts
+    state: State  # new: as the LLM last wrote it; edited: changed since, never accepted; changed: changed since
+    # a text of it was accepted; declared: its decorator says an LLM wrote it, and this workspace has no record
+    model: str | None = None
+
+    @property
+    def message(self) -> str:
+        detail = {
+            "new": f" (written by {self.model})" if self.model else "",
+            "edited": " (edited since it was written; an edit is not acceptance)",
+            "changed": " (changed since it was accepted)",
+            "declared": " (its decorator says synthesizer='llm'; no review is recorded in this workspace)",
+        }[self.state]
+        return f"LLM-written, not reviewed: read {self.name}, then accept it{detail}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "line": self.line + 1, "message": self.message}
+
+
+def sha_of(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _declared_synthesizer(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    for decorator in node.decorator_list:
+        if not isinstance(decorator, ast.Call):
+            continue
+        func = decorator.func
+        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+        if name != "assertion":
+            continue
+        for keyword in decorator.keywords:
+            if keyword.arg == "synthesizer" and isinstance(keyword.value, ast.Constant):
+                value = keyword.value.value
+                return value if isinstance(value, str) else None
+    return None
+
+
+def function_texts(text: str) -> list[FunctionText]:
+    """The module's top-level ``assert_*`` functions; none when it does not parse (nothing of it can run)."""
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+    lines = _NEWLINE.split(text)
+    out: list[FunctionText] = []
+    for node in tree.body:
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) or not node.name.startswith(ASSERTION_PREFIX):
+            continue
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)]) - 1
+        end = node.end_lineno or node.lineno
+        body = "\n".join(lines[first:end])
+        out.append(FunctionText(node.name, node.lineno - 1, first, sha_of(body), _declared_synthesizer(node)))
+    return out
+
+
+# -- the store ------------------------------------------------------------------------------------------------
+
+
+def _prompt_id(db: Any, key: str) -> int | None:
+    row = db.execute("SELECT id FROM prompts WHERE path = ?", [key]).fetchone()
+    return int(row[0]) if row else None
+
+
+def _records(db: Any, prompt_id: int | None) -> tuple[dict[str, tuple[str, str | None]], dict[str, set[str]]]:
+    """LLM records (name -> (sha as written, model)) and accepted texts (name -> shas) of one prompt."""
+    if prompt_id is None:
+        return {}, {}
+    written = {
+        str(name): (str(sha), model)
+        for name, sha, model in db.execute(
+            "SELECT name, sha, model FROM generated_code WHERE prompt_id = ?", [prompt_id]
+        ).fetchall()
+    }
+    accepted: dict[str, set[str]] = {}
+    for name, sha in db.execute("SELECT name, sha FROM code_reviews WHERE prompt_id = ?", [prompt_id]).fetchall():
+        accepted.setdefault(str(name), set()).add(str(sha))
+    return written, accepted
+
+
+def unreviewed(db: Any | None, key: str, text: str | None) -> list[Unreviewed]:
+    """The module's LLM-written functions whose current text was never accepted, in module order. ``db`` is a
+    store's connection (read-only is fine) or None (no store yet: only decorators say who wrote what)."""
+    if not text:
+        return []
+    functions = function_texts(text)
+    if not functions:
+        return []
+    written: dict[str, tuple[str, str | None]] = {}
+    accepted: dict[str, set[str]] = {}
+    if db is not None:
+        written, accepted = _records(db, _prompt_id(db, key))
+    out: list[Unreviewed] = []
+    for function in functions:
+        record = written.get(function.name)
+        if record is None and function.declared != LLM_SYNTHESIZER:
+            continue  # hand-written or template-based
+        shas = accepted.get(function.name, set())
+        if function.sha in shas:
+            continue
+        state: State
+        if record is None:
+            state = "changed" if shas else "declared"
+        elif record[0] == function.sha:
+            state = "new"  # as the LLM wrote it (a re-synthesis may rewrite a function accepted before)
+        else:
+            state = "changed" if shas else "edited"
+        out.append(Unreviewed(function.name, function.line, function.sha, state, record[1] if record else None))
+    return out
+
+
+def record_synthesis(
+    store: Any,
+    key: str,
+    text: str,
+    *,
+    llm: Iterable[str],
+    template: Iterable[str] = (),
+    removed: Iterable[str] = (),
+    model: str | None = None,
+) -> None:
+    """After synthesis planned ``text``: the ``llm`` names now hold LLM-written code (recorded with the digest
+    of their text there), the ``template`` names hold template code and the ``removed`` ones are gone (both
+    lose their LLM record). Acceptances are kept: they name exact texts."""
+    shas = {function.name: function.sha for function in function_texts(text)}
+    llm = [name for name in llm if name in shas]
+    dropped = sorted(set(template) | set(removed))
+    if not llm and not dropped:
+        return
+    now = datetime.now(UTC).isoformat()
+    with store.write() as db:
+        prompt_id = _prompt_id(db, key)
+        if prompt_id is None:
+            raise InputError(f"{key}: not recorded in the store yet; save the prompt first")
+        for name in dropped:
+            db.execute("DELETE FROM generated_code WHERE prompt_id = ? AND name = ?", [prompt_id, name])
+        for name in llm:
+            db.execute(
+                "INSERT INTO generated_code (prompt_id, name, sha, synthesizer, model, written_at) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (prompt_id, name) DO UPDATE SET "
+                "sha = excluded.sha, synthesizer = excluded.synthesizer, model = excluded.model, "
+                "written_at = excluded.written_at",
+                [prompt_id, name, shas[name], LLM_SYNTHESIZER, model, now],
+            )
+
+
+def accept(store: Any, key: str, items: Sequence[tuple[str, str]], *, by: str) -> list[str]:
+    """Record that the user accepted each ``(name, sha)``: that function with exactly that text."""
+    if by not in REVIEWERS:
+        raise ValueError(f"unknown reviewer {by!r}")
+    now = datetime.now(UTC).isoformat()
+    with store.write() as db:
+        prompt_id = _prompt_id(db, key)
+        if prompt_id is None:
+            raise InputError(f"{key}: not recorded in the store yet; save the prompt first")
+        for name, sha in items:
+            db.execute(
+                "INSERT OR IGNORE INTO code_reviews (prompt_id, name, sha, accepted_at, accepted_by) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [prompt_id, name, sha, now, by],
+            )
+    return [name for name, _ in items]
+
+
+# -- the daemon's job -----------------------------------------------------------------------------------------
+
+
+def check_review_params(params: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The ``review`` job's ``accept``: a non-empty list of ``{"name": "assert_...", "sha": <sha256 hex>}``."""
+    items = params.get("accept")
+    if not isinstance(items, list) or not items:
+        raise InputError('params.accept: expected a non-empty list of {"name", "sha"} objects')
+    out: list[tuple[str, str]] = []
+    for item in items:
+        name = item.get("name") if isinstance(item, Mapping) else None
+        sha = item.get("sha") if isinstance(item, Mapping) else None
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise InputError(f"params.accept: {name!r} is not an {ASSERTION_PREFIX}* function name")
+        if not isinstance(sha, str) or not _SHA.fullmatch(sha):
+            raise InputError(f"params.accept: {name}: sha must be 64 lowercase hex digits (sha256 of its text)")
+        out.append((name, sha))
+    return out
+
+
+def review_job(workspace: Any, prompt: Path, params: Mapping[str, Any]) -> dict[str, Any]:
+    """The daemon's ``review`` job: record the editor's (or the CLI's) acceptances of exact function texts."""
+    from spade_lsp.workspace import sync_prompt
+
+    items = check_review_params(params)
+    by = str(params.get("by") or "editor")
+    if by not in REVIEWERS:
+        raise InputError(f"params.by: expected one of {', '.join(REVIEWERS)}")
+    sync_prompt(workspace, prompt)  # a clone whose prompt was never recorded has no row to tie them to yet
+    key = workspace.history.prompt_key(prompt)
+    accepted = accept(workspace.store, key, items, by=by)
+    return {"accepted": accepted, "sidecar": str(_sidecar(prompt))}
+
+
+def _sidecar(prompt: Path) -> Path:
+    from spade_lsp._files import sidecar_path
+
+    return sidecar_path(prompt)
+
+
+# -- the CLI: spade review PROMPT [--accept NAME ...] [--all] ---------------------------------------------------
+
+
+def add_review_parser(commands: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
+    review = commands.add_parser(
+        "review",
+        help="list the sidecar's LLM-written functions nobody reviewed yet, or accept them after reading them",
+        description="Without options: list the LLM-written functions of PROMPT's sidecar module whose current "
+        "text was not accepted (exit 1 when there are any). An acceptance holds for the exact text accepted: "
+        "editing a function is not accepting it.",
+    )
+    review.add_argument("prompt", type=Path)
+    group = review.add_mutually_exclusive_group()
+    group.add_argument("--accept", action="append", metavar="NAME", help="accept this function as it is now (repeat)")
+    group.add_argument("--all", action="store_true", help="accept every unreviewed function as it is now")
+    common(review)
+
+
+def run_review(
+    args: argparse.Namespace,
+    out: TextIO,
+    open_workspace: Callable[[argparse.Namespace, Path], Any],
+    in_daemon: Callable[[argparse.Namespace, dict[str, Any]], dict[str, Any] | None],
+) -> int:
+    """``spade review``: 0 when nothing is left unreviewed (or acceptances were recorded), 1 when listing finds
+    unreviewed functions; acceptances go through the daemon when one runs (the store's one writer)."""
+    from spade_lsp._assertion_jobs import _read_sidecar
+    from spade_lsp.workspace import sync_prompt
+
+    module = _sidecar(args.prompt)
+    text = _read_sidecar(module)
+    if text is None:
+        raise InputError(f"{module}: no sidecar module; run `spade synthesize {args.prompt}` first")
+    with open_workspace(args, args.prompt) as workspace:
+        key = workspace.history.prompt_key(args.prompt)
+        pending = unreviewed(workspace.store.db, key, text)
+        chosen: list[Unreviewed] = []
+        if args.all:
+            chosen = list(pending)
+        elif args.accept:
+            by_name = {item.name: item for item in pending}
+            present = {function.name for function in function_texts(text)}
+            for name in dict.fromkeys(args.accept):
+                if name in by_name:
+                    chosen.append(by_name[name])
+                elif name in present:
+                    print(f"spade: {name} needs no review (already accepted, or not LLM-written)", file=sys.stderr)
+                else:
+                    raise InputError(f"{module}: no function {name}")
+        accepted: list[str] = []
+        if chosen:
+            params = {"accept": [{"name": item.name, "sha": item.sha} for item in chosen], "by": "cli"}
+            result = in_daemon(args, params)
+            if result is None:
+                sync_prompt(workspace, args.prompt)
+                accepted = accept(workspace.store, key, [(i.name, i.sha) for i in chosen], by="cli")
+            else:
+                accepted = list(result.get("accepted") or [])
+            pending = unreviewed(workspace.store.db, key, text)
+    if args.json:
+        import json
+
+        document = {"sidecar": str(module), "accepted": accepted, "unreviewed": [p.to_json() for p in pending]}
+        out.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+    else:
+        for name in accepted:
+            out.write(f"accepted {name}\n")
+        for item in pending:
+            out.write(f"{module}:{item.line + 1}: {item.name}: {item.message}\n")
+        if not pending:
+            out.write(f"{module}: no unreviewed LLM-written function\n")
+        elif not accepted:
+            out.write(f"read them, then: spade review {args.prompt} --accept NAME (or --all)\n")
+    return 1 if pending and not (args.all or args.accept) else 0
