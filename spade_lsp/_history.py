@@ -18,7 +18,7 @@ from typing import Any
 
 from spade_lsp import _git
 from spade_lsp._deltas import diff_texts
-from spade_lsp._prompts import decode_prompt, parse_prompt
+from spade_lsp._prompts import decode_prompt, parse_prompt, read_prompt_file
 from spade_lsp._sentences import split_sentences
 from spade_lsp._store import Store
 from spade_lsp._types import ChangeKind, Position, Range, Sentence, SentenceChange, VersionInfo
@@ -75,6 +75,10 @@ class ImportResult:
     warnings: list[str] | None = None
 
 
+#: File times come from a coarse clock (a tick behind the precise one the store's times use).
+_CLOCK_SLACK = timedelta(milliseconds=50)
+
+
 def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -120,12 +124,50 @@ class History:
 
     # -- recording --------------------------------------------------------------------------------------
 
-    def record(self, path: Path, text: str, *, origin: str = "save") -> VersionInfo | None:
-        """Record ``text`` as the newest version of ``path`` unless it equals the newest one."""
-        result = self.record_revisions(path, [Revision(text=text, origin=origin, created_at=_now())])
+    def record(self, path: Path, text: str, *, origin: str = "save", from_file: bool = False) -> VersionInfo | None:
+        """Record ``text`` as the newest version of ``path`` unless it equals the newest one.
+
+        ``from_file``: ``text`` was read from ``path`` (a watcher event, the start-up rescan, a job's sync), so
+        it is only an observation of the file, and several readers may race. Under the store's write lock it
+        is recorded only when the file still holds it (a reader that lost the race to a newer text records
+        nothing; the newer text is, or will be, recorded by its own reader) and when the file changed after
+        the newest version was recorded, or that version came from git. So the history follows the file's
+        observed modifications in order, never the order in which readers happened to write: a rescan never
+        records text older than the newest version."""
+        key = self.prompt_key(path)
+        with self.store.write():
+            if from_file and not self._observation_is_current(path, key, text):
+                return None
+            # its time is taken under the write lock (now, or just after the newest version): a version recorded
+            # later is never ordered before one recorded earlier
+            result = self.record_revisions(path, [Revision(text=text, origin=origin)])
         if not result.added:
             return None
         return self.versions(path)[-1]
+
+    def _observation_is_current(self, path: Path, key: str, text: str) -> bool:
+        """Inside the write transaction: whether ``text``, read from ``path`` earlier, is still the file's text
+        and is not older than the newest version recorded."""
+        try:
+            now_on_disk = read_prompt_file(path, max_bytes=len(text.encode("utf-8")) + 3)  # + a BOM
+            status = path.stat()
+        except (InputError, OSError):
+            return False  # changed (grown, removed, unreadable) since it was read: not the file's text any more
+        if now_on_disk != text:
+            return False
+        prompt_id = self._prompt_id(key, create=False)
+        if prompt_id is None:
+            return True
+        newest = self.store.db.execute(
+            "SELECT content_hash, created_at, origin FROM versions WHERE prompt_id = ? "
+            "ORDER BY created_at DESC, id DESC LIMIT 1",
+            [prompt_id],
+        ).fetchone()
+        if newest is None or newest[0] == content_hash(text) or newest[2] == "git":
+            return True  # nothing newer to be older than; equal (nothing to record); a commit time is no save time
+        # ctime too: it cannot be set back (a copy that keeps an old mtime is still a change made now)
+        changed = datetime.fromtimestamp(max(status.st_mtime_ns, status.st_ctime_ns) / 1e9, UTC)
+        return changed >= datetime.fromisoformat(newest[1]) - _CLOCK_SLACK
 
     def record_revisions(self, path: Path, revisions: Iterable[Revision]) -> ImportResult:
         """Record several versions in one transaction, skipping any equal to its neighbour in time."""
@@ -205,7 +247,9 @@ class History:
         """Record the committed history of ``path`` (following renames); commits already seen are skipped."""
         revisions: list[Revision] = []
         warnings: list[str] = []
-        for rev in _git.file_history(path):
+        history = _git.file_history(path, max_bytes=max_bytes)
+        warnings.extend(history.skipped)
+        for rev in history:
             try:
                 text = decode_prompt(rev.content, source=f"{path}@{rev.commit[:10]}", max_bytes=max_bytes)
             except InputError as error:

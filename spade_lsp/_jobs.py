@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ACTIVE_STATUSES",
     "FINISHED_STATUSES",
+    "INTERRUPTED",
     "JOB_KINDS",
     "LEASE_S",
     "MAX_ATTEMPTS",
@@ -49,7 +50,7 @@ __all__ = [
     "validate_params",
 ]
 
-JOB_KINDS: Final = ("synthesize", "evaluate", "select", "sample", "judge", "compare", "relabel")
+JOB_KINDS: Final = ("synthesize", "evaluate", "select", "sample", "judge", "compare", "relabel", "review")
 ACTIVE_STATUSES: Final = ("queued", "running")
 FINISHED_STATUSES: Final = ("done", "failed", "cancelled")
 #: Claims a job gets before a daemon that keeps dying while running it gives up on it.
@@ -164,6 +165,19 @@ class Recovery:
     requeued: list[int]
     failed: list[int]
     cancelled: list[int]
+    #: Sampling and judge runs the dead daemon left ``running``, now ended as interrupted (see
+    #: :data:`INTERRUPTED`): ``{"sample_runs": [ids], "judge_runs": [ids]}``.
+    interrupted_runs: dict[str, list[int]] = dataclasses.field(default_factory=dict)
+
+
+#: How a run a killed process left ``running`` ends: ``failed`` with this error. Its answered LLM calls are in
+#: the LLM cache (and a sampling run's finished rounds in its rows), so running it again (the requeued job, or
+#: the same command) resumes from them rather than paying for them twice.
+INTERRUPTED: Final = "interrupted: the process running it stopped (killed or crashed) before it finished"
+_RESUME_HINTS: Final = {
+    "sample_runs": "; sampling again resumes from the LLM cache",
+    "judge_runs": "; judging again reuses the cached answers",
+}
 
 
 _CLAIMABLE: Final = (
@@ -324,6 +338,17 @@ class JobQueue:
         with self.store.write() as db:
             rows = db.execute("SELECT id, attempts, cancel_requested FROM jobs WHERE status = 'running'").fetchall()
             now = _iso(_now())
+            for table, hint in _RESUME_HINTS.items():
+                # A run is written 'running' when it starts and ended by the process running it; left so, its
+                # process died. (A CLI that runs in-process while a daemon starts ends its run itself after
+                # this, overwriting the mark.)
+                ids = [int(r[0]) for r in db.execute(f"SELECT id FROM {table} WHERE status = 'running'")]
+                if ids:
+                    db.execute(
+                        f"UPDATE {table} SET status = 'failed', error = ?, finished_at = ? WHERE status = 'running'",
+                        [INTERRUPTED + hint, now],
+                    )
+                    recovery.interrupted_runs[table] = ids
             for job_id, attempts, cancel_requested in rows:
                 cleared = {"lease_owner": None, "lease_until": None}
                 if cancel_requested:
@@ -403,6 +428,7 @@ _KNOWN_PARAMS: Final[dict[str, frozenset[str]]] = {
         | {"effect", "power", "verify"}
     ),
     "relabel": frozenset(),
+    "review": frozenset({"accept", "by"}),
 }
 
 
@@ -461,6 +487,14 @@ def validate_params(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
             compare_job_options(params)
         except (InputError, TypeError, ValueError) as error:
             raise JobParamsError(f"params: {error}") from None
+    elif kind == "review":
+        from spade_lsp._review import REVIEWERS, check_review_params
+
+        try:
+            check_review_params(params)
+        except InputError as error:
+            raise JobParamsError(str(error)) from None
+        _choice(params, "by", REVIEWERS)
     elif kind == "judge":
         from spade_lsp.judges._cli import check_judge_params
 
@@ -498,6 +532,10 @@ def execute(workspace: Workspace, job: Job, progress: Progress) -> dict[str, Any
         from spade_lsp._relabel import relabel_prompt
 
         return relabel_prompt(workspace, prompt, progress=progress).to_json()
+    if job.kind == "review":  # the user's acceptance of LLM-written functions (spade_lsp._review)
+        from spade_lsp._review import review_job
+
+        return review_job(workspace, prompt, job.params)
     raise JobParamsError(f"unknown job kind {job.kind!r}")
 
 

@@ -130,6 +130,7 @@ def sync_prompt(workspace: Workspace, path: Path, *, git: bool = True, text: str
     from spade_lsp.errors import GitHistoryError, PromptFileError
 
     max_bytes = workspace.settings.max_prompt_bytes
+    from_file = text is None  # then recorded only if the file still holds it (see History.record)
     if text is None:
         text = read_prompt_file(path, max_bytes=max_bytes)
     else:
@@ -148,7 +149,7 @@ def sync_prompt(workspace: Workspace, path: Path, *, git: bool = True, text: str
     if not text.strip():
         warnings.append(f"{path}: the prompt is empty; nothing recorded")
     else:
-        workspace.history.record(path, text, origin="save")
+        workspace.history.record(path, text, origin="save", from_file=from_file)
     return warnings
 
 

@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
+from spade_lsp._files import make_private_dir
 from spade_lsp.errors import DaemonError, DaemonUnavailableError
 from spade_lsp_client import _protocol as protocol
 
@@ -324,8 +325,7 @@ def spawn_daemon(root: Path) -> subprocess.Popen[bytes]:
     """Start ``python -m spade_lsp_server.daemon --root ROOT`` detached (own session, stdio to
     ``.spade/daemon.out``). It exits at once if another daemon holds the workspace's lock. A thread reaps
     it when it exits, so no zombie is left behind."""
-    directory = protocol.state_dir(root)
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = make_private_dir(protocol.state_dir(root))
     command = [sys.executable, "-m", "spade_lsp_server.daemon", "--root", str(root)]
     log.info("starting the spade daemon: %s", " ".join(command))
     with (directory / protocol.OUT_NAME).open("ab") as out:
@@ -345,7 +345,9 @@ def spawn_daemon(root: Path) -> subprocess.Popen[bytes]:
 def _tail(root: Path) -> str:
     """The last line the spawned daemon printed, for an error message."""
     try:
-        lines = (protocol.state_dir(root) / protocol.OUT_NAME).read_text(encoding="utf-8", errors="replace")
+        with (protocol.state_dir(root) / protocol.OUT_NAME).open("rb") as out:  # it only grows: read its end
+            out.seek(max(0, out.seek(0, os.SEEK_END) - 64_000))
+            lines = out.read().decode("utf-8", errors="replace")
     except OSError:
         return "no output"
     last = [line for line in lines.splitlines() if line.strip()]
@@ -381,18 +383,33 @@ def run_job(
     start: bool = False,
     client_name: str = "cli",
     timeout_s: float | None = None,
+    reconnect_timeout_s: float = 30.0,
 ) -> dict[str, Any]:
     """Submit a job to the workspace's daemon and wait for it (synchronous, for the CLI). Returns the finished
     job; its ``status`` says how it ended. ``start`` spawns a daemon when none runs (the CLI normally checks
-    :func:`daemon_running` and works in-process otherwise). Interrupting (Ctrl-C) cancels the job."""
+    :func:`daemon_running` and works in-process otherwise). Interrupting (Ctrl-C) cancels the job.
+
+    Once the job is queued it is durable: when the daemon stops while the job is waited for (killed, crashed,
+    restarted), this reconnects (starting a daemon if none comes back within a moment, as the job needs one
+    to finish) and waits for the same job id, for up to ``reconnect_timeout_s`` per loss. The next daemon
+    resumes the job, or fails it with a reason after it was interrupted too often."""
 
     async def submit_and_wait() -> dict[str, Any]:
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout_s is None else loop.time() + timeout_s
         client = await DaemonClient.connect(root, client_name=client_name, start=start)
         job_id: int | None = None
         try:
             job = await client.submit_job(kind, path, params)
             job_id = int(job["id"])
-            return await client.wait_job(job_id, on_progress=on_progress, timeout_s=timeout_s)
+            while True:
+                left = None if deadline is None else max(deadline - loop.time(), 0.0)
+                try:
+                    return await client.wait_job(job_id, on_progress=on_progress, timeout_s=left)
+                except DaemonUnavailableError as lost:
+                    log.info("%s; reconnecting to wait for job %d", lost, job_id)
+                await client.close()
+                client = await _reconnect(root, client_name, job_id, reconnect_timeout_s)
         except (asyncio.CancelledError, TimeoutError):
             if job_id is not None and client.connected:
                 with contextlib.suppress(DaemonError):
@@ -402,3 +419,25 @@ def run_job(
             await client.close()
 
     return asyncio.run(submit_and_wait())
+
+
+#: How long a waiting client lets a stopped daemon come back (a supervisor, an editor's server, a client
+#: like itself restarting it) before it starts one itself.
+_COMEBACK_S: Final = 2.0
+
+
+async def _reconnect(root: Path, client_name: str, job_id: int, timeout_s: float) -> DaemonClient:
+    """A connection to the workspace's next daemon, for a client waiting on ``job_id``."""
+    loop = asyncio.get_running_loop()
+    comeback = loop.time() + _COMEBACK_S
+    while loop.time() < comeback:
+        try:
+            return await DaemonClient.connect(root, client_name=client_name, start=False, timeout_s=_COMEBACK_S)
+        except DaemonUnavailableError:
+            await asyncio.sleep(0.05)
+    try:
+        return await DaemonClient.connect(root, client_name=client_name, start=True, timeout_s=timeout_s)
+    except DaemonUnavailableError as error:
+        raise DaemonUnavailableError(
+            f"the spade daemon stopped while job {job_id} was waited for, and none came back: {error}"
+        ) from error

@@ -237,9 +237,11 @@ def _validators(
     workspace: Workspace, prompt: Path, module: Path, settings: Settings, warnings: list[str]
 ) -> list[ValidatorSpec]:
     """The selected assertions (all of them when no selection was made), as validators."""
-    from spade_lsp.sandbox import load_module_info
+    from spade_lsp.sandbox import PYTHON_ONLY_WARNING, SandboxLimits, load_module_info
 
-    info = load_module_info(module)
+    info = load_module_info(module, limits=SandboxLimits(confinement=settings.sandbox))
+    if settings.sandbox == "python-only":
+        warnings.append(PYTHON_ONLY_WARNING)
     if info.module_error is not None:
         where = f"{module}:{info.module_error.line}" if info.module_error.line else str(module)
         raise InputError(f"{where}: {info.module_error.message}")
@@ -399,7 +401,7 @@ class _Sampler:
     def _validate(
         self, outputs: list[tuple[int, int, Completion]]
     ) -> list[tuple[int, int, int, int | None, str | None]]:
-        from spade_lsp.sandbox import SandboxCase, run_assertions
+        from spade_lsp.sandbox import SandboxCase, SandboxLimits, run_assertions
 
         if not outputs:
             return []
@@ -413,7 +415,8 @@ class _Sampler:
             for i, _, answer in outputs
         ]
         names = [v.name for v in plan.assertions]
-        result = run_assertions(plan.module, cases, names=names, ask_llm=self.ask_llm)
+        limits = SandboxLimits(confinement=plan.settings.sandbox)
+        result = run_assertions(plan.module, cases, names=names, limits=limits, ask_llm=self.ask_llm)
         if result.module_error is not None:
             raise InputError(f"{plan.module}: {result.module_error.message}")
         column = {name: index for index, name in enumerate(result.names)}

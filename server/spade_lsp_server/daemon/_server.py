@@ -172,6 +172,8 @@ class Daemon:
                 recovery.failed,
                 recovery.cancelled,
             )
+        for table, ids in recovery.interrupted_runs.items():
+            log.warning("marked %s %s interrupted (their process stopped before they finished)", table, ids)
         pruned = self.queue.prune()
         if pruned:
             log.info("pruned %d finished job(s) older than 30 days", pruned)
