@@ -2,10 +2,12 @@
 
 litellm is imported lazily (it takes seconds and must never sit on the language server's start-up path),
 with its cost map read locally so the import fetches nothing. Every call has a timeout; rate limits, server
-errors and timeouts are retried with exponential backoff and jitter (honouring ``Retry-After``); a client
-caps its concurrent requests and, optionally, its requests per minute. Responses are cached in the store,
-keyed by model, messages, parameters and sample index, so the j-th sample of an input is reproducible,
-different samples stay independent, and re-runs cost nothing. :class:`Usage` accounts calls, tokens and cost.
+errors and timeouts are retried with exponential backoff and jitter, at most ``max_retries`` times, honouring
+``Retry-After`` (a server asking for longer than ``max_retry_after_s`` fails the call at once); a client caps
+its concurrent requests and, optionally, its requests per minute. Responses are cached in the store, keyed by
+endpoint (the server asked), model, messages, parameters and sample index, so the j-th sample of an input is
+reproducible, different samples stay independent, and re-runs cost nothing. :class:`Usage` accounts calls,
+tokens and cost.
 
 A request with a ``response_schema`` gets an answer that is JSON meeting that schema, or an :class:`LLMError`
 saying what was wrong. Servers differ in what they take for structured output, so the client negotiates a
@@ -33,12 +35,15 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import copy
+import email.utils
 import hashlib
 import json
+import math
 import os
 import random
 import re
 import threading
+import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -80,8 +85,11 @@ _RETRYABLE: Final = frozenset(
         "TimeoutError",
     }
 )
-_MAX_RETRY_AFTER_S: Final = 120.0
+#: The longest ``Retry-After`` a client waits by default; a server asking for longer fails the call at once
+#: (retrying sooner than it asked would only be refused again).
+MAX_RETRY_AFTER_S: Final = 120.0
 _CACHE_BATCH: Final = 64
+_CACHE_EVERY_S: Final = 0.25
 #: Failures that say nothing about the response format, whatever their status code.
 _NOT_FORMAT: Final = frozenset(
     {
@@ -258,9 +266,22 @@ def _import_litellm() -> Any:
     return litellm
 
 
-def cache_key(model: str, messages: Sequence[Message], parameters: Mapping[str, Any], sample_index: int) -> str:
+def cache_key(
+    model: str,
+    messages: Sequence[Message],
+    parameters: Mapping[str, Any],
+    sample_index: int,
+    *,
+    endpoint: str = "",
+) -> str:
+    """The cache key of one answer: everything that changes it. ``endpoint`` is the server asked (the client's
+    api_base, or the stable name of a server whose port changes, see :attr:`LiteLLMClient.endpoint`; "" for the
+    provider's own): the same model name on another server is another model. Keys written before the endpoint
+    was part of them hash a payload without it, so those rows match nothing any more (they are only asked
+    again, never wrongly reused)."""
     payload = json.dumps(
         {
+            "endpoint": endpoint,
             "model": model,
             "messages": list(map(dict, messages)),
             "parameters": parameters,
@@ -493,6 +514,7 @@ class LiteLLMClient:
         max_reasks: int = 2,
         max_tokens: int | None = None,
         endpoint: str | None = None,
+        max_retry_after_s: float = MAX_RETRY_AFTER_S,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -512,6 +534,7 @@ class LiteLLMClient:
         self.rpm = rpm
         self.max_reasks = max_reasks
         self.max_tokens = max_tokens  # a cap on every answer's length; None: the server's own
+        self.max_retry_after_s = max_retry_after_s
         # what the negotiated response format is remembered under: the api_base, or a stable name for a server
         # whose port changes at every start (the embedded local model)
         self.endpoint = endpoint if endpoint is not None else (api_base or "")
@@ -595,26 +618,37 @@ class LiteLLMClient:
         stop = threading.Event()
         futures = {runner.submit(self._acall(requests[i], stop)): i for i in sorted(pending)}
         unsaved: list[tuple[str, str]] = []
+        saved_at = time.monotonic()
+        waiting = set(futures)
         try:
-            for future in concurrent.futures.as_completed(futures):
-                index = futures[future]
-                answer: Completion | LLMError
-                try:
-                    answer = future.result()
-                except _Failure as failure:
-                    self.usage.add_failure(failure.spent.completion(""))
-                    answer = failure.error
-                else:
-                    self.usage.add(answer)
-                    unsaved.append((keys[index], answer.text))
-                results[index] = answer
-                if len(unsaved) >= _CACHE_BATCH:
+            while waiting:
+                # answers are cached in batches, and at least every _CACHE_EVERY_S: a process killed mid-batch
+                # loses at most that much of what it was answered (a rerun asks only for the rest)
+                done, waiting = concurrent.futures.wait(
+                    waiting, timeout=_CACHE_EVERY_S, return_when=concurrent.futures.FIRST_COMPLETED
+                )
+                for future in sorted(done, key=futures.__getitem__):
+                    index = futures[future]
+                    answer: Completion | LLMError
+                    try:
+                        answer = future.result()
+                    except _Failure as failure:
+                        self.usage.add_failure(failure.spent.completion(""))
+                        answer = failure.error
+                    else:
+                        self.usage.add(answer)
+                        unsaved.append((keys[index], answer.text))
+                    results[index] = answer
+                    if len(unsaved) >= _CACHE_BATCH:
+                        self._remember_many(unsaved, capability)
+                        unsaved, saved_at = [], time.monotonic()
+                    if on_result is not None:
+                        on_result(index, answer)
+                    if should_stop is not None and not stop.is_set() and should_stop():
+                        stop.set()
+                if unsaved and time.monotonic() - saved_at >= _CACHE_EVERY_S:
                     self._remember_many(unsaved, capability)
-                    unsaved = []
-                if on_result is not None:
-                    on_result(index, answer)
-                if should_stop is not None and not stop.is_set() and should_stop():
-                    stop.set()
+                    unsaved, saved_at = [], time.monotonic()
         except BaseException:
             stop.set()
             for future in futures:
@@ -640,7 +674,9 @@ class LiteLLMClient:
         return parameters
 
     def _key(self, request: LLMRequest) -> str:
-        return cache_key(self.model, request.messages, self._parameters(request), request.sample_index)
+        return cache_key(
+            self.model, request.messages, self._parameters(request), request.sample_index, endpoint=self.endpoint
+        )
 
     def _limits(self) -> tuple[asyncio.Semaphore, Any]:
         return self._shared.get()
@@ -694,6 +730,12 @@ class LiteLLMClient:
                 raise _Rejected(_first_line(failure), explicit=explicit) from failure
             if type(failure).__name__ not in _RETRYABLE or retries >= self.max_retries or stop.is_set():
                 raise _Failure(_llm_error(self.model, failure, retries), spent) from failure
+            retry_after = _retry_after(failure)
+            if retry_after is not None and retry_after > self.max_retry_after_s:
+                wait = (
+                    f"the server asks to wait {retry_after:g} s, longer than the {self.max_retry_after_s:g} s allowed"
+                )
+                raise _Failure(_llm_error(self.model, failure, retries, wait), spent) from failure
             await asyncio.sleep(self._delay(failure, retries))
             retries += 1
             spent.retries += 1
@@ -764,7 +806,7 @@ class LiteLLMClient:
         """Retry-After when the server sent one, else exponential backoff with full jitter."""
         retry_after = _retry_after(error)
         if retry_after is not None:
-            return min(retry_after, _MAX_RETRY_AFTER_S)
+            return min(retry_after, self.max_retry_after_s)
         ceiling = min(self.backoff_max_s, self.backoff_s * 2**retries)
         return float(self._random.uniform(ceiling / 2, ceiling))
 
@@ -821,20 +863,41 @@ class LiteLLMClient:
 
 
 def _retry_after(error: Exception) -> float | None:
+    """How long the server asked to wait, in seconds: ``retry-after-ms``, or ``Retry-After`` as seconds or as an
+    HTTP date (RFC 9110); None when it said nothing usable. Every place litellm may keep the headers is read."""
     candidates = (
         getattr(error, "litellm_response_headers", None),
         getattr(getattr(error, "response", None), "headers", None),
         getattr(error, "headers", None),
     )
     for headers in candidates:
-        if not headers:
+        if not headers or not hasattr(headers, "get"):
             continue
+        milliseconds = _seconds(headers.get("retry-after-ms") or headers.get("Retry-After-Ms"))
+        if milliseconds is not None:
+            return milliseconds / 1000.0
         value = headers.get("retry-after") or headers.get("Retry-After")
-        try:
-            return max(0.0, float(value)) if value is not None else None
-        except (TypeError, ValueError):
-            return None
+        seconds = _seconds(value)
+        if seconds is None and isinstance(value, str) and value.strip():
+            try:
+                when = email.utils.parsedate_to_datetime(value)
+            except (TypeError, ValueError, IndexError):
+                when = None
+            if when is not None:
+                when = when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+                seconds = max(0.0, (when - datetime.now(UTC)).total_seconds())
+        if seconds is not None:
+            return seconds
     return None
+
+
+def _seconds(value: Any) -> float | None:
+    """A non-negative finite number of seconds, or None."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) and number >= 0 else None
 
 
 def _first_line(error: Exception) -> str:
@@ -842,9 +905,10 @@ def _first_line(error: Exception) -> str:
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
 
 
-def _llm_error(model: str, error: Exception, retries: int) -> LLMError:
+def _llm_error(model: str, error: Exception, retries: int, why: str | None = None) -> LLMError:
     after = f" (after {retries} retries)" if retries else ""
-    return LLMError(f"{model}: {_first_line(error)}{after}")
+    because = f"; {why}" if why else ""
+    return LLMError(f"{model}: {_first_line(error)}{after}{because}")
 
 
 def _format_rejection(error: Exception) -> bool | None:

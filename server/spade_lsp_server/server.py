@@ -9,18 +9,24 @@ publishing diagnostics. The server only reads: records, jobs and every write to 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import inspect
 import json
 import logging
+import re
+import sys
+import threading
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Generator
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, BinaryIO, Final, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 from pygls.workspace import TextDocument
 
 from spade_lsp._fallbacks import Fallback
@@ -36,8 +42,11 @@ SERVER_NAME: Final = "spade-lsp"
 CHANGE_DEBOUNCE_S: Final = 0.12
 REFRESH_DEBOUNCE_S: Final = 0.05
 CONFIG_WAIT_S: Final = 2.0
+#: A request for the version, length (in code points) and SHA-256 (of the UTF-8) of an open document's text.
+DOCUMENT_STATE: Final = "spade/documentState"
 
 T = TypeVar("T")
+_LINE_BREAK: Final = re.compile(r"\r\n|\r|\n")
 
 
 def _version() -> str:
@@ -83,6 +92,79 @@ class SpadeProtocol(LanguageServerProtocol):
             self._writes.add(task)
             task.add_done_callback(self._writes.discard)
 
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Generator[Any, Any, None]:
+        """Apply the changes as LSP defines positions, then run the feature's handler.
+
+        pygls' own incremental edit mis-reads positions the client may legitimately send: a character past the
+        end of a line moved to the next line (or, on the last line, one character short of its end), a line past
+        the end was clamped with its line break counted as text, a reversed range dropped or duplicated text, and
+        its lines split at form feeds and Unicode separators that LSP does not count. Here a position past the
+        end of its line means the line's end, a line past the last means the end of the document, a range whose
+        start comes after its end is read the other way round, and lines end at CR, LF or CRLF only. Each change
+        becomes the whole new text, applied through pygls' full-text path.
+        """
+        uri = params.text_document.uri
+        document = self.workspace.text_documents.get(unquote(uri))
+        if not isinstance(document, TextDocument):
+            log.info("didChange for %s, which is not open: ignored", uri)
+            return
+        encoding = str(self.workspace.position_encoding or types.PositionEncodingKind.Utf16)
+        text = document.source
+        for change in params.content_changes:
+            if isinstance(change, types.TextDocumentContentChangePartial):
+                text = apply_change(text, change.range, change.text, encoding)
+            else:
+                text = change.text
+        document.apply_change(types.TextDocumentContentChangeWholeDocument(text=text))
+        document.version = params.text_document.version
+        handler = self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)
+        if handler is not None:
+            yield handler, (params,), None
+
+
+def _units(text: str, encoding: str) -> int:
+    if encoding == types.PositionEncodingKind.Utf8:
+        return len(text.encode("utf-8", "surrogatepass"))
+    if encoding == types.PositionEncodingKind.Utf32:
+        return len(text)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def text_offset(text: str, position: types.Position, encoding: str) -> int:
+    """The index in ``text`` of an LSP position: a line past the last is the end of the text, a character past
+    the end of its line is the line's end (before its line break), and one inside a character's code units is
+    that character's start."""
+    start = 0
+    if position.line > 0:
+        for count, match in enumerate(_LINE_BREAK.finditer(text), 1):
+            if count == position.line:
+                start = match.end()
+                break
+        else:
+            return len(text)
+    found = _LINE_BREAK.search(text, start)
+    end = found.start() if found is not None else len(text)
+    wanted = position.character
+    if encoding == types.PositionEncodingKind.Utf32 or text.isascii():
+        return start + min(wanted, end - start)
+    units = 0
+    for index in range(start, end):
+        units += _units(text[index], encoding)
+        if units > wanted:
+            return index
+    return end
+
+
+def apply_change(text: str, range_: types.Range, new_text: str, encoding: str) -> str:
+    """``text`` with ``range_`` (LSP positions, clamped as :func:`text_offset` says, a reversed range read the
+    other way round) replaced by ``new_text``."""
+    start = text_offset(text, range_.start, encoding)
+    end = text_offset(text, range_.end, encoding)
+    if end < start:
+        start, end = end, start
+    return f"{text[:start]}{new_text}{text[end:]}"
+
 
 class SpadeLanguageServer(LanguageServer):
     """What the features share. Handlers run on the event loop; nothing here blocks on the daemon."""
@@ -108,6 +190,23 @@ class SpadeLanguageServer(LanguageServer):
         self._tasks: set[asyncio.Task[Any]] = set()
         self._prepared: set[str] = set()
         self.config_supported = False
+
+    def start_io(self, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+        """Serve on stdio through :mod:`spade_lsp_server._framing`'s reader, which answers a message lost to
+        broken framing or malformed JSON-RPC and resynchronises at the next well-framed one (pygls' own loop
+        dropped it, and the message after it, in silence)."""
+        from spade_lsp_server import _framing
+
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(_framing.serve(self._stop_event, stdin or sys.stdin.buffer, self.protocol))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost; shutting down")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()  # type: ignore[no-untyped-call]
 
     # -- capabilities and messages ------------------------------------------------------------------------
 
@@ -442,4 +541,20 @@ def create_server() -> SpadeLanguageServer:
     server = SpadeLanguageServer()
     for feature in (lifecycle, diagnostics, hover, code_lens, code_actions, commands):
         feature.register(server)
+
+    @server.feature(DOCUMENT_STATE)
+    def document_state(params: Any) -> dict[str, Any] | None:
+        """What the server holds of an open document (its version, length and SHA-256), so a client or a test
+        can check that its buffer and the server's are the same text; None when it is not open."""
+        uri = params.get("uri") if isinstance(params, dict) else getattr(params, "uri", None)
+        document = server.open_document(uri) if isinstance(uri, str) else None
+        if document is None:
+            return None
+        text = document.source
+        return {
+            "version": document.version,
+            "length": len(text),
+            "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+        }
+
     return server

@@ -56,10 +56,10 @@ def _instructed(request: dict[str, Any]) -> bool:
     return any(m["role"] == "system" and "JSON Schema" in m["content"] for m in request["messages"])
 
 
-def _key() -> str:
-    """The cache key of MESSAGES asked with YES_NO, as it has always been computed."""
+def _key(api_base: str) -> str:
+    """The cache key of MESSAGES asked with YES_NO of the server at ``api_base``, as it has always been computed."""
     response_format = {"type": "json_schema", "json_schema": {"name": "answer", "schema": YES_NO, "strict": True}}
-    return cache_key(MODEL, MESSAGES, {"temperature": 0.0, "response_format": response_format}, 0)
+    return cache_key(MODEL, MESSAGES, {"temperature": 0.0, "response_format": response_format}, 0, endpoint=api_base)
 
 
 def _stored(store: Store) -> list[tuple[str, str, str, str]]:
@@ -100,9 +100,9 @@ def test_llama_cpp_rejection_steps_down_at_once_and_a_new_process_goes_straight_
                 )
             ]
             # cached under the key a json_schema request always had, whatever mode answered
-            assert store.db.execute("SELECT response FROM llm_cache WHERE key = ?", [_key()]).fetchone() == (
-                json.dumps({"text": YES}),
-            )
+            assert store.db.execute(
+                "SELECT response FROM llm_cache WHERE key = ?", [_key(stub.api_base)]
+            ).fetchone() == (json.dumps({"text": YES}),)
         assert (answer.text, answer.mode, answer.downgrades, answer.retries, answer.calls) == (
             YES,
             "json_object",
@@ -300,11 +300,11 @@ def test_an_invalid_answer_an_older_version_cached_is_asked_again_and_replaced(w
         with store.write() as db:
             db.execute(
                 "INSERT INTO llm_cache (key, model, response, created_at) VALUES (?, ?, ?, 'then')",
-                [_key(), MODEL, json.dumps({"text": "{}"})],
+                [_key(stub.api_base), MODEL, json.dumps({"text": "{}"})],
             )
         answer = client.complete(MESSAGES, response_schema=YES_NO)
         assert not answer.cached and answer.text == YES and len(stub.requests) == 1
-        assert store.db.execute("SELECT response FROM llm_cache WHERE key = ?", [_key()]).fetchone() == (
+        assert store.db.execute("SELECT response FROM llm_cache WHERE key = ?", [_key(stub.api_base)]).fetchone() == (
             json.dumps({"text": YES}),
         )
 

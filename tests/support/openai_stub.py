@@ -5,7 +5,9 @@ headers, delay). The server records every request it receives. It runs on aiohtt
 (keep-alive, delays awaited rather than slept), so hundreds of concurrent requests cost it little and a
 latency benchmark measures the client, not the stub. ``python -m tests.support.openai_stub --latency 0.2``
 serves a fixed-latency echo model from a separate process and prints its api_base (with ``--judge``, a judge
-that answers structured-output requests with valid answers on their scale).
+that answers structured-output requests with valid answers on their scale). :class:`Faults` puts a
+deterministic schedule of faults (429s with and without Retry-After, 500s, answers later than the client's
+timeout, bodies cut mid-JSON or not JSON at all) in front of any script.
 """
 
 from __future__ import annotations
@@ -66,6 +68,95 @@ def user_text(request: dict[str, Any]) -> str:
             content = message.get("content")
             return content if isinstance(content, str) else json.dumps(content)
     return ""
+
+
+#: The faults :class:`Faults` can send in place of an answer.
+FAULT_KINDS = ("429", "429-retry-after", "500", "timeout", "truncated", "malformed")
+
+
+def first_user_text(request: dict[str, Any]) -> str:
+    """The first user message of a chat request: what a request is, whatever was appended to re-ask it."""
+    for message in request.get("messages", []):
+        if message.get("role") == "user":
+            content = message.get("content")
+            return content if isinstance(content, str) else json.dumps(content)
+    return ""
+
+
+class Faults:
+    """A deterministic fault schedule in front of a script. ``plan(key, attempt)`` names the fault (one of
+    :data:`FAULT_KINDS`) for the ``attempt``-th arrival (0-based) of requests whose key is ``key`` (by default
+    their first user message), or None to let ``script`` answer. What it sent is recorded per key, in order of
+    arrival, with the arrival time, so a test counts attempts and waits at the stub itself.
+
+    - ``429``: rate limited, no Retry-After; ``429-retry-after``: rate limited with ``Retry-After:
+      retry_after`` (a number of seconds, or any header text such as an HTTP date);
+    - ``500``: a server error;
+    - ``timeout``: the script's answer, sent ``timeout_delay_s`` late (beyond the client's timeout);
+    - ``truncated``: a 200 whose JSON body is cut in the middle; ``malformed``: a 200 whose body is not JSON.
+    """
+
+    def __init__(
+        self,
+        script: Callable[[dict[str, Any]], Reply],
+        plan: Callable[[str, int], str | None],
+        *,
+        key: Callable[[dict[str, Any]], str] = first_user_text,
+        retry_after: float | str = 0.05,
+        timeout_delay_s: float = 2.0,
+    ) -> None:
+        self.script = script
+        self.plan = plan
+        self.key = key
+        self.retry_after = retry_after
+        self.timeout_delay_s = timeout_delay_s
+        self.sent: dict[str, list[tuple[str, float]]] = {}  # key -> [(fault kind or "ok", arrival time)]
+        self._lock = threading.Lock()
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        key = self.key(request)
+        with self._lock:
+            history = self.sent.setdefault(key, [])
+            kind = self.plan(key, len(history))
+            history.append((kind or "ok", time.monotonic()))
+        if kind is None:
+            return self.script(request)
+        return self.fault(kind, request)
+
+    def fault(self, kind: str, request: dict[str, Any]) -> Reply:
+        match kind:
+            case "429":
+                return error_reply(429, "rate limited")
+            case "429-retry-after":
+                reply = error_reply(429, "rate limited")
+                reply.headers["Retry-After"] = (
+                    self.retry_after if isinstance(self.retry_after, str) else f"{self.retry_after:g}"
+                )
+                return reply
+            case "500":
+                return error_reply(500, "internal error")
+            case "timeout":
+                late = self.script(request)
+                return Reply(late.status, late.body, self.timeout_delay_s, dict(late.headers))
+            case "truncated":
+                body = json.dumps(chat_reply("an answer cut short").body)
+                return Reply(body=body[: len(body) // 2])
+            case "malformed":
+                return Reply(body="<html><body>502 Bad Gateway</body></html>")
+        raise ValueError(f"unknown fault {kind!r}")
+
+    def counts(self) -> dict[str, int]:
+        """How many of each reply (a fault kind, or "ok") were sent."""
+        out: dict[str, int] = {}
+        with self._lock:
+            for history in self.sent.values():
+                for kind, _ in history:
+                    out[kind] = out.get(kind, 0) + 1
+        return out
+
+    def attempts(self, key: str) -> list[str]:
+        with self._lock:
+            return [kind for kind, _ in self.sent.get(key, [])]
 
 
 @dataclass
