@@ -85,10 +85,17 @@ _DENIED_SYSCALLS: Final = (
     "name_to_handle_at", "open_by_handle_at", "mknod", "mknodat", "settimeofday", "clock_settime", "adjtimex",
     "clock_adjtime", "setdomainname", "sethostname", "personality", "lookup_dcookie", "vhangup",
     "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+    # Landlock does not cover metadata: no chmod, chown, times or extended attributes anywhere
+    "chmod", "fchmod", "fchmodat", "chown", "fchown", "lchown", "fchownat", "utime", "utimes", "utimensat",
+    "futimesat", "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+    # memory that RLIMIT_AS does not count; watching directories outside; messages carrying an address or fds
+    "memfd_create", "memfd_secret", "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init",
+    "sendmsg", "sendmmsg",
     # System V and POSIX IPC reach objects of other processes of the same uid (root's, when root started us)
     "shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semctl",
     "semtimedop", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
 )  # fmt: skip
+_ESSENTIAL: Final = frozenset({"execve", "execveat", "fork", "vfork", "ptrace", "socket", "connect", "bind"})
 #: System calls that act on another process of the same uid, given its pid at this argument: only 0 (this
 #: process) is allowed, so a worker cannot lower its parent's limits, priority or CPU set.
 _OTHER_PROCESS_ARG: Final = {
@@ -272,14 +279,20 @@ def _seccomp_filter(pid: int) -> None:
 
     deny = seccomp.ERRNO(errno.EPERM)
     flt: Any = seccomp.SyscallFilter(seccomp.ALLOW)
+    flt.set_attr(seccomp.Attr.CTL_TSYNC, 1)  # every thread, should one exist
     for name in _DENIED_SYSCALLS:
-        flt.add_rule(deny, name)
+        try:
+            flt.add_rule(deny, name)
+        except (OSError, ValueError):  # a name this libseccomp does not know (an older version): that one only
+            if name in _ESSENTIAL:
+                raise
     # threads only: clone must carry CLONE_THREAD and no namespace flag; clone3 falls back to clone (ENOSYS)
     flt.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, _CLONE_THREAD, 0))
     for flag in _CLONE_NAMESPACES:
         flt.add_rule(deny, "clone", seccomp.Arg(0, seccomp.MASKED_EQ, flag, flag))
     flt.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
     flt.add_rule(deny, "socketpair", seccomp.Arg(0, seccomp.NE, _AF_UNIX))
+    flt.add_rule(deny, "sendto", seccomp.Arg(4, seccomp.NE, 0))  # a socketpair's send(), never to an address
     # signals: only to this process (its threads share its id as their group id)
     for name in ("kill", "tgkill", "tkill"):
         flt.add_rule(deny, name, seccomp.Arg(0, seccomp.NE, pid))
@@ -294,6 +307,9 @@ def confine(*, read_roots: Iterable[str], private_dir: str, support: KernelSuppo
     """Confine this process for good; the layers applied. Raises OSError when a layer that ``support`` promises
     cannot be applied (the worker then exits before any user code runs)."""
     libc = _libc()
+    threads = os.listdir(f"/proc/{os.getpid()}/task")
+    if len(threads) != 1:  # Landlock and capabilities bind the calling thread (and threads it starts) only
+        raise OSError(errno.EBUSY, f"confine before starting threads ({len(threads)} are running)")
     _drop_capabilities(libc)
     if support.landlock_abi >= 1:
         _landlock(libc, support.landlock_abi, read_roots, private_dir)

@@ -28,7 +28,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+from spade_lsp._files import MAX_SIDECAR_BYTES, read_limited_text
 from spade_lsp.assertions import AskLLMUnavailable
+from spade_lsp.config import PYTHON_ONLY_WARNING
 from spade_lsp.errors import InputError, ModelNotConfiguredError, SandboxError
 from spade_lsp.sandbox import _kernel
 from spade_lsp.sandbox._policy import DEFAULT_ALLOWED_IMPORTS, Analysis, analyse
@@ -69,11 +71,9 @@ _LOG_TAIL: Final = 8192
 _MAX_WORKER_FRAME: Final = 8 * 1024 * 1024
 _MAX_WORKER_TEXT: Final = 2000
 _DIR_PREFIX: Final = "spade-sandbox-"
+_MAX_PRIVATE_ENTRIES: Final = 2000
+_DISK_CHECK_EVERY_S: Final = 1.0
 _CONFINE_FAILED: Final = 86  # _worker.CONFINE_FAILED (not imported: the worker module is for workers)
-PYTHON_ONLY_WARNING: Final = (
-    'warning: sandbox = "python-only": generated assertions run with Python-level checks only, which '
-    "hostile code can bypass; remove the setting on a Linux kernel with Landlock and seccomp"
-)
 
 
 class SandboxUnavailableError(SandboxError):
@@ -220,6 +220,29 @@ class _Proc:
         fatal = [line.strip() for line in tail.splitlines() if line.startswith(prefixes)]
         return _cap(fatal[-1]) if fatal else ""
 
+    def over_disk_quota(self, limit_bytes: int) -> bool:
+        """Whether the worker's private directory holds more than ``limit_bytes`` or :data:`_MAX_PRIVATE_ENTRIES`
+        entries (RLIMIT_FSIZE caps one file; this caps them all, checked about once a second)."""
+        used, seen = 0, 0
+        stack = [self.tmpdir]
+        while stack:
+            try:
+                entries = list(os.scandir(stack.pop()))
+            except OSError:
+                continue
+            for entry in entries:
+                seen += 1
+                try:
+                    info = entry.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                used += info.st_blocks * 512
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                if used > limit_bytes or seen > _MAX_PRIVATE_ENTRIES:
+                    return True
+        return False
+
     def remove_dir(self) -> None:
         shutil.rmtree(self.tmpdir, ignore_errors=True)
 
@@ -288,6 +311,7 @@ class _Run:
         self.batch = 1
         self.writers: dict[int, _Proc] = {}
         self.confinement = ""
+        self.disk_checked = time.monotonic()
 
     # -- workers ----------------------------------------------------------------------------------------------
 
@@ -668,6 +692,15 @@ class _Run:
             if not alive and proc.state != "dead":
                 self.lost(proc, "crash", "the worker crashed")
         now = time.monotonic()
+        if now - self.disk_checked > _DISK_CHECK_EVERY_S:
+            self.disk_checked = now
+            quota = 2 * self.limits.file_mb * 1024 * 1024
+            for proc in self.live():
+                if proc.over_disk_quota(quota):
+                    text = (
+                        f"wrote more than {2 * self.limits.file_mb} MB or {_MAX_PRIVATE_ENTRIES} files to its directory"
+                    )
+                    self.lost(proc, "crash", f"the worker was stopped: it {text}")
         for proc in self.live():
             if proc.deadline is not None and now > proc.deadline:
                 text = f"timed out after {self.limits.timeout_s:g} s; the worker did not respond and was replaced"
@@ -707,14 +740,9 @@ def _read_module(module: Path | ModuleSource) -> tuple[str, str]:
         return module.text, module.filename
     if not isinstance(module, Path):
         raise TypeError("pass a pathlib.Path or a ModuleSource (a plain str is ambiguous)")
-    try:
-        return module.read_text(encoding="utf-8"), str(module.resolve())
-    except FileNotFoundError:
-        raise InputError(f"{module}: no such assertions module") from None
-    except UnicodeDecodeError:
-        raise InputError(f"{module}: the assertions module is not UTF-8 text") from None
-    except OSError as error:
-        raise InputError(f"{module}: cannot read the assertions module ({error.strerror})") from None
+    if not os.path.lexists(module):
+        raise InputError(f"{module}: no such assertions module")
+    return read_limited_text(module, limit=MAX_SIDECAR_BYTES, what="an assertions module"), str(module.resolve())
 
 
 def _case_payloads(cases: Sequence[SandboxCase]) -> list[list[Any]]:

@@ -615,10 +615,11 @@ def main() -> None:
     _limit(resource.RLIMIT_CORE, 0)
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     signal.signal(signal.SIGALRM, _on_alarm)
-    threading.Thread(target=_orphan_guard, args=(os.getppid(),), daemon=True).start()
     _limit(resource.RLIMIT_NPROC, 0)  # no new processes (not enforced for root: seccomp is)
     _limit(resource.RLIMIT_NOFILE, 256)
-    worker.send(["confined", _confine(config)])
+    parent = os.getppid()
+    worker.send(["confined", _confine(config)])  # while this is the only thread: Landlock and capabilities are
+    threading.Thread(target=_orphan_guard, args=(parent,), daemon=True).start()  # per thread, inherited by new ones
     _assertions.set_ask_llm_handler(worker.ask)
     sys.addaudithook(_audit)
     worker.serve(str(config["source"]))

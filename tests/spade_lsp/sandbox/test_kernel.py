@@ -29,6 +29,7 @@ from spade_lsp.sandbox import (
     probe,
     run_assertions,
 )
+from tests.spade_lsp.sandbox._attacks import PRELUDE
 from tests.support.blurb import examples_jsonl
 
 MODULE = ModuleSource(
@@ -160,3 +161,25 @@ def test_doctor_fails_where_nothing_can_confine(
     lines = capsys.readouterr().out.splitlines()
     sandbox = next(line for line in lines if line.startswith("sandbox"))
     assert "error" in sandbox and "python-only" in sandbox
+
+
+def test_a_worker_that_fills_its_private_directory_is_stopped() -> None:
+    """RLIMIT_FSIZE caps one file; the parent caps them all (2 x file_mb, 2,000 entries), about once a second."""
+    source = PRELUDE.replace("HOST_JSON", repr("{}")) + (
+        "def assert_fills_the_disk(example, prompt, response):\n"
+        "    sys, imp, os, B, ct, libc, W, sc = _kit()  # past the Python layer, which refuses open()\n"
+        "    n = 0\n"
+        "    while True:\n"
+        "        with B.open(f'f{n}', 'wb') as f:\n"
+        "            f.write(b'x' * 100_000)\n"
+        "        n += 1\n"
+        "def assert_short(example, prompt, response):\n"
+        "    return len(response) < 10\n"
+    )
+    limits = SandboxLimits(file_mb=1, timeout_s=20, workers=1)
+    result = run_assertions(ModuleSource(source, "/virtual/fill_assertions.py"), CASES[:1], limits=limits)
+    error = result.error(0, "assert_fills_the_disk")
+    assert error is not None and error.kind == "crash"
+    assert "wrote more than 2 MB or 2000 files" in error.message
+    assert result.passed[0][1] is True  # the next assertion ran in a fresh worker
+    assert result.timing.wall_s < 10
