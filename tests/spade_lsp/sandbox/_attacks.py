@@ -26,7 +26,7 @@ RLIMIT = "rlimit"
 PARENT = "parent caps"
 PYTHON = "python layer"
 ESCAPE = "NOTHING (escape)"
-FORGED = "NOTHING (forged verdict accepted)"
+FORGED = "not contained: one module, one trust domain"
 
 EPERM = r"\[Errno 1\]"
 EACCES = r"\[Errno 13\]"
