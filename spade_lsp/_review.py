@@ -37,6 +37,7 @@ from typing import Any, Final, Literal, TextIO
 
 from spade_lsp.assertions import ASSERTION_PREFIX
 from spade_lsp.errors import InputError
+from spade_lsp.overview import decorator_metadata
 
 LLM_SYNTHESIZER: Final = "llm"
 #: The diagnostic code and the editor command; the CLI subcommand is ``spade review``.
@@ -92,18 +93,8 @@ def sha_of(text: str) -> str:
 
 
 def _declared_synthesizer(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
-    for decorator in node.decorator_list:
-        if not isinstance(decorator, ast.Call):
-            continue
-        func = decorator.func
-        name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
-        if name != "assertion":
-            continue
-        for keyword in decorator.keywords:
-            if keyword.arg == "synthesizer" and isinstance(keyword.value, ast.Constant):
-                value = keyword.value.value
-                return value if isinstance(value, str) else None
-    return None
+    value = (decorator_metadata(node) or {}).get("synthesizer")
+    return value if isinstance(value, str) else None
 
 
 def function_texts(text: str) -> list[FunctionText]:

@@ -417,7 +417,7 @@ def _literal(node: ast.expr) -> Any:
         return None
 
 
-def _decorator_metadata(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] | None:
+def decorator_metadata(node: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any] | None:
     """The literal keyword arguments of an ``@assertion(...)`` decorator, or None when it has none."""
     for decorator in node.decorator_list:
         if not isinstance(decorator, ast.Call):
@@ -447,7 +447,7 @@ def _assertion_views(tree: ast.Module, lines: Sequence[str], line_offset: int) -
         column = def_text.find(node.name)
         name_start = utf16_len(def_text[: max(column, 0)])
         end_text = lines[end] if end < len(lines) else ""
-        meta = _decorator_metadata(node)
+        meta = decorator_metadata(node)
         version = meta.get("version") if meta else None
         out.append(
             AssertionView(

@@ -18,7 +18,7 @@ UTF16: Final = types.PositionEncodingKind.Utf16
 _LINE_BREAK: Final = re.compile(r"\r\n|\r|\n")
 
 
-def _units(text: str, encoding: str) -> int:
+def code_units(text: str, encoding: str) -> int:
     if encoding == types.PositionEncodingKind.Utf8:
         return len(text.encode("utf-8", "surrogatepass"))
     if encoding == types.PositionEncodingKind.Utf32:
@@ -32,7 +32,7 @@ def _index_for_units(line: str, units: int, encoding: str) -> int:
     for index, char in enumerate(line):
         if count >= units:
             return index
-        count += _units(char, encoding)
+        count += code_units(char, encoding)
     return len(line)
 
 
@@ -55,14 +55,14 @@ class Columns:
             return character
         text = self._line(line)
         index = _index_for_units(text, character, UTF16)
-        return _units(text[:index], self.encoding)
+        return code_units(text[:index], self.encoding)
 
     def from_client(self, line: int, character: int) -> int:
         if self.identity:
             return character
         text = self._line(line)
         index = _index_for_units(text, character, self.encoding)
-        return _units(text[:index], UTF16)
+        return code_units(text[:index], UTF16)
 
     def position(self, position: Position) -> types.Position:
         return types.Position(line=position.line, character=self.to_client(position.line, position.character))

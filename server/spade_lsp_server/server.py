@@ -32,7 +32,7 @@ from pygls.workspace import TextDocument
 from spade_lsp._fallbacks import Fallback
 from spade_lsp.overview import PromptOverview
 from spade_lsp_server import _documents
-from spade_lsp_server._convert import Columns
+from spade_lsp_server._convert import Columns, code_units
 from spade_lsp_server._documents import DocumentRef
 from spade_lsp_server._state import WorkspaceState
 
@@ -123,14 +123,6 @@ class SpadeProtocol(LanguageServerProtocol):
             yield handler, (params,), None
 
 
-def _units(text: str, encoding: str) -> int:
-    if encoding == types.PositionEncodingKind.Utf8:
-        return len(text.encode("utf-8", "surrogatepass"))
-    if encoding == types.PositionEncodingKind.Utf32:
-        return len(text)
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
-
-
 def text_offset(text: str, position: types.Position, encoding: str) -> int:
     """The index in ``text`` of an LSP position: a line past the last is the end of the text, a character past
     the end of its line is the line's end (before its line break), and one inside a character's code units is
@@ -150,7 +142,7 @@ def text_offset(text: str, position: types.Position, encoding: str) -> int:
         return start + min(wanted, end - start)
     units = 0
     for index in range(start, end):
-        units += _units(text[index], encoding)
+        units += code_units(text[index], encoding)
         if units > wanted:
             return index
     return end
