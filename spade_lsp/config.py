@@ -21,7 +21,7 @@ _FALLBACK_MARKERS = ("pyproject.toml", ".git")
 
 #: Said by every run of generated assertions under ``sandbox = "python-only"`` (the CLI, the editor, doctor).
 PYTHON_ONLY_WARNING = (
-    'warning: sandbox = "python-only": generated assertions run with Python-level checks only, which '
+    'sandbox = "python-only": generated assertions run with Python-level checks only, which '
     "hostile code can bypass; remove the setting on a Linux kernel with Landlock and seccomp"
 )
 
