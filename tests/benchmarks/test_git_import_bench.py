@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from spade_lsp._git import file_history
-from tests.support.floors import REMEASURE, below
+from tests.support.floors import below
 
 COMMITS = 1_000
 RUNS = 5
@@ -25,7 +25,6 @@ FLOOR_SECONDS = 2.0
 
 pytestmark = [
     pytest.mark.benchmark,
-    REMEASURE,
     pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed"),
 ]
 
@@ -99,7 +98,7 @@ def test_file_history_of_1000_commits_is_fast(big_repo: Path, monkeypatch: pytes
         f"\nfile_history, {COMMITS} commits: median {median:.3f} s over {RUNS} runs "
         f"(min {min(timings):.3f} s, max {max(timings):.3f} s)"
     )
-    below(median, FLOOR_SECONDS, f"git history of {COMMITS} commits read, median s")
+    below("file_history_1000_commits_s", median, FLOOR_SECONDS, "s", runs=timings)
 
 
 def test_import_of_1000_commits_into_the_store_is_fast(
@@ -122,4 +121,4 @@ def test_import_of_1000_commits_into_the_store_is_fast(
             assert len(workspace.history.deltas(path)) == COMMITS
     median = statistics.median(timings)
     print(f"\ngit import into the store, {COMMITS} commits: median {median:.3f} s over {len(timings)} runs")
-    below(median, FLOOR_SECONDS, f"git import of {COMMITS} commits into the store, median s")
+    below("import_1000_commits_into_store_s", median, FLOOR_SECONDS, "s", runs=timings)

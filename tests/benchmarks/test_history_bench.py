@@ -17,7 +17,7 @@ import pytest
 
 from spade_lsp._history import Revision
 from spade_lsp.workspace import Workspace
-from tests.support.floors import REMEASURE, below
+from tests.support.floors import below
 
 SENTENCES = 2_000
 VERSIONS = 200
@@ -25,7 +25,7 @@ FULL_FLOOR_S = 2.0
 ONE_VERSION_FLOOR_S = 0.020
 FULL_RUNS = 5
 
-pytestmark = [pytest.mark.benchmark, REMEASURE]
+pytestmark = pytest.mark.benchmark
 
 _SUBJECTS = ["the summary", "each answer", "the email", "the review", "your reply", "the list", "the report"]
 _TEMPLATES = [
@@ -106,7 +106,7 @@ def test_full_history_of_200_versions(tmp_path: Path) -> None:
             assert all(d.changes for d in deltas)
     median = statistics.median(timings)
     print(f"\nfull history, {VERSIONS} versions x ~{SENTENCES} sentences: median {median:.3f} s over {FULL_RUNS} runs")
-    below(median, FULL_FLOOR_S, "full history, median s")
+    below("full_history_200_versions_s", median, FULL_FLOOR_S, "s", runs=timings)
 
 
 def test_one_new_version(tmp_path: Path) -> None:
@@ -128,4 +128,4 @@ def test_one_new_version(tmp_path: Path) -> None:
             assert recorded is not None
     median = statistics.median(timings)
     print(f"\none new version of a ~{SENTENCES}-sentence prompt: median {median * 1000:.1f} ms of 20")
-    below(median, ONE_VERSION_FLOOR_S, "one new version, median s")
+    below("one_new_version_s", median, ONE_VERSION_FLOOR_S, "s", runs=timings)

@@ -21,23 +21,18 @@ set). Figures are written to ``artifacts/bench.json``. Run with ``make bench`` o
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import statistics
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from spade_lsp.local_model import LocalEndpoint, ensure_server, stop_server
-from tests.support.floors import REMEASURE, at_least, below
+from tests.support.floors import at_least, below
 from tests.support.local_model import require_local_model
-
-ROOT = Path(__file__).resolve().parents[2]
-BENCH_JSON = Path(os.environ.get("SPADE_ARTIFACTS", ROOT / "artifacts")) / "bench.json"
 
 RUNS = 5
 GENERATED_TOKENS = 64
@@ -46,31 +41,9 @@ TOKENS_PER_S_FLOOR = 15.0  # measured median 72 tokens/s
 START_FLOOR_S = 15.0  # measured 0.9-1.3 s
 TIMEOUT_S = 60.0
 
-pytestmark = [pytest.mark.benchmark, REMEASURE]
+pytestmark = pytest.mark.benchmark
 
 START: dict[str, float] = {}  # the module's server start, measured once by the fixture
-
-
-def _record(figure: str, value: float, unit: str, floor: float, better: str, runs: list[float]) -> None:
-    """Merge one figure into ``artifacts/bench.json`` (keyed by benchmark file and figure; other keys untouched)."""
-    BENCH_JSON.parent.mkdir(parents=True, exist_ok=True)
-    with BENCH_JSON.with_suffix(".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            figures: dict[str, Any] = json.loads(BENCH_JSON.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            figures = {}
-        figures[f"{Path(__file__).name}::{figure}"] = {
-            "value": round(value, 4),
-            "unit": unit,
-            "floor": floor,
-            "better": better,
-            "runs": [round(run, 4) for run in runs],
-            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
-        temporary = BENCH_JSON.with_suffix(".json.tmp")
-        temporary.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        os.replace(temporary, BENCH_JSON)
 
 
 @pytest.fixture(scope="module")
@@ -107,8 +80,7 @@ def _messages(product: str) -> list[dict[str, str]]:
 def test_server_start(endpoint: LocalEndpoint) -> None:
     seconds = START["seconds"]
     print(f"\nlocal model server started and answered in {seconds:.2f} s (floor {START_FLOOR_S:g} s)")
-    _record("server_start_s", seconds, "s", START_FLOOR_S, "lower", [seconds])
-    below(seconds, START_FLOOR_S, "local model server start (s)")
+    below("server_start_s", seconds, START_FLOOR_S, "s", runs=[seconds])
 
 
 def test_first_token_latency_of_a_streaming_request(endpoint: LocalEndpoint) -> None:
@@ -132,8 +104,7 @@ def test_first_token_latency_of_a_streaming_request(endpoint: LocalEndpoint) -> 
         print(f"\nrun {run + 1}: first token after {first * 1000:.0f} ms, {chunks} chunks")
     median = statistics.median(latencies)
     print(f"median first-token latency {median * 1000:.0f} ms (floor {FIRST_TOKEN_FLOOR_S * 1000:.0f} ms)")
-    _record("first_token_s", median, "s", FIRST_TOKEN_FLOOR_S, "lower", latencies)
-    below(median, FIRST_TOKEN_FLOOR_S, "median first-token latency (s)")
+    below("first_token_s", median, FIRST_TOKEN_FLOOR_S, "s", runs=latencies)
 
 
 def test_tokens_per_second_of_generation(endpoint: LocalEndpoint) -> None:
@@ -156,8 +127,7 @@ def test_tokens_per_second_of_generation(endpoint: LocalEndpoint) -> None:
         print(f"\nrun {run + 1}: {tokens} tokens in {seconds:.2f} s, {tokens / seconds:.1f} tokens/s")
     median = statistics.median(rates)
     print(f"median {median:.1f} tokens/s (floor {TOKENS_PER_S_FLOOR:g})")
-    _record("tokens_per_s", median, "tokens/s", TOKENS_PER_S_FLOOR, "higher", rates)
-    at_least(median, TOKENS_PER_S_FLOOR, "median generation speed (tokens/s)")
+    at_least("tokens_per_s", median, TOKENS_PER_S_FLOOR, "tokens/s", runs=rates)
 
 
 # --- figure 3: 100 calls through `spade sample --model local` ------------------------------------------------------
@@ -202,5 +172,4 @@ def test_one_hundred_calls_through_spade_sample(endpoint: LocalEndpoint, tmp_pat
         f"({seconds / (SAMPLE_INPUTS * SAMPLES):.2f} s a call, {document['calls_failed']} failed; "
         f"floor {SAMPLE_FLOOR_S:g} s)"
     )
-    _record("sample_100_calls_s", seconds, "s", SAMPLE_FLOOR_S, "lower", [seconds])
-    below(seconds, SAMPLE_FLOOR_S, "100 calls through spade sample --model local (s)")
+    below("sample_100_calls_s", seconds, SAMPLE_FLOOR_S, "s", runs=[seconds])

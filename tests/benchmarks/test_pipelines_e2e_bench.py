@@ -22,6 +22,7 @@ from spade_lsp._assertion_jobs import evaluate, synthesize
 from spade_lsp.synthesis._offline import OfflineSynthesizer
 from spade_lsp.taxonomy import DISPLAY_NAMES
 from spade_lsp.workspace import Workspace
+from tests.support.floors import figure
 
 PIPELINES = ("codereviews", "emails", "finance", "lecturesummaries", "sportroutine")
 TAU, ALPHA = 0.25, 0.6
@@ -112,3 +113,7 @@ def test_five_pipelines_offline(tmp_path: Path, shared_bench: Path) -> None:
         print(f"{r['pipeline']}: `cov` selection over the offline candidates: {r['cov']}")
     reached = sum(r["coverage"] >= ALPHA and r["ffr"] <= TAU for r in results)
     print(f"target (coverage >= {ALPHA}, FFR <= {TAU}) met on {reached} of {len(results)} pipelines")
+    for r in results:
+        figure(f"{r['pipeline']}_offline_coverage", r["coverage"], "")
+        figure(f"{r['pipeline']}_offline_ffr", r["ffr"], "")
+    figure("pipelines_meeting_the_target", reached, f"of {len(results)}")

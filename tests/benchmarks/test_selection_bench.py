@@ -25,10 +25,11 @@ from typing import Any
 import numpy as np
 import pytest
 
+from spade_lsp.errors import SelectionError
 from spade_lsp.selection import AssertionSpec, SelectionInput, Subsumption, load_matrix_file, select
-from tests.support.floors import REMEASURE, at_least, below, require
+from tests.support.floors import at_least, at_most, below
 
-pytestmark = [pytest.mark.benchmark, REMEASURE]
+pytestmark = pytest.mark.benchmark
 
 TAU, ALPHA = 0.25, 0.6
 PIPELINES = ("codereviews", "emails", "finance", "lecturesummaries", "sportroutine")
@@ -109,7 +110,8 @@ def test_sub_beats_the_paper_on_every_pipeline(shared_bench: Path) -> None:
     print(
         f"{'total':18} {paper_total:5} {ours_total:5}   reduction {reduction:.1%} (floor {TOTAL_REDUCTION_FLOOR:.0%})"
     )
-    assert reduction >= TOTAL_REDUCTION_FLOOR
+    # the selections do not depend on the machine's speed: a smaller reduction is a regression, and fails
+    at_least("sub_reduction_vs_paper", reduction, TOTAL_REDUCTION_FLOOR, "", strict=True)
 
 
 def _paper_formulation(problem: SelectionInput) -> int:
@@ -166,7 +168,7 @@ def test_compact_highs_is_ten_times_faster_than_the_papers_cbc_formulation(share
         paper_s += paper
         print(f"{name:18} {ours:15.4f} {paper:15.3f} {paper / ours:6.0f}x")
     print(f"{'total':18} {ours_s:15.4f} {paper_s:15.3f} {paper_s / ours_s:6.0f}x (floor {SPEEDUP_FLOOR:.0f}x)")
-    at_least(paper_s / ours_s, SPEEDUP_FLOOR, "speed-up over the paper's formulation on CBC")
+    at_least("speedup_over_paper_cbc", paper_s / ours_s, SPEEDUP_FLOOR, "x")
 
 
 def synthetic(shared_bench: Path, *, n: int = 1000, m: int = 10_000, seed: int = 0) -> SelectionInput:
@@ -203,7 +205,15 @@ def synthetic(shared_bench: Path, *, n: int = 1000, m: int = 10_000, seed: int =
 def test_thousand_by_ten_thousand_in_under_ten_seconds(shared_bench: Path, method: str) -> None:
     problem = synthetic(shared_bench)
     start = time.perf_counter()
-    result = select(problem, method, tau=TAU, alpha=ALPHA, folds=0, time_limit=LARGE_FLOOR_S, gap=LARGE_GAP)  # type: ignore[arg-type]
+    try:
+        result = select(problem, method, tau=TAU, alpha=ALPHA, folds=0, time_limit=LARGE_FLOOR_S, gap=LARGE_GAP)  # type: ignore[arg-type]
+    except SelectionError as error:
+        if "time limit" not in str(error):
+            raise
+        # no selection at all within the time limit: the time floor missed (a slow machine), not a wrong answer
+        print(f"\n1000 x 10000 {method}: {error}")
+        below(f"1000x10000_{method}_s", time.perf_counter() - start, LARGE_FLOOR_S, "s")
+        return
     seconds = time.perf_counter() - start
     gap = result.gap or 0.0
     print(
@@ -213,9 +223,9 @@ def test_thousand_by_ten_thousand_in_under_ten_seconds(shared_bench: Path, metho
         f"(floor {LARGE_FLOOR_S:g} s, gap <= 1%)"
     )
     # the solver stops at the time limit: a gap over 1% there is the time floor missed, like a slow solve
-    solved = result.status == "optimal" or (result.status == "feasible" and gap <= LARGE_GAP)
-    require(solved, f"1000 x 10000 {method}: {result.status}, gap {gap:.2e} at the time limit")
-    below(seconds, LARGE_FLOOR_S, f"1000 x 10000 {method}, s")
+    assert result.status in ("optimal", "feasible"), result.status
+    below(f"1000x10000_{method}_s", seconds, LARGE_FLOOR_S, "s")
+    at_most(f"1000x10000_{method}_gap", gap, LARGE_GAP, "")
     assert result.excluded_not_subsumed == () or method == "cov"
 
 
@@ -236,4 +246,4 @@ def test_reselection_after_one_label_change(shared_bench: Path) -> None:
         medians.append(statistics.median(times))
         print(f"{name:18} {statistics.median(times) * 1000:9.1f} {max(times) * 1000:7.1f}")
     print(f"worst median {max(medians) * 1000:.1f} ms (floor {RESELECT_FLOOR_S * 1000:.0f} ms)")
-    below(max(medians), RESELECT_FLOOR_S, "re-selection after one label change, worst median s")
+    below("reselection_worst_median_s", max(medians), RESELECT_FLOOR_S, "s", runs=medians)

@@ -141,12 +141,16 @@ def test_synthesize_with_the_local_model_finishes_and_reports_what_fell_back(
 
 
 def test_judge_grading_notes_with_the_local_model(capsys: pytest.CaptureFixture[str], greet: Path) -> None:
+    # two of the three examples (a good and a bad one): every item is the same check, and each costs the 135M
+    # model several generations (re-asks and retries of unusable answers), the slowest test of the suite with three
+    lines = "".join(json.dumps(example) + "\n" for example in EXAMPLES[:2])
+    (greet.parent / "greet.examples.jsonl").write_text(lines, encoding="utf-8")
     code, document, err = run(capsys, "judge", str(greet), "--grading-notes", "--json")
     assert code == 0, err
     problems = 0
     for name in ("with_notes", "without_notes"):
         arm = document[name]
-        assert arm["items"] == 3 and sum(arm["answers"].values()) == 3
+        assert arm["items"] == 2 and sum(arm["answers"].values()) == 2
         assert arm["answers"]["none"] == sum(arm["problems"].values())  # every unusable answer has its reason
         problems += sum(arm["problems"].values())
     assert sum(f["count"] for f in document["fallbacks"]) == problems

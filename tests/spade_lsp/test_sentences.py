@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import random
 import re
-import time
 
 import pytest
 
@@ -328,10 +327,8 @@ def _big_prompt(n: int, seed: int) -> str:
     return "\n\n".join(parts)
 
 
-def test_two_thousand_sentences_split_fast() -> None:
+def test_two_thousand_sentences_split() -> None:
+    """A 2,000-sentence prompt splits into at least 2,000 units (its speed: tests/benchmarks/test_text_bench.py)."""
     text = _big_prompt(2000, seed=7)
-    started = time.perf_counter()
     units = split_sentences(text)
-    elapsed = time.perf_counter() - started
     assert len(units) >= 2000
-    assert elapsed < 2.0  # measured ~0.25 s; generous so a loaded CI machine does not flake

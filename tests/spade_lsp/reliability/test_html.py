@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 import random
-import time
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -381,13 +380,15 @@ def test_large_document_says_how_many_inputs_were_left_out() -> None:
     assert cells == shown * 20 * 10
 
 
-def test_200_by_20_by_10_renders_quickly() -> None:
+def large_document() -> dict[str, Any]:
+    """200 inputs x 20 samples x 10 checks: exactly the cell budget (the benchmark's input too)."""
     inputs = [f"case-{i:03d}" for i in range(200)]
-    document = _document(inputs, 20, [(f"assert_{k}", f"check {k}", 0.9) for k in range(10)], seed=4)
-    start = time.perf_counter()
-    page = render_html(document)
-    elapsed = time.perf_counter() - start
-    assert elapsed < 2.0, elapsed
+    return _document(inputs, 20, [(f"assert_{k}", f"check {k}", 0.9) for k in range(10)], seed=4)
+
+
+def test_200_by_20_by_10_renders_every_cell() -> None:
+    """Its speed (under 2 s) is measured by tests/benchmarks/test_report_bench.py."""
+    page = render_html(large_document())
     assert "left out" not in page  # exactly at the budget: everything drawn
     assert page.count('class="cell ') == 200 * 20 * 10
 

@@ -235,21 +235,19 @@ async def test_ten_clients_all_get_every_notification_and_their_jobs_done(root: 
         await async_wait_until(lambda: all(n.changed("blurb.prompt") for n in notes), what="all ten notified")
         for number in range(len(clients)):  # one prompt each: their jobs may run side by side
             (root / f"p{number}.prompt").write_text(f"Keep it under {number + 5} words.\n", encoding="utf-8")
-        started = time.monotonic()
         jobs = await asyncio.gather(
             *(c.submit_job("synthesize", f"p{n}.prompt", {"write": False}) for n, c in enumerate(clients))
         )
         finished = await asyncio.gather(
             *(c.wait_job(j["id"], timeout_s=30) for c, j in zip(clients, jobs, strict=True))
         )
-        elapsed = time.monotonic() - started
         assert [job["status"] for job in finished] == ["done"] * 10, [job["error"] for job in finished]
         for note in notes:  # every client hears about every job, not just its own
             await async_wait_until(
                 lambda note=note: len({p["id"] for m, p in note.seen if m == "job/finished"}) == 10,
                 what="ten job/finished notifications",
             )
-        assert elapsed < 15
+        # how long the ten jobs take side by side: tests/benchmarks/test_daemon_bench.py
         status = await clients[0].request("daemon/status")
         assert status["clients"] == 10 and status["jobs_active"] == 0
     finally:
