@@ -56,7 +56,9 @@ typecheck: dev
 # The functional suite: everything under tests/ but the benchmarks (left out by path and by marker, so nothing
 # timed runs here; speed is `make bench`'s). pytest's exit code 5 ("no tests collected") is not a failure of the
 # code under test, so it passes with a note.
-PYTEST_FUNCTIONAL := -m "not benchmark" --ignore=tests/benchmarks
+# One worker per core (at most 4): the tests mostly wait on servers, daemons and editors. A file's tests share a
+# worker, and so do the files that share a machine-wide resource (tests/conftest.py).
+PYTEST_FUNCTIONAL := -m "not benchmark" --ignore=tests/benchmarks -n auto --maxprocesses 4 --dist loadgroup
 pytest: dev
 	@$(BIN)/pytest -q $(PYTEST_FUNCTIONAL) tests; code=$$?; \
 	if [ $$code -eq 5 ]; then echo "pytest: no tests were collected"; exit 0; fi; exit $$code

@@ -49,3 +49,21 @@ def shared_bench() -> Iterator[Path]:
     if not SHARED_BENCH.is_dir():
         pytest.fail(f"benchmark data not found at {SHARED_BENCH}: ../shared must sit beside the checkout")
     yield SHARED_BENCH
+
+
+#: Test files that share a machine-wide resource run in one pytest-xdist worker: the local model (one server per
+#: user, which some of these tests stop) and the real editors (a code-server and a Neovim each).
+_SHARED_WORKER = {
+    "test_local_model.py": "local-model",
+    "test_local_model_e2e.py": "local-model",
+    "test_roles.py": "local-model",
+    "test_neovim.py": "editors",
+    "test_vscode.py": "editors",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under ``-n N --dist loadgroup`` (``make test``) a file's tests stay in one worker, so its module-scoped
+    servers start once, and the files of :data:`_SHARED_WORKER` share one."""
+    for item in items:
+        item.add_marker(pytest.mark.xdist_group(_SHARED_WORKER.get(item.path.name, str(item.path))))

@@ -28,7 +28,7 @@ import os
 import platform
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 __all__ = ["KernelSupport", "close_inherited_fds", "confine", "library_dirs", "probe", "verify"]
@@ -111,7 +111,7 @@ class KernelSupport:
     landlock_abi: int = 0
     seccomp: bool = False
     missing: tuple[str, ...] = ()
-    layers: tuple[str, ...] = field(default=())
+    layers: tuple[str, ...] = ()
 
     @property
     def confines(self) -> bool:
