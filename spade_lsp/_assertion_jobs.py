@@ -17,7 +17,6 @@ from spade_lsp._examples import Example, read_examples
 from spade_lsp._fallbacks import Fallbacks
 from spade_lsp._files import (
     MAX_EXAMPLES_BYTES,
-    MAX_SIDECAR_BYTES,
     atomic_write_text,
     examples_path,
     prompt_stem,
@@ -30,7 +29,7 @@ from spade_lsp._store import Store
 from spade_lsp.config import Settings
 from spade_lsp.errors import InputError, LLMError, ModelNotConfiguredError, SpadeError, StoreError
 from spade_lsp.llm import LLMClient, parse_json_answer
-from spade_lsp.sandbox import PYTHON_ONLY_WARNING, SandboxCase, SandboxLimits, run_assertions
+from spade_lsp.sandbox import PYTHON_ONLY_WARNING, ModuleSource, SandboxCase, SandboxLimits, run_assertions
 from spade_lsp.synthesis import Candidate, Instruction, PromptContext, Synthesizer, placeholders_of, render_prompt
 from spade_lsp.synthesis._sidecar import SidecarUpdate, plan_sidecar
 from spade_lsp.workspace import Workspace, sync_prompt
@@ -319,10 +318,13 @@ def evaluate(
     limits = dataclasses.replace(limits or SandboxLimits(), confinement=settings.sandbox)
     if limits.confinement == "python-only":
         warnings.append(PYTHON_ONLY_WARNING)
-    pending = _unreviewed_in(workspace, prompt, module)
+    text = _read_sidecar(module)  # once: the text that runs is the text marked and hashed
+    if text is None:
+        raise InputError(f"{module}: no sidecar module; run `spade synthesize {prompt}` first")
+    pending = _unreviewed_in(workspace, prompt, text)
     started = datetime.now(UTC).isoformat()
     clock = time.perf_counter()
-    result = run_assertions(module, cases, limits=limits, ask_llm=ask)
+    result = run_assertions(ModuleSource(text, str(module.resolve())), cases, limits=limits, ask_llm=ask)
     seconds = time.perf_counter() - clock
     mean_tokens = sum(len(c.response) for c in cases) / max(len(cases), 1) / 4
     assertions = [
@@ -363,16 +365,18 @@ def evaluate(
         module_error=_module_error(module, result.module_error),
         warnings=warnings,
     )
-    run.run_id = _store_run(workspace, prompt, run, started, module, source, limits, ask.model if ask else None)
+    module_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    model = ask.model if ask else None
+    run.run_id = _store_run(workspace, prompt, run, started, module, module_hash, source, limits, model)
     return run
 
 
-def _unreviewed_in(workspace: Workspace, prompt: Path, module: Path) -> set[str]:
+def _unreviewed_in(workspace: Workspace, prompt: Path, text: str) -> set[str]:
     """Names of the module's LLM-written functions whose text nobody accepted (see :mod:`spade_lsp._review`)."""
     from spade_lsp._review import unreviewed
 
     key = workspace.history.prompt_key(prompt)
-    return {item.name for item in unreviewed(workspace.store.db, key, _read_sidecar(module))}
+    return {item.name for item in unreviewed(workspace.store.db, key, text)}
 
 
 def load_eval_run(store: Store, run_id: int) -> EvalRun:
@@ -454,6 +458,7 @@ def _store_run(
     run: EvalRun,
     started: str,
     module: Path,
+    module_hash: str,
     examples: Path,
     limits: SandboxLimits,
     model: str | None,
@@ -477,7 +482,7 @@ def _store_run(
                 prompt_id,
                 started,
                 datetime.now(UTC).isoformat(),
-                _sha256(module, limit=MAX_SIDECAR_BYTES, what="a sidecar module"),
+                module_hash,
                 _sha256(examples, limit=MAX_EXAMPLES_BYTES, what="an examples file"),
                 json.dumps(parameters),
                 json.dumps(run.assertions),

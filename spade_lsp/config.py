@@ -98,12 +98,19 @@ class Settings(BaseModel):
         return _validate(data, source)
 
 
+#: Settings only the workspace's settings files set (spade.toml, pyproject.toml): a prompt's front matter, the
+#: editor's settings (which a repository's .vscode/settings.json can hold) and a job's overrides cannot loosen the
+#: sandbox.
+FILE_ONLY_SETTINGS = frozenset({"sandbox"})
+
+
 def front_matter_settings(front_matter: Mapping[str, Any]) -> dict[str, Any]:
-    """The entries of a prompt's front matter that are settings (other keys belong to the prompt itself)."""
+    """The entries of a prompt's front matter that are settings (other keys belong to the prompt itself, and
+    :data:`FILE_ONLY_SETTINGS` are ignored)."""
     return {
         str(key).replace("-", "_"): value
         for key, value in front_matter.items()
-        if str(key).replace("-", "_") in Settings.model_fields
+        if str(key).replace("-", "_") in Settings.model_fields.keys() - FILE_ONLY_SETTINGS
     }
 
 

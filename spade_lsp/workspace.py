@@ -17,7 +17,7 @@ from spade_lsp._roles import (
     require,
 )
 from spade_lsp._store import Store
-from spade_lsp.config import Settings, find_workspace_root, front_matter_settings, load_settings
+from spade_lsp.config import FILE_ONLY_SETTINGS, Settings, find_workspace_root, front_matter_settings, load_settings
 from spade_lsp.llm import LLMClient
 
 #: The settings a client is made with (:func:`~spade_lsp._roles.make_client`): prompts that differ in them (by
@@ -41,7 +41,7 @@ class Workspace:
     ) -> None:
         self.root = root.resolve()
         base = settings if settings is not None else load_settings(self.root)
-        self._overrides = dict(overrides or {})
+        self._overrides = {k: v for k, v in (overrides or {}).items() if k.replace("-", "_") not in FILE_ONLY_SETTINGS}
         self._overrides_source = overrides_source
         self.settings = base.merged(self._overrides, source=overrides_source)
         self.store = Store.open(self.root, busy_timeout_s=busy_timeout_s)

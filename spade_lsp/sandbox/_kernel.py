@@ -71,6 +71,11 @@ _CLONE_THREAD: Final = 0x00010000
 _CLONE_NAMESPACES: Final = (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000)
 _AF_UNIX: Final = 1
 _TIOCSTI, _TIOCLINUX = 0x5412, 0x541C
+#: Ways to make the kernel signal another process for us (SIGIO to an owner set on a descriptor): Landlock
+#: scopes them only from ABI 6, so seccomp refuses them on every kernel.
+_F_SETOWN, _F_SETSIG, _F_SETOWN_EX = 8, 10, 15
+_FIOSETOWN, _SIOCSPGRP = 0x8901, 0x8902
+_PRIO_PROCESS, _IOPRIO_WHO_PROCESS = 0, 1
 
 #: System calls a worker never needs and an attacker would: denied with EPERM.
 _DENIED_SYSCALLS: Final = (
@@ -91,6 +96,8 @@ _DENIED_SYSCALLS: Final = (
     # memory that RLIMIT_AS does not count; watching directories outside; messages carrying an address or fds
     "memfd_create", "memfd_secret", "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_init",
     "sendmsg", "sendmmsg",
+    # path truncation: Landlock handles it only from ABI 3 (ftruncate of the worker's own files stays)
+    "truncate",
     # System V and POSIX IPC reach objects of other processes of the same uid (root's, when root started us)
     "shmget", "shmat", "shmctl", "shmdt", "msgget", "msgsnd", "msgrcv", "msgctl", "semget", "semop", "semctl",
     "semtimedop", "mq_open", "mq_unlink", "mq_timedsend", "mq_timedreceive", "mq_notify", "mq_getsetattr",
@@ -102,6 +109,8 @@ _OTHER_PROCESS_ARG: Final = {
     "prlimit64": 0, "sched_setaffinity": 0, "sched_setscheduler": 0, "sched_setparam": 0, "sched_setattr": 0,
     "migrate_pages": 0, "move_pages": 0, "setpriority": 1, "ioprio_set": 1,
 }  # fmt: skip
+#: ... and for these, at this argument, the one "which" that means a process (not a group, not a user).
+_WHICH_ARG: Final = {"setpriority": (0, _PRIO_PROCESS), "ioprio_set": (0, _IOPRIO_WHO_PROCESS)}
 
 
 @dataclass(frozen=True)
@@ -146,8 +155,8 @@ def _seccomp() -> tuple[bool, str]:
     if platform.machine() not in _CAPSET:
         return False, f"the seccomp layer supports x86_64 and aarch64, not {platform.machine()}"
     try:
-        import pyseccomp  # noqa: F401  (loads libseccomp)
-    except (ImportError, OSError, AttributeError) as error:
+        _pyseccomp()
+    except Exception as error:  # pyseccomp raises RuntimeError when it cannot find the library
         return False, f"libseccomp could not be loaded ({error}); install libseccomp2"
     try:
         with open("/proc/self/status", encoding="ascii") as status:
@@ -156,6 +165,36 @@ def _seccomp() -> tuple[bool, str]:
     except OSError as error:
         return False, f"cannot tell whether this kernel has seccomp ({error.strerror})"
     return True, ""
+
+
+_SONAMES: Final = {"seccomp": "libseccomp.so.2", "c": "libc.so.6"}
+
+
+def _pyseccomp() -> Any:
+    """pyseccomp, with its libraries loaded by soname: its own lookup (``ctypes.util.find_library``) starts
+    ldconfig or gcc, which a worker cannot once its process limit is 0, nor once it is confined."""
+    if "pyseccomp" in sys.modules:
+        return sys.modules["pyseccomp"]
+    import ctypes.util
+
+    original = ctypes.util.find_library
+
+    def find_library(name: str) -> str | None:
+        soname = _SONAMES.get(name)
+        if soname is not None:
+            try:
+                ctypes.CDLL(soname)
+                return soname
+            except OSError:
+                pass
+        return original(name)
+
+    ctypes.util.find_library = find_library
+    try:
+        import pyseccomp
+    finally:
+        ctypes.util.find_library = original
+    return pyseccomp
 
 
 @functools.cache
@@ -275,8 +314,7 @@ def _landlock(libc: ctypes.CDLL, abi: int, read_roots: Iterable[str], private_di
 
 
 def _seccomp_filter(pid: int) -> None:
-    import pyseccomp as seccomp
-
+    seccomp = _pyseccomp()
     deny = seccomp.ERRNO(errno.EPERM)
     flt: Any = seccomp.SyscallFilter(seccomp.ALLOW)
     flt.set_attr(seccomp.Attr.CTL_TSYNC, 1)  # every thread, should one exist
@@ -298,7 +336,11 @@ def _seccomp_filter(pid: int) -> None:
         flt.add_rule(deny, name, seccomp.Arg(0, seccomp.NE, pid))
     for name, position in _OTHER_PROCESS_ARG.items():
         flt.add_rule(deny, name, seccomp.Arg(position, seccomp.NE, 0))
-    for request in (_TIOCSTI, _TIOCLINUX):
+    for name, (position, which) in _WHICH_ARG.items():
+        flt.add_rule(deny, name, seccomp.Arg(position, seccomp.NE, which))
+    for command in (_F_SETOWN, _F_SETSIG, _F_SETOWN_EX):
+        flt.add_rule(deny, "fcntl", seccomp.Arg(1, seccomp.EQ, command))
+    for request in (_TIOCSTI, _TIOCLINUX, _FIOSETOWN, _SIOCSPGRP):
         flt.add_rule(deny, "ioctl", seccomp.Arg(1, seccomp.EQ, request))
     flt.load()
 
@@ -307,6 +349,8 @@ def confine(*, read_roots: Iterable[str], private_dir: str, support: KernelSuppo
     """Confine this process for good; the layers applied. Raises OSError when a layer that ``support`` promises
     cannot be applied (the worker then exits before any user code runs)."""
     libc = _libc()
+    if support.seccomp:
+        _pyseccomp()  # loaded while files and processes are still allowed
     threads = os.listdir(f"/proc/{os.getpid()}/task")
     if len(threads) != 1:  # Landlock and capabilities bind the calling thread (and threads it starts) only
         raise OSError(errno.EBUSY, f"confine before starting threads ({len(threads)} are running)")

@@ -174,7 +174,7 @@ class _Proc:
         os.set_blocking(self.in_fd, False)
         self.reader = FrameBuffer(self.out_fd, max_frame=_MAX_WORKER_FRAME)
         self.outbuf = bytearray(encode(init))
-        self.state = "starting"  # -> loading -> ready -> dead
+        self.state = "starting"  # -> confining -> loading -> ready -> dead
         self.deadline: float | None = None
         self.expected: deque[tuple[int, int]] = deque()
         self.started = time.monotonic()
@@ -510,9 +510,12 @@ class _Run:
             raise ProtocolError("cell out of order")
         if not (value is None or isinstance(value, bool)) or not isinstance(elapsed, int | float):
             raise ProtocolError("malformed cell message")
+        if not math.isfinite(elapsed):
+            raise ProtocolError("a cell's time is not a number")
+        elapsed = min(max(0.0, float(elapsed)), self.limits.timeout_s + self.limits.grace_s)
         proc.expected.popleft()
         self.cells_run += 1
-        self.seconds[col] += max(0.0, float(elapsed))
+        self.seconds[col] += elapsed
         if kind is None and isinstance(value, bool):
             self.fill(case, col, value)
         elif kind == "skipped":
@@ -550,6 +553,7 @@ class _Run:
                 reply = ["answer", None, "needs_model", str(error) or "needs a model"]
             except Exception as error:
                 reply = ["answer", None, "llm_error", f"{type(error).__name__}: {error}"]
+            self.disk_checked = 0.0  # the other workers ran while the parent waited: check their directories now
             now = time.monotonic()
             for other in self.live():  # the parent was busy: nobody's clock ran against them meanwhile
                 if other.deadline is not None:
@@ -565,10 +569,11 @@ class _Run:
             self.dispatch(proc)
         elif kind == "ask":
             self.answer(proc, message)
-        elif kind == "confined" and proc.state == "loading" and len(message) == 2:
-            self.confined(message[1])
-        elif kind == "hello" and proc.state == "starting":
+        elif kind == "confined" and proc.state == "confining" and len(message) == 2:
+            self.confined(message[1])  # the first message after hello, before any user code: never again
             proc.state = "loading"
+        elif kind == "hello" and proc.state == "starting":
+            proc.state = "confining"
             proc.deadline = time.monotonic() + self.limits.timeout_s + self.limits.grace_s
         elif kind == "ready" and proc.state == "loading" and len(message) == 2:
             proc.state = "ready"
@@ -601,12 +606,12 @@ class _Run:
         state = proc.state
         code = self.retire(proc)
         last_line = proc.log_tail(last=True)
+        fatal = proc.log_tail()
         if kind == "crash":
-            fatal = proc.log_tail()
             message = f"{message}: {_exit_message(code)}" + (f" ({fatal})" if fatal else "")
         proc.remove_dir()
-        if code == _CONFINE_FAILED and state in ("starting", "loading"):
-            raise SandboxUnavailableError(proc.log_tail() or "the sandbox worker could not confine itself")
+        if code == _CONFINE_FAILED and state in ("starting", "confining"):  # no user code had run yet
+            raise SandboxUnavailableError(fatal or "the sandbox worker could not confine itself")
         if self.columns is None:  # the module itself could not be loaded
             if state == "loading":
                 detail = (
@@ -615,7 +620,7 @@ class _Run:
                     else f"loading the module crashed the worker ({message})"
                 )
                 self.module_error = ModuleError(kind, detail)
-            elif state == "starting" and not self.live():
+            elif state in ("starting", "confining") and not self.live():
                 raise SandboxError(f"the sandbox worker did not start ({message}; {last_line})")
             return
         if state != "ready":

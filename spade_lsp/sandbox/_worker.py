@@ -569,12 +569,11 @@ def _read_roots(extra: list[str]) -> tuple[str, ...]:
     return tuple(sorted({os.path.realpath(root) for root in roots}))
 
 
-def _confine(config: dict[str, Any]) -> dict[str, bool]:
+def _confine(config: dict[str, Any], support: _kernel.KernelSupport) -> dict[str, bool]:
     """The kernel layer, when asked for, and what the kernel then says of this process (sent to the parent
     before any user code runs); on failure the worker exits before reading any user code."""
     if config.get("confinement") != "kernel":
         return {}
-    support = _kernel.probe()
     try:
         if not support.confines:
             raise OSError(0, support.describe())
@@ -607,6 +606,7 @@ def main() -> None:
     _S.read_roots = _read_roots(config["read_roots"])
     _S.memory_mb = config.get("memory_mb")
     worker.give_up_after = int(config["give_up_after"])
+    support = _kernel.probe()  # loads libseccomp, which may start ldconfig: before RLIMIT_NPROC forbids that
 
     if _S.memory_mb:
         _limit(resource.RLIMIT_AS, int(_S.memory_mb) * 1024 * 1024)
@@ -618,7 +618,7 @@ def main() -> None:
     _limit(resource.RLIMIT_NPROC, 0)  # no new processes (not enforced for root: seccomp is)
     _limit(resource.RLIMIT_NOFILE, 256)
     parent = os.getppid()
-    worker.send(["confined", _confine(config)])  # while this is the only thread: Landlock and capabilities are
+    worker.send(["confined", _confine(config, support)])  # while this is the only thread: Landlock and capabilities are
     threading.Thread(target=_orphan_guard, args=(parent,), daemon=True).start()  # per thread, inherited by new ones
     _assertions.set_ask_llm_handler(worker.ask)
     sys.addaudithook(_audit)

@@ -131,7 +131,7 @@ def test_read_limited_refuses_devices_fifos_and_sockets_at_once(tmp_path: Path) 
         with pytest.raises(InputError) as refused:
             read_limited(path, limit=10, what="a test file")
         assert phrase in str(refused.value) and "\n" not in str(refused.value)
-        assert time.monotonic() - started < 1
+        assert time.monotonic() - started < 5  # refused from its stat: a read would block or never end
     server = socket.socket(socket.AF_UNIX)
     try:
         server.bind(str(tmp_path / "sock"))
@@ -238,7 +238,7 @@ def test_the_sidecar_writer_refuses_an_unreadable_module(tmp_path: Path) -> None
         with pytest.raises(InputError) as refused:
             update_sidecar(module, [], prompt_name="p.prompt")
         assert str(refused.value).startswith(f"{module}: ") and "\n" not in str(refused.value)
-        assert time.monotonic() - started < 1
+        assert time.monotonic() - started < 5  # refused from its stat: a read would block or never end
         assert module.is_symlink() or not module.is_file() or module.stat().st_size == MAX_SIDECAR_BYTES + 1
 
 

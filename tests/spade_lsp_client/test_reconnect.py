@@ -25,7 +25,7 @@ from tests.spade_lsp_client.daemons import (
 def root(tmp_path: Path) -> Path:
     make_workspace(tmp_path / "ws")
     root = (tmp_path / "ws").resolve()
-    make_slow_prompt(root, examples=8, delay_s=0.25)
+    make_slow_prompt(root, examples=8, delay_s=0.5)
     return root
 
 
@@ -63,7 +63,7 @@ def test_a_waiting_cli_outlives_a_sigkilled_daemon_and_prints_the_jobs_result(
     try:
         job_id = wait_until(lambda: _running_job(root) or cli.poll() is not None, timeout_s=30, what="the job")
         assert cli.poll() is None, cli.communicate()
-        time.sleep(0.5)  # well inside the evaluation (8 x 0.25 s)
+        time.sleep(0.5)  # well inside the evaluation (8 x 0.5 s)
         daemons.kill(first)
         wait_until(lambda: process_gone(first.pid), what="the daemon to die")
         if restarter == "supervisor":

@@ -410,7 +410,7 @@ KERNEL: list[Attempt] = [
     # the file system
     _attempt("write_canary", "B.open(C, 'w').write('pwned')", LANDLOCK_FS, EACCES),
     _attempt("create_outside", "B.open(C + '.new', 'x')", LANDLOCK_FS, EACCES),
-    _attempt("truncate_canary", "os.truncate(C, 0)", LANDLOCK_FS, EACCES),
+    _attempt("truncate_canary", "os.truncate(C, 0)", SECCOMP, EPERM),  # and Landlock from ABI 3
     _attempt("rename_canary_outside", "os.rename(C, C + '.new')", LANDLOCK_FS, r"\[Errno (13|18)\]"),
     _attempt("rename_canary_into_private_dir", "os.rename(C, 'stolen')", LANDLOCK_FS, r"\[Errno (13|18)\]"),
     _attempt("unlink_canary", "os.unlink(C)", LANDLOCK_FS, EACCES),

@@ -183,3 +183,90 @@ def test_a_worker_that_fills_its_private_directory_is_stopped() -> None:
     assert "wrote more than 2 MB or 2000 files" in error.message
     assert result.passed[0][1] is True  # the next assertion ran in a fresh worker
     assert result.timing.wall_s < 10
+
+
+_LOWER_ABI_PROBE = r"""
+import errno, fcntl, json, os, signal, sys, tempfile
+from spade_lsp.sandbox import _kernel
+abi, private, canary = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+support = _kernel.KernelSupport(landlock_abi=abi, seccomp=True, layers=("test",))
+_kernel.confine(read_roots=[sys.prefix, sys.base_prefix, *_kernel.library_dirs()], private_dir=private, support=support)
+def attempt(action):
+    try:
+        action()
+        return "done"
+    except OSError as error:
+        return errno.errorcode.get(error.errno, str(error.errno))
+def sigio():
+    read, write = os.pipe()
+    fcntl.fcntl(read, fcntl.F_SETOWN, os.getppid())
+def setsig():
+    read, write = os.pipe()
+    fcntl.fcntl(read, 10, signal.SIGKILL)  # F_SETSIG
+print(json.dumps({
+    "truncate": attempt(lambda: os.truncate(canary, 0)),
+    "f_setown": attempt(sigio),
+    "f_setsig": attempt(setsig),
+    "renice_user": attempt(lambda: os.setpriority(os.PRIO_USER, 0, 19)),
+    "renice_self": attempt(lambda: os.setpriority(os.PRIO_PROCESS, 0, 1)),
+}))
+"""
+
+
+@pytest.mark.parametrize("abi", [1, 2, 5])
+def test_older_landlock_abis_still_confine_truncation_sigio_and_user_wide_calls(tmp_path: Path, abi: int) -> None:
+    """Landlock handles truncation from ABI 3 and scopes signals from ABI 6; seccomp refuses what older kernels
+    (Ubuntu 22.04's, Debian 12's) would let through: path truncation, SIGIO owners, renicing a whole user."""
+    private = tmp_path / "private"
+    private.mkdir()
+    canary = tmp_path / "canary.txt"
+    canary.write_text("keep me", encoding="utf-8")
+    nice = os.getpriority(os.PRIO_PROCESS, 0)
+    done = subprocess.run(
+        [sys.executable, "-c", _LOWER_ABI_PROBE, str(abi), str(private), str(canary)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=private,
+    )
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome == {
+        "truncate": "EPERM",
+        "f_setown": "EPERM",
+        "f_setsig": "EPERM",
+        "renice_user": "EPERM",
+        "renice_self": "done",
+    }
+    assert canary.read_text(encoding="utf-8") == "keep me"
+    assert os.getpriority(os.PRIO_PROCESS, 0) == nice  # this process shares the child's uid
+
+
+def test_user_code_that_fakes_a_confinement_failure_is_a_module_crash_not_a_missing_kernel() -> None:
+    """Exit code 86 means "could not confine" only before any user code ran; after, it is the module's crash
+    (so hostile code cannot talk the user into ``sandbox = "python-only"``)."""
+    source = PRELUDE.replace("HOST_JSON", repr("{}")) + (
+        "sys, imp, os, B, ct, libc, W, sc = _kit()\n"
+        "os._exit(86)\n"
+        "def assert_never(example, prompt, response):\n"
+        "    return True\n"
+    )
+    result = run_assertions(ModuleSource(source, "/virtual/exit86_assertions.py"), CASES[:1])
+    assert result.module_error is not None and "crashed the worker" in result.module_error.message
+
+
+def test_only_the_settings_files_choose_the_sandbox(workspace_dir: Path) -> None:
+    """A prompt's front matter, the editor's settings (a repository's .vscode/settings.json) and a job's overrides
+    cannot switch the kernel layer off; spade.toml can."""
+    from spade_lsp.config import front_matter_settings
+    from spade_lsp.workspace import Workspace
+    from spade_lsp_server._state import client_overrides
+
+    assert front_matter_settings({"sandbox": "python-only", "tau": 0.3}) == {"tau": 0.3}
+    assert client_overrides({"sandbox": "python-only", "tau": 0.3})[0] == {"tau": 0.3}
+    prompt = workspace_dir / "p.prompt"
+    prompt.write_text("---\nsandbox: python-only\n---\nKeep it short.\n", encoding="utf-8")
+    workspace = Workspace(workspace_dir, overrides={"sandbox": "python-only"})
+    assert workspace.settings_for(prompt).sandbox == "kernel"
+    (workspace_dir / "spade.toml").write_text('sandbox = "python-only"\n', encoding="utf-8")
+    assert Workspace(workspace_dir).settings_for(prompt).sandbox == "python-only"

@@ -66,7 +66,7 @@ the one row that is not contained is the documented trust boundary (a strict xfa
 | socketpair_dgram_sendto_host_path      | seccomp                           |
 | write_canary                           | Landlock fs                       |
 | create_outside                         | Landlock fs                       |
-| truncate_canary                        | Landlock fs                       |
+| truncate_canary                        | seccomp (and Landlock from ABI 3) |
 | rename_canary_outside                  | Landlock fs                       |
 | rename_canary_into_private_dir         | Landlock fs                       |
 | unlink_canary                          | Landlock fs                       |
