@@ -364,6 +364,7 @@ def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
 _DIR_MODE: Final = 0o700
 _FILE_MODE: Final = 0o600
 _LOW_SPACE_BYTES: Final = 1 << 20  # an I/O error with less free space than this is a full disk
+_SQLITE_IOERR_WRITE: Final = 778  # SQLITE_IOERR | (3 << 8)
 
 
 def _private(path: Path, mode: int) -> None:
@@ -420,7 +421,8 @@ def _disk_full(path: Path, error: sqlite3.Error) -> DiskFullError | None:
         free = None
     if free is not None and free < _LOW_SPACE_BYTES:
         return DiskFullError(f"the disk is full: nothing was written ({path}: {error}; {free} bytes free)")
-    if resource is not None and resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY:
+    limited = resource is not None and resource.getrlimit(resource.RLIMIT_FSIZE)[0] != resource.RLIM_INFINITY
+    if limited and code == _SQLITE_IOERR_WRITE:  # a write refused with EFBIG, not any I/O error
         return DiskFullError(
             f"the disk is full for this process (file size limit reached, see `ulimit -f`): nothing was written "
             f"({path}: {error})"
