@@ -192,8 +192,11 @@ def make_private_dir(path: Path) -> Path:
     """``path`` (and its parents) as a directory only its owner can enter, whatever the umask: ``.spade/`` holds
     the store, the daemon's socket and its log."""
     path.mkdir(mode=0o700, parents=True, exist_ok=True)
-    if path.stat().st_mode & 0o777 != 0o700:
-        os.chmod(path, 0o700)
+    try:
+        if path.stat().st_mode & 0o777 != 0o700:
+            os.chmod(path, 0o700)
+    except PermissionError:  # someone else's directory: it stays as it was; not ours to change
+        pass
     return path
 
 

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from sqlite_utils import Database, Migrations
 
+from spade_lsp._files import disk_full_error, make_private_dir
 from spade_lsp.errors import DiskFullError, StoreError, StoreLockedError
 
 try:
@@ -361,7 +362,6 @@ def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     return "locked" in text or "busy" in text
 
 
-_DIR_MODE: Final = 0o700
 _FILE_MODE: Final = 0o600
 _LOW_SPACE_BYTES: Final = 1 << 20  # an I/O error with less free space than this is a full disk
 _SQLITE_IOERR_WRITE: Final = 778  # SQLITE_IOERR | (3 << 8)
@@ -476,14 +476,11 @@ class Store:
         """Open (creating if needed) the store of a workspace."""
         directory = workspace_root / STORE_DIR
         try:
-            directory.mkdir(mode=_DIR_MODE, parents=True, exist_ok=True)
-            _private(directory, _DIR_MODE)  # whatever the umask, and for a directory made by an older version
+            make_private_dir(directory)  # whatever the umask, and for a directory made by an older version
             gitignore = directory / ".gitignore"
             if not gitignore.exists():
                 gitignore.write_text("# spade-lsp's local state; never committed\n*\n", encoding="utf-8")
         except OSError as error:
-            from spade_lsp._files import disk_full_error
-
             full = disk_full_error(directory, error)
             if full is not None:
                 raise full from error

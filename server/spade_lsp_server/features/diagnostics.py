@@ -27,7 +27,7 @@ from pygls.workspace import TextDocument
 from spade_lsp._review import DIAGNOSTIC_CODE, Unreviewed, unreviewed
 from spade_lsp.errors import DaemonError, DaemonUnavailableError
 from spade_lsp.overview import AssertionView, InstructionView, PromptOverview
-from spade_lsp_server._convert import Columns
+from spade_lsp_server._convert import UTF16, Columns, code_units
 from spade_lsp_server._documents import DocumentRef, path_of
 from spade_lsp_server.server import CONFIG_WAIT_S, SpadeLanguageServer
 
@@ -232,7 +232,7 @@ def unreviewed_of(
     state = server.workspace_state(ref.root)
     store = state.store()
     version = state.store_version() if store is not None else None
-    db = state.store() if version is not None else None
+    db = store if version is not None else None
     key = overview.key or ""
     stamp = (key, text, id(db), version)
     cached = _REVIEW_CACHE.get(ref.uri)
@@ -262,7 +262,7 @@ def unreviewed_diagnostics(
         if view is not None and view.name_range.start.line == item.line:
             where = columns.range_json(view.name_range)
         else:  # the overview saw another text (a race): the whole def line
-            width = len(lines[item.line].encode("utf-16-le", "surrogatepass")) // 2 if item.line < len(lines) else 0
+            width = code_units(lines[item.line], UTF16) if item.line < len(lines) else 0
             where = {
                 "start": {"line": item.line, "character": 0},
                 "end": {"line": item.line, "character": columns.to_client(item.line, width)},
