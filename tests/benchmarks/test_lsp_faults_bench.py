@@ -22,14 +22,11 @@ import pytest
 
 from tests.spade_lsp_server.test_lsp_faults import (
     RawClient,
-    _range,
     _served,
-    digest,
     framing_storm,
-    model_apply,
+    open_and_edit_a_5_mb_document,
     run_random_edits,
 )
-from tests.support.blurb import V3
 from tests.support.floors import at_least, at_most, below
 
 pytestmark = pytest.mark.benchmark
@@ -74,27 +71,8 @@ def test_framing_fault_storm(lsp: RawClient) -> None:
 
 
 def test_hover_on_a_5_mb_document(lsp: RawClient) -> None:
-    uri = (lsp.root / "big.prompt").as_uri()
-    paragraph = V3.replace("\n", " ") + "\n"
-    text = paragraph * (5 * 1024 * 1024 // len(paragraph) + 1)
-    lines = text.count("\n")
     started = time.perf_counter()
-    lsp.open(uri, text)
-    edits = [
-        ((0, 0), (0, 5), "Draft"),
-        ((lines // 2, 10), (lines // 2 + 3, 0), "joined "),
-        ((lines, 0), (lines, 0), "x"),
-    ]
-    for version, (start, end, new) in enumerate(edits, 2):
-        text = model_apply(text, start, end, new)
-        lsp.notify(
-            "textDocument/didChange",
-            {
-                "textDocument": {"uri": uri, "version": version},
-                "contentChanges": [{"range": _range(start, end), "text": new}],
-            },
-        )
-    assert lsp.state(uri) == {"version": len(edits) + 1, **digest(text)}
+    uri, _, lines = open_and_edit_a_5_mb_document(lsp)
     synced = time.perf_counter() - started
     started = time.perf_counter()
     position = {"line": lines // 2, "character": 3}

@@ -497,7 +497,9 @@ def test_an_out_of_range_edit_is_read_as_lsp_defines_it(lsp: RawClient) -> None:
 HOVER_BOUND_S = 10.0
 
 
-def test_a_5_mb_document_is_opened_edited_and_hovered_within_a_bound(lsp: RawClient) -> None:
+def open_and_edit_a_5_mb_document(lsp: RawClient) -> tuple[str, str, int]:
+    """A 5 MB prompt opened and edited three times (the start, the middle across lines, the end); its uri, the
+    text the server should now hold, and its line count."""
     uri = (lsp.root / "big.prompt").as_uri()
     paragraph = V3.replace("\n", " ") + "\n"
     text = paragraph * (5 * 1024 * 1024 // len(paragraph) + 1)
@@ -518,6 +520,12 @@ def test_a_5_mb_document_is_opened_edited_and_hovered_within_a_bound(lsp: RawCli
                 "contentChanges": [{"range": _range(start, end), "text": new}],
             },
         )
+    assert lsp.state(uri) == {"version": len(edits) + 1, **digest(text)}
+    return uri, text, lines
+
+
+def test_a_5_mb_document_is_opened_edited_and_hovered_within_a_bound(lsp: RawClient) -> None:
+    uri, text, lines = open_and_edit_a_5_mb_document(lsp)
     started = time.perf_counter()
     hover = lsp.answer(
         lsp.request(
@@ -528,4 +536,4 @@ def test_a_5_mb_document_is_opened_edited_and_hovered_within_a_bound(lsp: RawCli
     elapsed = time.perf_counter() - started
     assert _served(hover)
     assert elapsed < HOVER_BOUND_S, elapsed
-    assert lsp.state(uri) == {"version": len(edits) + 1, **digest(text)}
+    assert lsp.state(uri) == {"version": 4, **digest(text)}  # the hover changed nothing
