@@ -122,6 +122,7 @@ def test_the_state_directory_is_per_user(monkeypatch: pytest.MonkeyPatch, tmp_pa
 STAND_IN = r"""
 import http.server, json, os, sys, time
 delay = float(sys.argv[1])
+print("running", flush=True)
 class Handler(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         body = json.dumps({"pid": os.getpid(), "data": [{"id": "smollm2-135m-instruct"}]}).encode()
@@ -157,6 +158,9 @@ class StandIns:
         )
         with self._lock:
             self.processes.append(process)
+        # Popen returns once exec has begun, before /proc/<pid>/cmdline shows the new arguments; a reply from the
+        # interpreter means the process is recognisable as ours
+        assert process.stdout is not None and process.stdout.readline() == "running\n"
         return process
 
     def start(self, gguf: Path, directory: Path, log_dir: Path, idle_s: float, timeout_s: float) -> dict[str, Any]:
