@@ -206,7 +206,7 @@ def _first_example(prompt: Path | None) -> SandboxCase | None:
     """A real labelled output to validate LLM-written functions on, when the prompt has examples."""
     if prompt is None or not examples_path(prompt).exists():
         return None
-    example = read_examples(examples_path(prompt))[0]
+    example = read_examples(examples_path(prompt), [])[0]  # any usable one; eval reports the file's problems
     return SandboxCase(example=dict(example.inputs), prompt=example.prompt or "", response=example.output or "")
 
 
@@ -308,11 +308,13 @@ def evaluate(
     source = examples_file or examples_path(prompt)
     if not source.exists():
         raise InputError(f"{source}: no examples; import some with `spade import {prompt} --examples FILE`")
-    examples = read_examples(source)
+    read_warnings: list[str] = []  # lines that could not be read as they are: reported, the others run
+    examples = read_examples(source, read_warnings)
     sync_prompt(workspace, prompt)
     versions = workspace.history.versions(prompt)
     template = workspace.history.content(versions[-1].content_hash) if versions else ""
     cases, warnings = _cases(examples, template)
+    warnings[:0] = read_warnings
     settings = workspace.settings_for(prompt)
     ask = assistant_ask(workspace, settings)
     limits = dataclasses.replace(limits or SandboxLimits(), confinement=settings.sandbox)

@@ -2,29 +2,52 @@
 
 One JSON object per line: ``{"id", "inputs": {...}, "output", "label": "good"|"bad", "grading_note"}``; every
 field but ``inputs`` is optional. ``prompt`` (the rendered prompt that produced the output) is kept when an
-import carries it. Imports merge: existing lines are never dropped, identical rows are skipped, and an id
-that already holds a different example is an error that writes nothing.
+import carries it.
+
+Real files have bad lines, and one bad line never costs the others. Each line (a CSV: each row) is read on its
+own; a problem with it is an :class:`ExampleWarning` naming the file and line. The example is read with a
+change when it is still usable (null or missing ``inputs``: no inputs; an unknown label: unlabelled; a
+non-string ``output``: its JSON text; an unusable ``id``: its line number), and skipped when it is not
+(invalid JSON or UTF-8, not an object, ``inputs`` that is not an object, an id used on an earlier line).
+``strict`` turns every warning into one error naming them all. A file with no usable example at all is an
+error either way, and so is a file that cannot be read (too large, not a regular file, a CSV without its
+columns).
+
+Imports merge: the destination's lines are never dropped or rewritten (new examples are appended to its text),
+identical rows are skipped, and an incoming example whose id holds a different example is skipped with a
+warning (with ``strict``: an error that writes nothing).
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import json
+import logging
 import os
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from spade_lsp._files import MAX_EXAMPLES_BYTES, atomic_write_text, read_limited_text
-from spade_lsp._inputs import read_jsonl
+from spade_lsp._files import MAX_EXAMPLES_BYTES, atomic_write_text, read_limited, read_limited_text
+from spade_lsp._inputs import loads
 from spade_lsp.errors import InputError
+
+log = logging.getLogger(__name__)
 
 _LABELS: Final[dict[Any, int]] = {
     "good": 1, "bad": 0, "pass": 1, "fail": 0, "1": 1, "0": 0, 1: 1, 0: 0, "true": 1, "false": 0,
 }  # fmt: skip
 _FIELD_ORDER: Final = ("id", "inputs", "output", "label", "grading_note", "prompt")
+_LINE_BREAK: Final = re.compile(rb"\r\n|\r|\n")  # JSON lines end at these; U+2028 inside a string does not
+_WHAT: Final = "an examples file"
+SKIPPED: Final = "skipped"
+_KEPT: Final = "imported as it is"
+_LEFT: Final = "not read; left in the file as it is"
+_SHOWN_IN_ERRORS: Final = 200  # problems named in one strict error; the count says how many there were
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,125 +74,429 @@ class Example:
         return {key: row[key] for key in _FIELD_ORDER if row[key] is not None} | dict(self.extra)
 
 
-def _label(value: Any, where: str) -> int | None:
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """What is wrong with one row (``message``) and what reading it did about it (``outcome``)."""
+
+    message: str
+    outcome: str
+
+    @property
+    def skipped(self) -> bool:
+        return self.outcome == SKIPPED
+
+
+@dataclass(frozen=True, slots=True)
+class ExampleWarning:
+    """A problem with one line of an examples file (``line`` is 1-based; a CSV's row starts on it, and ``row``
+    counts the CSV's records, the header being row 1). ``line`` is None for a problem with no line of its own."""
+
+    path: Path
+    line: int | None
+    message: str
+    outcome: str
+    row: int | None = None
+
+    @property
+    def skipped(self) -> bool:
+        """The example is not read (an import's destination keeps the line, unread)."""
+        return self.outcome in (SKIPPED, _LEFT)
+
+    @property
+    def where(self) -> str:
+        where = str(self.path) if self.line is None else f"{self.path}:{self.line}"
+        return where if self.row is None or self.row == self.line else f"{where} (row {self.row})"
+
+    @property
+    def problem(self) -> str:
+        """Where and what, without the outcome: the text of a strict error."""
+        return f"{self.where}: {self.message}"
+
+    def __str__(self) -> str:
+        return f"{self.problem}; {self.outcome}"
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"file": str(self.path), "line": self.line}
+        if self.row is not None:
+            out["row"] = self.row
+        return out | {"message": self.message, "outcome": self.outcome, "skipped": self.skipped}
+
+
+@dataclass(frozen=True, slots=True)
+class ExamplesRead:
+    """The usable examples of one file, the line each came from, and the warnings reading it gave."""
+
+    path: Path
+    examples: list[Example]
+    lines: list[int]
+    warnings: list[ExampleWarning]
+    rows: list[int | None] = field(default_factory=list)  # a CSV's row of each example (else empty)
+
+    def row_of(self, index: int) -> int | None:
+        return self.rows[index] if index < len(self.rows) else None
+
+
+def _kind(value: Any) -> str:
+    return (
+        "null"
+        if value is None
+        else {"dict": "an object", "list": "a list", "str": "a string"}.get(type(value).__name__, type(value).__name__)
+    )
+
+
+def _label(value: Any, problems: list[Problem]) -> int | None:
     if value is None or value == "":
         return None
     key = value.strip().lower() if isinstance(value, str) else value
     if isinstance(key, float) and key in (0.0, 1.0):
         key = int(key)
-    if key not in _LABELS:
-        raise InputError(f"{where}: label {value!r} is not one of good, bad (or 1, 0)")
-    return _LABELS[key]
+    try:
+        return _LABELS[key]
+    except (KeyError, TypeError):  # TypeError: a list or an object is not hashable
+        problems.append(Problem(f"label {value!r} is not one of good, bad (or 1, 0)", "read as unlabelled"))
+        return None
 
 
-def _text(value: Any, name: str, where: str) -> str | None:
+def _text(value: Any, name: str, problems: list[Problem]) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    raise InputError(f"{where}: `{name}` must be a string, got {type(value).__name__}")
+    problems.append(Problem(f"`{name}` must be a string, got {type(value).__name__}", "read as its JSON text"))
+    return json.dumps(value, ensure_ascii=False)
 
 
-def example_from_row(row: Mapping[str, Any], *, default_id: str, where: str) -> Example:
-    """Our format or the SPADE benchmark's (``response`` for ``output``, labels 1/0)."""
+def read_row(row: Mapping[str, Any], *, default_id: str) -> tuple[Example | None, list[Problem]]:
+    """One row in our format or the SPADE benchmark's (``response`` for ``output``, labels 1/0): the example
+    (None when it cannot be used) and its problems. Never raises."""
+    problems: list[Problem] = []
     inputs = row.get("inputs")
-    if not isinstance(inputs, Mapping):
-        raise InputError(f"{where}: missing `inputs` (an object of the prompt's input fields)")
+    if "inputs" not in row:
+        problems.append(Problem("missing `inputs` (an object of the prompt's input fields)", "read as no inputs"))
+        inputs = {}
+    elif inputs is None:
+        problems.append(Problem("`inputs` is null", "read as no inputs"))
+        inputs = {}
+    elif not isinstance(inputs, Mapping):
+        message = f"`inputs` must be an object of the prompt's input fields, got {_kind(inputs)}"
+        return None, [Problem(message, SKIPPED)]
+    identifier = row.get("id")
+    if identifier is None or not isinstance(identifier, str | int) or isinstance(identifier, bool):
+        if identifier is not None or "id" in row:
+            problems.append(
+                Problem(f"`id` must be a string or an integer, got {_kind(identifier)}", f"read as id {default_id!r}")
+            )
+        identifier = default_id
     output = row["output"] if "output" in row else row.get("response")
     known = {"id", "inputs", "output", "response", "label", "grading_note", "prompt"}
-    identifier = row.get("id", default_id)
-    if not isinstance(identifier, str | int) or isinstance(identifier, bool):
-        raise InputError(f"{where}: `id` must be a string or an integer")
-    return Example(
+    example = Example(
         id=str(identifier),
         inputs=dict(inputs),
-        output=_text(output, "output", where),
-        label=_label(row.get("label"), where),
-        grading_note=_text(row.get("grading_note"), "grading_note", where),
-        prompt=_text(row.get("prompt"), "prompt", where),
+        output=_text(output, "output", problems),
+        label=_label(row.get("label"), problems),
+        grading_note=_text(row.get("grading_note"), "grading_note", problems),
+        prompt=_text(row.get("prompt"), "prompt", problems),
         extra={key: value for key, value in row.items() if key not in known},
     )
+    return example, problems
 
 
-def read_examples(path: Path) -> list[Example]:
-    """The examples of a ``.examples.jsonl`` file; errors name the file and line."""
-    examples: list[Example] = []
-    seen: dict[str, int] = {}
-    for number, row in read_jsonl(path, limit=MAX_EXAMPLES_BYTES, what="an examples file"):
-        example = example_from_row(row, default_id=str(number), where=f"{path}:{number}")
-        if example.id in seen:
-            raise InputError(f"{path}:{number}: id {example.id!r} already used on line {seen[example.id]}")
-        seen[example.id] = number
-        examples.append(example)
-    return examples
+class _Collector:
+    """Examples in file order, each id once: a later line with a used id is skipped."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.examples: list[Example] = []
+        self.lines: list[int] = []
+        self.rows: list[int | None] = []
+        self.warnings: list[ExampleWarning] = []
+        self._seen: dict[str, int] = {}
+
+    def warn(self, line: int | None, problem: Problem, row: int | None = None) -> None:
+        self.warnings.append(ExampleWarning(self.path, line, problem.message, problem.outcome, row))
+
+    def add(self, example: Example | None, problems: Sequence[Problem], line: int, row: int | None = None) -> None:
+        for problem in problems:
+            self.warn(line, problem, row)
+        if example is None:
+            return
+        first = self._seen.setdefault(example.id, line)
+        if first != line:
+            self.warn(line, Problem(f"id {example.id!r} already used on line {first}", SKIPPED), row)
+            return
+        self.examples.append(example)
+        self.lines.append(line)
+        self.rows.append(row)
+
+    def result(self) -> ExamplesRead:
+        rows = self.rows if any(row is not None for row in self.rows) else []
+        return ExamplesRead(self.path, self.examples, self.lines, self.warnings, rows)
 
 
-def _read_csv(path: Path) -> list[Example]:
-    text = read_limited_text(path, limit=MAX_EXAMPLES_BYTES, what="an examples file", encoding="utf-8-sig")
+def _jsonl_row(raw: bytes, *, first: bool) -> dict[str, Any] | Problem | None:
+    """The object on one line, what makes the line unusable, or None for a blank line."""
     try:
-        rows = list(csv.DictReader(io.StringIO(text, newline="")))
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as invalid:
+        return Problem(f"not valid UTF-8 (byte 0x{raw[invalid.start]:02x} at column {invalid.start + 1})", SKIPPED)
+    if first:
+        text = text.removeprefix("\ufeff")
+    if not text.strip():
+        return None
+    try:
+        value = loads(text, where="")
+    except InputError as error:
+        return Problem(str(error).removeprefix(": "), SKIPPED)
+    if not isinstance(value, dict):
+        return Problem(f"expected a JSON object, got {_kind(value)}", SKIPPED)
+    return value
+
+
+def _parse_jsonl(path: Path, data: bytes) -> ExamplesRead:
+    collector = _Collector(path)
+    nonblank = 0
+    for number, raw in enumerate(_LINE_BREAK.split(data), 1):
+        row = _jsonl_row(raw, first=number == 1)
+        if row is None:
+            continue
+        nonblank += 1
+        if isinstance(row, Problem):
+            collector.warn(number, row)
+        else:
+            example, problems = read_row(row, default_id=str(number))
+            collector.add(example, problems, number)
+    if nonblank == 0:
+        raise InputError(f"{path}: no JSON lines")
+    return collector.result()
+
+
+def _read_jsonl(path: Path) -> ExamplesRead:
+    return _parse_jsonl(path, read_limited(path, limit=MAX_EXAMPLES_BYTES, what=_WHAT))
+
+
+def _read_csv(path: Path) -> ExamplesRead:
+    text = read_limited_text(path, limit=MAX_EXAMPLES_BYTES, what=_WHAT, encoding="utf-8-sig")
+    if csv.field_size_limit() < MAX_EXAMPLES_BYTES:  # the default (128 KiB) is shorter than a long output
+        csv.field_size_limit(MAX_EXAMPLES_BYTES)
+    physical = io.StringIO(text, newline="").readlines()  # as csv counts them: reader.line_num indexes this
+    reader = csv.reader(physical)
+    try:
+        header = next(reader, None)
     except csv.Error as error:
-        raise InputError(f"{path}: cannot read as CSV: {error}") from error
-    if not rows:
+        raise InputError(f"{path}: cannot read the header as CSV: {error}") from error
+    if not header:
         raise InputError(f"{path}: no rows")
-    columns = set(rows[0])
+    columns = set(header)
     output_column = "response" if "response" in columns else "output" if "output" in columns else None
     if output_column is None or "label" not in columns:
         raise InputError(f"{path}: needs a `response` (or `output`) column and a `label` column; has {sorted(columns)}")
     reserved = {"id", output_column, "label", "grading_note", "prompt"}
-    examples = []
-    for number, row in enumerate(rows, 2):  # line 1 is the header
-        where = f"{path}:{number}"
-        inputs = {key: value for key, value in row.items() if key not in reserved and key is not None}
-        examples.append(
-            Example(
-                id=row.get("id") or str(number - 1),
-                inputs=inputs,
-                output=row[output_column],
-                label=_label(row["label"], where),
-                grading_note=row.get("grading_note") or None,
-                prompt=row.get("prompt") or None,
+    collector = _Collector(path)
+    rows = 0
+    while True:
+        start = reader.line_num + 1
+        try:
+            fields = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as error:
+            rows += 1
+            collector.warn(start, Problem(f"cannot read as CSV: {error}", SKIPPED), rows + 1)
+            continue
+        if not fields:  # a blank line
+            continue
+        rows += 1
+        problems: list[Problem] = []
+        end = reader.line_num
+        if end > start and end == len(physical) and "".join(physical[start - 1 : end]).count('"') % 2:
+            message = f"a quote opened in this row is never closed (lines {start}-{end} read as one row)"
+            collector.warn(start, Problem(message, SKIPPED), rows + 1)
+            continue
+        if len(fields) > len(header) and any(value.strip() for value in fields[len(header) :]):
+            message = f"{len(fields)} fields, the header has {len(header)} (a comma not in quotes?)"
+            collector.warn(start, Problem(message, SKIPPED), rows + 1)
+            continue
+        if not any(value.strip() for value in fields):
+            collector.warn(start, Problem("every field is empty", SKIPPED), rows + 1)
+            continue
+        if len(fields) < len(header):
+            problems.append(
+                Problem(f"{len(fields)} fields, the header has {len(header)}", "read with the missing ones empty")
             )
+        row = dict(zip(header, fields, strict=False))
+        example = Example(
+            id=row.get("id") or str(rows),
+            inputs={key: value for key, value in row.items() if key not in reserved},
+            output=row.get(output_column),
+            label=_label(row.get("label"), problems),
+            grading_note=row.get("grading_note") or None,
+            prompt=row.get("prompt") or None,
         )
-    return examples
+        collector.add(example, problems, start, rows + 1)
+    if rows == 0:
+        raise InputError(f"{path}: no rows")
+    return collector.result()
 
 
-def load_examples_file(path: Path) -> list[Example]:
-    """Examples from a ``.jsonl`` (ours or the SPADE benchmark's) or a ``.csv`` file."""
-    if path.suffix.lower() == ".csv":
+def parse_examples(path: Path, *, csv_by_suffix: bool = True) -> ExamplesRead:
+    """Every usable example of ``path`` (a ``.csv`` by its suffix, else JSON lines) with a warning for each
+    problem; only a file that cannot be read at all is an :class:`InputError`."""
+    if csv_by_suffix and path.suffix.lower() == ".csv":
         return _read_csv(path)
-    return read_examples(path)
+    return _read_jsonl(path)
+
+
+def problems_error(path: Path, warnings: Sequence[ExampleWarning], what: str) -> InputError:
+    """One error (one line) naming every problem."""
+    shown = "; ".join(warning.problem for warning in warnings[:_SHOWN_IN_ERRORS])
+    more = f"; and {len(warnings) - _SHOWN_IN_ERRORS} more" if len(warnings) > _SHOWN_IN_ERRORS else ""
+    return InputError(f"{path}: {len(warnings)} problem(s), {what}: {shown}{more}")
+
+
+def _settle(read: ExamplesRead, warnings: list[str] | None, strict: bool) -> list[Example]:
+    if read.warnings and strict:
+        raise problems_error(read.path, read.warnings, "refused (strict)")
+    if not read.examples:
+        raise problems_error(read.path, read.warnings, "no usable example")
+    for warning in read.warnings:
+        if warnings is None:
+            log.warning("%s", warning)
+        else:
+            warnings.append(str(warning))
+    return read.examples
+
+
+def read_examples(path: Path, warnings: list[str] | None = None, *, strict: bool = False) -> list[Example]:
+    """The usable examples of a ``.examples.jsonl`` file. A problem with a line is a warning naming the file
+    and line, appended to ``warnings`` (logged when it is None); ``strict`` makes any problem an error. A file
+    with no usable example is an error."""
+    return _settle(parse_examples(path, csv_by_suffix=False), warnings, strict)
+
+
+def load_examples_file(path: Path, warnings: list[str] | None = None, *, strict: bool = False) -> list[Example]:
+    """:func:`read_examples` for a ``.jsonl`` (ours or the SPADE benchmark's) or a ``.csv`` file."""
+    return _settle(parse_examples(path), warnings, strict)
+
+
+def placeholder_warnings(read: ExamplesRead, template: str) -> list[ExampleWarning]:
+    """A warning (the example is still read) for each example whose inputs lack a ``{placeholder}`` of the
+    template, or carry keys the template never names (as ``{key}``, ``{{key}}`` or ``[key]``)."""
+    from spade_lsp.synthesis import placeholders_of
+
+    used = placeholders_of(template)
+    named = set(used) | set(re.findall(r"\[\s*([A-Za-z_]\w*)\s*\]", template))
+    out: list[ExampleWarning] = []
+    for index, (example, line) in enumerate(zip(read.examples, read.lines, strict=True)):
+        row = read.row_of(index)
+        missing = [name for name in used if name not in example.inputs]
+        if missing:
+            listed = ", ".join(f"{{{name}}}" for name in missing)
+            out.append(ExampleWarning(read.path, line, f"inputs lack {listed}, used by the prompt", _KEPT, row))
+        unused = [str(key) for key in example.inputs if key not in named]
+        if unused:
+            listed = ", ".join(unused)
+            out.append(ExampleWarning(read.path, line, f"inputs the prompt does not use: {listed}", _KEPT, row))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
 class ExamplesImport:
+    """``added`` new examples, ``skipped`` identical ones already there, ``rejected`` incoming lines not
+    imported (each has a warning), ``total`` examples in the destination now."""
+
     path: Path
     added: int
     skipped: int
     total: int
+    rejected: int = 0
+    warnings: list[ExampleWarning] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "examples": str(self.path),
+            "added": self.added,
+            "skipped": self.skipped,
+            "rejected": self.rejected,
+            "total": self.total,
+            "warnings": [warning.to_json() for warning in self.warnings],
+        }
 
 
-def merge_examples(destination: Path, incoming: Iterable[Example]) -> ExamplesImport:
-    """Append ``incoming`` to ``destination``; see the module docstring for the rules."""
-    existing = read_examples(destination) if os.path.lexists(destination) else []
-    by_id = {example.id: example for example in existing}
+def _destination(path: Path) -> tuple[str, ExamplesRead | None]:
+    """The destination's text (kept as it is: it is appended to, never rewritten) and its examples."""
+    if not os.path.lexists(path):
+        return "", None
+    data = read_limited(path, limit=MAX_EXAMPLES_BYTES, what=_WHAT)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as invalid:
+        line = data[: invalid.start].count(b"\n") + 1
+        raise InputError(
+            f"{path}: not valid UTF-8 (byte 0x{data[invalid.start]:02x} on line {line}); fix it before importing"
+        ) from invalid
+    if not text.strip():
+        return text, None
+    return text, _parse_jsonl(path, data)
+
+
+def _left_as_it_is(warning: ExampleWarning) -> ExampleWarning:
+    """A problem in the destination: its line is kept (the import appends), though not read."""
+    return dataclasses.replace(warning, outcome=_LEFT) if warning.skipped else warning
+
+
+def merge_examples(
+    destination: Path,
+    incoming: ExamplesRead | Iterable[Example],
+    *,
+    strict: bool = False,
+    template: str | None = None,
+    write: bool = True,
+) -> ExamplesImport:
+    """Append ``incoming`` to ``destination``; see the module docstring for the rules. With ``template`` (the
+    prompt's text), examples whose inputs do not fit its placeholders get a warning. With ``strict``, any
+    warning (in either file) is an error and nothing is written. ``write=False`` checks without writing."""
+    if isinstance(incoming, ExamplesRead):
+        read = incoming
+    else:
+        examples = list(incoming)
+        read = ExamplesRead(destination, examples, [0] * len(examples), [])
+    source_warnings = list(read.warnings)
+    if template is not None:
+        source_warnings += placeholder_warnings(read, template)
+        source_warnings.sort(key=lambda warning: warning.line or 0)
+    text, existing = _destination(destination)
+    warnings = [] if existing is None else [_left_as_it_is(warning) for warning in existing.warnings]
+    by_id = {} if existing is None else dict(zip((e.id for e in existing.examples), existing.lines, strict=True))
+    current = {} if existing is None else {e.id: e for e in existing.examples}
     added: list[Example] = []
     skipped = 0
-    conflicts: list[str] = []
-    for example in incoming:
-        current = by_id.get(example.id)
-        if current is None:
-            by_id[example.id] = example
+    for index, (example, line) in enumerate(zip(read.examples, read.lines, strict=True)):
+        held = current.get(example.id)
+        if held is None:
+            current[example.id] = example
             added.append(example)
-        elif current.to_json() == example.to_json():
+        elif held.to_json() == example.to_json():
             skipped += 1
         else:
-            conflicts.append(example.id)
-    if conflicts:
-        shown = ", ".join(conflicts[:5]) + (" ..." if len(conflicts) > 5 else "")
-        raise InputError(
-            f"{destination}: {len(conflicts)} imported example(s) reuse an id that holds a different example "
-            f"({shown}); nothing was written. Give them new ids or edit the file."
-        )
-    if added:
-        lines = [json.dumps(example.to_json(), ensure_ascii=False) for example in [*existing, *added]]
-        atomic_write_text(destination, "\n".join(lines) + "\n")
-    return ExamplesImport(destination, len(added), skipped, len(existing) + len(added))
+            where = f"{destination}:{by_id[example.id]}" if example.id in by_id else f"{destination} (imported now)"
+            source_warnings.append(
+                ExampleWarning(
+                    read.path if line else destination,
+                    line or None,
+                    f"id {example.id!r} already holds a different example ({where}); give it a new id or edit the file",
+                    SKIPPED,
+                    read.row_of(index),
+                )
+            )
+    warnings += source_warnings
+    if strict and warnings:
+        raise problems_error(read.path, warnings, "nothing was written (--strict)")
+    rejected = sum(1 for warning in source_warnings if warning.skipped)
+    if not added and not skipped and rejected:
+        raise problems_error(read.path, warnings, "no usable example; nothing was written")
+    if added and write:
+        ending = "\r\n" if "\r\n" in text else "\n"
+        if text and not text.endswith(("\n", "\r")):
+            text += ending
+        text += "".join(json.dumps(example.to_json(), ensure_ascii=False) + ending for example in added)
+        atomic_write_text(destination, text)
+    total = (0 if existing is None else len(existing.examples)) + len(added)
+    return ExamplesImport(destination, len(added), skipped, total, rejected, warnings)

@@ -73,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
     imports.add_argument(
         "--examples", type=Path, metavar="FILE", help="examples (.jsonl: ours or the SPADE benchmark's; .csv)"
     )
+    imports.add_argument(
+        "--strict",
+        action="store_true",
+        help="examples: all or nothing; any bad line (imported with a warning or skipped otherwise) is an error "
+        "and nothing is written",
+    )
     _common(imports)
 
     synthesize = commands.add_parser("synthesize", help="write assertion candidates into the sidecar module")
@@ -281,25 +287,60 @@ def _cmd_deltas(args: argparse.Namespace, out: TextIO) -> int:
 def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     if args.versions is None and args.examples is None:
         raise InputError("nothing to import: pass --versions FILE.json and/or --examples FILE")
+    examples, template = None, None
+    if args.examples is not None:  # read (and with --strict, checked) before any version is recorded
+        from spade_lsp._examples import merge_examples, parse_examples
+        from spade_lsp._files import examples_path
+
+        examples = parse_examples(args.examples)
+        template = _examples_template(args)
+        if args.strict:
+            merge_examples(examples_path(args.prompt), examples, strict=True, template=template, write=False)
     if args.versions is not None:
         _import_versions(args, out)
-    if args.examples is not None:
-        _import_examples(args, out)
+    if examples is not None:
+        result = merge_examples(examples_path(args.prompt), examples, strict=args.strict, template=template)
+        _report_examples(args, out, result)
     return EXIT_OK
 
 
-def _import_examples(args: argparse.Namespace, out: TextIO) -> None:
-    from spade_lsp._examples import load_examples_file, merge_examples
-    from spade_lsp._files import examples_path
+_WARNINGS_SHOWN = 50  # on stderr; --json lists them all
 
-    result = merge_examples(examples_path(args.prompt), load_examples_file(args.examples))
+
+def _examples_template(args: argparse.Namespace) -> str | None:
+    """The prompt's text, to check the examples' inputs against its placeholders: the file, or the newest of
+    the versions being imported; None when neither can be read."""
+    from spade_lsp._inputs import read_versions_file
+    from spade_lsp._prompts import parse_prompt, read_prompt_file
+    from spade_lsp.config import Settings
+
+    try:
+        if args.prompt.exists():
+            text = read_prompt_file(args.prompt, max_bytes=Settings().max_prompt_bytes)
+        elif args.versions is not None:
+            text = read_versions_file(args.versions)[-1]
+        else:
+            return None
+    except (SpadeError, OSError):
+        return None  # the versions' own import says what is wrong with them
+    try:
+        return parse_prompt(text, source=str(args.prompt)).body
+    except SpadeError:
+        return text
+
+
+def _report_examples(args: argparse.Namespace, out: TextIO, result: Any) -> None:
+    shown = [str(warning) for warning in result.warnings[:_WARNINGS_SHOWN]]
+    if len(result.warnings) > _WARNINGS_SHOWN:
+        shown.append(f"{len(result.warnings) - _WARNINGS_SHOWN} more warning(s); --json lists them all")
+    _warn(shown)
     if args.json:
-        _emit_json(
-            out, {"examples": str(result.path), "added": result.added, "skipped": result.skipped, "total": result.total}
-        )
+        _emit_json(out, result.to_json())
     else:
+        rejected = f", {result.rejected} not imported (see the warnings)" if result.rejected else ""
         out.write(
-            f"{result.path}: {result.added} example(s) added, {result.skipped} already there; {result.total} in all\n"
+            f"{result.path}: {result.added} example(s) added, {result.skipped} already there{rejected}; "
+            f"{result.total} in all\n"
         )
 
 

@@ -1,6 +1,6 @@
 """The examples file beside a prompt (``NAME.examples.jsonl``) in the editor: each line read as the engine
-reads it (so a line the CLI would refuse is marked where it is), and the judgement history of an example's
-grading note, read from the store for its hover.
+reads it (so a line the engine skips, or reads with a change, is marked where it is), and the judgement
+history of an example's grading note, read from the store for its hover.
 
 Line numbers here are the editor's (0-based); an example without an ``id`` takes its 1-based line number as
 its id, as :func:`spade_lsp._examples.read_examples` gives it.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spade_lsp._examples import example_from_row
+from spade_lsp._examples import read_row
 from spade_lsp._inputs import loads
 from spade_lsp.errors import InputError
 from spade_lsp.overview import prompt_key
@@ -32,7 +32,8 @@ def lines_of(source: str) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class ExampleLine:
-    """One non-blank line: the example it holds, or why it cannot be read (``problem``)."""
+    """One non-blank line: the example it holds, or why the engine skips it (``problem``); ``warnings``: how
+    the engine reads a usable line differently from what it says (null ``inputs`` as none, say)."""
 
     line: int
     id: str | None = None
@@ -40,6 +41,7 @@ class ExampleLine:
     note: str | None = None
     has_output: bool = False
     problem: str | None = None
+    warnings: tuple[str, ...] = ()
 
 
 def read_line(text: str, line: int) -> ExampleLine | None:
@@ -53,11 +55,12 @@ def read_line(text: str, line: int) -> ExampleLine | None:
         return ExampleLine(line, problem=str(error).removeprefix(f"line {line + 1}: "))
     if not isinstance(row, dict):
         return ExampleLine(line, problem=f"expected a JSON object, got {type(row).__name__}")
-    try:
-        example = example_from_row(row, default_id=str(line + 1), where=f"line {line + 1}")
-    except InputError as error:
-        return ExampleLine(line, problem=str(error).removeprefix(f"line {line + 1}: "))
-    return ExampleLine(line, example.id, example.label, example.grading_note, has_output=example.output is not None)
+    example, problems = read_row(row, default_id=str(line + 1))
+    if example is None:
+        return ExampleLine(line, problem="; ".join(problem.message for problem in problems))
+    warnings = tuple(f"{problem.message}; {problem.outcome}" for problem in problems)
+    has_output = example.output is not None
+    return ExampleLine(line, example.id, example.label, example.grading_note, has_output, warnings=warnings)
 
 
 def read_lines(source: str) -> list[ExampleLine]:

@@ -74,7 +74,7 @@ def items_from_examples(workspace: Workspace, prompt: Path) -> PromptItems:
     template = parse_prompt(text, source=str(prompt)).body.strip()
     items: list[JudgeItem] = []
     skipped: list[str] = []
-    for example in read_examples(source):
+    for example in read_examples(source, warnings):
         item = item_from_example(example, template)
         if item is None:
             skipped.append(example.id)

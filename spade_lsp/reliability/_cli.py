@@ -318,4 +318,11 @@ def render_table(document: Mapping[str, Any]) -> str:
         f"calls {document['calls']} made, {document['calls_cached']} cached, {document['calls_saved']} saved by "
         f"early stopping, {document['calls_failed']} failed; {cost}"
     )
+    decided = [  # pooled per validator; a run stored before that kept decisions per input, not shown here
+        f"{d['validator']} {d['decision']} its minimum after {d['at_sample']} sample(s) per input"
+        for d in document.get("sequential") or []
+        if "input" not in d
+    ]
+    if decided:
+        lines.append(f"early stopping decided {'; '.join(decided)}")
     return "\n".join(lines) + "\n"

@@ -736,17 +736,19 @@ def _sequential(document: Mapping[str, Any]) -> str:
         kind = {"above": "pass", "below": "fail"}.get(decision, "inconclusive")
         mark = {"above": "▲", "below": "▼"}.get(decision, "–")
         at = _int(d.get("at_sample"))
+        trials = _int(d.get("trials"))
         rows.append(
-            f"<tr><td><code>{_e(d.get('input'))}</code></td><td><code>{_e(d.get('validator'))}</code></td>"
+            f"<tr><td><code>{_e(d.get('validator'))}</code></td>"
             f'<td><span class="badge {kind}"><span aria-hidden="true">{mark}</span> {_e(decision)}</span></td>'
-            f'<td class="num">{"n/a" if at is None else at}</td></tr>'
+            f'<td class="num">{"n/a" if at is None else at}</td><td class="num">{"n/a" if trials is None else trials}</td></tr>'
         )
-    table = _table(["Input", "Validator", "Decision (vs minimum)", "At sample"], rows)
+    table = _table(["Validator", "Decision (vs minimum)", "Samples per input", "Pooled samples"], rows)
     return _section(
         "sequential",
         "Early stopping",
         table + _left_out(len(rows), len(decisions), "decisions"),
-        "Anytime-valid tests per (input, validator): sampling of an input stops once every validator is decided.",
+        "Anytime-valid tests per validator on its samples pooled over the inputs: sampling stops once every "
+        "validator is decided.",
     )
 
 

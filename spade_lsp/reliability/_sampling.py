@@ -5,10 +5,11 @@ The pipeline is the newest version of the template, rendered with an example's `
 user message. The j-th sample of an input is the LLM layer's sample index j, so it is cached and
 reproducible; ``seed`` only decides which inputs are drawn when fewer than all are asked for. Validators run
 in the sandbox, round by round; the optional LLM verifier (setting ``verifier``, ``spade sample --verify``) is
-one more column, judged in this process through the LLM layer, a batch per round. With early stopping an input
-stops being sampled once an anytime-valid test has decided every validator for it. Each round's outputs and
-results are written to the store before the next round starts, so killing the process loses nothing that was
-acknowledged.
+one more column, judged in this process through the LLM layer, a batch per round. With early stopping, every round
+samples each input equally and then tests each validator on its samples pooled over the inputs (an anytime-valid
+sequential test, the design effect discounting samples of one input for being alike); sampling stops once every
+validator is decided above or below its minimum. Each round's outputs and results are written to the store before
+the next round starts, so killing the process loses nothing that was acknowledged.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from spade_lsp.config import Settings
 from spade_lsp.errors import InputError, LLMError, SpadeError, StoreError
 from spade_lsp.llm import Completion, LLMClient, LLMRequest
 from spade_lsp.reliability._names import Method
-from spade_lsp.reliability._stats import analyse, sequential_decision
+from spade_lsp.reliability._stats import analyse, design_effect, sequential_decision
 from spade_lsp.reliability._validators import ValidatorSpec
 from spade_lsp.taxonomy import DISPLAY_NAMES
 from spade_lsp.workspace import Workspace, synced_head
@@ -175,7 +176,7 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
         version, text = options.version, workspace.history.content(recorded[options.version].content_hash)
     parsed = parse_prompt(text, source=str(prompt))
     settings = workspace.prompt_settings(parsed.front_matter, source=f"{prompt} front matter")
-    examples = _draw(read_examples(source), options, settings, warnings)
+    examples = _draw(read_examples(source, warnings), options, settings, warnings)
     validators = _validators(workspace, prompt, module, settings, warnings)
     verify = bool(settings.verifier) if options.verify is None else options.verify
     criteria = settings.verifier if isinstance(settings.verifier, str) else None
@@ -305,7 +306,8 @@ class _Sampler:
         self.errors = [0] * v
         self.produced = [0] * n
         self.active = list(range(n))
-        self.decisions: dict[tuple[int, int], tuple[str, int]] = {}
+        # validator -> (decision, samples per input when decided, pooled outputs it was decided on)
+        self.decisions: dict[int, tuple[str, int, int]] = {}
         self.generated = 0
         self.failed: list[str] = []
         self.cached = 0
@@ -358,7 +360,8 @@ class _Sampler:
         if self.failed and len(self.failed) == self.generated:
             raise LLMError(f"every call failed; the first: {self.failed[0]}")
         self._decide()
-        self.active = [i for i in self.active if self.produced[i] < plan.samples and not self._all_decided(i)]
+        decided = self._sequential and len(self.decisions) == len(plan.validators)
+        self.active = [] if decided else [i for i in self.active if self.produced[i] < plan.samples]
         done = sum(self.produced) / (len(plan.examples) * plan.samples)
         self.progress(f"sampled {sum(self.produced)} outputs", round(100 * done, 1))
 
@@ -459,23 +462,29 @@ class _Sampler:
         return (i, j, v, None if passed is None else int(passed), error)
 
     def _decide(self) -> None:
+        """Test each undecided validator on its samples pooled over the inputs. Every round gives each active input
+        the same number of samples, which keeps the mixture test valid for these inputs' mean rate however the
+        samples of one input are alike; the design effect deflates the evidence as the interval is widened."""
         if not self._sequential:
             return
-        for i in self.active:
-            for v, validator in enumerate(self.plan.validators):
-                if (i, v) in self.decisions:
-                    continue
-                cells = self.tensor[i, :, v]
-                trials = int(np.count_nonzero(~np.isnan(cells)))
-                if trials == 0:
-                    continue
-                successes = int(np.nansum(cells))
-                decision = sequential_decision(successes, trials, validator.minimum, confidence=self.plan.confidence)
-                if decision is not None:
-                    self.decisions[(i, v)] = (decision, self.produced[i])
-
-    def _all_decided(self, i: int) -> bool:
-        return self._sequential and all((i, v) in self.decisions for v in range(len(self.plan.validators)))
+        sampled = max(self.produced, default=0)
+        for v, validator in enumerate(self.plan.validators):
+            if v in self.decisions:
+                continue
+            cells = self.tensor[:, :sampled, v]
+            trials = int(np.count_nonzero(~np.isnan(cells)))
+            if trials == 0:
+                continue
+            successes = int(np.nansum(cells))
+            decision = sequential_decision(
+                successes,
+                trials,
+                validator.minimum,
+                confidence=self.plan.confidence,
+                design_effect=design_effect(cells),
+            )
+            if decision is not None:
+                self.decisions[v] = (decision, sampled, trials)
 
     # -- the store -------------------------------------------------------------------------------------------
 
@@ -591,8 +600,8 @@ class _Sampler:
                     f"the first: {self.verifier_problem}"
                 )
         sequential = [
-            {"input": ids[i], "validator": plan.validators[v].name, "decision": decision, "at_sample": at}
-            for (i, v), (decision, at) in sorted(self.decisions.items())
+            {"validator": plan.validators[v].name, "decision": decision, "at_sample": at, "trials": trials}
+            for v, (decision, at, trials) in sorted(self.decisions.items())
         ]
         return {
             "prompt": plan.prompt_key,

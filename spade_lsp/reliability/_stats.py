@@ -181,37 +181,121 @@ def clustered_rate(values: npt.ArrayLike, *, method: Method = "wilson", confiden
     return _clustered(_as_fractions(values, 2, "values"), method, confidence)[0]
 
 
-def sequential_decision(successes: int, trials: int, minimum: float, *, confidence: float = 0.95) -> Decision | None:
+#: The prior of the sequential test's mixtures: a Beta distribution with its mean at the minimum and the weight of
+#: this many observations, cut at the minimum into one prior for each side (see :func:`sequential_evidence`).
+SEQUENTIAL_PRIOR_WEIGHT: Final = 10.0
+
+
+def _one_sided_log_mixture(successes: FloatArray, failures: FloatArray, minimum: float, *, above: bool) -> FloatArray:
+    """log of the mixture likelihood ratio against p = ``minimum``, the prior being Beta(w m, w (1 - m)) (w the
+    prior weight, m the minimum) restricted to (m, 1] (``above``) or [0, m) (below), at every element."""
+    a, b = SEQUENTIAL_PRIOR_WEIGHT * minimum, SEQUENTIAL_PRIOR_WEIGHT * (1 - minimum)
+    tail = special.betaincc if above else special.betainc  # the prior's mass on that side, regularised
+    with np.errstate(divide="ignore"):  # a side holding none of the posterior's mass: log 0 = -inf, no evidence
+        posterior = special.betaln(successes + a, failures + b) + np.log(tail(successes + a, failures + b, minimum))
+    prior = float(special.betaln(a, b)) + math.log(float(tail(a, b, minimum)))
+    boundary = successes * math.log(minimum) + failures * math.log1p(-minimum)
+    return np.asarray(posterior - prior - boundary, dtype=np.float64)
+
+
+def sequential_evidence(
+    successes: npt.ArrayLike, trials: npt.ArrayLike, minimum: float, *, design_effect: npt.ArrayLike = 1.0
+) -> tuple[FloatArray, FloatArray]:
+    """The log e-values (log mixture likelihood ratios) that the rate is above and below ``minimum``, elementwise.
+
+    Each is Robbins' (1970) mixture of the likelihood ratios q^S (1 - q)^F / (m^S (1 - m)^F) over alternatives q
+    on one side of the minimum m, with a Beta prior of mean m and the weight of :data:`SEQUENTIAL_PRIOR_WEIGHT`
+    observations cut at m (closed forms by the incomplete Beta function). For every q above m, one observation's
+    factor has expectation p q / m + (1 - p)(1 - q)/(1 - m) <= 1 whenever the true rate p <= m, so the "above"
+    mixture is a nonnegative supermartingale under the whole null p <= m (and the "below" one under p >= m), and
+    by Ville's inequality it ever reaches 1 / a with probability at most a (Howard, Ramdas, McAuliffe and Sekhon
+    2021, one-sided mixture boundaries). Counts are divided by ``design_effect`` (Kish's effective sample size,
+    as :func:`clustered_rate` does) before mixing; with a design effect d >= 1 the deflated mixture is at most
+    the undeflated one to the power 1 / d (Jensen), so the deflation never makes a decision more likely.
+    """
+    s = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    deff = np.asarray(design_effect, dtype=np.float64)
+    if not 0.0 < minimum < 1.0:
+        raise ValueError(f"minimum {minimum!r} is not a fraction strictly between 0 and 1")
+    if (n < 0).any() or (s < 0).any() or (s > n).any():
+        raise ValueError("successes must lie between 0 and trials")
+    if not (np.isfinite(deff) & (deff >= 1.0)).all():
+        raise ValueError("a design effect is at least 1")
+    s_eff, f_eff = s / deff, (n - s) / deff
+    return (
+        _one_sided_log_mixture(s_eff, f_eff, minimum, above=True),
+        _one_sided_log_mixture(s_eff, f_eff, minimum, above=False),
+    )
+
+
+def sequential_threshold(confidence: float) -> float:
+    """The log e-value a side must reach: log(2 / (1 - confidence)), each side at half the error rate, so the
+    chance of any wrong decision, even with the rate exactly at the minimum, is at most 1 - confidence."""
+    _check_confidence(confidence)
+    return math.log(2.0) - math.log1p(-confidence)
+
+
+def sequential_decisions(
+    successes: npt.ArrayLike,
+    trials: npt.ArrayLike,
+    minimum: float,
+    *,
+    confidence: float = 0.95,
+    design_effect: npt.ArrayLike = 1.0,
+) -> npt.NDArray[np.int8]:
+    """:func:`sequential_decision` elementwise, for a minimum strictly between 0 and 1: 1 above, -1 below, 0
+    undecided (also with no trials)."""
+    threshold = sequential_threshold(confidence)
+    log_above, log_below = sequential_evidence(successes, trials, minimum, design_effect=design_effect)
+    s = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(trials, dtype=np.float64)
+    observed = np.divide(s, n, out=np.full(np.broadcast(s, n).shape, minimum), where=n > 0)
+    above = (log_above >= threshold) & (observed > minimum)
+    below = (log_below >= threshold) & (observed < minimum)
+    return np.where(above & ~below, 1, np.where(below & ~above, -1, 0)).astype(np.int8)
+
+
+def sequential_decision(
+    successes: float,
+    trials: float,
+    minimum: float,
+    *,
+    confidence: float = 0.95,
+    design_effect: float = 1.0,
+) -> Decision | None:
     """Whether the success rate is decidedly above or below ``minimum``, valid however often it is asked.
 
-    The Beta(1, 1) mixture likelihood ratio against the boundary p = ``minimum`` (Robbins 1970; Howard et al.
-    2021) is a martingale under the boundary, so by Ville's inequality it ever reaches 1 / (1 - confidence)
-    with probability at most 1 - confidence: checking after every sample and stopping at the first decision
-    keeps the error rate. None while undecided. A minimum of 0 is met by any data ("above" once there is a
-    trial); a minimum of 1 is missed at the first failure and never decidedly met.
+    Two one-sided mixture likelihood ratios against the boundary p = ``minimum`` (:func:`sequential_evidence`),
+    each compared with 2 / (1 - confidence): "above" is wrong with probability at most (1 - confidence) / 2
+    whenever the rate is at most the minimum, "below" likewise, however often the test is looked at and
+    wherever it stops (Ville's inequality). A prior concentrated on the side of the minimum under test is what
+    lets a check that passes every sample be decided: at the default minimum 0.9 and confidence 0.95, after 48
+    straight passes (47 are not enough).
+
+    Sampling pools a validator's samples over the inputs and looks after rounds that give every input the same
+    number b of new samples. With inputs of own rates p_i, a round multiplies each mixture component by a factor
+    of expectation prod_i f(p_i)^b <= f(mean of p_i)^(n b) <= 1 (f linear in p, the arithmetic-geometric mean
+    inequality), so the test stays valid for the inputs' mean rate however their samples are alike; pass the
+    design effect of the pooled samples (:func:`design_effect`) to deflate the evidence as the interval is
+    widened, for inputs drawn from a larger population. None while undecided. A minimum of 0 is met by any data
+    ("above" once there is a trial); a minimum of 1 is missed at the first failure and never decidedly met.
     """
     if trials < 0 or not 0 <= successes <= trials:
         raise ValueError(f"{successes!r} successes out of {trials!r} trials")
     if not 0.0 <= minimum <= 1.0:
         raise ValueError(f"minimum {minimum!r} is not a fraction in [0, 1]")
     _check_confidence(confidence)
+    if not (math.isfinite(design_effect) and design_effect >= 1.0):
+        raise ValueError(f"design effect {design_effect!r} is not at least 1")
     if trials == 0:
         return None
     if minimum == 0.0:
         return "above"
-    failures = trials - successes
     if minimum == 1.0:
-        return "below" if failures else None
-    log_mixture = float(special.betaln(1 + successes, 1 + failures))  # B(1, 1) = 1
-    log_boundary = successes * math.log(minimum) + failures * math.log1p(-minimum)
-    if log_mixture - log_boundary < -math.log1p(-confidence):
-        return None
-    observed = successes / trials
-    if observed > minimum:
-        return "above"
-    if observed < minimum:
-        return "below"
-    return None
+        return "below" if successes < trials else None
+    code = int(sequential_decisions(successes, trials, minimum, confidence=confidence, design_effect=design_effect))
+    return "above" if code == 1 else "below" if code == -1 else None
 
 
 def _check_probability(p_pass: float | None) -> None:

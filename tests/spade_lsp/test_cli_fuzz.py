@@ -122,7 +122,7 @@ def test_every_malformed_input_is_one_line_and_exit_2(
         argv = {
             "versions": ["import", str(prompt), "--versions", str(source)],
             "taxonomy": ["taxonomy", "--jsonl", str(source), "--workspace", str(workspace_dir)],
-            "examples": ["import", str(prompt), "--examples", str(source)],
+            "examples": ["import", str(prompt), "--examples", str(source), "--strict"],
             "matrix": ["select", "--matrix", str(source), "--json"],
         }[command]
         try:
@@ -138,3 +138,33 @@ def test_every_malformed_input_is_one_line_and_exit_2(
         source.unlink()
     assert not failures, f"{len(failures)} of {len(CASES)} cases:\n" + "\n".join(failures[:30])
     assert not (workspace_dir / "p.examples.jsonl").exists()  # no bad import wrote anything
+
+
+def test_without_strict_a_malformed_examples_file_is_refused_or_imported_never_a_traceback(
+    capsys: pytest.CaptureFixture[str], workspace_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lenient (the default): a file with a usable line imports it, with a warning for each bad one; a file
+    with none is exit 2 and one line naming the file."""
+    monkeypatch.chdir(workspace_dir)
+    prompt = workspace_dir / "p.prompt"
+    prompt.write_text("Keep it under 10 words.\n", encoding="utf-8")
+    failures: list[str] = []
+    for index, (command, data, _) in enumerate(CASES):
+        if command != "examples":
+            continue
+        source = workspace_dir / f"case{index}.jsonl"
+        source.write_bytes(data)
+        try:
+            code = main(["import", str(prompt), "--examples", str(source)])
+        except BaseException as error:  # the point: nothing may escape main
+            failures.append(f"{data[:40]!r}: raised {type(error).__name__}: {str(error)[:80]}")
+            continue
+        _, err = capsys.readouterr()
+        if "Traceback" in err or code not in (0, 2):
+            failures.append(f"{data[:40]!r}: exit {code}, stderr {err[:200]!r}")
+        elif code == 2 and (err.count("\n") != 1 or str(source) not in err):
+            failures.append(f"{data[:40]!r}: exit 2 without one line naming the file: {err[:200]!r}")
+        elif code == 0 and (f"{source}:" not in err or "; " not in err):
+            failures.append(f"{data[:40]!r}: imported without a warning naming the line: {err[:200]!r}")
+        source.unlink()
+    assert not failures, "\n".join(failures[:30])

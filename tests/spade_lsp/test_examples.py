@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
-from spade_lsp._examples import load_examples_file, merge_examples, read_examples
+from spade_lsp._examples import load_examples_file, merge_examples, parse_examples, read_examples
 from spade_lsp._files import examples_path, sidecar_path
 from spade_lsp.errors import InputError
 
@@ -45,9 +46,14 @@ def test_csv_with_response_and_label_columns(tmp_path: Path) -> None:
     ],
 )
 def test_bad_rows_name_file_and_line(tmp_path: Path, line: str, message: str) -> None:
+    """Strict: all or nothing, the problem named by file and line. Lenient (the default), each of these rows is
+    still usable: read with a warning that names the file and line."""
     (tmp_path / "f.jsonl").write_text(line + "\n")
     with pytest.raises(InputError, match=message):
-        read_examples(tmp_path / "f.jsonl")
+        read_examples(tmp_path / "f.jsonl", strict=True)
+    warnings: list[str] = []
+    assert len(read_examples(tmp_path / "f.jsonl", warnings)) == 1
+    assert len(warnings) == 1 and re.search(message, warnings[0])
 
 
 def test_merge_keeps_existing_lines_skips_duplicates_and_refuses_conflicts(tmp_path: Path) -> None:
@@ -65,5 +71,13 @@ def test_merge_keeps_existing_lines_skips_duplicates_and_refuses_conflicts(tmp_p
     before = target.read_bytes()
     src.write_text(json.dumps({"id": "b", "inputs": {}, "output": "changed"}) + "\n")
     with pytest.raises(InputError, match="nothing was written"):
-        merge_examples(target, load_examples_file(src))
+        merge_examples(target, parse_examples(src), strict=True)
     assert target.read_bytes() == before
+    # lenient: the conflicting line is not imported, with a warning naming it; nothing else changes
+    src.write_text(src.read_text() + json.dumps({"id": "c", "inputs": {}, "output": "new"}) + "\n")
+    result = merge_examples(target, parse_examples(src))
+    assert (result.added, result.skipped, result.rejected, result.total) == (1, 0, 1, 3)
+    assert [str(w) for w in result.warnings] == [
+        f"{src}:1: id 'b' already holds a different example ({target}:2); give it a new id or edit the file; skipped"
+    ]
+    assert target.read_bytes() == before + (json.dumps({"id": "c", "inputs": {}, "output": "new"}) + "\n").encode()

@@ -273,21 +273,25 @@ def unreviewed_diagnostics(
 
 
 def examples_diagnostics(source: str, columns: Columns) -> list[dict[str, Any]]:
-    """An Error on each line of the examples file the engine would refuse (it names the file and line too)."""
+    """An Error on each line of the examples file the engine skips, a Warning on each line it reads with a
+    change (null ``inputs`` as none, an unknown label as unlabelled): the lines eval and sampling report."""
     from spade_lsp_server._examples import lines_of, read_lines
 
-    problems = [example for example in read_lines(source) if example.problem is not None]
-    if not problems:
+    flagged = [example for example in read_lines(source) if example.problem is not None or example.warnings]
+    if not flagged:
         return []
     lines = lines_of(source)
     out = []
-    for example in problems:
+    for example in flagged:
         width = len(lines[example.line].encode("utf-16-le", "surrogatepass")) // 2
         where = {
             "start": {"line": example.line, "character": 0},
             "end": {"line": example.line, "character": columns.to_client(example.line, width)},
         }
-        out.append(_diagnostic(where, ERROR, CODE_EXAMPLE, f"example on line {example.line + 1}: {example.problem}"))
+        prefix = f"example on line {example.line + 1}"
+        if example.problem is not None:
+            out.append(_diagnostic(where, ERROR, CODE_EXAMPLE, f"{prefix}: {example.problem}"))
+        out += [_diagnostic(where, WARNING, CODE_EXAMPLE, f"{prefix}: {warning}") for warning in example.warnings]
     return out
 
 

@@ -212,8 +212,8 @@ def _document(
             "min": {"name": weakest["name"], **{k: weakest[k] for k in ("rate", "ci_low", "ci_high", "trials")}},
         },
         "sequential": [
-            {"input": inputs[0], "validator": validators[0][0], "decision": "above", "at_sample": min(4, samples)},
-            {"input": inputs[-1], "validator": validators[-1][0], "decision": "below", "at_sample": min(3, samples)},
+            {"validator": validators[0][0], "decision": "above", "at_sample": min(4, samples), "trials": 4 * len(inputs)},
+            {"validator": validators[-1][0], "decision": "below", "at_sample": min(3, samples), "trials": 3 * len(inputs)},
         ],
         "tensor": tensor,
         "calls": len(inputs) * samples - 2,
@@ -285,6 +285,16 @@ def test_header_shows_the_run() -> None:
     for expected in (*expected_facts, "900 completion"):
         assert expected in text, expected
     assert "2 calls failed" in text
+
+
+def test_early_stopping_lists_each_validators_pooled_decision() -> None:
+    page = render_html(_small())
+    section = page[page.index('id="sequential"') :]
+    section = section[: section.index("</section>")]
+    text = _parse(section).all_text
+    assert "Samples per input" in text and "Pooled samples" in text
+    assert _VALIDATORS[0][0] in text and "above" in text and "12" in text  # 4 samples x 3 inputs
+    assert _VALIDATORS[-1][0] in text and "below" in text and "9" in text
 
 
 def test_heatmap_has_inputs_times_samples_cells_per_validator() -> None:

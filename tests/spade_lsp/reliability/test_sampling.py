@@ -80,7 +80,9 @@ def test_reruns_come_from_the_cache_and_reproduce_the_tensor(blurb: Path, model:
     assert len(model.requests) == 24
 
 
-def test_early_stopping_stops_decided_inputs_and_counts_the_calls_saved(workspace_dir: Path) -> None:
+def test_early_stopping_decides_each_check_on_the_pooled_samples_and_counts_the_calls_saved(
+    workspace_dir: Path,
+) -> None:
     prompt = workspace_dir / "blurb.prompt"
     prompt.write_text(V3, encoding="utf-8")
     (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
@@ -89,16 +91,31 @@ def test_early_stopping_stops_decided_inputs_and_counts_the_calls_saved(workspac
         with _workspace(workspace_dir, stub) as workspace:
             document = sample_prompt(workspace, prompt, SampleOptions(samples=100))
         sent = len(stub.requests)
-    # With every sample passing, the mixture test decides "above" once (1 / (n + 1)) / minimum^n >= 20: against
-    # 0.5 first at n = 8 (0.5^8 * 9 = 0.035), against 0.9 at n = 69 (0.9^69 * 70 = 0.0487; at 68, 0.0533).
-    # Rounds hold ceil(2 * 8 / 4) = 4 samples per input (twice the default concurrency of 8, over four
-    # inputs), so the tests run after 4, 8, ... samples, and every input stops after 72.
-    decided = document["sequential"]
-    assert {d["decision"] for d in decided} == {"above"} and len(decided) == 8
-    assert {(d["validator"], d["at_sample"]) for d in decided} == {("assert_short", 8), ("assert_no_cheap", 72)}
-    assert document["calls_saved"] == 4 * (100 - 72) and sent == 4 * 72
+    # With every sample passing, the one-sided mixture decides "above" after 12 pooled passes against 0.5 and 48
+    # against 0.9 (test_stats). Rounds hold ceil(2 * 8 / 4) = 4 samples per input (twice the default concurrency
+    # of 8, over four inputs), so the tests run on 16, 32, 48, ... pooled samples: assert_short is decided after
+    # the first round (4 samples per input), assert_no_cheap after the third (12), and the run stops there.
+    assert document["sequential"] == [
+        {"validator": "assert_short", "decision": "above", "at_sample": 4, "trials": 16},
+        {"validator": "assert_no_cheap", "decision": "above", "at_sample": 12, "trials": 48},
+    ]
+    assert document["calls_saved"] == 4 * (100 - 12) and sent == 4 * 12
     assert all(v["verdict"] == "pass" for v in document["validators"])
     assert document["early_stopping"] is True
+
+
+def test_early_stopping_keeps_sampling_while_a_check_sits_near_its_minimum(blurb: Path, model: OpenAIStub) -> None:
+    # assert_no_cheap passes 3 of every 4 samples of each input: 75% against its 90% minimum is decided "below",
+    # but only once enough samples are pooled; assert_short (always passing, minimum 0.5) is decided at once.
+    with _workspace(blurb.parent, model) as workspace:
+        document = sample_prompt(workspace, blurb, SampleOptions(samples=100))
+    decisions = {d["validator"]: d for d in document["sequential"]}
+    assert decisions["assert_short"]["decision"] == "above" and decisions["assert_short"]["at_sample"] == 4
+    assert decisions["assert_no_cheap"]["decision"] == "below"
+    stopped = decisions["assert_no_cheap"]["at_sample"]
+    assert 4 < stopped < 100 and stopped % 4 == 0
+    assert document["calls_saved"] == 4 * (100 - stopped)
+    assert _validator(document, "assert_no_cheap")["verdict"] == "fail"
 
 
 def test_the_run_is_stored_round_by_round(blurb: Path, model: OpenAIStub) -> None:
@@ -230,6 +247,19 @@ def test_spade_sample_json_prints_the_contract_keys(
     }  # fmt: skip
     code, out, _ = _spade(capsys, "sample", str(blurb), "--samples", "4", "--inputs", "2", *flags)
     assert code == 0 and "assert_no_cheap" in out and "P_pass measured" in out and "2 input(s)" in out
+
+
+def test_spade_sample_says_what_early_stopping_decided(workspace_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    prompt = sampling_workspace(workspace_dir)
+    with OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as stub:
+        flags = ["--model", "openai/stub", "--api-base", stub.api_base, "--classifier", "offline"]
+        code, out, _ = _spade(capsys, "sample", str(prompt), "--samples", "100", *flags)
+    assert code == 0 and len(stub.requests) == 48
+    assert "48 made, 0 cached, 352 saved by early stopping" in out
+    assert (
+        "early stopping decided assert_short above its minimum after 4 sample(s) per input; "
+        "assert_no_cheap above its minimum after 12 sample(s) per input"
+    ) in out
 
 
 def test_spade_check_is_the_ci_gate(blurb: Path, model: OpenAIStub, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,10 +7,11 @@ from typing import Any
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import integrate, special, stats
 
 from spade_lsp.reliability._names import METHODS
 from spade_lsp.reliability._stats import (
+    SEQUENTIAL_PRIOR_WEIGHT,
     Rate,
     analyse,
     attempts_for,
@@ -20,8 +21,12 @@ from spade_lsp.reliability._stats import (
     expected_attempts,
     rate,
     sequential_decision,
+    sequential_decisions,
+    sequential_evidence,
+    sequential_threshold,
 )
 from spade_lsp.reliability._validators import ValidatorSpec
+from tests.spade_lsp.reliability.sequential_simulation import design_effects, simulate, verdicts
 
 NaN = math.nan
 
@@ -139,20 +144,79 @@ def test_clustered_rate_of_fractional_scores_and_missing_values() -> None:
 # --- sequential decisions -------------------------------------------------------------------------------------
 
 
-def test_sequential_decision_by_hand() -> None:
-    # 20/20 against 0.7: LR = B(21, 1) / 0.7^20 = (1/21) / 0.000798 = 59.7 >= 1 / 0.05 = 20.
-    assert sequential_decision(20, 20, 0.7) == "above"
-    # 5/5 against 0.7: LR = (1/6) / 0.7^5 = 0.1667 / 0.1681 = 0.99 < 20.
-    assert sequential_decision(5, 5, 0.7) is None
-    # 0/10 against 0.5: LR = B(1, 11) / 0.5^10 = 1024 / 11 = 93.1 >= 20.
-    assert sequential_decision(0, 10, 0.5) == "below"
-    # 0/3 against 0.5: LR = (1/4) / (1/8) = 2.
-    assert sequential_decision(0, 3, 0.5) is None
-    # 0/10 at 99%: 93.1 < 100; 0/11: LR = 2048 / 12 = 170.7 >= 100.
-    assert sequential_decision(0, 10, 0.5, confidence=0.99) is None
-    assert sequential_decision(0, 11, 0.5, confidence=0.99) == "below"
-    # on the boundary itself, however much data, nothing is decided
-    assert sequential_decision(800, 1000, 0.8) is None
+def _mixture(successes: float, failures: float, minimum: float, *, above: bool) -> float:
+    """The one-sided mixture likelihood ratio by numerical integration, against the closed form."""
+    a, b = SEQUENTIAL_PRIOR_WEIGHT * minimum, SEQUENTIAL_PRIOR_WEIGHT * (1 - minimum)
+    low, high = (minimum, 1.0) if above else (0.0, minimum)
+    prior = integrate.quad(lambda q: stats.beta.pdf(q, a, b), low, high)[0]
+
+    def ratio(q: float) -> float:
+        log = successes * math.log(q / minimum) + failures * math.log((1 - q) / (1 - minimum))
+        return math.exp(log) * float(stats.beta.pdf(q, a, b))
+
+    return integrate.quad(ratio, low, high, points=[minimum], limit=200)[0] / prior
+
+
+@pytest.mark.parametrize(
+    ("successes", "trials", "minimum", "deff"),
+    [(48, 48, 0.9, 1.0), (28, 40, 0.9, 1.0), (45, 50, 0.9, 1.0), (90, 100, 0.7, 3.0), (3, 10, 0.5, 1.0)],
+)
+def test_sequential_evidence_is_the_mixture_integral(successes: int, trials: int, minimum: float, deff: float) -> None:
+    log_above, log_below = sequential_evidence(successes, trials, minimum, design_effect=deff)
+    s, f = successes / deff, (trials - successes) / deff
+    assert math.exp(float(log_above)) == pytest.approx(_mixture(s, f, minimum, above=True), rel=1e-6)
+    assert math.exp(float(log_below)) == pytest.approx(_mixture(s, f, minimum, above=False), rel=1e-6)
+
+
+def test_why_the_previous_rule_never_stopped_at_the_default_minimum() -> None:
+    # Decisions were per (input, validator) over at most samples_per_input = 5 samples. Against p = 0.9 no
+    # likelihood ratio on 5 straight passes exceeds 0.9^-5 = 1.69 (at q = 1), far from 1 / 0.05 = 20, and the
+    # Beta(1, 1) mixture's is (1/6) / 0.9^5 = 0.28: a passing check was never decided for any input.
+    assert pytest.approx(1.6935, abs=1e-4) == 0.9**-5
+    assert math.exp(special.betaln(6, 1)) / 0.9**5 == pytest.approx(0.2823, abs=1e-4)
+    assert sequential_decision(5, 5, 0.9) is None
+
+
+def test_a_check_passing_every_sample_is_decided_above_within_48_samples() -> None:
+    # Pooled over the inputs, at the default minimum 0.9 and confidence 0.95 the "above" mixture passes
+    # 2 / 0.05 = 40 at the 48th straight pass (40.41; 37.01 after 47): one round of the shared pipelines'
+    # 50 to 100 inputs. At 99% confidence (threshold 200) it takes 66.
+    assert math.exp(float(sequential_evidence(48, 48, 0.9)[0])) == pytest.approx(40.41, abs=0.01)
+    assert math.exp(float(sequential_evidence(47, 47, 0.9)[0])) == pytest.approx(37.01, abs=0.01)
+    assert sequential_decision(48, 48, 0.9) == "above"
+    assert sequential_decision(47, 47, 0.9) is None
+    assert next(n for n in range(1, 100) if sequential_decision(n, n, 0.9, confidence=0.99)) == 66
+    assert sequential_threshold(0.95) == pytest.approx(math.log(40))
+
+
+def test_a_clearly_failing_check_is_decided_below() -> None:
+    # 70% against 0.9: the "below" mixture is 33.3 at 21/30 and 129.9 at 28/40; every failure: 5 samples.
+    assert sequential_decision(21, 30, 0.9) is None
+    assert sequential_decision(28, 40, 0.9) == "below"
+    assert next(n for n in range(1, 20) if sequential_decision(0, n, 0.9)) == 5
+
+
+def test_a_rate_near_the_minimum_stays_undecided() -> None:
+    for successes, trials in [(45, 50), (90, 100), (460, 500), (900, 1000), (9000, 10000), (8950, 10000)]:
+        assert sequential_decision(successes, trials, 0.9) is None
+    # (with enough samples a rate a little away from it is decided: 0.93 or 0.885 on 1,000 or 10,000)
+    assert sequential_decision(930, 1000, 0.9) == "above"
+    assert sequential_decision(8850, 10000, 0.9) == "below"
+
+
+def test_the_design_effect_deflates_the_evidence() -> None:
+    # 90/100 against 0.7: 22,826 as independent samples; with a design effect of 3, as 30 of 33.3: 18.5 < 40.
+    assert sequential_decision(90, 100, 0.7) == "above"
+    assert sequential_decision(90, 100, 0.7, design_effect=3.0) is None
+    assert math.exp(float(sequential_evidence(90, 100, 0.7, design_effect=3.0)[0])) == pytest.approx(18.54, abs=0.01)
+
+
+def test_sequential_decisions_match_the_scalar_rule() -> None:
+    successes = np.array([48, 47, 28, 21, 0, 930, 90, 0])
+    trials = np.array([48, 47, 40, 30, 5, 1000, 100, 0])
+    codes = sequential_decisions(successes, trials, 0.9)
+    expected = [sequential_decision(int(s), int(n), 0.9) for s, n in zip(successes, trials, strict=True)]
+    assert [{1: "above", -1: "below", 0: None}[int(c)] for c in codes] == expected
 
 
 def test_sequential_decision_edges() -> None:
@@ -161,33 +225,55 @@ def test_sequential_decision_edges() -> None:
     assert sequential_decision(0, 0, 0.0) is None
     assert sequential_decision(9, 10, 1.0) == "below"
     assert sequential_decision(100, 100, 1.0) is None
+    with pytest.raises(ValueError, match="design effect"):
+        sequential_decision(5, 10, 0.5, design_effect=0.5)
+    with pytest.raises(ValueError, match="successes"):
+        sequential_decision(11, 10, 0.5)
+    with pytest.raises(ValueError, match="confidence"):
+        sequential_decision(5, 10, 0.5, confidence=1.0)
 
 
-def test_sequential_rule_keeps_its_error_rate_when_the_rate_equals_the_minimum() -> None:
-    # 2,000 runs of up to 100 samples at p = minimum = 0.8, tested after every sample, stopping at the first
-    # decision. Any decision is an error here; "above" (the costly one) must stay within 5%, and so must all.
-    rng = np.random.default_rng(20240601)
-    draws = rng.random((2000, 100)) < 0.8
-    above = below = 0
-    for run in draws:
-        successes = 0
-        for trials, passed in enumerate(run.tolist(), start=1):
-            successes += passed
-            decision = sequential_decision(successes, trials, 0.8)
-            if decision is not None:
-                above += decision == "above"
-                below += decision == "below"
-                break
-    assert above / 2000 <= 0.05
-    assert (above + below) / 2000 <= 0.05
+def test_looking_after_every_sample_keeps_the_error_rate_at_the_minimum() -> None:
+    # 2,000 runs of 250 samples at p = minimum = 0.9, tested after every sample, stopping at the first decision:
+    # any decision is an error, and Ville's inequality bounds the lot by 1 - confidence.
+    rng = np.random.default_rng(20261125)
+    successes = np.cumsum(rng.random((2000, 250)) < 0.9, axis=1)
+    trials = np.broadcast_to(np.arange(1, 251), successes.shape)
+    decided = sequential_decisions(successes, trials, 0.9) != 0
+    assert decided.any(axis=1).mean() <= 0.05
 
 
-def test_sequential_rule_decides_a_clear_case() -> None:
-    # and it has power: at p = 0.99 against 0.8, every run of 100 samples decides "above"
-    rng = np.random.default_rng(7)
-    draws = rng.random((50, 100)) < 0.99
-    decisions = [sequential_decision(int(run.sum()), 100, 0.8) for run in draws]
-    assert decisions == ["above"] * 50
+def test_early_stopping_keeps_its_error_rate_at_the_minimum_in_the_sampler_design() -> None:
+    # The sampler's design at the defaults: 50 inputs x 5 samples, a test after each round of one sample per
+    # input. Inputs alike (icc 0) or not (icc 0.3, the design effect at work); 3,000 seeded runs each.
+    for icc, seed in ((0.0, 11), (0.3, 12)):
+        run = simulate(50, 5, 0.9, runs=3000, seed=seed, icc=icc)
+        assert run.error_rate <= 0.05
+    # for the inputs drawn, however differently they behave: four inputs whose own rates average 0.9
+    run = simulate(4, 100, 0.9, runs=3000, seed=13, own_rates=[0.8, 1.0, 0.85, 0.95])
+    assert run.error_rate <= 0.05
+
+
+def test_early_stopping_saves_calls_on_clear_cases_and_keeps_the_decision() -> None:
+    passing = simulate(50, 5, 0.99, runs=1000, seed=14)
+    failing = simulate(50, 5, 0.7, runs=1000, seed=15)
+    assert passing.calls_saved >= 0.3 and failing.calls_saved >= 0.3
+    assert passing.agreement >= 0.95 and failing.agreement >= 0.95
+    assert (passing.decision == 1).mean() > 0.9 and (failing.decision == -1).mean() > 0.9
+
+
+def test_the_simulated_verdicts_are_analyse_s() -> None:
+    rng = np.random.default_rng(16)
+    own = rng.beta(2.7, 0.3, size=(30, 20))
+    values = (rng.random((30, 20, 4)) < own[:, :, None]).astype(float)
+    names = [str(i) for i in range(20)]
+    for minimum in (0.8, 0.9):
+        ours = verdicts(values, minimum, 0.95)
+        for run, verdict in zip(values, ours.tolist(), strict=True):
+            document = analyse(run[:, :, None], [ValidatorSpec("v", "", minimum)], names)
+            assert {1: "pass", -1: "fail", 0: "inconclusive"}[verdict] == document["validators"][0]["verdict"]
+    deffs = design_effects(values)
+    assert deffs.tolist() == pytest.approx([design_effect(run) for run in values])
 
 
 # --- attempts -------------------------------------------------------------------------------------------------
