@@ -30,7 +30,15 @@ from spade_lsp.config import Settings
 from spade_lsp.errors import InputError, LLMError, ModelNotConfiguredError, SpadeError, StoreError
 from spade_lsp.llm import LLMClient, parse_json_answer
 from spade_lsp.sandbox import PYTHON_ONLY_WARNING, ModuleSource, SandboxCase, SandboxLimits, run_assertions
-from spade_lsp.synthesis import Candidate, Instruction, PromptContext, Synthesizer, placeholders_of, render_prompt
+from spade_lsp.synthesis import (
+    Candidate,
+    Instruction,
+    PromptContext,
+    Synthesizer,
+    earlier_instructions,
+    placeholders_of,
+    render_prompt,
+)
 from spade_lsp.synthesis._sidecar import SidecarUpdate, plan_sidecar
 from spade_lsp.workspace import Workspace, sync_prompt
 
@@ -84,7 +92,8 @@ def _offline_synthesizer() -> Synthesizer:
 
 
 def instructions_of(workspace: Workspace, prompt: Path) -> tuple[list[Instruction], PromptContext]:
-    """The newest version's sentences, with categories and the version that introduced each."""
+    """The newest version's sentences, with categories and the version that introduced each; the context carries
+    the sentences earlier versions had and the newest no longer has (SPADE mines every delta)."""
     versions = workspace.history.versions(prompt)
     if not versions:
         raise InputError(f"{prompt}: no recorded version; save the prompt or run `spade history {prompt}` first")
@@ -93,7 +102,8 @@ def instructions_of(workspace: Workspace, prompt: Path) -> tuple[list[Instructio
         Instruction(s.text, s.categories, s.introduced_in, s.kind, s.start, s.end)
         for s in workspace.history.sentences(prompt)
     ]
-    return instructions, PromptContext(text=text, inputs=tuple(placeholders_of(text)))
+    earlier = tuple(earlier_instructions(workspace.history.deltas(prompt)))
+    return instructions, PromptContext(text=text, inputs=tuple(placeholders_of(text)), earlier=earlier)
 
 
 def plan_synthesis(

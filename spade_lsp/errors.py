@@ -18,6 +18,7 @@ __all__ = [
     "LLMError",
     "LocalModelError",
     "LocalModelUnavailableError",
+    "MeasurementError",
     "ModelNotConfiguredError",
     "PromptFileError",
     "SandboxError",
@@ -106,3 +107,10 @@ class DaemonError(SpadeError):
 
 class DaemonUnavailableError(DaemonError):
     """No daemon answers on the workspace's socket and none could be started (or the connection was lost)."""
+
+
+class MeasurementError(SpadeError, ValueError):
+    """A check in :mod:`spade_lsp.checks` could not measure a response: there is nothing to score (reading ease of
+    a text without words) or a measurement library failed to load its data. Raised instead of the library's own
+    exception, so an evaluation reports the cell as an error named ``MeasurementError``, never as a pass or a
+    fail. Also a ``ValueError``."""

@@ -123,7 +123,8 @@ class AssertionView:
     synthesizer: str | None = None
     description: str | None = None
     asks_llm: bool = False
-    stale: bool = False  # its source sentence is no longer in the prompt
+    removed_in: int | None = None  # it checks an instruction that version removed or reworded (not stale)
+    stale: bool = False  # its sentence left the prompt, and it does not say which version removed it
     instruction: int | None = None  # index of the instruction it was derived from
     stats: AssertionStats | None = None
     selected: bool | None = None  # None: not part of the latest selection (no selection, or evaluated since)
@@ -434,6 +435,10 @@ def _as_str(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
+def _as_int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _assertion_views(tree: ast.Module, lines: Sequence[str], line_offset: int) -> list[AssertionView]:
     out: list[AssertionView] = []
     for node in tree.body:
@@ -448,7 +453,7 @@ def _assertion_views(tree: ast.Module, lines: Sequence[str], line_offset: int) -
         name_start = utf16_len(def_text[: max(column, 0)])
         end_text = lines[end] if end < len(lines) else ""
         meta = decorator_metadata(node)
-        version = meta.get("version") if meta else None
+        version = _as_int(meta.get("version")) if meta else None
         out.append(
             AssertionView(
                 name=node.name,
@@ -461,7 +466,8 @@ def _assertion_views(tree: ast.Module, lines: Sequence[str], line_offset: int) -
                 is_async=isinstance(node, ast.AsyncFunctionDef),
                 category=_as_str(meta.get("category")) if meta else None,
                 sentence=_as_str(meta.get("sentence")) if meta else None,
-                version=version if isinstance(version, int) and not isinstance(version, bool) else None,
+                version=version,
+                removed_in=_as_int(meta.get("removed_in")) if meta else None,
                 synthesizer=_as_str(meta.get("synthesizer")) if meta else None,
                 description=_as_str(meta.get("description")) if meta else None,
                 asks_llm=bool(meta.get("asks_llm")) if meta else False,
@@ -862,7 +868,8 @@ def _with_results(
                 synthesizer=view.synthesizer,
                 description=view.description,
                 asks_llm=view.asks_llm,
-                stale=view.sentence is not None and index is None,
+                removed_in=view.removed_in,
+                stale=view.sentence is not None and index is None and view.removed_in is None,
                 instruction=index,
                 stats=stats.get(view.name),
                 selected=selected,

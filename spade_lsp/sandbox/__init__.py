@@ -37,7 +37,9 @@ user. Native code (an allowed C extension) can bypass the audit hook; run untrus
 sandbox as well.
 
 Results: a cell passes only when the assertion returns exactly ``True`` or ``False`` (``bool`` has no
-subclasses, so ``numpy.bool_``, ``1`` or ``"yes"`` are ``not_bool``: wrap them in ``bool(...)``).
+subclasses, so ``numpy.bool_``, ``1`` or ``"yes"`` are ``not_bool``: wrap them in ``bool(...)``). A
+:mod:`spade_lsp.checks` measurement that finds nothing to measure raises ``MeasurementError``, an
+``unmeasurable`` cell: an error, never a pass or a fail.
 """
 
 from __future__ import annotations

@@ -30,7 +30,16 @@ __all__ = [
 Confinement = Literal["kernel", "python-only"]
 
 CellErrorKind = Literal[
-    "exception", "timeout", "crash", "memory", "not_bool", "forbidden", "needs_model", "llm_error", "signature"
+    "exception",
+    "timeout",
+    "crash",
+    "memory",
+    "not_bool",
+    "forbidden",
+    "needs_model",
+    "llm_error",
+    "signature",
+    "unmeasurable",
 ]
 CELL_ERROR_KINDS: tuple[CellErrorKind, ...] = (
     "exception",
@@ -42,6 +51,7 @@ CELL_ERROR_KINDS: tuple[CellErrorKind, ...] = (
     "needs_model",
     "llm_error",
     "signature",
+    "unmeasurable",  # a spade_lsp.checks measurement found nothing to measure (MeasurementError)
 )
 
 

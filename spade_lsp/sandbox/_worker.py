@@ -32,6 +32,7 @@ from dataclasses import asdict
 from typing import Any, Final, NoReturn
 
 from spade_lsp import assertions as _assertions
+from spade_lsp.errors import MeasurementError
 from spade_lsp.sandbox import _kernel
 from spade_lsp.sandbox._policy import FORBIDDEN_BUILTINS, is_import_allowed
 from spade_lsp.sandbox._protocol import FrameBuffer, encode
@@ -286,6 +287,8 @@ def _classify(error: BaseException) -> Outcome:
         return None, "needs_model", _text(error), line
     if isinstance(error, LLMCallFailed):
         return None, "llm_error", _text(error), line
+    if isinstance(error, MeasurementError):
+        return None, "unmeasurable", f"MeasurementError: {_text(error)}", line
     message = f"{type(error).__name__}: {_text(error)}".rstrip(": ")
     return None, "exception", message + (f" (line {line})" if line else ""), line
 

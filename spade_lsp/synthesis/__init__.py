@@ -13,11 +13,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from spade_lsp._types import ChangeKind
+
 __all__ = [
     "Candidate",
     "Instruction",
     "PromptContext",
     "Synthesizer",
+    "earlier_instructions",
     "placeholders_of",
     "render_prompt",
 ]
@@ -57,6 +60,10 @@ class Instruction:
     kind: str = "sentence"
     start: int = 0
     end: int = 0
+    removed_in: int | None = None
+    """Set for an instruction of an earlier version: the version that removed it (or reworded it away)."""
+    reworded: bool = False
+    """With ``removed_in``: the sentence was reworded in that version rather than removed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +73,9 @@ class PromptContext:
     text: str
     inputs: tuple[str, ...]
     example_inputs: Mapping[str, Any] = field(default_factory=dict)
+    earlier: tuple[Instruction, ...] = ()
+    """Instructions earlier versions had and the newest no longer has (removed, or the old wording of a reworded
+    one), from :func:`earlier_instructions`: SPADE mines every delta, and a removed limit may be a relaxed one."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +93,40 @@ class Candidate:
     source: str | None = None
     check: Mapping[str, Any] | None = None
     asks_llm: bool = False
+    sentences: tuple[str, ...] = ()
+    """Every sentence the check serves, ``sentence`` first, when it serves more than one (equivalent checks
+    are one candidate)."""
+    removed_in: int | None = None
+    """Set when the check comes only from an instruction of an earlier version: the version that removed it."""
+
+
+def earlier_instructions(deltas: Sequence[Any]) -> list[Instruction]:
+    """Removed and reworded-away sentences of a prompt's history, oldest first, each with the version that
+    introduced it and the version that removed it. ``deltas`` are the history's deltas in order (objects with
+    ``to_number`` and ``changes`` of ``kind``, ``old_text``, ``new_text``, ``similarity`` and ``labels``, as
+    ``History.deltas`` returns them). A sentence whose text the newest version still holds is left out."""
+    introduced: dict[str, int] = {}
+    gone: dict[str, Instruction] = {}
+    for delta in deltas:
+        for change in delta.changes:
+            kind = str(change.kind)
+            new, old = change.new_text, change.old_text
+            if new is not None:
+                introduced.setdefault(" ".join(new.split()), delta.to_number)
+                gone.pop(" ".join(new.split()), None)  # back again
+            if old is None or kind == ChangeKind.ADDED.value:
+                continue
+            if kind == ChangeKind.MODIFIED.value and float(change.similarity) >= 1.0:
+                continue  # moved, not changed
+            key = " ".join(old.split())
+            gone[key] = Instruction(
+                text=old.strip(),
+                categories=tuple(change.labels),
+                version=introduced.get(key),
+                removed_in=delta.to_number,
+                reworded=kind == ChangeKind.MODIFIED.value,
+            )
+    return list(gone.values())
 
 
 class Synthesizer(Protocol):

@@ -3,18 +3,32 @@
 Each parser looks for its own cue (a bound and a unit, a format name, quoted phrases, an input field, an
 example block, a tone word) and yields checks written against :mod:`spade_lsp.checks`. A criterion that no
 measurement captures becomes an ``ask_llm`` yes/no question, which runs only when a model is configured.
-Vague criteria ("be concise") yield several candidates on purpose; selection keeps the ones the labelled
-examples support.
+
+A candidate exists only when its check measures what the sentence asks:
+- phrases are checked whole (with inflections), never by their single words; a quoted phrase is a literal
+  term only when a verb or a word frame governs it ("never use the word 'cheap'"), not when it describes a
+  kind of thing ('an "existing user" email');
+- the object of a style verb ("avoid jargon", "use a warm tone", "don't be vague"), a graded or abstract
+  noun ("all relevant context"), a slot whose value appears ("the title"), a kind of element ("a call to
+  action") and a pronoun-led object ("their definitions") are qualities, not words: they get a measured
+  check where a library gives one (readability, tone) and an ``ask_llm`` question;
+- a negation counts only in its own clause ("... acceptable if the text does not provide X" bans nothing);
+- equivalent checks are one candidate listing every sentence it serves;
+- removed and reworded instructions of earlier versions (``PromptContext.earlier``) yield candidates too,
+  marked with the version that removed them (a removed limit may be a relaxed one).
+Vague criteria get one measured reading each; selection keeps the ones the labelled examples support.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from spade_lsp.checks import contains_phrase as checks_contains_phrase
 from spade_lsp.synthesis import Candidate, Instruction, PromptContext
 from spade_lsp.taxonomy import (
     COUNT,
@@ -81,23 +95,96 @@ _QUOTED = re.compile(
     r"\"([^\"\n]{1,60})\"|“([^”\n]{1,60})”|‘([^’\n]{1,60})’|`([^`\n]{1,60})`|(?<!\w)'([^'\n]{1,60})'(?!\w)"
 )
 _INCLUDE_CUE = re.compile(
-    r"\b(?:include|includ|mention|contain|add|use|cite|show|provide|list|state|reference|"
-    r"must have|always)\w*",
+    r"\b(?:includ(?:e|es|ed|ing)|mention(?:s|ed|ing)?|contain(?:s|ed|ing)?|add(?:s|ed|ing)?|us(?:e|es|ed|ing)|"
+    r"cit(?:e|es|ed|ing)|show(?:s|n|ed|ing)?|provid(?:e|es|ed|ing)|list(?:s|ed|ing)?|stat(?:e|es|ed|ing)|"
+    r"referenc(?:e|es|ed|ing)|must have|always)\b",
     re.IGNORECASE,
 )
 _EXCLUDE_CUE = re.compile(
-    r"\b(?:never|don't|do not|does not|doesn't|avoid|without|refrain from|exclude|must not|"
-    r"shouldn't|should not|no longer|not include|not mention|not use|not add|not give|"
-    r"not say|not make)\b",
+    r"\b(?:never|don't|do not|does not|doesn't|avoid(?:ing)?|without|refrain from|exclude|must not|mustn't|"
+    r"shouldn't|should not|cannot|can't|not include|not mention|not use|not add|not give|not say|not make)\b",
     re.IGNORECASE,
 )
+#: Words that open a subordinate clause: a negation after one of them is a condition, not an instruction
+#: ("Omission is acceptable if the text does not provide ...", "Refrain from X unless ...").
+_SUBORDINATE = re.compile(
+    r"\b(?:if|unless|when|whenever|where|whether|because|since|although|though|while|in case|as long as|"
+    r"except|even if|so that|which|that|who)\b",
+    re.IGNORECASE,
+)
+_CLAUSE_BREAK = re.compile(r"[,;:()\u2014]|\s-\s|\.\s")
+#: Verbs whose negation bans content (a topic, a term): "do not mention prices".
+_CONTENT_VERBS = (
+    r"includ(?:e|es|ing)|mention(?:s|ing)?|contain(?:s|ing)?|add(?:s|ing)?|say(?:s|ing)?|giv(?:e|es|ing)|"
+    r"provid(?:e|es|ing)|show(?:s|ing)?|cit(?:e|es|ing)|list(?:s|ing)?|stat(?:e|es|ing)|discuss(?:es|ing)?|"
+    r"talk(?:s|ing)? about|refer(?:s|ring)? to|reference|writ(?:e|es|ing)|output|print|reveal|disclose|name"
+)
+#: Verbs whose object names a way of writing when negated ("avoid jargon", "don't use slang") and a thing to
+#: include otherwise ("use the customer's name"): they ban a literal term only with a word frame or a quote.
+_STYLE_VERBS = r"avoid(?:ing)?|refrain from|us(?:e|es|ing)|mak(?:e|es|ing)|be|sound|get|keep|employ"
 _NAMED_OBJECT = re.compile(
-    r"\b(?:include|mention|contain|add|use|give|say|make|provide|show|avoid|refrain from|"
-    r"the words?|the phrases?|the terms?)\s+(?:an?\s+|the\s+|any\s+|all\s+)?"
-    r"([A-Za-z][A-Za-z '\-]{1,60}?)(?=[.,;:!?)]|\s+(?:if|when|unless|that|which|"
-    r"for|with|in|from|about|encouraging|so|because)\b|$)",
+    rf"\b(?P<verb>{_CONTENT_VERBS}|{_STYLE_VERBS}|the (?:key)?words?|the phrases?|the terms?)\s+"
+    r"(?P<object>[A-Za-z][A-Za-z '\-]{1,80}?)(?=[.,;:!?()\u2014]|\s+(?:if|when|unless|that|which|who|whose|"
+    r"for|with|in|from|about|around|across|within|without|between|behind|beyond|during|through|under|over|"
+    r"after|before|like|such|including|on|at|by|as|into|per|via|regarding|so|because|but|even|while|"
+    r"encouraging|no\s+matter|regardless|however|whatever|to\s+(?:the|a|an|help|make|ensure|be)\b)\b|$)",
     re.IGNORECASE,
 )
+#: A quoted phrase is a literal term when a word frame or a verb governs it ("use the word 'X'", "say 'X'",
+#: "words like: 'A', 'B'"); otherwise it describes a kind of thing ('an "existing user" email', 'a "Call To
+#: Action"') and no word check follows from it.
+_LITERAL_FRAME = re.compile(
+    r"(?:\b(?:words?|phrases?|terms?|expressions?|strings?|keywords?|greetings?|sign-?offs?|slogans?|tags?|"
+    r"labels?|names?|text)\b(?:\s+(?:like|such as|as|including|e\.g\.|namely))?\s*:?\s*"
+    r"|\b(?:" + _CONTENT_VERBS + r"|us(?:e|es|ing)|avoid(?:ing)?|refrain from|with)\s+(?:the\s+)?)$",
+    re.IGNORECASE,
+)
+#: Adjectives that grade content rather than name it: "relevant context", "rich color", "helpful summary".
+_EVALUATIVE: Final = frozenset(
+    """relevant rich important key useful helpful clear concise specific concrete detailed accurate brief short
+    simple appropriate necessary meaningful additional general vague generic complex complicated technical
+    unnecessary irrelevant actionable engaging compelling personal professional informal formal friendly polite
+    correct complete comprehensive thorough interesting insightful significant main major minor critical
+    essential proper good best great nice real real-world common certain various other more less own new
+    excessive long lengthy difficult hard easy plain flowery fancy overly too negative positive biased
+    subjective objective explicit implicit obvious redundant repetitive superfluous extra enough sufficient
+    much many several few any all every each""".split()  # noqa: SIM905
+)
+#: Nouns that name a kind of content, a quality of writing or a slot whose value appears (a title, a date), not
+#: a term that appears in it: a check for the word itself measures nothing ("avoid jargon" never means "do not
+#: write the word jargon", "provide the title" never means "write the word title").
+_ABSTRACT: Final = frozenset(
+    """context information info details detail insights insight examples example explanation explanations
+    definitions definition summary summaries points point color colour facts fact data content evidence
+    reasoning analysis overview background rationale takeaways takeaway statements statement opinion opinions
+    thoughts thought ideas idea feedback suggestions suggestion recommendations recommendation advice guidance
+    aspects aspect things thing anything everything something nothing stuff jargon slang cliches cliche
+    clichés cliché fluff filler fillers buzzwords buzzword repetition repetitions redundancy speculation
+    speculations assumptions assumption generalizations generalization exaggeration exaggerations hyperbole
+    tone language style wording terminology vocabulary words word sentences sentence structure format
+    formatting length verbosity complexity emphasis nuance nuances perspective perspectives depth clarity
+    quality accuracy specifics specificity elaboration commentary interpretation interpretations claims claim
+    conclusions judgement judgment judgments judgements bias biases preamble introduction intro pleasantries
+    apologies apology disclaimers disclaimer caveats caveat questions question answers answer response text
+    output way manner approach tips tip steps step items item topic topics subject subjects issue issues
+    problem problems solution solutions terms phrases criticism criticisms
+    title titles name names date dates time times author authors number numbers price prices amount amounts
+    address addresses url urls link links location locations source sources quote quotes citation citations
+    gratitude appreciation empathy sympathy enthusiasm respect interest concern understanding support care
+    excitement urgency confidence humor humour personality emotion emotions warmth kindness politeness
+    professionalism creativity curiosity""".split()  # noqa: SIM905
+)
+#: Verbs that open an instruction: a bold label starting with one is a step, not a section title.
+_IMPERATIVES: Final = frozenset(
+    {"begin", "start", "end", "finish", "include", "add", "write", "use", "provide", "list", "summarize",
+     "summarise", "explain", "describe", "give", "make", "keep", "avoid", "mention", "highlight", "state",
+     "identify", "follow", "conclude", "open", "close", "introduce", "focus", "ensure", "note", "remember",
+     "define", "compare", "discuss", "analyze", "analyse", "outline", "present", "try", "tell"}
+)  # fmt: skip
+_PRONOUNS: Final = frozenset({"i", "you", "we", "they", "he", "she", "it", "one", "someone", "people"})
+_PARTICLES: Final = frozenset({"up", "out", "off", "down", "away", "back", "over", "around", "through"})
+_DETERMINERS = r"(?:an?|the|any|all|some|no)\s+"
+_ANAPHORIC = re.compile(r"^(?:their|its|his|her|our|my|your|this|that|these|those|such|them|it|they|him|one)\b")
 _EXAMPLE_INTRO = re.compile(r"\bexamples?\b[^.\n]{0,40}:\s*$|^\s*(?:example|sample)\b.*:\s*$", re.IGNORECASE)
 _STRUCTURE_LABEL = re.compile(r"^\s*\*\*([^*\n]{2,60}?):?\*\*:?\s*$")
 _SENTENCE_LABEL = re.compile(r"^\s*([A-Z][A-Za-z\- ]{1,30}):\s+\S")
@@ -108,20 +195,15 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
         r"\b(?:concise|concisely|brief|briefly|brevity|succinct|short form|shorter|to the point|short)\b",
         "concise",
         (
-            ("checks.count(response, 'words') <= 150", "At most 150 words (one reading of 'concise').",
-             {"family": "count", "unit": "words", "min": None, "max": 150}),
-            ("checks.count(response, 'words') <= 250", "At most 250 words (a looser reading of 'concise').",
-             {"family": "count", "unit": "words", "min": None, "max": 250}),
-            ("checks.count(response, 'words') <= 400", "At most 400 words (the loosest reading of 'concise').",
-             {"family": "count", "unit": "words", "min": None, "max": 400}),
             ("checks.mean_sentence_words(response) <= 25", "Sentences average 25 words or fewer.", None),
         ),
     ),
     (
-        r"\b(?:clear|clearly|simple|plain|easy to read|readab\w*|digestible|accessible|easy to understand)\b",
+        r"\b(?:clear|clearly|simple|plain|easy to read|readab\w*|digestible|accessible|easy to understand)\b|"
+        r"\b(?:avoid(?:ing)?|no|without|free of|free from|minimi[sz]e|(?:do not|don't|never) use)\s+"
+        r"(?:\w+\s+){0,2}?jargon\b",
         "readable",
         (
-            ("checks.reading_ease(response) >= 50", "Flesch reading ease >= 50 (fairly plain English).", None),
             ("checks.reading_ease(response) >= 30", "Flesch reading ease >= 30 (not academic-paper dense).", None),
         ),
     ),
@@ -152,7 +234,7 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
           "Expresses thanks (a gratitude word appears).", None),),
     ),
     (
-        r"\bpersonal\b",
+        r"\bpersonal(?:ized|ised)?\b(?=\s*(?:[.,;:!?)]|$|\s(?:and|or|but|tone|touch|note|style)\b))",
         "personal",
         (("checks.contains_any(response, ['you', 'your'])", "Addresses the reader directly (you/your).", None),),
     ),
@@ -244,19 +326,28 @@ class OfflineSynthesizer:
     name = NAME
 
     def synthesize(self, instructions: Sequence[Instruction], context: PromptContext) -> list[Candidate]:
+        """Candidates for the newest version's instructions, then for earlier versions' removed and reworded
+        ones (``context.earlier``). Equivalent checks are one candidate that lists every sentence it serves; the
+        first sentence (the newest version's, where the check was introduced) names it."""
         vocabulary = _Vocabulary(context)
         examples = _example_blocks(context.text)
         out: list[Candidate] = []
         taken: dict[str, int] = {}
-        seen_expressions: set[str] = set()
-        for instruction in instructions:
-            if _inside(instruction, examples) or instruction.kind == "code":
+        position: dict[str, int] = {}
+        current = {" ".join(i.text.split()) for i in instructions}
+        earlier = [i for i in context.earlier if " ".join(i.text.split()) not in current]
+        for instruction in [*instructions, *earlier]:
+            if instruction.removed_in is None and (_inside(instruction, examples) or instruction.kind == "code"):
                 continue
+            if instruction.removed_in is not None and re.match(r"\s*(?:```|~~~)", instruction.text):
+                continue  # an old example or code block, not an instruction
             for draft in self._drafts(instruction, context, vocabulary, examples):
-                key = draft.expression.lower()
-                if key in seen_expressions:
-                    continue  # the same check from an earlier sentence: keep the first, where it was introduced
-                seen_expressions.add(key)
+                key = _equivalence_key(draft.expression)
+                if key in position:  # the same check from another sentence: one candidate serving both
+                    index = position[key]
+                    out[index] = _serves(out[index], instruction)
+                    continue
+                position[key] = len(out)
                 out.append(_candidate(draft, instruction, taken))
         return out
 
@@ -280,12 +371,12 @@ class OfflineSynthesizer:
         if _EXAMPLE_INTRO.search(text):
             yield from _example_drafts(context.text, instruction, examples)
         label = _SENTENCE_LABEL.match(instruction.text)
-        if label and _is_section_label(label.group(1)):
+        if label and _is_section_label(label.group(1)) and _names_itself(label.group(1), instruction.text):
             yield _heading_draft(label.group(1), PRESENTATION_FORMAT)
         found_specific = False
         used_as_bound: set[str] = set()
         if not conditional:
-            for draft in _counts(text, vocabulary):
+            for draft in _counts(text, vocabulary, context.text):
                 found_specific = True
                 assert draft.check is not None
                 used_as_bound |= {
@@ -295,11 +386,11 @@ class OfflineSynthesizer:
             for draft in _formats(text):
                 found_specific = True
                 yield draft
-            excluded = _EXCLUDE_CUE.search(text) is not None
+            excluded = _negation(text) is not None
             for draft in _phrases(text, vocabulary, exclude=excluded):
                 found_specific = True
                 yield draft
-        if DATA_PLACEHOLDERS in categories and not _EXCLUDE_CUE.search(text):
+        if DATA_PLACEHOLDERS in categories and _negation(text) is None:
             for field in vocabulary.fields_in(instruction.text):
                 if field in used_as_bound:
                     continue
@@ -312,8 +403,9 @@ class OfflineSynthesizer:
                 )
         qualitative = False
         role = re.match(r"^(?:act as|you are|as an?)\b", text, re.IGNORECASE) is not None
+        unquoted = _QUOTED.sub(" ", text)  # "the keyword 'eco-friendly'" asks for no friendly tone
         for pattern, slug, measures in _QUALITIES:
-            if re.search(pattern, text, re.IGNORECASE) and not conditional and not role:
+            if re.search(pattern, unquoted, re.IGNORECASE) and not conditional and not role:
                 qualitative = True
                 for expression, description, check in measures:
                     short = re.split(r"[(:]", description)[0]
@@ -331,7 +423,7 @@ class OfflineSynthesizer:
                 f"in_{language.group(1).lower()}",
                 PRESENTATION_FORMAT,
                 f"Written in {language.group(1).title()} (langdetect).",
-                f"checks.language(response) == {_literal(code)}",
+                f"checks.in_language(response, {_literal(code)})",
                 {"family": "language", "code": code},
             )
         asks = categories & {WORKFLOW_DESCRIPTION, QUALITATIVE_ASSESSMENT, INCLUSION, EXCLUSION}
@@ -352,6 +444,14 @@ def _is_section_label(label: str) -> bool:
     words = label.lower().split()
     verbs = {"never", "always", "do", "don't", "use", "include", "avoid", "note", "important", "example", "task"}
     return len(words) <= 3 and not set(words) & verbs
+
+
+def _names_itself(label: str, text: str) -> bool:
+    """``Subject Line: write a subject line that ...`` names a part of the output the response labels;
+    ``Pain: introduce a problem ...`` outlines what to say there, and asks for no heading."""
+    body = text.split(":", 1)[1] if ":" in text else ""
+    head = label.split()[-1]
+    return head.lower() not in _ABSTRACT and checks_contains_phrase(body, head)
 
 
 def _ask_category(categories: set[str], qualitative: bool) -> str:
@@ -375,7 +475,46 @@ def _is_data_line(text: str, vocabulary: _Vocabulary) -> bool:
     return not re.search(r"[A-Za-z]{2,}", stripped.replace("BEGIN TEXT", "").replace("END TEXT", ""))
 
 
+def _equivalence_key(expression: str) -> str:
+    """Expressions that compute the same verdict map to one key: case and spacing aside, and a one-phrase
+    ``contains_any`` is ``contains_phrase``."""
+    key = re.sub(r"\s+", " ", expression.strip().lower())
+    return re.sub(r"checks\.contains_any\(response, \[('[^']*')\]\)", r"checks.contains_phrase(response, \1)", key)
+
+
+def _provenance(instruction: Instruction) -> str:
+    if instruction.removed_in is None:
+        return instruction.text.strip()
+    how = "reworded" if instruction.reworded else "removed"
+    return f"{instruction.text.strip()} [{how} in v{instruction.removed_in}]"
+
+
+def _serves(candidate: Candidate, instruction: Instruction) -> Candidate:
+    """The candidate, now also serving ``instruction``'s sentence; a current sentence clears ``removed_in``."""
+    served = candidate.sentences or (_provenance_of(candidate),)
+    line = _provenance(instruction)
+    if line in served:
+        return candidate
+    removed_in = candidate.removed_in if instruction.removed_in is not None else None
+    return dataclasses.replace(candidate, sentences=(*served, line), removed_in=removed_in)
+
+
+def _provenance_of(candidate: Candidate) -> str:
+    if candidate.removed_in is None:
+        return candidate.sentence
+    how = "reworded" if " reworded in v" in candidate.description else "removed"
+    return f"{candidate.sentence} [{how} in v{candidate.removed_in}]"
+
+
 def _candidate(draft: _Draft, instruction: Instruction, taken: dict[str, int]) -> Candidate:
+    description = draft.description
+    if instruction.removed_in is not None:
+        how = "reworded" if instruction.reworded else "removed"
+        description += (
+            f" From an instruction {how} in v{instruction.removed_in} (a removed limit may be a relaxed one:"
+            " keep this check only if the requirement still holds)."
+        )
+        draft = dataclasses.replace(draft, description=description)
     base = "assert_" + _slug(draft.slug, 56)
     taken[base] = taken.get(base, 0) + 1
     name = base if taken[base] == 1 else f"{base}_{taken[base]}"
@@ -389,10 +528,21 @@ def _candidate(draft: _Draft, instruction: Instruction, taken: dict[str, int]) -
         expression=draft.expression,
         check=draft.check,
         asks_llm=draft.asks_llm,
+        removed_in=instruction.removed_in,
     )
 
 
-def _counts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+def _has_section(prompt: str, noun: str) -> bool:
+    """Whether the prompt gives the output a section named ``noun`` ("add a summary section", "## Summary")."""
+    name = re.escape(noun)
+    return bool(
+        re.search(rf"\b{name}\s+section\b|\bsection\s+(?:about|on|for|called|named|titled)\s+(?:the\s+)?{name}\b",
+                  prompt, re.IGNORECASE)
+        or re.search(rf"^\s*(?:#+\s*|\*\*)?{name}\s*(?:\*\*)?:?(?:\*\*)?\s*$", prompt, re.IGNORECASE | re.MULTILINE)
+    )  # fmt: skip
+
+
+def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_Draft]:
     lowered = text.lower()
     units = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
     number = vocabulary.number
@@ -436,6 +586,11 @@ def _counts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
                 low, high = vocabulary.bound(groups[0]), vocabulary.bound(groups[1])
                 if low is None or high is None:
                     continue
+                before = lowered[: match.start()]
+                if re.search(rf"\b(?:{_AT_LEAST})\s*$", before):  # "at least 3-5 key points": 3 or more
+                    high = None
+                elif re.search(rf"\b(?:{_AT_MOST})\s*$", before):  # "up to 3-5 tips": 5 or fewer
+                    low = None
             else:
                 value = vocabulary.bound(groups[0])
                 if value is None:
@@ -453,7 +608,13 @@ def _counts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
                         low, high = None, 0
                     else:
                         low, high = value, value
-            yield _count_draft(unit, low, high, None)
+            counted = lowered[match.end(len(groups) - 1) : match.end()].strip()  # "key points", "short tips"
+            where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
+            if where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
+                yield _count_draft(unit, low, high, where)
+                continue
+            if scope is None or not _has_section(prompt, scope):  # a named section: the section alone
+                yield _count_draft(unit, low, high, None)
             if scope is not None:
                 yield _count_draft(unit, low, high, scope)
 
@@ -575,7 +736,9 @@ def _structure_label(text: str) -> Iterator[_Draft]:
     """``**Central Thesis:**`` in a prompt names a section the response should have."""
     match = _STRUCTURE_LABEL.match(text)
     if match and not re.search(r"\b(?:should|must|please|you)\b", match.group(1), re.IGNORECASE):
-        yield _heading_draft(match.group(1), PRESENTATION_FORMAT)
+        first = match.group(1).split()[0].lower()
+        if first not in _IMPERATIVES:  # "**Begin with Context:**" instructs; it names no section
+            yield _heading_draft(match.group(1), PRESENTATION_FORMAT)
 
 
 def _quoted(text: str) -> list[str]:
@@ -587,30 +750,66 @@ def _quoted(text: str) -> list[str]:
     return list(dict.fromkeys(phrases))
 
 
+def _literal_quotes(text: str) -> list[str]:
+    """Quoted phrases that are literal terms: governed by a word frame or a verb, or listed after one."""
+    phrases: list[str] = []
+    previous_end: int | None = None
+    for match in _QUOTED.finditer(text):
+        phrase = next(group for group in match.groups() if group is not None).strip()
+        if not phrase or re.fullmatch(r"\{\{?\s*\w+\s*\}?\}|[A-Z][A-Z ]+", phrase):
+            continue
+        before = text[: match.start()]
+        listed = previous_end is not None and re.fullmatch(
+            r"\s*(?:,|/|or|and)?\s*(?:or|and)?\s*", before[previous_end:]
+        )
+        if listed or _LITERAL_FRAME.search(before[-60:]):
+            phrases.append(phrase)
+            previous_end = match.end()
+        else:
+            previous_end = None
+    return list(dict.fromkeys(phrases))
+
+
+def _negation(text: str) -> re.Match[str] | None:
+    """The first exclusion cue that instructs: not inside a subordinate clause ("... if the text does not
+    provide X" states a condition, it bans nothing)."""
+    for cue in _EXCLUDE_CUE.finditer(text):
+        breaks = [match.end() for match in _CLAUSE_BREAK.finditer(text, 0, cue.start())]
+        prefix = text[max(breaks, default=0) : cue.start()]
+        if not _SUBORDINATE.search(prefix):
+            return cue
+    return None
+
+
 def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_Draft]:
-    """Quoted phrases, input fields and named things the sentence asks to include or to leave out."""
+    """Literal terms the sentence asks to include or to leave out: quoted phrases a verb or a word frame governs,
+    and named things (whole phrases, never their single words) that are concrete rather than a quality."""
+    cue = _negation(text) if exclude else None
+    if exclude and cue is None:
+        return
     if not exclude and not _INCLUDE_CUE.search(text):
         return
     category = EXCLUSION if exclude else INCLUSION
     verb = "excludes" if exclude else "includes"
-    quoted = [phrase for phrase in _quoted(text) if not re.fullmatch(r"[A-Z][A-Z ]+", phrase)]
+    scope = text[cue.start() :] if cue is not None else text  # only what follows the negation
+    quoted = _literal_quotes(scope)
     if re.search(r"\b(?:start|begin|end|finish)s?\s+(?:\w+\s+)?with\b", text, re.IGNORECASE):
         quoted = []  # handled as starts/ends-with
-    unquoted = _QUOTED.sub(" ", text)
-    if exclude:  # only what follows the negation: "Use a warm tone and avoid jargon" excludes jargon, not warm
-        cue = _EXCLUDE_CUE.search(unquoted)
-        unquoted = unquoted[cue.start() :] if cue else ""
-    named = [phrase for phrase in _named_phrases(unquoted) if phrase not in {q.lower() for q in quoted}]
+    lowered_quotes = {q.lower() for q in quoted}
+    named = [phrase for phrase in _named_phrases(_QUOTED.sub(" , ", scope)) if phrase not in lowered_quotes]
     phrases = quoted + named
     if phrases:
-        if exclude:
+        if len(phrases) == 1:
+            sign = "not " if exclude else ""
+            expression = f"{sign}checks.contains_phrase(response, {_literal(phrases[0])})"
+        elif exclude:
             expression = f"not checks.contains_any(response, {_literal(phrases)})"
-            description = "Uses none of: " + ", ".join(f"“{p}”" for p in phrases) + "."
         else:
             expression = f"all(checks.contains_phrase(response, p) for p in {_literal(phrases)})"
-            if len(phrases) == 1:
-                expression = f"checks.contains_phrase(response, {_literal(phrases[0])})"
-            description = "Contains " + ", ".join(f"“{p}”" for p in phrases) + "."
+        if exclude:
+            description = "Uses none of: " + ", ".join(f"“{p}”" for p in phrases) + " (any inflection)."
+        else:
+            description = "Contains " + ", ".join(f"“{p}”" for p in phrases) + " (any inflection)."
         yield _Draft(
             f"{verb}_{'_'.join(phrases)}",
             category,
@@ -618,50 +817,103 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
             expression,
             {"family": verb, "phrases": [p.lower() for p in phrases]},
         )
-        if len(phrases) > 1:
-            for phrase in phrases:
-                sign = "not " if exclude else ""
-                yield _Draft(
-                    f"{verb}_{phrase}",
-                    category,
-                    f"{'Does not use' if exclude else 'Contains'} “{phrase}”.",
-                    f"{sign}checks.contains_phrase(response, {_literal(phrase)})",
-                    {"family": verb, "phrases": [phrase.lower()]},
-                )
-    for phrase in named if not exclude else []:
-        words = phrase.split()
-        for word in words if len(words) > 1 else []:  # "the warranty period" may be written "2-year warranty"
-            if len(word) > 3:
-                yield _Draft(
-                    f"includes_{word}",
-                    category,
-                    f"Contains “{word}” (a word of “{phrase}”).",
-                    f"checks.contains_phrase(response, {_literal(word)})",
-                    {"family": "includes", "phrases": [word]},
-                )
-    for field in vocabulary.fields_in(text):
-        if exclude:
-            yield _Draft(
-                f"does_not_mention_{field}",
-                category,
-                f"Does not repeat the input `{field}`.",
-                f"not checks.mentions(response, example[{_literal(field)}])",
-                {"family": "not_mentions", "field": field},
-            )
+    for field in vocabulary.fields_in(scope) if exclude else []:
+        yield _Draft(
+            f"does_not_mention_{field}",
+            category,
+            f"Does not repeat the input `{field}`.",
+            f"not checks.mentions(response, example[{_literal(field)}])",
+            {"family": "not_mentions", "field": field},
+        )
+
+
+_VAGUE_OBJECTS: Final = frozenset(
+    {"it", "them", "this", "that", "code", "text", "words", "section", "sections", "heading", "part"}
+)
 
 
 def _named_phrases(text: str) -> list[str]:
-    """``do not give an overall assessment or conclusion`` -> ["overall assessment", "conclusion"]."""
+    """Concrete things a content verb names: ``do not give an overall assessment or conclusion`` ->
+    ["overall assessment", "conclusion"]. Whole phrases only (a phrase's single words are not checks of it).
+    Left out: objects of style verbs ("avoid jargon", "use a warm tone": qualities, not terms), phrasal verbs
+    ("make up definitions"), pronoun-led objects ("their definitions"), a kind of element ("include a call to
+    action"), graded or abstract content ("all relevant context", "rich color") and coordinated adjectives
+    ("a helpful, clear, and concise summary")."""
     out: list[str] = []
-    for match in _NAMED_OBJECT.finditer(text):
-        for part in re.split(r",\s*|\s+or\s+|\s+and\s+|/", match.group(1)):
-            part = re.sub(r"^(?:an?|the|any|all|some|your|their)\s+", "", part.strip(" '-").lower())
-            words = part.split()
-            vague = {"it", "them", "this", "that", "code", "text", "words", "section", "sections", "heading", "part"}
-            meaningful = any(len(word) > 2 and word not in {"the", "and", "any", "all"} for word in words)
-            if 1 <= len(words) <= 4 and meaningful and not set(words) & vague and part not in _UNITS:
-                out.append(part)
+    for match in _object_matches(text):
+        verb, obj = match.group("verb").lower(), match.group("object").strip()
+        if re.search(r"\b(?:this|that|it|which|who)\s+$", text[: match.start()], re.IGNORECASE):
+            continue  # "(this includes all caveats)": a description, not an instruction
+        inner = re.match(rf"(?:{_CONTENT_VERBS})\s+", obj, re.IGNORECASE)
+        if inner and re.fullmatch(_STYLE_VERBS, verb, re.IGNORECASE):  # "avoid mentioning prices"
+            verb, obj = inner.group(0).strip().lower(), obj[inner.end() :]
+        framed = verb.startswith("the ")
+        frame = re.match(r"(?:the\s+|an?\s+)?(?:key)?(?:words?|phrases?|terms?|expressions?)\b\s*", obj, re.IGNORECASE)
+        if frame:
+            framed, obj = True, obj[frame.end() :]
+            if not obj.strip():
+                continue  # the term itself is quoted
+        if not framed and re.fullmatch(_STYLE_VERBS, verb, re.IGNORECASE):
+            continue
+        first = obj.split()[0].lower() if obj.split() else ""
+        if first in _PARTICLES:
+            continue
+        slot = re.match(r"(?:(?:the|an?|any|all)\s+)?([a-z]+)\s+of\b", obj, re.IGNORECASE)
+        if slot and slot.group(1).lower() in _ABSTRACT:
+            continue  # "the title of the discussion or lecture": a slot, whatever follows "of"
+        parts = [part for part in re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|/", obj) if part.strip()]
+        parts = [part for part in parts if not _starts_clause(part)]
+        if any(set(part.lower().split()) <= _EVALUATIVE for part in parts):
+            continue  # adjectives coordinated before one noun
+        for part in parts:
+            phrase = _literal_phrase(part, framed=framed)
+            if phrase is not None:
+                out.append(phrase)
     return list(dict.fromkeys(out))
+
+
+def _object_matches(text: str) -> Iterator[re.Match[str]]:
+    """A verb-object match at every word where one starts (overlapping: "can be improved and provide the
+    improvement" has an object for "be" and one for "provide")."""
+    for word in re.finditer(r"\b\w", text):
+        match = _NAMED_OBJECT.match(text, word.start())
+        if match is not None:
+            yield match
+
+
+def _starts_clause(part: str) -> bool:
+    """``explain how they were used`` after "and" is a second instruction, not a coordinated noun phrase."""
+    first = part.strip().split()[0].lower() if part.split() else ""
+    return first in _IMPERATIVES or first in _WH or re.fullmatch(_CONTENT_VERBS, first) is not None
+
+
+_WH: Final = frozenset({"how", "what", "why", "whether", "where", "when", "which", "who", "whom", "whose"})
+
+
+def _literal_phrase(part: str, *, framed: bool) -> str | None:
+    """The term a noun phrase names, or None when it names a kind, a quality or something said before."""
+    part = part.strip(" '-").lower()
+    if _ANAPHORIC.match(part):
+        return None
+    indefinite = re.match(r"an?\s", part) is not None
+    part = re.sub(rf"^{_DETERMINERS}", "", part)
+    if _ANAPHORIC.match(part):
+        return None
+    words = part.split()
+    for index, word in enumerate(words[1:], 1):  # "color provided in ...", "criticisms you have": relative clauses
+        if (len(word) > 4 and word.endswith("ed")) or word in _PRONOUNS or word in _WH:
+            words = words[:index]
+            break
+    if not 1 <= len(words) <= 4 or not any(len(word) > 2 for word in words):
+        return None
+    phrase = " ".join(words)
+    if framed:
+        return phrase
+    if indefinite or phrase in _UNITS or set(words) & _VAGUE_OBJECTS:
+        return None
+    if set(words) & _EVALUATIVE or words[-1] in _ABSTRACT or words[0] in _ABSTRACT:
+        return None
+    return phrase
 
 
 def _example_blocks(prompt: str) -> list[tuple[int, int]]:

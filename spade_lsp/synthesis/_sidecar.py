@@ -62,6 +62,8 @@ def render_function(candidate: Candidate) -> str:
         f"version={candidate.version!r}",
         f"synthesizer={candidate.synthesizer!r}",
     ]
+    if candidate.removed_in is not None:
+        arguments.append(f"removed_in={candidate.removed_in!r}")
     if candidate.check is not None:
         arguments.append(f"check={dict(candidate.check)!r}")
     if candidate.asks_llm:
@@ -70,11 +72,19 @@ def render_function(candidate: Candidate) -> str:
     decorator = "@assertion(\n" + "".join(f"    {argument},\n" for argument in arguments) + ")\n"
     if candidate.source is not None:
         return decorator + candidate.source.strip() + "\n"
+    docstring = ""
+    if len(candidate.sentences) > 1 or candidate.removed_in is not None:
+        lines = ["Serves:", *(f"- {sentence}" for sentence in candidate.sentences or (candidate.sentence,))]
+        if candidate.removed_in is not None:
+            lines.append(f"Its sentence is no longer in the prompt: removed or reworded in v{candidate.removed_in}.")
+        body = "\n    ".join(line.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for line in lines)
+        docstring = f'    """{body}\n    """\n'
     if candidate.expression is None:
         raise ValueError(f"candidate {candidate.name} has neither an expression nor source")
     return (
         decorator
         + f"def {candidate.name}(example: dict, prompt: str, response: str) -> bool:\n"
+        + docstring
         + f"    return {candidate.expression}\n"
     )
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from spade_lsp._assertion_jobs import evaluate, synthesize
+from spade_lsp._assertion_jobs import EvalRun, SynthesisResult, evaluate, synthesize
 from spade_lsp.synthesis._offline import OfflineSynthesizer
 from spade_lsp.taxonomy import DISPLAY_NAMES
 from spade_lsp.workspace import Workspace
@@ -34,7 +34,12 @@ def _rate(flags: list[bool]) -> float:
     return sum(flags) / len(flags) if flags else 0.0
 
 
-def _pipeline(root: Path, bench: Path, name: str) -> dict[str, Any]:
+def run_pipeline(root: Path, bench: Path, name: str) -> tuple[SynthesisResult, EvalRun]:
+    """Import one pipeline's versions and examples into a fresh workspace, synthesize offline and evaluate."""
+    from spade_lsp._examples import load_examples_file, merge_examples
+    from spade_lsp._files import examples_path
+    from spade_lsp._history import Revision
+
     source = bench / "spade" / name
     versions = json.loads((source / "versions.json").read_text())
     workspace_dir = root / name
@@ -42,15 +47,17 @@ def _pipeline(root: Path, bench: Path, name: str) -> dict[str, Any]:
     subprocess.run(["git", "init", "-q", str(workspace_dir)], check=True)
     prompt = workspace_dir / f"{name}.prompt"
     prompt.write_text(versions[-1], encoding="utf-8")
-    from spade_lsp._examples import load_examples_file, merge_examples
-    from spade_lsp._files import examples_path
-    from spade_lsp._history import Revision
-
     with Workspace(workspace_dir, overrides={"classifier": "offline"}) as workspace:
         workspace.history.record_revisions(prompt, [Revision(text=t, origin="import") for t in versions])
         merge_examples(examples_path(prompt), load_examples_file(source / "examples.jsonl"))
         synthesized = synthesize(workspace, prompt, OfflineSynthesizer())
         run = evaluate(workspace, prompt)
+    return synthesized, run
+
+
+def _pipeline(root: Path, bench: Path, name: str) -> dict[str, Any]:
+    source = bench / "spade" / name
+    synthesized, run = run_pipeline(root, bench, name)
     y = run.y
     kept: list[int] = []
     for j in range(len(run.assertions)):

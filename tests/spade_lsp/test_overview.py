@@ -393,3 +393,20 @@ def test_an_edit_of_the_recorded_text_keeps_the_stored_history(blurb: Path) -> N
     ]
     by_text = {i.text: i for i in overview_.instructions}
     assert by_text["Keep it not exceeding 12 words."].introduced_in == 2 and not by_text["Be brief."].recorded
+
+
+def test_a_check_from_a_removed_instruction_says_which_version_removed_it_and_is_not_stale(blurb: Path) -> None:
+    root = blurb.parent
+    v4 = V3.replace("Keep it not exceeding 12 words.\n", "")  # the limit is lifted (or relaxed) in v4
+    record(root, blurb, v4)
+    with Workspace(root) as workspace:
+        result = synthesize(workspace, blurb, make_synthesizer(workspace, "offline"))
+    assert any(c.removed_in == 4 for c in result.candidates)
+    overview = build_overview(_store(root), root, blurb, v4)
+    views = {a.name: a for a in overview.sidecar.assertions}
+    words = views["assert_at_most_12_words"]
+    assert words.removed_in == 4 and words.sentence == "Keep it not exceeding 12 words." and words.version == 2
+    assert not words.stale and words.instruction is None
+    assert "removed_in=4" in (root / "blurb_assertions.py").read_text(encoding="utf-8")
+    current = [a for a in views.values() if a.removed_in is None and a.sentence is not None]
+    assert current and not any(a.stale for a in current)

@@ -17,7 +17,8 @@ OFFLINE = {"daemon_autostart": False}
 CRASHES = (
     "\n\ndef assert_crashes(example: dict, prompt: str, response: str) -> bool:\n    return 1 / 0 > 0\n\n\n"
     "@assertion(category='Content/Count', sentence='Keep it under 3 words.', version=1)\n"
-    "def assert_old_rule(example: dict, prompt: str, response: str) -> bool:\n    return True\n"
+    "def assert_old_rule(example: dict, prompt: str, response: str) -> bool:\n    return True\n\n\n"
+    "def assert_flags_tea(example: dict, prompt: str, response: str) -> bool:\n    return 'tea' not in response\n"
 )
 
 
@@ -74,8 +75,8 @@ async def test_sidecar_diagnostics_lenses_and_hovers(editor_factory: Any, worksp
     )
     words = dropped[_def_line(text, "assert_at_most_12_words")]
     assert words.message.endswith(": not needed for coverage")
-    warm = dropped[_def_line(text, "assert_includes_warm")]
-    assert warm.message.endswith(": FFR too high (0.50 > tau 0.25)")
+    tea = dropped[_def_line(text, "assert_flags_tea")]  # fails one of the two good examples
+    assert tea.message.endswith(": FFR too high (0.50 > tau 0.25)")
     assert _def_line(text, "assert_positive_tone") not in dropped  # the one selected
     assert _def_line(text, "assert_added_later") not in dropped  # written after the run: not part of the selection
 

@@ -1,0 +1,90 @@
+"""The measurements generated assertions call: library-based ones never raise on ordinary text, and a failure to
+measure is a MeasurementError, in process and inside the confined sandbox workers alike."""
+
+from __future__ import annotations
+
+import pytest
+
+from spade_lsp import checks
+from spade_lsp.errors import MeasurementError, SpadeError
+from spade_lsp.sandbox import ModuleSource, SandboxCase, SandboxLimits, run_assertions
+
+ORDINARY = [
+    "The gadgetron costs 10 dollars.",  # words CMUdict does not know: textstat 0.7.7 raised KeyError on both
+    "12",
+    "ok",
+    "Version 2.0.1 ships on 2024-05-01 at 10:30.",
+    "- first item\n- second item\n## Heading\nSome prose follows here.",
+    "Ceci est un texte écrit entièrement en français.",
+    "🙂 👍",
+]
+
+
+@pytest.mark.parametrize("text", ORDINARY)
+def test_library_measurements_never_raise_on_ordinary_text(text: str) -> None:
+    assert -1.0 <= checks.sentiment(text) <= 1.0
+    assert isinstance(checks.language(text), str)
+    assert isinstance(checks.in_language(text, "en"), bool)
+    if checks.count(text, "words"):
+        assert isinstance(checks.reading_ease(text), float)
+
+
+def test_reading_ease_is_textstats_formula_and_unknown_words_fall_back_to_hyphenation() -> None:
+    import textstat
+
+    known = "The cat sat on the mat. It was happy to see us."
+    assert checks.reading_ease(known) == pytest.approx(textstat.flesch_reading_ease(known))
+    with_unknown = checks.reading_ease("The gadgetron costs 10 dollars.")
+    assert 0.0 < with_unknown < 121.0
+    # a list reads as its items, not as one sentence of every word
+    bullets = "\n".join(f"- Item number {n} is short" for n in range(20))
+    assert checks.reading_ease(bullets) > 60
+
+
+@pytest.mark.parametrize("text", ["", "   \n", "🙂", "--- ***"])
+def test_a_text_without_words_cannot_be_scored_and_says_so(text: str) -> None:
+    with pytest.raises(MeasurementError, match="no word to score") as caught:
+        checks.reading_ease(text)
+    assert isinstance(caught.value, SpadeError) and isinstance(caught.value, ValueError)
+    assert -1.0 <= checks.sentiment(text) <= 1.0  # VADER reads emoji; an empty output is neutral (0.0)
+    if not text.strip():
+        assert checks.sentiment(text) == 0.0
+    assert checks.language(text) == "" and checks.in_language(text, "en")
+
+
+def test_language_on_a_few_words_is_no_evidence_against() -> None:
+    assert checks.language("ok") != "en"  # langdetect guesses on two letters
+    assert checks.in_language("ok", "en")  # which is why checks use in_language
+    assert checks.in_language("This is a plain English sentence about the weather today.", "en")
+    assert not checks.in_language("Ceci est un texte écrit entièrement en français pour le test.", "en")
+
+
+def test_a_library_that_cannot_load_is_a_measurement_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken() -> object:
+        raise OSError("lexicon unreadable")
+
+    monkeypatch.setattr(checks, "_vader", broken)
+    with pytest.raises(MeasurementError, match=r"sentiment: could not measure the text \(OSError: lexicon"):
+        checks.sentiment("A fine day.")
+
+
+def test_in_the_sandbox_the_measurements_run_and_a_failure_to_measure_is_named() -> None:
+    source = (
+        "from spade_lsp import checks\n\n"
+        "def assert_readable(example, prompt, response):\n    return checks.reading_ease(response) >= 0\n\n"
+        "def assert_tone(example, prompt, response):\n    return checks.sentiment(response) >= -1\n\n"
+        "def assert_english(example, prompt, response):\n    return checks.in_language(response, 'en')\n"
+    )
+    texts = ["The gadgetron costs 10 dollars.", "12", "", "ok"]
+    cases = [SandboxCase(example={}, prompt="", response=text) for text in texts]
+    result = run_assertions(ModuleSource(source, "m_assertions.py"), cases, limits=SandboxLimits(timeout_s=20))
+    assert result.module_error is None
+    assert result.passed == [[True, True, True], [True, True, True], [None, True, True], [True, True, True]]
+    [error] = result.errors
+    assert error.case == 2 and error.kind == "unmeasurable"
+    assert error.message.startswith("MeasurementError: reading_ease: the text holds no word")
+
+
+def test_mean_sentence_length_reads_prose_not_code() -> None:
+    code = "```python\n" + "x = call(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t)\n" * 5 + "```\n"
+    assert checks.mean_sentence_words("Rename the variable. Add a test.\n" + code) == pytest.approx(3.0)
