@@ -76,7 +76,10 @@ class Settings(BaseModel):
     )
     confidence: float = Field(default=0.95, gt=0, lt=1, description="confidence level of every interval")
     interval: Literal["wilson", "clopper-pearson"] = "wilson"
-    early_stopping: bool = Field(default=True, description="stop sampling once every check is decided above or below its minimum (a sequential test)")
+    early_stopping: bool = Field(
+        default=True,
+        description="stop sampling once every check is decided above or below its minimum (a sequential test)",
+    )
     verifier: bool | Annotated[str, Field(min_length=1)] = Field(
         default=False,
         description="spade sample adds the LLM verifier as a column: true (default criteria) or the criteria text",

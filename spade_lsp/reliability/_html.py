@@ -740,7 +740,8 @@ def _sequential(document: Mapping[str, Any]) -> str:
         rows.append(
             f"<tr><td><code>{_e(d.get('validator'))}</code></td>"
             f'<td><span class="badge {kind}"><span aria-hidden="true">{mark}</span> {_e(decision)}</span></td>'
-            f'<td class="num">{"n/a" if at is None else at}</td><td class="num">{"n/a" if trials is None else trials}</td></tr>'
+            f'<td class="num">{"n/a" if at is None else at}</td>'
+            f'<td class="num">{"n/a" if trials is None else trials}</td></tr>'
         )
     table = _table(["Validator", "Decision (vs minimum)", "Samples per input", "Pooled samples"], rows)
     return _section(

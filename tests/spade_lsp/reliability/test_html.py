@@ -94,6 +94,7 @@ def _document(
 ) -> dict[str, Any]:
     """A complete document with every key of the contract's example, its figures computed from a random tensor."""
     rng = random.Random(seed)
+    n_inputs = len(inputs)
     rates = pass_rates or [0.95 - 0.1 * (k % 4) for k in range(len(validators))]
 
     def draw(v: int) -> int | None:
@@ -212,8 +213,8 @@ def _document(
             "min": {"name": weakest["name"], **{k: weakest[k] for k in ("rate", "ci_low", "ci_high", "trials")}},
         },
         "sequential": [
-            {"validator": validators[0][0], "decision": "above", "at_sample": min(4, samples), "trials": 4 * len(inputs)},
-            {"validator": validators[-1][0], "decision": "below", "at_sample": min(3, samples), "trials": 3 * len(inputs)},
+            {"validator": validators[0][0], "decision": "above", "at_sample": min(4, samples), "trials": 4 * n_inputs},
+            {"validator": validators[-1][0], "decision": "below", "at_sample": min(3, samples), "trials": 3 * n_inputs},
         ],
         "tensor": tensor,
         "calls": len(inputs) * samples - 2,
