@@ -224,8 +224,8 @@ def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
     rows = [row.split("\n") for row in result["problems"] if "\nspade\n" in row]
     assert [(r[0], r[2], r[3]) for r in rows] == [
         (
-            "Workflow description, Qualitative criteria: introduced in v3; no assertion checks it yet",
-            "Content/WorkflowDescription",
+            "Qualitative criteria: introduced in v3; no assertion checks it yet",
+            "Content/QualitativeAssessment",
             "[Ln 2, Col 1]",
         ),
         ("Quantity instruction: introduced in v2; no assertion checks it yet", "Content/Count", "[Ln 3, Col 1]"),

@@ -52,7 +52,7 @@ async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> N
     assert count.code == "Content/Count" and count.severity == INFO
     assert count.message == "Quantity instruction: introduced in v2; no assertion checks it yet"
     assert _line(diagnostics, 3).message == "Exclusion instruction: introduced in v3; no assertion checks it yet"
-    assert _line(diagnostics, 1).message.startswith("Workflow description, Qualitative criteria: introduced in v3")
+    assert _line(diagnostics, 1).message.startswith("Qualitative criteria: introduced in v3")
 
     hover = await editor.hover(uri, 2, 4)
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)

@@ -63,9 +63,9 @@ async def test_recorded_history_hovers_and_coverage(editor_factory: Any, workspa
     words = lines[2]
     assert words.code == "Content/Count" and words.severity == HINT
     assert words.message == "Quantity instruction: introduced in v1; checked by assert_at_most_12_words"
-    tone = lines[1]  # reworded in v2: its first category is Workflow description, it is also Qualitative
-    assert tone.code == "Content/WorkflowDescription" and tone.severity == HINT
-    assert tone.message.startswith("Workflow description, Qualitative criteria: introduced in v2; checked by ")
+    tone = lines[1]  # reworded in v2: a qualitative criterion, not a workflow description
+    assert tone.code == "Content/QualitativeAssessment" and tone.severity == HINT
+    assert tone.message.startswith("Qualitative criteria: introduced in v2; checked by ")
 
     hover = await editor.hover(uri, 1, 5)
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)

@@ -1,0 +1,100 @@
+"""The offline classifier's trained model: one logistic regression per category over a unit's features, and a
+calibrated threshold per category. Weights are package data (``model.json``) written by
+``python -m spade_lsp.taxonomy._train``; scoring them needs numpy only (scikit-learn is used to fit, never here).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Final
+
+import numpy as np
+import numpy.typing as npt
+
+from spade_lsp.taxonomy import CATEGORY_IDS
+
+__all__ = ["MODEL_FILE", "Model", "shipped_model"]
+
+MODEL_FILE: Final = "model.json"
+
+Matrix = npt.NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class Model:
+    """Per-category weights (features x categories), intercepts and thresholds, in ``CATEGORY_IDS`` order."""
+
+    feature_names: tuple[str, ...]
+    weights: Matrix  # (n_features, n_categories)
+    bias: Matrix  # (n_categories,)
+    thresholds: Matrix  # (n_categories,)
+
+    def probabilities(self, x: Matrix) -> Matrix:
+        """P(category | unit) for each row of ``x`` (n_units x n_features) -> (n_units x n_categories)."""
+        z = np.clip(x @ self.weights + self.bias, -30.0, 30.0)
+        out: Matrix = 1.0 / (1.0 + np.exp(-z))
+        return out
+
+    def labels(self, probabilities: Matrix) -> list[frozenset[str]]:
+        """Each row's categories: those at or above their threshold."""
+        return _rows(probabilities >= self.thresholds)
+
+    def decide(self, x: Matrix) -> list[frozenset[str]]:
+        """Each unit's categories (the same as ``labels(probabilities(x))``, compared in logit space: no exp)."""
+        return _rows(x @ self.weights + self.bias >= self.cuts)
+
+    @property
+    def cuts(self) -> Matrix:
+        """The thresholds in logit space."""
+        cuts = self.__dict__.get("_cut_cache")
+        if cuts is None:
+            t = np.clip(self.thresholds, 1e-12, 1 - 1e-12)
+            cuts = np.log(t / (1.0 - t))
+            object.__setattr__(self, "_cut_cache", cuts)
+        out: Matrix = cuts
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The model as package data (rounded, so a rebuild is byte-identical)."""
+        return {
+            "features": list(self.feature_names),
+            "weights": {c: [round(float(w), 6) for w in self.weights[:, j]] for j, c in enumerate(CATEGORY_IDS)},
+            "bias": {c: round(float(self.bias[j]), 6) for j, c in enumerate(CATEGORY_IDS)},
+            "thresholds": {c: round(float(self.thresholds[j]), 6) for j, c in enumerate(CATEGORY_IDS)},
+        }
+
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> Model:
+        names = tuple(str(n) for n in doc["features"])
+        weights = np.array([doc["weights"][c] for c in CATEGORY_IDS], dtype=np.float64).T
+        bias = np.array([doc["bias"][c] for c in CATEGORY_IDS], dtype=np.float64)
+        thresholds = np.array([doc["thresholds"][c] for c in CATEGORY_IDS], dtype=np.float64)
+        return cls(names, weights, bias, thresholds)
+
+
+def _rows(hits: npt.NDArray[np.bool_]) -> list[frozenset[str]]:
+    return [frozenset(c for c, hit in zip(CATEGORY_IDS, row, strict=True) if hit) for row in hits.tolist()]
+
+
+def read_shipped() -> dict[str, Any]:
+    """``model.json`` as shipped in the package."""
+    doc: dict[str, Any] = json.loads(
+        resources.files("spade_lsp.taxonomy").joinpath(MODEL_FILE).read_text(encoding="utf-8")
+    )
+    if list(doc["categories"]) != list(CATEGORY_IDS):
+        raise ValueError("model.json was trained for other categories")
+    return doc
+
+
+@lru_cache(maxsize=1)
+def shipped_model() -> Model:
+    """The model shipped in the package (read once per process)."""
+    from spade_lsp.taxonomy._features import FEATURE_NAMES
+
+    model = Model.from_dict(read_shipped()["delta"])
+    if model.feature_names != FEATURE_NAMES:
+        raise ValueError("model.json does not match the feature set; run `python -m spade_lsp.taxonomy._train`")
+    return model

@@ -1,0 +1,53 @@
+"""Benchmark: how well the offline taxonomy classifier generalises, by grouped cross-validation on the dev set.
+
+Leave one repository out: for each of the dev set's repositories, a model is fitted (weights, multiple-instance
+witnesses and per-category thresholds, the thresholds on an inner leave-one-repository-out) on the other
+repositories and the seed corpus only, and scores the held-out repository's deltas. The in-sample figure (the
+shipped model, fitted on every delta, scoring the same deltas) is printed beside it. Floors from the taxonomy
+issue: grouped-CV micro-F1 >= 0.80 and every category's F1 >= 0.6. The same figures come from
+``python -m spade_lsp.taxonomy._train --dev ../shared/bench/taxonomy/dev.jsonl``.
+Run with ``pytest -q -s tests/benchmarks/test_taxonomy_cv_bench.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from spade_lsp.taxonomy import _train
+from spade_lsp.taxonomy._offline import OfflineClassifier
+from spade_lsp.taxonomy.evaluate import evaluate, texts_from_line
+from tests.support.floors import at_least, figure
+
+MICRO_FLOOR = 0.80
+CATEGORY_FLOOR = 0.6
+
+pytestmark = pytest.mark.benchmark
+
+
+def test_grouped_cross_validation(shared_bench: Path) -> None:
+    import json
+
+    from spade_lsp._deltas import diff_texts
+    from spade_lsp.taxonomy import delta_labels
+
+    dev = shared_bench / "taxonomy" / "dev.jsonl"
+    bags = _train.load_bags(dev)
+    report, _ = _train.cross_validate(bags, _train.seed_matrix())
+    groups = len({b.group for b in bags})
+    print(f"\ngrouped CV, leave one repository out ({groups} repositories, {len(bags)} deltas)\n{report.table()}")
+
+    classifier = OfflineClassifier()
+    rows = [json.loads(line) for line in dev.read_text(encoding="utf-8").splitlines() if line.strip()]
+    in_sample = evaluate(
+        [(delta_labels(classifier.classify_changes(diff_texts(*texts_from_line(row)))), row["labels"]) for row in rows]
+    )
+    print(f"\nin-sample (the shipped model, fitted on all {len(rows)} deltas)\n{in_sample.table()}")
+
+    at_least("grouped_cv_micro_f1", report.micro_f1, MICRO_FLOOR, "")
+    figure("grouped_cv_macro_f1", report.macro_f1, "")
+    for score in report.per_category:
+        at_least(f"grouped_cv_f1[{score.category}]", score.f1, CATEGORY_FLOOR, "")
+    figure("in_sample_micro_f1", in_sample.micro_f1, "")
+    figure("in_sample_macro_f1", in_sample.macro_f1, "")
