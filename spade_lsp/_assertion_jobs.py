@@ -133,6 +133,7 @@ def plan_synthesis(
         missing = wanted - {i.text.strip() for i in instructions}
         if missing:
             warnings.append(f"{len(missing)} sentence(s) not in the newest version were skipped")
+        context = dataclasses.replace(context, earlier=())  # only the instructions asked for
     report(f"synthesizing from {len(instructions)} instruction(s) ({synthesizer.name})", 10.0)
     fallbacks = Fallbacks()
     try:

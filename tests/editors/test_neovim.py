@@ -94,8 +94,8 @@ def test_neovim_receives_categorised_diagnostics_with_git_versions(tmp_path: Pat
     assert count["code"] == "Content/Count"
     assert count["message"].startswith("Quantity instruction")
     assert "introduced in v2" in count["message"]
-    assert exclusion["code"] == "Content/WorkflowDescription"  # the sentence's first category (a contract)
-    assert exclusion["message"].startswith("Workflow description, Exclusion instruction")
+    assert exclusion["code"] == "Content/Exclusion"  # the sentence's first category (a contract)
+    assert exclusion["message"].startswith("Exclusion instruction")
     assert "introduced in v3" in exclusion["message"]
     assert format_["code"] == "Structural/PresentationFormat"
     assert format_["message"].startswith("Response format instruction")

@@ -52,6 +52,18 @@ async def test_diagnostics_follow_the_contract_without_any_history(editor_factor
     assert list(adds[0].command.arguments or []) == [uri, ["Keep the answer under 80 words."]]
 
 
+async def test_a_sentence_of_several_categories_is_coded_by_its_first(editor_factory: Any, workspace_dir: Path) -> None:
+    prompt = workspace_dir / "notes.prompt"
+    prompt.write_text("Summarise the meeting notes.\nUse at most three bullet points.\n", encoding="utf-8")
+    editor = await editor_factory(workspace_dir, settings=OFFLINE)
+    uri = await editor.open(prompt)
+    [bullets] = await editor.diagnostics_where(uri, lambda d: len(d) == 1, "one diagnostic")
+    assert bullets.range.start.line == 1
+    # a format and a quantity, not a workflow description; the code is the first in the taxonomy's order
+    assert bullets.code == "Structural/PresentationFormat"
+    assert bullets.message.startswith("Response format instruction, Quantity instruction: ")
+
+
 async def test_recorded_history_hovers_and_coverage(editor_factory: Any, workspace_dir: Path) -> None:
     prompt = workspace_dir / "blurb.prompt"
     record(workspace_dir, prompt, V3.replace("Use a warm and friendly tone.", "Use a friendly tone."), V3)
@@ -70,8 +82,8 @@ async def test_recorded_history_hovers_and_coverage(editor_factory: Any, workspa
     hover = await editor.hover(uri, 1, 5)
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     value = hover.contents.value
-    assert value.startswith("**Workflow description** · Qualitative criteria")
-    assert "Categories: `Content/WorkflowDescription`, `Content/QualitativeAssessment`" in value
+    assert value.startswith("**Qualitative criteria**")
+    assert "Categories: `Content/QualitativeAssessment`" in value
     assert "- v1 (" in value and ": added as “Use a friendly tone.”" in value
     assert "- v2 (" in value and ": reworded from “Use a friendly tone.”" in value
     assert "`assert_positive_tone`: not evaluated yet · no selection yet" in value
