@@ -112,6 +112,12 @@ _INCLUDE_DIRECTIVE: Final = re.compile(
     r"cover|reference|state)\b",
     _I,
 )
+# "one" is a pronoun, not a count, in "each one", "which one", "one another", "one of" and the like.
+_ONE_PRONOUN: Final = re.compile(
+    r"\b(?:each|every|any|this|that|which|no|another|the|a|someone|everyone)\s+one\b|\bone\s+(?:another|of)\b",
+    _I,
+)
+_ONE: Final = re.compile(r"\bone\b", _I)
 _HEADING: Final = re.compile(r"^\s*(?:#+\s*)?[\w ()/-]{1,40}:\s*$")
 
 _CUE_NAMES: Final = (
@@ -154,7 +160,10 @@ def cues(text: str) -> list[float]:
     hits = [not words.isdisjoint(vocabulary) for vocabulary in _WORD_CUES.values()]
     if not hits[_EXAMPLE_WORD] and "e.g" in lower:
         hits[_EXAMPLE_WORD] = True
-    number = bool(_DIGIT.search(text)) or not words.isdisjoint(_NUMBER_WORDS)
+    number_words = words
+    if "one" in words and len(_ONE_PRONOUN.findall(text)) >= len(_ONE.findall(text)):
+        number_words = words - {"one"}
+    number = bool(_DIGIT.search(text)) or not number_words.isdisjoint(_NUMBER_WORDS)
     bracket = "{" in text or "[" in text
     hits = [
         directive,

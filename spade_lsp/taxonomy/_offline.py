@@ -11,8 +11,10 @@ category is the maximum over them, which is how the model was trained from delta
 
 A sentence read on its own (:meth:`OfflineClassifier.classify_sentence`, the editor's per-sentence view): the
 *sentence head*, trained the same way on added sentences, over what a sentence shows by itself (the rules'
-categories and the surface cues; no embedding). It is plain Python: the language server's read path never
-imports numpy or loads the embeddings, so its first diagnostics stay fast. It is never a rephrasing.
+categories and the surface cues; no embedding), as a correction on top of the rules (cue weights regularised far
+more strongly than the rules'), with thresholds calibrated out of fold on the seed corpus's sentences. It is
+plain Python: the language server's read path never imports numpy or loads the embeddings, so its first
+diagnostics stay fast. It is never a rephrasing.
 
 Weights ship as package data (``model.json``). The embedding table and tokenizer come from the wordllama wheel,
 read from local files, loaded lazily once per process on the first delta (:mod:`spade_lsp.taxonomy._embed`).
@@ -24,7 +26,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final
 
 from spade_lsp._types import SentenceChange
 from spade_lsp.taxonomy import CATEGORY_IDS, PROMPT_REPHRASING
@@ -49,6 +51,38 @@ class _Head:
     bias: list[float]
     cuts: list[float]
 
+    @classmethod
+    def from_dict(cls, head: dict[str, Any]) -> _Head:
+        """The head from its ``model.json`` entry (``features``, ``weights``, ``bias``, ``thresholds``)."""
+        expected = [f"rule:{c}" for c in CATEGORY_IDS] + [f"cue:{n}" for n in CUE_NAMES]
+        if list(head["features"]) != expected:
+            raise ValueError(
+                "model.json does not match the sentence features; run `python -m spade_lsp.taxonomy._train`"
+            )
+        columns = [[float(head["weights"][c][i]) for c in CATEGORY_IDS] for i in range(len(expected))]
+        return cls(
+            rules={c: columns[i] for i, c in enumerate(CATEGORY_IDS)},
+            cues=columns[len(CATEGORY_IDS) :],
+            bias=[float(head["bias"][c]) for c in CATEGORY_IDS],
+            cuts=[_logit(float(head["thresholds"][c])) for c in CATEGORY_IDS],
+        )
+
+    def labels(self, text: str) -> frozenset[str]:
+        """Categories of one sentence read on its own (never a rephrasing)."""
+        if _is_inert(text):
+            return _EMPTY
+        z = list(self.bias)
+        for category in _classify_text(text):
+            for j, w in enumerate(self.rules[category]):
+                z[j] += w
+        for value, weights in zip(cues(text), self.cues, strict=True):
+            if value:
+                for j, w in enumerate(weights):
+                    z[j] += value * w
+        return (
+            frozenset(c for c, score, cut in zip(CATEGORY_IDS, z, self.cuts, strict=True) if score >= cut) - _REPHRASING
+        )
+
 
 def _logit(p: float) -> float:
     p = min(max(p, 1e-12), 1 - 1e-12)
@@ -64,34 +98,13 @@ def _head() -> _Head:
     doc = json.loads(resources.files("spade_lsp.taxonomy").joinpath("model.json").read_text(encoding="utf-8"))
     if list(doc["categories"]) != list(CATEGORY_IDS):
         raise ValueError("model.json was trained for other categories")
-    head = doc["sentence"]
-    expected = [f"rule:{c}" for c in CATEGORY_IDS] + [f"cue:{n}" for n in CUE_NAMES]
-    if list(head["features"]) != expected:
-        raise ValueError("model.json does not match the sentence features; run `python -m spade_lsp.taxonomy._train`")
-    columns = [[float(head["weights"][c][i]) for c in CATEGORY_IDS] for i in range(len(expected))]
-    return _Head(
-        rules={c: columns[i] for i, c in enumerate(CATEGORY_IDS)},
-        cues=columns[len(CATEGORY_IDS) :],
-        bias=[float(head["bias"][c]) for c in CATEGORY_IDS],
-        cuts=[_logit(float(head["thresholds"][c])) for c in CATEGORY_IDS],
-    )
+    return _Head.from_dict(doc["sentence"])
 
 
 @functools.lru_cache(maxsize=65536)
 def _sentence_labels(text: str) -> frozenset[str]:
     """Categories of one sentence read on its own (cached: prompts repeat across versions)."""
-    if _is_inert(text):
-        return _EMPTY
-    head = _head()
-    z = list(head.bias)
-    for category in _classify_text(text):
-        for j, w in enumerate(head.rules[category]):
-            z[j] += w
-    for value, weights in zip(cues(text), head.cues, strict=True):
-        if value:
-            for j, w in enumerate(weights):
-                z[j] += value * w
-    return frozenset(c for c, score, cut in zip(CATEGORY_IDS, z, head.cuts, strict=True) if score >= cut) - _REPHRASING
+    return _head().labels(text)
 
 
 class OfflineClassifier:

@@ -19,9 +19,15 @@ repository out *inside* the training data), so no threshold ever sees the deltas
 
 The sentence head (what :meth:`OfflineClassifier.classify_sentence` uses: a sentence read on its own, in plain
 Python on the language server's read path) is fitted the same way on the same data, restricted to added
-sentences and to the features a sentence shows by itself (the rules' categories and the surface cues). Too few
-deltas consist only of added sentences to calibrate its thresholds, so they stay at 0.5, the balanced logistic
-regression's own cut.
+sentences and to the features a sentence shows by itself (the rules' categories and the surface cues), as a
+correction on top of the rules: the cues' weights are regularised far more strongly than the rules' (see
+``HEAD_RULE_SCALE``), so a cue overrides the rules only on strong, consistent evidence. Too few deltas consist
+only of added sentences to calibrate its thresholds, so they maximise F1 on out-of-fold scores of the seed
+corpus's sentences, which are labelled one by one.
+
+The head is measured in the same grouped cross-validation, on its own basis: a delta's head labels are the
+union over its added and modified-new sentences, scored against the gold labels without rephrasing (which a
+sentence on its own never is). The rules alone and the delta model are printed on the same basis beside it.
 
 Grouped cross-validation: leave one repository out. The held-out repository's deltas are excluded from
 everything fitted: weights, witnesses and thresholds (the neighbour set is the seed corpus, which holds no
@@ -39,7 +45,7 @@ import argparse
 import hashlib
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -78,6 +84,8 @@ class Bag:
     group: str
     #: Whether ``x`` holds every unit of the delta (a view restricted to some units may miss a label's witness).
     complete: bool = True
+    #: The delta's added sentences and the new side of its modified ones (what the sentence head is scored on).
+    texts: tuple[str, ...] = ()
 
 
 def _sentence(text: str) -> Sentence:
@@ -122,9 +130,11 @@ def load_bags(path: Path) -> list[Bag]:
             continue
         row = json.loads(line)
         before, after = texts_from_line(row)
-        units = units_of(diff_texts(before, after))
+        changes = diff_texts(before, after)
+        units = units_of(changes)
         x = np.stack([features(u, r) for _, u, r in units]) if units else np.zeros((0, len(FEATURE_NAMES)))
-        bags.append(Bag(x, frozenset(str(c) for c in row["labels"]), str(row.get("repo", ""))))
+        texts = tuple(c.new.text for c in changes if c.kind is not ChangeKind.REMOVED and c.new is not None)
+        bags.append(Bag(x, frozenset(str(c) for c in row["labels"]), str(row.get("repo", "")), texts=texts))
     return bags
 
 
@@ -275,6 +285,71 @@ def sentence_view(bags: Sequence[Bag], seed: tuple[Matrix, Matrix]) -> tuple[lis
     return view, (sx[rows][:, cols], sy)
 
 
+#: The sentence head is a correction on top of the rules: its rule features are scaled up and its cue features
+#: down before fitting (for an L2-penalised regression, scaling a feature by s divides its penalty by s**2), so a
+#: cue needs strong, consistent evidence to override the rules; the weights are scaled back afterwards.
+HEAD_RULE_SCALE: Final = 10.0
+HEAD_CUE_SCALE: Final = 0.1
+#: Folds of the seed corpus on which the head's thresholds are calibrated out of fold.
+HEAD_SEED_FOLDS: Final = 5
+
+
+def _fit_head_weights(bags: Sequence[Bag], seed: tuple[Matrix, Matrix]) -> tuple[Matrix, Matrix]:
+    sx, sy = seed
+    scale = np.where(np.char.startswith(np.asarray(SENTENCE_FEATURES), "rule:"), HEAD_RULE_SCALE, HEAD_CUE_SCALE)
+    scaled = [Bag(b.x * scale, b.labels, b.group, b.complete) for b in bags]
+    weights, bias = _fit_weights(scaled, (sx * scale, sy), SENTENCE_FEATURES)
+    return weights * scale[:, np.newaxis], bias
+
+
+def fit_head(bags: Sequence[Bag], seed: tuple[Matrix, Matrix]) -> Model:
+    """The sentence head fitted on ``bags`` and the seed corpus (added sentences, their own-text features). Its
+    thresholds maximise each category's F1 on out-of-fold scores of the seed corpus's sentences (labelled one by
+    one, unlike the deltas), each fold scored by a head fitted on the other folds and ``bags``."""
+    view, (sx, sy) = sentence_view(bags, seed)
+    weights, bias = _fit_head_weights(view, (sx, sy))
+    oof = np.zeros_like(sy)
+    fold = np.arange(len(sx)) % HEAD_SEED_FOLDS
+    for k in range(HEAD_SEED_FOLDS):
+        w, b = _fit_head_weights(view, (sx[fold != k], sy[fold != k]))
+        oof[fold == k] = 1.0 / (1.0 + np.exp(-np.clip(sx[fold == k] @ w + b, -30.0, 30.0)))
+    thresholds = np.array([_best_threshold(oof[:, j], sy[:, j]) for j in range(len(CATEGORY_IDS))])
+    return Model(SENTENCE_FEATURES, weights, bias, thresholds)
+
+
+#: What a sentence read on its own can be labelled with: every category but a rephrasing.
+HEAD_CATEGORIES: Final = tuple(c for c in CATEGORY_IDS if c != PROMPT_REPHRASING)
+
+
+def by_sentence(bags: Sequence[Bag], label: Callable[[str], frozenset[str]]) -> list[frozenset[str]]:
+    """Each delta's labels as the union of ``label`` over its added and modified-new sentences."""
+    return [frozenset().union(*(label(text) for text in bag.texts)) for bag in bags]
+
+
+def sentence_basis(bags: Sequence[Bag], predicted: Sequence[frozenset[str]]) -> Report:
+    """``predicted`` scored as the sentence head is: against the gold labels without rephrasing."""
+    rows = [(p - {PROMPT_REPHRASING}, b.labels - {PROMPT_REPHRASING}) for p, b in zip(predicted, bags, strict=True)]
+    return evaluate(rows, HEAD_CATEGORIES)
+
+
+def head_cross_validate(bags: Sequence[Bag], seed: tuple[Matrix, Matrix]) -> tuple[Report, list[frozenset[str]]]:
+    """Leave-one-repository-out: for each held-out repository a sentence head fitted on the others (and the seed
+    corpus) labels its deltas' sentences, in plain Python, exactly as the read path does."""
+    from spade_lsp.taxonomy._offline import _Head
+
+    predicted: list[frozenset[str]] = [frozenset()] * len(bags)
+    for _, train, test in grouped_folds([b.group for b in bags]):
+        head = _Head.from_dict(fit_head([bags[i] for i in train], seed).to_dict())
+        for i, labels in zip(test, by_sentence([bags[i] for i in test], head.labels), strict=True):
+            predicted[i] = labels
+    return sentence_basis(bags, predicted), predicted
+
+
+def rules_by_sentence(bags: Sequence[Bag]) -> Report:
+    """The rules alone (:func:`_classify_text` on each sentence), on the sentence head's basis."""
+    return sentence_basis(bags, by_sentence(bags, _classify_text))
+
+
 def _predict(model: Model, bags: Sequence[Bag]) -> list[frozenset[str]]:
     scores = _delta_scores(bags, model.weights, model.bias)
     return model.labels(scores)
@@ -306,7 +381,7 @@ def without_rules(bags: Sequence[Bag], seed: tuple[Matrix, Matrix]) -> tuple[lis
         out[:, cols] = 0.0
         return out
 
-    return [Bag(masked(b.x), b.labels, b.group) for b in bags], (masked(seed[0]), seed[1])
+    return [Bag(masked(b.x), b.labels, b.group, texts=b.texts) for b in bags], (masked(seed[0]), seed[1])
 
 
 def meta_for(dev: Path) -> dict[str, Any]:
@@ -331,8 +406,7 @@ def build(dev: Path) -> tuple[Model, Model]:
 def _build(bags: Sequence[Bag], seed: tuple[Matrix, Matrix]) -> tuple[Model, Model]:
     model, _ = fit(bags, seed)
     # too few deltas made only of added sentences (22 of 62 in the dev set) to calibrate the head's thresholds
-    sentence, _ = fit(*sentence_view(bags, seed), names=SENTENCE_FEATURES, calibrate=False)
-    return model, sentence
+    return model, fit_head(bags, seed)
 
 
 def shipped_json(model: Model, sentence: Model, meta: dict[str, Any]) -> str:
@@ -367,9 +441,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     variant = " (ablation: without the rules' features)" if args.without_rules else ""
     groups = len({b.group for b in bags})
     if not args.no_cv:
-        report, _ = cross_validate(bags, seed)
+        report, predicted = cross_validate(bags, seed)
         _print_report(
             f"grouped CV{variant}: leave one repository out, {groups} repositories, {len(bags)} deltas", report
+        )
+        head, _ = head_cross_validate(bags, seed)
+        rules = rules_by_sentence(bags)
+        delta = sentence_basis(bags, predicted)
+        basis = "union over added and modified-new sentences, gold without rephrasing"
+        _print_report(f"sentence head, grouped CV{variant} ({basis})", head)
+        _print_report(f"rules alone ({basis})", rules)
+        _print_report(f"delta model, grouped CV{variant}, without rephrasing", delta)
+        print(
+            "\nsentence basis, micro/macro F1: "
+            + ", ".join(
+                f"{name} {r.micro_f1:.3f}/{r.macro_f1:.3f}"
+                for name, r in (("head", head), ("rules", rules), ("delta", delta))
+            )
         )
     model, sentence = _build(bags, seed)
     in_sample = evaluate([(p, b.labels) for p, b in zip(_predict(model, bags), bags, strict=True)])
