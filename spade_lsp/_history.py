@@ -8,6 +8,7 @@ versions and the classifier's name, so inserting older history (a git import) on
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -404,19 +405,20 @@ class History:
         """After new versions: compute missing deltas, then rebuild the newest version's sentences."""
         rows = self._version_rows(prompt_id)
         self._ensure_deltas(prompt_id, rows)
-        # text -> the latest version that added or reworded it, and the labels an assistant model gave that
-        # change when it relabelled the delta (later rows overwrite earlier ones)
+        # text -> the latest version that added or reworded it, and the labels of that change: the classifier read
+        # the sentence in its delta (an assistant model's labels once it relabelled it), which is better evidence
+        # than the sentence read on its own (later rows overwrite earlier ones)
         introduced: dict[str, int] = {}
-        relabelled: dict[str, str | None] = {}
-        for text, version_id, kind, labels, labelled_by in self.store.db.conn.execute(
-            "SELECT c.new_text, d.to_version_id, c.kind, c.labels, d.labelled_by FROM changes c "
+        from_change: dict[str, tuple[str, str]] = {}  # text -> (kind, labels) of that change
+        for text, version_id, kind, labels in self.store.db.conn.execute(
+            "SELECT c.new_text, d.to_version_id, c.kind, c.labels FROM changes c "
             "JOIN deltas d ON d.id = c.delta_id JOIN versions v ON v.id = d.to_version_id "
             "WHERE d.prompt_id = ? AND d.classifier = ? AND c.new_text IS NOT NULL "
             "ORDER BY v.created_at, v.id",
             [prompt_id, self.classifier.name],
         ):
             introduced[text] = version_id
-            relabelled[text] = _sentence_labels(kind, labels) if labelled_by else None
+            from_change[text] = (kind, labels)
         head = rows[-1]
         units = split_sentences(self._body(head["content_hash"]))
         db = self.store.db
@@ -437,12 +439,16 @@ class History:
                     unit.start,
                     unit.end,
                     *_range_columns(unit.range),
-                    relabelled.get(unit.text) or self._categories_json(unit.text),
+                    self._unit_categories(unit.text, from_change.get(unit.text)),
                     introduced.get(unit.text),
                 )
                 for index, unit in enumerate(units)
             ],
         )
+
+    def _unit_categories(self, text: str, change: tuple[str, str] | None) -> str:
+        """A sentence's categories as stored: those of the change that introduced it, else read on its own."""
+        return (_sentence_labels(*change) if change is not None else None) or self._categories_json(text)
 
     def _categories_json(self, text: str) -> str:
         """A sentence's categories as stored; memoised because most sentences recur in every version."""
@@ -544,10 +550,11 @@ def _bare(text: str | None) -> Sentence | None:
     return Sentence(text=text, start=0, end=len(text), range=Range(Position(0, 0), Position(0, 0)))
 
 
+@functools.lru_cache(maxsize=1024)  # few distinct label sets, and every refresh reads one per sentence
 def _sentence_labels(kind: str, labels_json: str) -> str | None:
-    """A sentence's categories from the relabelled change that introduced it. A rewording's own label (Prompt
-    clarification) describes the edit, not the sentence: it is dropped, and a rewording with no other label
-    leaves the sentence to the offline classifier (None)."""
+    """A sentence's categories from the change that introduced it. A rewording's own label (Prompt clarification)
+    describes the edit, not the sentence: it is dropped, and a rewording with no other label leaves the sentence
+    to the classifier's reading of it on its own (None)."""
     labels = json.loads(labels_json)
     if kind == ChangeKind.MODIFIED.value and PROMPT_REPHRASING in labels:
         labels = [label for label in labels if label != PROMPT_REPHRASING]

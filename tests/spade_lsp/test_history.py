@@ -2,14 +2,17 @@ from __future__ import annotations
 
 import json
 import subprocess
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from spade_lsp._history import Revision
+from spade_lsp._history import History, Revision
+from spade_lsp._store import Store
+from spade_lsp._types import ChangeKind, SentenceChange
 from spade_lsp.errors import InputError
-from spade_lsp.taxonomy import COUNT, DATA_PLACEHOLDERS, EXCLUSION
+from spade_lsp.taxonomy import COUNT, DATA_PLACEHOLDERS, EXCLUSION, PROMPT_REPHRASING
 from spade_lsp.workspace import Workspace, sync_prompt
 
 
@@ -168,3 +171,32 @@ def test_shared_bench_pipelines_give_labelled_deltas(shared_bench: Path, ws: Wor
         labelled += sum(bool(d.labels) for d in later)
         total += len(later)
     assert labelled >= 0.8 * total, f"{labelled}/{total} deltas labelled"
+
+
+class _TwoReadings:
+    """A classifier that reads a sentence differently on its own and in its delta, to see which one is kept."""
+
+    name = "two-readings"
+
+    def classify_sentence(self, text: str) -> frozenset[str]:
+        return frozenset({EXCLUSION})
+
+    def classify_changes(self, changes: Sequence[SentenceChange]) -> list[frozenset[str]]:
+        return [
+            frozenset({PROMPT_REPHRASING})
+            if c.kind is ChangeKind.MODIFIED and "please" in (c.new.text if c.new else "")
+            else frozenset({COUNT})
+            for c in changes
+        ]
+
+
+def test_a_sentence_keeps_the_labels_of_the_change_that_introduced_it(workspace_dir: Path) -> None:
+    store = Store.open(workspace_dir)
+    history = History(store, workspace_dir, _TwoReadings())
+    prompt = workspace_dir / "a.prompt"
+    history.record(prompt, "Summarise the article.\nKeep it short.\n")
+    assert [s.categories for s in history.sentences(prompt)] == [(COUNT,), (COUNT,)]
+    # a rewording labelled only as a rephrasing says nothing of the sentence: it is read on its own
+    history.record(prompt, "Summarise the article, please.\nKeep it short.\n")
+    assert [s.categories for s in history.sentences(prompt)] == [(EXCLUSION,), (COUNT,)]
+    store.close()
