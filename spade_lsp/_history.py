@@ -414,6 +414,7 @@ class History:
             "SELECT c.new_text, d.to_version_id, c.kind, c.labels FROM changes c "
             "JOIN deltas d ON d.id = c.delta_id JOIN versions v ON v.id = d.to_version_id "
             "WHERE d.prompt_id = ? AND d.classifier = ? AND c.new_text IS NOT NULL "
+            "AND NOT (c.kind = 'modified' AND c.similarity >= 1.0) "  # a move neither introduces nor labels it
             "ORDER BY v.created_at, v.id",
             [prompt_id, self.classifier.name],
         ):
@@ -556,7 +557,7 @@ def _sentence_labels(kind: str, labels_json: str) -> str | None:
     describes the edit, not the sentence: it is dropped, and a rewording with no other label leaves the sentence
     to the classifier's reading of it on its own (None)."""
     labels = json.loads(labels_json)
-    if kind == ChangeKind.MODIFIED.value and PROMPT_REPHRASING in labels:
+    if kind == ChangeKind.MODIFIED.value:
         labels = [label for label in labels if label != PROMPT_REPHRASING]
         if not labels:
             return None

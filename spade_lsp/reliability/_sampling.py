@@ -308,6 +308,9 @@ class _Sampler:
         self.active = list(range(n))
         # validator -> (decision, samples per input when decided, pooled outputs it was decided on)
         self.decisions: dict[int, tuple[str, int, int]] = {}
+        # validators with no observed result yet (an ask_llm check without a model, one that always errs): they
+        # cannot be decided, so they do not hold early stopping back once every other validator is decided
+        self.unobserved: set[int] = set()
         self.generated = 0
         self.failed: list[str] = []
         self.cached = 0
@@ -360,7 +363,11 @@ class _Sampler:
         if self.failed and len(self.failed) == self.generated:
             raise LLMError(f"every call failed; the first: {self.failed[0]}")
         self._decide()
-        decided = self._sequential and len(self.decisions) == len(plan.validators)
+        decided = (
+            self._sequential
+            and bool(self.decisions)
+            and len(self.decisions) + len(self.unobserved) == len(plan.validators)
+        )
         self.active = [] if decided else [i for i in self.active if self.produced[i] < plan.samples]
         done = sum(self.produced) / (len(plan.examples) * plan.samples)
         self.progress(f"sampled {sum(self.produced)} outputs", round(100 * done, 1))
@@ -468,12 +475,14 @@ class _Sampler:
         if not self._sequential:
             return
         sampled = max(self.produced, default=0)
+        self.unobserved.clear()
         for v, validator in enumerate(self.plan.validators):
             if v in self.decisions:
                 continue
             cells = self.tensor[:, :sampled, v]
             trials = int(np.count_nonzero(~np.isnan(cells)))
             if trials == 0:
+                self.unobserved.add(v)
                 continue
             successes = int(np.nansum(cells))
             decision = sequential_decision(
@@ -599,6 +608,9 @@ class _Sampler:
                     f"the verifier gave no usable answer on {self.errors[-1]} output(s) (not counted); "
                     f"the first: {self.verifier_problem}"
                 )
+        if self.unobserved and self.decisions and len(self.decisions) + len(self.unobserved) == len(plan.validators):
+            names = ", ".join(plan.validators[v].name for v in sorted(self.unobserved))
+            warnings.append(f"early stopping did not wait for checks with no observed result: {names}")
         sequential = [
             {"validator": plan.validators[v].name, "decision": decision, "at_sample": at, "trials": trials}
             for v, (decision, at, trials) in sorted(self.decisions.items())

@@ -199,4 +199,8 @@ def test_a_sentence_keeps_the_labels_of_the_change_that_introduced_it(workspace_
     # a rewording labelled only as a rephrasing says nothing of the sentence: it is read on its own
     history.record(prompt, "Summarise the article, please.\nKeep it short.\n")
     assert [s.categories for s in history.sentences(prompt)] == [(EXCLUSION,), (COUNT,)]
+    # a move neither relabels a sentence nor re-introduces it
+    history.record(prompt, "Keep it short.\nSummarise the article, please.\n")
+    moved = {s.text: s for s in history.sentences(prompt)}
+    assert moved["Keep it short."].categories == (COUNT,) and moved["Keep it short."].introduced_in == 1
     store.close()

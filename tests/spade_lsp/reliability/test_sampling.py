@@ -104,6 +104,25 @@ def test_early_stopping_decides_each_check_on_the_pooled_samples_and_counts_the_
     assert document["early_stopping"] is True
 
 
+def test_a_check_with_no_observed_result_does_not_hold_early_stopping_back(workspace_dir: Path) -> None:
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(V3, encoding="utf-8")
+    (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
+    asks = (
+        "\n\n@assertion(asks_llm=True)\n"
+        "def assert_warm(example: dict, prompt: str, response: str) -> bool:\n"
+        "    return ask_llm('Is the tone warm?', response)\n"
+    )
+    sidecar = SAMPLING_SIDECAR.replace("import assertion", "import ask_llm, assertion") + asks
+    (workspace_dir / "blurb_assertions.py").write_text(sidecar, encoding="utf-8")
+    with OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as stub:
+        with _workspace(workspace_dir, stub) as workspace:  # no assistant model: assert_warm needs one
+            document = sample_prompt(workspace, prompt, SampleOptions(samples=100))
+    assert [d["validator"] for d in document["sequential"]] == ["assert_short", "assert_no_cheap"]
+    assert document["calls_saved"] == 4 * (100 - 12)  # as without assert_warm
+    assert any("did not wait for checks with no observed result: assert_warm" in w for w in document["warnings"])
+
+
 def test_early_stopping_keeps_sampling_while_a_check_sits_near_its_minimum(blurb: Path, model: OpenAIStub) -> None:
     # assert_no_cheap passes 3 of every 4 samples of each input: 75% against its 90% minimum is decided "below",
     # but only once enough samples are pooled; assert_short (always passing, minimum 0.5) is decided at once.
