@@ -288,14 +288,13 @@ def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     if args.versions is None and args.examples is None:
         raise InputError("nothing to import: pass --versions FILE.json and/or --examples FILE")
     examples, template = None, None
-    if args.examples is not None:  # read (and with --strict, checked) before any version is recorded
+    if args.examples is not None:  # read and checked (a dry merge) before any version is recorded
         from spade_lsp._examples import merge_examples, parse_examples
         from spade_lsp._files import examples_path
 
         examples = parse_examples(args.examples)
         template = _examples_template(args)
-        if args.strict:
-            merge_examples(examples_path(args.prompt), examples, strict=True, template=template, write=False)
+        merge_examples(examples_path(args.prompt), examples, strict=args.strict, template=template, write=False)
     if args.versions is not None:
         _import_versions(args, out)
     if examples is not None:

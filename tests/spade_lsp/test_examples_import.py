@@ -15,6 +15,7 @@ import pytest
 from spade_lsp._examples import read_examples
 from spade_lsp.cli import main
 from spade_lsp.errors import InputError
+from spade_lsp.workspace import Workspace
 from tests.support.blurb import SAMPLING_SIDECAR, V3
 
 PROMPT = "Write a product blurb for {product} in {tone} words.\n"
@@ -204,6 +205,13 @@ def test_a_file_with_no_usable_line_is_an_error(capsys: pytest.CaptureFixture[st
     assert code == 2 and out == "" and err.count("\n") == 1
     assert f"{source}: 2 problem(s), no usable example; nothing was written: {source}:1: invalid JSON" in err
     assert not (prompt.parent / "blurb.examples.jsonl").exists()
+    # with versions to import as well, nothing is recorded either: the examples are checked first
+    versions = prompt.parent / "versions.json"
+    versions.write_text(json.dumps(["Write a blurb for {product}.", PROMPT]))
+    code, out, err = run(capsys, "import", str(prompt), "--versions", str(versions), "--examples", str(source))
+    assert code == 2 and "no usable example" in err
+    with Workspace(prompt.parent) as workspace:
+        assert workspace.history.versions(prompt) == []
 
 
 def test_the_destination_keeps_every_line_as_it_is(capsys: pytest.CaptureFixture[str], prompt: Path) -> None:
