@@ -128,7 +128,7 @@ def assertion_hover(view: AssertionView, overview: PromptOverview) -> str:
     if view.sentence:
         origin = f" (v{view.version})" if view.version is not None else ""
         state = " — **stale**: no longer in the prompt" if view.stale else ""
-        if view.removed_in is not None:
+        if view.removed_in is not None and view.instruction is None:  # not back in the prompt since
             state = f" — removed or reworded in v{view.removed_in} (a removed limit may be a relaxed one)"
         lines.append(f"From {md_escape(quote(view.sentence))}{origin}{state}")
     else:
