@@ -61,6 +61,8 @@ class Example:
     grading_note: str | None = None
     prompt: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)
+    id_given: bool = field(default=True, compare=False)
+    """False when the file gave no id and ``id`` is its line (or row) number: an import may renumber it."""
 
     def to_json(self) -> dict[str, Any]:
         row: dict[str, Any] = {
@@ -184,7 +186,9 @@ def read_row(row: Mapping[str, Any], *, default_id: str) -> tuple[Example | None
             problems.append(
                 Problem(f"`id` must be a string or an integer, got {_kind(identifier)}", f"read as id {default_id!r}")
             )
-        identifier = default_id
+        identifier, id_given = default_id, False
+    else:
+        id_given = True
     output = row["output"] if "output" in row else row.get("response")
     known = {"id", "inputs", "output", "response", "label", "grading_note", "prompt"}
     example = Example(
@@ -195,6 +199,7 @@ def read_row(row: Mapping[str, Any], *, default_id: str) -> tuple[Example | None
         grading_note=_text(row.get("grading_note"), "grading_note", problems),
         prompt=_text(row.get("prompt"), "prompt", problems),
         extra={key: value for key, value in row.items() if key not in known},
+        id_given=id_given,
     )
     return example, problems
 
@@ -324,6 +329,7 @@ def _read_csv(path: Path) -> ExamplesRead:
         row = dict(zip(header, fields, strict=False))
         example = Example(
             id=row.get("id") or str(rows),
+            id_given=bool(row.get("id")),
             inputs={key: value for key, value in row.items() if key not in reserved},
             output=row.get(output_column),
             label=_label(row.get("label"), problems),
@@ -442,6 +448,18 @@ def _left_as_it_is(warning: ExampleWarning) -> ExampleWarning:
     return dataclasses.replace(warning, outcome=_LEFT) if warning.skipped else warning
 
 
+def _content(example: Example) -> str:
+    """An example's content apart from its id, to recognise it under another id."""
+    return json.dumps({k: v for k, v in example.to_json().items() if k != "id"}, sort_keys=True, ensure_ascii=False)
+
+
+def _free_id(taken: Mapping[str, Any]) -> str:
+    number = len(taken) + 1
+    while str(number) in taken:
+        number += 1
+    return str(number)
+
+
 def merge_examples(
     destination: Path,
     incoming: ExamplesRead | Iterable[Example],
@@ -468,9 +486,18 @@ def merge_examples(
     current = {} if existing is None else {e.id: e for e in existing.examples}
     added: list[Example] = []
     skipped = 0
+    contents = {_content(e): e.id for e in current.values()}
     for index, (example, line) in enumerate(zip(read.examples, read.lines, strict=True)):
         held = current.get(example.id)
+        if held is not None and not example.id_given and held.to_json() != example.to_json():
+            # an id the file never gave (its line number) that the destination already uses: the same content
+            # under any id is already there; otherwise the example takes the next free number
+            if _content(example) in contents:
+                skipped += 1
+                continue
+            example, held = dataclasses.replace(example, id=_free_id(current)), None
         if held is None:
+            contents[_content(example)] = example.id
             current[example.id] = example
             added.append(example)
         elif held.to_json() == example.to_json():

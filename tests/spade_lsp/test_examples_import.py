@@ -346,3 +346,25 @@ def test_the_editor_marks_skipped_lines_as_errors_and_changed_ones_as_warnings()
         (2, WARNING, "example on line 3: `inputs` is null; read as no inputs"),
         (3, WARNING, "example on line 4: label 'meh' is not one of good, bad (or 1, 0); read as unlabelled"),
     ]
+
+
+def test_rows_without_ids_are_numbered_after_the_destinations_and_not_imported_twice(
+    capsys: pytest.CaptureFixture[str], prompt: Path
+) -> None:
+    first, second = prompt.parent / "first.jsonl", prompt.parent / "second.jsonl"
+    rows = [{"inputs": {"product": p}, "output": f"A {p}.", "label": "good"} for p in ("mug", "lamp", "kettle")]
+    first.write_text(_jsonl(rows[:2]))
+    second.write_text(_jsonl(rows))  # lines 1-2 repeat the first file's rows, line 3 is new
+    code, result, _ = _import(capsys, prompt, first)
+    assert code == 0 and result["added"] == 2
+    code, result, _ = _import(capsys, prompt, second)
+    assert code == 0 and (result["added"], result["skipped"], result["rejected"]) == (1, 2, 0)
+    third = prompt.parent / "third.jsonl"
+    third.write_text(_jsonl([{"inputs": {"product": "shoe"}, "output": "A shoe.", "label": "bad"}] * 1 + rows[2:]))
+    code, result, _ = _import(capsys, prompt, third)  # line 1 holds another example than id "1": renumbered
+    assert code == 0 and (result["added"], result["skipped"], result["rejected"]) == (1, 1, 0)
+    written = _destination(prompt)
+    assert [row["id"] for row in written] == ["1", "2", "3", "4"]
+    assert [row["inputs"]["product"] for row in written] == ["mug", "lamp", "kettle", "shoe"]
+    code, result, _ = _import(capsys, prompt, third)  # again: nothing new
+    assert code == 0 and (result["added"], result["skipped"]) == (0, 2)
