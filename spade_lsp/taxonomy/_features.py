@@ -41,6 +41,7 @@ __all__ = [
     "SEED_FILE",
     "Unit",
     "features",
+    "is_neighbour",
     "load_seed",
     "units_of",
 ]
@@ -74,17 +75,22 @@ def load_seed() -> list[dict[str, object]]:
     return [json.loads(line) for line in raw.splitlines() if line.strip()]
 
 
+def is_neighbour(item: dict[str, object]) -> bool:
+    """Whether a seed item is one of the neighbour set's sentences (a single sentence, its placeholders new)."""
+    return isinstance(item.get("text"), str) and not item.get("known_placeholders")
+
+
 @lru_cache(maxsize=1)
 def _neighbours() -> tuple[npt.NDArray[np.float32], npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """Embeddings of the seed corpus's single sentences (plus a zero row), and for ``np.maximum.reduceat``
-    the rows grouped by class and where each class's group starts (a class with no sentence gets the zero row)."""
+    the rows grouped by class and where each class's group starts (a class with no sentence gets the zero row).
+    Row ``k`` is the ``k``-th item of the seed corpus for which :func:`is_neighbour` holds."""
     texts: list[str] = []
     classes: list[list[str]] = []
     for item in load_seed():
-        text = item.get("text")
-        if isinstance(text, str) and not item.get("known_placeholders"):
+        if is_neighbour(item):
             labels = [str(x) for x in item["labels"]] if isinstance(item["labels"], list) else []
-            texts.append(text)
+            texts.append(str(item["text"]))
             classes.append(labels or ["none"])
     matrix = np.vstack([embedder().embed_many([_plain(t) for t in texts]), np.zeros((1, DIM), dtype=np.float32)])
     order: list[int] = []
@@ -96,11 +102,18 @@ def _neighbours() -> tuple[npt.NDArray[np.float32], npt.NDArray[np.intp], npt.ND
     return matrix, np.asarray(order, dtype=np.intp), np.asarray(starts, dtype=np.intp)
 
 
-def _neighbour_sims(vector: npt.NDArray[np.float32]) -> Vector:
-    """Per class, the cosine similarity of ``vector`` to the class's closest seed sentence."""
+def _neighbour_sims(vector: npt.NDArray[np.float32], leave_out: int | None = None) -> Vector:
+    """Per class, the cosine similarity of ``vector`` to the class's closest seed sentence; with ``leave_out``,
+    that neighbour row is not in the set (a seed sentence's own row, when its features are training data: left
+    in, it would be its own nearest neighbour and its label would leak into them). A class left with no
+    sentence scores 0, as a class without any does."""
     matrix, order, starts = _neighbours()
     sims: npt.NDArray[np.float32] = matrix @ vector
-    out: Vector = np.maximum.reduceat(sims[order], starts).astype(np.float64)
+    if leave_out is not None:
+        sims = sims.copy()
+        sims[leave_out] = -np.inf
+    best = np.maximum.reduceat(sims[order], starts).astype(np.float64)
+    out: Vector = np.where(np.isneginf(best), 0.0, best)
     return out
 
 
@@ -149,13 +162,15 @@ _PLACEHOLDER_CUE: Final = _SURFACE.index("placeholder")
 _NO_NEIGHBOURS: Final = np.zeros(len(_NEIGHBOUR_CLASSES))
 
 
-def features(unit: Unit, rule_labels: frozenset[str]) -> Vector:
-    """The feature vector of one unit, given the rules' labels for it in context."""
+def features(unit: Unit, rule_labels: frozenset[str], *, leave_out: int | None = None) -> Vector:
+    """The feature vector of one unit, given the rules' labels for it in context. ``leave_out``: the neighbour
+    row to leave out of the nearest-neighbour evidence (a seed sentence's own row, when training on it)."""
     view = _text_view(unit.new)
+    neighbours = view.neighbours if leave_out is None else _neighbour_sims(view.vector, leave_out)
     if unit.old is not None:
         old = _text_view(unit.old)
         cues_added = np.maximum(view.cues - old.cues, 0.0)
-        nn_added = np.maximum(view.neighbours - old.neighbours, 0.0)
+        nn_added = np.maximum(neighbours - old.neighbours, 0.0)
         emb_sim = float(view.vector @ old.vector)
         similarity = unit.similarity
     else:
@@ -177,7 +192,7 @@ def features(unit: Unit, rule_labels: frozenset[str]) -> Vector:
             np.array([c in rule_labels for c in CATEGORY_IDS], dtype=np.float64),
             view.cues,
             cues_added,
-            view.neighbours,
+            neighbours,
             nn_added,
             np.array(tail, dtype=np.float64),
         )

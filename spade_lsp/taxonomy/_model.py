@@ -5,20 +5,17 @@ calibrated threshold per category. Weights are package data (``model.json``) wri
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from spade_lsp.taxonomy import CATEGORY_IDS
+from spade_lsp.taxonomy._shipped import MODEL_FILE, read_shipped
 
-__all__ = ["MODEL_FILE", "Model", "shipped_model"]
-
-MODEL_FILE: Final = "model.json"
+__all__ = ["MODEL_FILE", "Model", "read_shipped", "shipped_model"]
 
 Matrix = npt.NDArray[np.float64]
 
@@ -77,16 +74,6 @@ class Model:
 
 def _rows(hits: npt.NDArray[np.bool_]) -> list[frozenset[str]]:
     return [frozenset(c for c, hit in zip(CATEGORY_IDS, row, strict=True) if hit) for row in hits.tolist()]
-
-
-def read_shipped() -> dict[str, Any]:
-    """``model.json`` as shipped in the package."""
-    doc: dict[str, Any] = json.loads(
-        resources.files("spade_lsp.taxonomy").joinpath(MODEL_FILE).read_text(encoding="utf-8")
-    )
-    if list(doc["categories"]) != list(CATEGORY_IDS):
-        raise ValueError("model.json was trained for other categories")
-    return doc
 
 
 @lru_cache(maxsize=1)

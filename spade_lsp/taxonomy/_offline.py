@@ -92,13 +92,9 @@ def _logit(p: float) -> float:
 @functools.lru_cache(maxsize=1)
 def _head() -> _Head:
     """The sentence head from ``model.json`` (read once per process; json only, no numpy)."""
-    import json
-    from importlib import resources
+    from spade_lsp.taxonomy._shipped import read_shipped
 
-    doc = json.loads(resources.files("spade_lsp.taxonomy").joinpath("model.json").read_text(encoding="utf-8"))
-    if list(doc["categories"]) != list(CATEGORY_IDS):
-        raise ValueError("model.json was trained for other categories")
-    return _Head.from_dict(doc["sentence"])
+    return _Head.from_dict(read_shipped()["sentence"])
 
 
 @functools.lru_cache(maxsize=65536)

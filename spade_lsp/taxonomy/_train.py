@@ -56,7 +56,15 @@ import numpy.typing as npt
 
 from spade_lsp._types import ChangeKind, Position, Range, Sentence, SentenceChange
 from spade_lsp.taxonomy import CATEGORY_IDS, PROMPT_REPHRASING
-from spade_lsp.taxonomy._features import FEATURE_NAMES, SEED_FILE, features, load_seed, sentence_unit, units_of
+from spade_lsp.taxonomy._features import (
+    FEATURE_NAMES,
+    SEED_FILE,
+    features,
+    is_neighbour,
+    load_seed,
+    sentence_unit,
+    units_of,
+)
 from spade_lsp.taxonomy._model import MODEL_FILE, Model
 from spade_lsp.taxonomy._rules import _classify_text, placeholders
 from spade_lsp.taxonomy.evaluate import Report, evaluate, texts_from_line
@@ -93,11 +101,13 @@ def _sentence(text: str) -> Sentence:
 
 
 def seed_matrix() -> tuple[Matrix, Matrix]:
-    """Seed corpus features and labels (n_items x n_categories, 0/1)."""
+    """Seed corpus features and labels (n_items x n_categories, 0/1). A seed sentence's nearest-neighbour
+    features leave its own row of the neighbour set out (leave-one-out), as for a sentence never seen."""
     from rapidfuzz import fuzz
 
     rows: list[Matrix] = []
     ys: list[list[float]] = []
+    neighbour_row = 0
     for item in load_seed():
         labels = {str(x) for x in item["labels"]} if isinstance(item["labels"], list) else set()
         if "text" in item and item.get("known_placeholders"):
@@ -108,8 +118,12 @@ def seed_matrix() -> tuple[Matrix, Matrix]:
             (_, unit, rule), *_ = units_of([removed, SentenceChange(ChangeKind.ADDED, None, _sentence(text))])
             rows.append(features(unit, rule))
         elif "text" in item:
+            # a sentence of the neighbour set: its own row is left out of its neighbours (else it is its own
+            # nearest neighbour, at similarity 1, and its label leaks into its features)
             text = str(item["text"])
-            rows.append(features(sentence_unit(text), _classify_text(text)))
+            own = neighbour_row if is_neighbour(item) else None
+            rows.append(features(sentence_unit(text), _classify_text(text), leave_out=own))
+            neighbour_row += own is not None
         else:
             old, new = str(item["old"]), str(item["new"])
             sim = fuzz.ratio(old, new) / 100.0
