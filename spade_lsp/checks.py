@@ -133,34 +133,91 @@ def bound(example: Mapping[str, Any], name: str) -> int:
     return int(match.group())
 
 
+_VOWELS: Final = "aeiou"
+#: Words ending in "s" that are not plurals or third persons of a shorter word (news is not "new" + s).
+_NOT_INFLECTED: Final = frozenset(
+    """news series species means lens always perhaps sometimes whereas towards afterwards besides nowadays
+    hers ours yours theirs its this thus yes has was does goes plus bias alias canvas atlas gas chaos ethos
+    kudos corps odds physics mathematics economics politics ethics athletics""".split()  # noqa: SIM905
+)
+
+
+def _closed(stem: str) -> bool:
+    """Whether a stem ends consonant, single vowel, consonant (hop, unit, open), where -ed/-ing may follow a
+    dropped silent e (hoped, united) or a doubled consonant (hopped, stopped)."""
+    return len(stem) >= 3 and stem[-1] not in _VOWELS + "wxy" and stem[-2] in _VOWELS and stem[-3] not in _VOWELS
+
+
+def _monosyllable_closed(stem: str) -> bool:
+    """One syllable ending consonant, single vowel, consonant (stop, plan, hop): its -ed/-ing double the last
+    consonant (stopped), so "hoped" is hope + d and never hop + ed."""
+    return re.fullmatch(r"[^aeiouy]*[aeiou][^aeiouwxy]", stem) is not None
+
+
 def _bases(word: str) -> set[str]:
-    """The word and what it may be an inflection of: summaries -> summary, discounts -> discount, stopped -> stop,
-    mentioned -> mention, using -> use."""
+    """The word and what it may be an inflection of: summaries -> summary, discounts -> discount, boxes -> box,
+    stopped -> stop, hoped -> hope, making -> make, mentioned -> mention. A suffix is stripped only where a
+    plausible stem remains: notes is not "not" + es, news not "new" + s, united not "unit" + ed."""
     bases = {word}
-    if len(word) > 4 and word.endswith("ies"):
-        bases.add(word[:-3] + "y")
-    if len(word) > 3 and word.endswith("es"):
-        bases.add(word[:-2])
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        bases.add(word[:-1])
+    if len(word) < 4 or not word.isalpha() or word in _NOT_INFLECTED:
+        return bases
+    if word.endswith("ies") and len(word) > 4:
+        bases.add(word[:-3] + "y")  # summaries -> summary
+    elif re.search(r"(?:s|x|z|ch|sh)es$", word) and len(word) > 4:
+        bases.add(word[:-2])  # buses -> bus, boxes -> box, watches -> watch (never planes -> plan)
+    if word.endswith("s") and not word.endswith(("ss", "us", "is", "ies")):
+        bases.add(word[:-1])  # discounts -> discount, hopes -> hope, uses -> use
     for suffix in ("ed", "ing"):
-        if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            stem = word[: -len(suffix)]
-            bases |= {stem, stem + "e"}
-            if len(stem) > 2 and stem[-1] == stem[-2]:
-                bases.add(stem[:-1])  # stopped -> stop
+        if word.endswith(suffix):
+            bases |= _past_or_gerund_bases(word, word[: -len(suffix)], suffix)
     return bases
+
+
+def _past_or_gerund_bases(word: str, stem: str, suffix: str) -> set[str]:
+    if len(stem) == 2 and stem[0] in _VOWELS and stem[1] not in _VOWELS + "wy":
+        return {stem + "e"}  # used -> use, aging -> age
+    if len(stem) < 3 or not any(ch in _VOWELS + "y" for ch in stem):
+        return set()  # need, bed, string, thing: no suffix to strip
+    if suffix == "ed" and stem.endswith("i"):
+        return {stem[:-1] + "y"}  # applied -> apply
+    if stem[-1] == stem[-2] and stem[-1] not in _VOWELS:
+        shorter = stem[:-1]
+        if len(shorter) < 3 or stem[-1] in "sfz":
+            return {stem}  # added -> add, passed -> pass
+        if stem[-1] == "l":
+            return {shorter, stem} if len(shorter) > 3 else {stem}  # controlled -> control, called -> call
+        return {shorter}  # stopped -> stop, planned -> plan
+    if stem[-1] in _VOWELS + "yw":
+        found = {stem} if len(stem) >= 4 else set()  # played -> play, agreeing -> agree
+        if suffix == "ed" and stem.endswith("e") and len(stem) >= 4:
+            found.add(word[:-1])  # agreed -> agree
+        return found
+    found = {stem + "e"}  # hoped -> hope, making -> make, united -> unite
+    if len(stem) >= 5 or (len(stem) == 4 and not _closed(stem)) or re.search(r"[^aeiouy]{2}$", stem):
+        found.add(stem)  # mentioned -> mention, visited -> visit, asked -> ask (never united -> unit)
+    return found
 
 
 def _inflected(base: str) -> str:
     """A pattern for ``base`` and its regular inflections (plural, 3rd person, past, gerund)."""
     escaped = re.escape(base)
-    if len(base) > 2 and base.endswith("y") and base[-2] not in "aeiou":
+    if len(base) < 3 or not base.isalpha():
+        return escaped
+    if base[-1] == "y" and base[-2] not in _VOWELS:
         return re.escape(base[:-1]) + "(?:y|ies|ied|ying)"
-    if len(base) > 3 and base.endswith("e"):
+    if base[-1] == "e" and base[-2] not in _VOWELS:
         return re.escape(base[:-1]) + "(?:e|es|ed|ing)"
-    doubled = f"|{re.escape(base[-1])}(?:ed|ing)" if len(base) > 2 and base[-1] not in "aeiouwxy" else ""
-    return f"{escaped}(?:s|es|ed|ing{doubled})?"
+    forms = []
+    if re.search(r"(?:s|x|z|ch|sh)$", base):
+        forms.append("es")  # box -> boxes (never plan -> planes)
+    elif base + "s" not in _NOT_INFLECTED:
+        forms.append("s")
+    doubled = f"{re.escape(base[-1])}(?:ed|ing)"
+    if _monosyllable_closed(base):
+        forms.append(doubled)  # stop -> stopped, hop -> hopped (never hoped)
+    else:
+        forms += ["ed", "ing", doubled] if _closed(base) else ["ed", "ing"]  # admit -> admitted
+    return f"{escaped}(?:{'|'.join(forms)})?"
 
 
 @cache

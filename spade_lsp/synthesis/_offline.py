@@ -105,13 +105,10 @@ _EXCLUDE_CUE = re.compile(
     r"shouldn't|should not|cannot|can't|not include|not mention|not use|not add|not give|not say|not make)\b",
     re.IGNORECASE,
 )
-#: Words that open a subordinate clause: a negation after one of them is a condition, not an instruction
-#: ("Omission is acceptable if the text does not provide ...", "Refrain from X unless ...").
-_SUBORDINATE = re.compile(
-    r"\b(?:if|unless|when|whenever|where|whether|because|since|although|though|while|in case|as long as|"
-    r"except|even if|so that|which|that|who)\b",
-    re.IGNORECASE,
-)
+#: Words that open a condition: a negation in a clause one of them opens states a condition and bans nothing
+#: ("Omission is acceptable if the text does not provide ..."). Relative and complement clauses ("make sure
+#: that you do not mention X", "a reply which does not mention X") and time clauses are no conditions.
+_CONDITION = re.compile(r"\b(?:if|unless|in case|as long as|even if|except|whenever)\b", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[,;:()\u2014]|\s-\s|\.\s")
 #: Verbs whose negation bans content (a topic, a term): "do not mention prices".
 _CONTENT_VERBS = (
@@ -122,12 +119,21 @@ _CONTENT_VERBS = (
 #: Verbs whose object names a way of writing when negated ("avoid jargon", "don't use slang") and a thing to
 #: include otherwise ("use the customer's name"): they ban a literal term only with a word frame or a quote.
 _STYLE_VERBS = r"avoid(?:ing)?|refrain from|us(?:e|es|ing)|mak(?:e|es|ing)|be|sound|get|keep|employ"
+#: Words after which a verb's object has ended: "mention prices if asked", "list tips for beginners".
+_OBJECT_END = (
+    r"if|when|unless|except|that|which|who|whose|for|with|in|from|about|around|across|within|without|between|behind|"
+    r"beyond|during|through|under|over|after|before|like|such|including|on|at|by|as|into|per|via|regarding|so|"
+    r"because|but|even|while|encouraging|no\s+matter|regardless|however|whatever|"
+    r"to\s+(?:the|a|an|help|make|ensure|be)\b"
+)
+_OBJECT_ITEM = r"[A-Za-z][A-Za-z '\-]{1,80}?"
+#: A verb and its object, which may be a list ("discounts, coupons or competitors"): a further item after a
+#: comma starts with neither a clause word nor a pronoun ("prices, as this ...", "prices, you ...").
 _NAMED_OBJECT = re.compile(
     rf"\b(?P<verb>{_CONTENT_VERBS}|{_STYLE_VERBS}|the (?:key)?words?|the phrases?|the terms?)\s+"
-    r"(?P<object>[A-Za-z][A-Za-z '\-]{1,80}?)(?=[.,;:!?()\u2014]|\s+(?:if|when|unless|that|which|who|whose|"
-    r"for|with|in|from|about|around|across|within|without|between|behind|beyond|during|through|under|over|"
-    r"after|before|like|such|including|on|at|by|as|into|per|via|regarding|so|because|but|even|while|"
-    r"encouraging|no\s+matter|regardless|however|whatever|to\s+(?:the|a|an|help|make|ensure|be)\b)\b|$)",
+    rf"(?P<object>{_OBJECT_ITEM}(?:\s*,\s*(?:(?:or|and)\s+)?"
+    rf"(?!(?:{_OBJECT_END}|and|or|then|also|i|you|we|they|he|she|it|this|these|those|there|please)\b){_OBJECT_ITEM})*)"
+    rf"(?=[.,;:!?()\u2014]|\s+(?:{_OBJECT_END})\b|$)",
     re.IGNORECASE,
 )
 #: A quoted phrase is a literal term when a word frame or a verb governs it ("use the word 'X'", "say 'X'",
@@ -386,11 +392,13 @@ class OfflineSynthesizer:
             for draft in _formats(text):
                 found_specific = True
                 yield draft
-            excluded = _negation(text) is not None
-            for draft in _phrases(text, vocabulary, exclude=excluded):
-                found_specific = True
-                yield draft
-        if DATA_PLACEHOLDERS in categories and _negation(text) is None:
+            negated = _negation(text) is not None
+            # a negation judged conditional bans nothing, and its verb ("does not mention") asks for nothing
+            if negated or not _EXCLUDE_CUE.search(text):
+                for draft in _phrases(text, vocabulary, exclude=negated):
+                    found_specific = True
+                    yield draft
+        if DATA_PLACEHOLDERS in categories and not _EXCLUDE_CUE.search(text):
             for field in vocabulary.fields_in(instruction.text):
                 if field in used_as_bound:
                     continue
@@ -771,12 +779,13 @@ def _literal_quotes(text: str) -> list[str]:
 
 
 def _negation(text: str) -> re.Match[str] | None:
-    """The first exclusion cue that instructs: not inside a subordinate clause ("... if the text does not
-    provide X" states a condition, it bans nothing)."""
+    """The first exclusion cue that instructs: not inside a condition ("... if the text does not provide X"
+    states a condition, it bans nothing). A cue in a relative or complement clause instructs ("make sure that
+    you do not mention X", "a reply which does not mention X")."""
     for cue in _EXCLUDE_CUE.finditer(text):
         breaks = [match.end() for match in _CLAUSE_BREAK.finditer(text, 0, cue.start())]
         prefix = text[max(breaks, default=0) : cue.start()]
-        if not _SUBORDINATE.search(prefix):
+        if not _CONDITION.search(prefix):
             return cue
     return None
 
@@ -865,11 +874,25 @@ def _named_phrases(text: str) -> list[str]:
         parts = [part for part in parts if not _starts_clause(part)]
         if any(set(part.lower().split()) <= _EVALUATIVE for part in parts):
             continue  # adjectives coordinated before one noun
+        if not framed and len(parts) > 1 and 2 * sum(map(_names_a_kind, parts)) >= len(parts):
+            continue  # items of a list are alike: "points, facts, or arguments" lists kinds of content, not terms
         for part in parts:
             phrase = _literal_phrase(part, framed=framed)
             if phrase is not None:
                 out.append(phrase)
     return list(dict.fromkeys(out))
+
+
+def _abstract(word: str) -> bool:
+    """Whether a noun, or its singular ("jargons"), names a kind of content or a quality (:data:`_ABSTRACT`)."""
+    singulars = {word, word[:-1], word[:-2], word[:-3] + "y"} if word.endswith("s") else {word}
+    return bool(singulars & _ABSTRACT)
+
+
+def _names_a_kind(part: str) -> bool:
+    """Whether a listed noun phrase names a kind of content or a quality rather than a term."""
+    words = re.sub(rf"^{_DETERMINERS}", "", part.strip(" '-").lower()).split()
+    return bool(words) and (bool(set(words) & _EVALUATIVE) or _abstract(words[0]) or _abstract(words[-1]))
 
 
 def _object_matches(text: str) -> Iterator[re.Match[str]]:
@@ -911,7 +934,7 @@ def _literal_phrase(part: str, *, framed: bool) -> str | None:
         return phrase
     if indefinite or phrase in _UNITS or set(words) & _VAGUE_OBJECTS:
         return None
-    if set(words) & _EVALUATIVE or words[-1] in _ABSTRACT or words[0] in _ABSTRACT:
+    if set(words) & _EVALUATIVE or _abstract(words[-1]) or _abstract(words[0]):
         return None
     return phrase
 

@@ -88,3 +88,51 @@ def test_in_the_sandbox_the_measurements_run_and_a_failure_to_measure_is_named()
 def test_mean_sentence_length_reads_prose_not_code() -> None:
     code = "```python\n" + "x = call(a, b, c, d, e, f, g, h, i, j, k, l, m, n, o, p, q, r, s, t)\n" * 5 + "```\n"
     assert checks.mean_sentence_words("Rename the variable. Add a test.\n" + code) == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize(
+    ("phrase", "text"),
+    [
+        ("notes", "I am not sure."),
+        ("planes", "Make a plan."),
+        ("plan", "The planes landed."),
+        ("uses", "Contact us."),
+        ("us", "She uses it."),
+        ("news", "A new day."),
+        ("united", "One unit."),
+        ("hopes", "A hop."),
+        ("hoped", "A hop."),
+        ("hop", "I hoped so."),
+        ("seed", "I see."),
+        ("thing", "The end."),
+    ],
+)
+def test_an_inflection_needs_a_plausible_stem(phrase: str, text: str) -> None:
+    assert not checks.contains_phrase(text, phrase)
+
+
+@pytest.mark.parametrize(
+    ("phrase", "texts"),
+    [
+        ("mention", ["mention", "mentions", "mentioned", "mentioning"]),
+        ("mentioned", ["mention", "mentions", "mentioning"]),
+        ("summary", ["summary", "summaries"]),
+        ("summaries", ["summary"]),
+        ("discount", ["discount", "discounts", "discounted"]),
+        ("discounts", ["discount"]),
+        ("stop", ["stop", "stops", "stopped", "stopping"]),
+        ("stopped", ["stop", "stopping"]),
+        ("hope", ["hopes", "hoped", "hoping"]),
+        ("hoped", ["hope", "hoping"]),
+        ("making", ["make", "makes"]),
+        ("boxes", ["box"]),
+        ("box", ["boxes"]),
+        ("united", ["unite", "unites"]),
+        ("called", ["call"]),
+        ("applied", ["apply", "applies"]),
+        ("uses", ["use", "using"]),
+    ],
+)
+def test_regular_inflections_match(phrase: str, texts: list[str]) -> None:
+    for text in texts:
+        assert checks.contains_phrase(f"We {text} it.", phrase), text
