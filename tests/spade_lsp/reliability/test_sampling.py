@@ -115,9 +115,12 @@ def test_a_check_with_no_observed_result_does_not_hold_early_stopping_back(works
     )
     sidecar = SAMPLING_SIDECAR.replace("import assertion", "import ask_llm, assertion") + asks
     (workspace_dir / "blurb_assertions.py").write_text(sidecar, encoding="utf-8")
-    with OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as stub:
-        with _workspace(workspace_dir, stub) as workspace:  # no assistant model: assert_warm needs one
-            document = sample_prompt(workspace, prompt, SampleOptions(samples=100))
+    # no assistant model: assert_warm needs one, so it never has a result
+    with (
+        OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as stub,
+        _workspace(workspace_dir, stub) as ws,
+    ):
+        document = sample_prompt(ws, prompt, SampleOptions(samples=100))
     assert [d["validator"] for d in document["sequential"]] == ["assert_short", "assert_no_cheap"]
     assert document["calls_saved"] == 4 * (100 - 12)  # as without assert_warm
     assert any("did not wait for checks with no observed result: assert_warm" in w for w in document["warnings"])
