@@ -195,9 +195,12 @@ def _record_provenance(
 
 
 def write_synthesis(result: SynthesisResult) -> None:
-    """Write a planned module to disk when it differs from what is there."""
+    """Write a planned module to disk when it differs from what is there (no module is created to hold nothing)."""
     module = result.update.path
-    if result.text != _read_sidecar(module):
+    current = _read_sidecar(module)
+    if current is None and not result.candidates:
+        return
+    if result.text != current:
         atomic_write_text(module, result.text)
         result.update.written = True
 

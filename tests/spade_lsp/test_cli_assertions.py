@@ -168,3 +168,12 @@ def test_prompt_without_instructions_and_eval_without_examples(
     assert code == 0 and json.loads(out)["candidates"] == [] and "no checkable instruction" in err
     code, _, err = run(capsys, "eval", str(prompt))
     assert code == 2 and "no examples" in err and "spade import" in err
+
+
+def test_synthesize_with_nothing_to_check_creates_no_module(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    prompt = tmp_path / "a.prompt"
+    prompt.write_text("# Context\n\n{article}\n", encoding="utf-8")
+    code, out, err = run(capsys, "synthesize", str(prompt), "--json")
+    assert code == 0 and json.loads(out)["candidates"] == []
+    assert "no checkable instruction found; nothing to synthesize" in err
+    assert not (tmp_path / "a_assertions.py").exists()
