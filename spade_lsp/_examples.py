@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from spade_lsp._files import MAX_EXAMPLES_BYTES, atomic_write_text, read_limited, read_limited_text
+from spade_lsp._files import MAX_EXAMPLES_BYTES, atomic_write_text, decode_text, read_limited, read_limited_text
 from spade_lsp._inputs import loads
 from spade_lsp.errors import InputError
 
@@ -431,13 +431,7 @@ def _destination(path: Path) -> tuple[str, ExamplesRead | None]:
     if not os.path.lexists(path):
         return "", None
     data = read_limited(path, limit=MAX_EXAMPLES_BYTES, what=_WHAT)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as invalid:
-        line = data[: invalid.start].count(b"\n") + 1
-        raise InputError(
-            f"{path}: not valid UTF-8 (byte 0x{data[invalid.start]:02x} on line {line}); fix it before importing"
-        ) from invalid
+    text = decode_text(data, path)
     if not text.strip():
         return text, None
     return text, _parse_jsonl(path, data)

@@ -168,12 +168,24 @@ def read_limited_text(
     """:func:`read_limited`, decoded; invalid text (with ``errors="strict"``) is ``error`` naming the byte and
     its line."""
     data = read_limited(path, limit=limit, what=what, hint=hint, error=error)
+    return decode_text(data, path, error=error, encoding=encoding, errors=errors)
+
+
+def decode_text(
+    data: bytes,
+    source: Path | str,
+    *,
+    error: type[InputError] = InputError,
+    encoding: str = "utf-8",
+    errors: str = "strict",
+) -> str:
+    """``data`` as text; invalid text is ``error`` naming the byte and its line."""
     try:
         return data.decode(encoding, errors)
     except UnicodeDecodeError as invalid:
         line = data[: invalid.start].count(b"\n") + 1
         raise error(
-            f"{path}: not valid UTF-8 (byte 0x{data[invalid.start]:02x} on line {line}); save it as UTF-8"
+            f"{source}: not valid UTF-8 (byte 0x{data[invalid.start]:02x} on line {line}); save it as UTF-8"
         ) from invalid
 
 

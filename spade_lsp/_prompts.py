@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from spade_lsp._files import read_limited
+from spade_lsp._files import decode_text, read_limited
 from spade_lsp.errors import ConfigError, PromptFileError
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(\r?\n|\Z)", re.DOTALL)
@@ -51,14 +51,7 @@ def decode_prompt(data: bytes, *, source: str, max_bytes: int) -> str:
         )
     if b"\x00" in data[:8192]:
         raise PromptFileError(f"{source}: looks like a binary file (NUL bytes), not a prompt")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        line = data[: error.start].count(b"\n") + 1
-        raise PromptFileError(
-            f"{source}: not valid UTF-8 (byte 0x{data[error.start]:02x} on line {line}); save it as UTF-8"
-        ) from error
-    return text
+    return decode_text(data, source, error=PromptFileError, encoding="utf-8-sig")
 
 
 def read_prompt_file(path: Path, *, max_bytes: int) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from spade_lsp.assertions import AssertionInfo
 from spade_lsp.sandbox._policy import SourceProblem
@@ -39,20 +39,9 @@ CellErrorKind = Literal[
     "needs_model",
     "llm_error",
     "signature",
-    "unmeasurable",
-]
-CELL_ERROR_KINDS: tuple[CellErrorKind, ...] = (
-    "exception",
-    "timeout",
-    "crash",
-    "memory",
-    "not_bool",
-    "forbidden",
-    "needs_model",
-    "llm_error",
-    "signature",
     "unmeasurable",  # a spade_lsp.checks measurement found nothing to measure (MeasurementError)
-)
+]
+CELL_ERROR_KINDS: tuple[CellErrorKind, ...] = get_args(CellErrorKind)
 
 
 @dataclass(frozen=True, slots=True)
