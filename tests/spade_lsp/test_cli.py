@@ -11,12 +11,7 @@ from pathlib import Path
 import pytest
 
 from spade_lsp.cli import main
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from tests.support.cli import run
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from spade_lsp.cli import main
 from tests.support.blurb import examples_jsonl
+from tests.support.cli import run
 from tests.support.openai_stub import OpenAIStub, chat_reply
 
 PROMPT = (
@@ -18,12 +18,6 @@ PROMPT = (
     'Never use the word "cheap".\n'
     "Use a friendly tone.\n"
 )
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture

@@ -13,22 +13,16 @@ from typing import Any
 import pytest
 
 from spade_lsp._examples import read_examples
-from spade_lsp.cli import main
 from spade_lsp.errors import InputError
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import SAMPLING_SIDECAR, V3
+from tests.support.cli import run
 
 PROMPT = "Write a product blurb for {product} in {tone} words.\n"
 GOOD = [
     {"id": f"g{i}", "inputs": {"product": name, "tone": "warm"}, "output": f"A {name}.", "label": "good"}
     for i, name in enumerate(["Kettle", "Lamp", "Mug", "Shoe", "Desk"], 1)
 ]
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture

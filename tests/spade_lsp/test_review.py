@@ -19,6 +19,7 @@ from spade_lsp.cli import main
 from spade_lsp.overview import prompt_key
 from tests.spade_lsp_client.daemons import Daemons, daemons
 from tests.support.blurb import examples_jsonl
+from tests.support.cli import run
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply
 
 PROMPT = (
@@ -48,12 +49,6 @@ def model(request: dict[str, Any], source: str = LLM_FUNCTION) -> Reply:
         "sentence_index": index,
     }
     return chat_reply(json.dumps({"criteria": [criterion]}))
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture
