@@ -24,6 +24,7 @@ from spade_lsp._files import (
     read_sidecar_text,
     sidecar_path,
 )
+from spade_lsp._prompts import PromptText, parse_prompt, prompt_kind, render_conversation
 from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
 from spade_lsp._store import Store
 from spade_lsp.config import Settings
@@ -37,7 +38,6 @@ from spade_lsp.synthesis import (
     Synthesizer,
     earlier_instructions,
     placeholders_of,
-    render_prompt,
 )
 from spade_lsp.synthesis._sidecar import SidecarUpdate, plan_sidecar
 from spade_lsp.workspace import Workspace, sync_prompt
@@ -326,7 +326,11 @@ def evaluate(
     examples = read_examples(source, read_warnings)
     sync_prompt(workspace, prompt)
     versions = workspace.history.versions(prompt)
-    template = workspace.history.content(versions[-1].content_hash) if versions else ""
+    template = parse_prompt(
+        workspace.history.content(versions[-1].content_hash) if versions else "",
+        source=str(prompt),
+        kind=prompt_kind(prompt),
+    )
     cases, warnings = _cases(examples, template)
     warnings[:0] = read_warnings
     settings = workspace.settings_for(prompt)
@@ -421,18 +425,20 @@ def _module_error(module: Path, error: Any) -> str | None:
     return f"{where}: {error.message}"
 
 
-def _cases(examples: Sequence[Example], template: str) -> tuple[list[SandboxCase], list[str]]:
+def _cases(examples: Sequence[Example], template: PromptText) -> tuple[list[SandboxCase], list[str]]:
     cases: list[SandboxCase] = []
     warnings: list[str] = []
     for example in examples:
         if example.output is None:
             warnings.append(f"example {example.id}: no `output`; its assertions see an empty response")
-        prompt = example.prompt
+        prompt, messages = example.prompt, None
         if prompt is None:
-            prompt, missing = render_prompt(template, example.inputs)
+            prompt, messages, missing = render_conversation(template, example.inputs)
             if missing:
                 warnings.append(f"example {example.id}: no input for {', '.join(sorted(set(missing)))} in the prompt")
-        cases.append(SandboxCase(example=dict(example.inputs), prompt=prompt, response=example.output or ""))
+        cases.append(
+            SandboxCase(example=dict(example.inputs), prompt=prompt, response=example.output or "", messages=messages)
+        )
     return cases, warnings
 
 

@@ -30,11 +30,21 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from spade_lsp._files import MAX_EXAMPLES_BYTES, atomic_write_text, decode_text, read_limited, read_limited_text
+from spade_lsp._files import (
+    MAX_EXAMPLES_BYTES,
+    atomic_write_text,
+    decode_text,
+    examples_path,
+    read_limited,
+    read_limited_text,
+)
 from spade_lsp._inputs import loads
 from spade_lsp.errors import InputError
+
+if TYPE_CHECKING:
+    from spade_lsp._prompts import PromptText
 
 log = logging.getLogger(__name__)
 
@@ -375,6 +385,28 @@ def read_examples(path: Path, warnings: list[str] | None = None, *, strict: bool
     and line, appended to ``warnings`` (logged when it is None); ``strict`` makes any problem an error. A file
     with no usable example is an error."""
     return _settle(parse_examples(path, csv_by_suffix=False), warnings, strict)
+
+
+PROMPTY_SAMPLE_ID: Final = "prompty-sample"
+
+
+def prompt_examples(prompt: Path, parsed: PromptText, warnings: list[str] | None = None) -> list[Example]:
+    """The examples a prompt is sampled on: its examples file's (``NAME.examples.jsonl``), and a Prompty file's
+    ``sample`` inputs as one more (unless an example already has exactly those inputs). :class:`InputError`
+    saying how to add some when there are none."""
+    from spade_lsp._prompts import prompty_sample
+
+    source = examples_path(prompt)
+    sample = prompty_sample(parsed.front_matter, prompt.parent, source=f"{prompt} front matter")
+    if not source.exists() and sample is None:
+        raise InputError(
+            f"{source}: no examples to take inputs from; add lines like "
+            '{"id": "a", "inputs": {"name": "..."}} or run `spade import PROMPT --examples FILE`'
+        )
+    examples = read_examples(source, warnings) if source.exists() else []
+    if sample is not None and all(dict(example.inputs) != sample for example in examples):
+        examples.append(Example(PROMPTY_SAMPLE_ID, sample))
+    return examples
 
 
 def load_examples_file(path: Path, warnings: list[str] | None = None, *, strict: bool = False) -> list[Example]:

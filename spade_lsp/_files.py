@@ -19,7 +19,15 @@ from typing import Final
 
 from spade_lsp.errors import DiskFullError, InputError
 
-PROMPT_SUFFIXES: Final = (".prompt.md", ".prompt.txt", ".prompt", ".prompty")
+PROMPT_SUFFIXES: Final = (
+    ".prompt.md",
+    ".prompt.txt",
+    ".prompt",
+    ".prompty",
+    ".prompt.json",
+    ".prompt.yaml",
+    ".prompt.yml",
+)
 
 # -- size limits, by kind of file ---------------------------------------------------------------------------
 # A prompt's limit is the `max_prompt_bytes` setting (1 MB by default); git blobs of a prompt share it.

@@ -19,11 +19,11 @@ from typing import Any
 
 from spade_lsp import _git
 from spade_lsp._deltas import diff_texts
-from spade_lsp._prompts import decode_prompt, parse_prompt, read_prompt_file
+from spade_lsp._prompts import PromptKind, decode_prompt, parse_prompt, prompt_kind, read_prompt_file
 from spade_lsp._sentences import split_sentences
 from spade_lsp._store import Store
 from spade_lsp._types import ChangeKind, Position, Range, Sentence, SentenceChange, VersionInfo
-from spade_lsp.errors import InputError
+from spade_lsp.errors import ConfigError, InputError
 from spade_lsp.taxonomy import PROMPT_REPHRASING, TaxonomyClassifier, delta_labels, ordered
 
 
@@ -291,9 +291,21 @@ class History:
         rows = list(self.store.db.query("SELECT content FROM blobs WHERE hash = ?", [content_hash_]))
         return str(rows[0]["content"]) if rows else ""
 
-    def _body(self, digest: str) -> str:
-        """A version's text with its front matter blanked, so units' offsets hold in the full text."""
-        return parse_prompt(self.content(digest)).body
+    def _body(self, digest: str, kind: PromptKind) -> str:
+        """A version's wording (front matter and message markup blanked), so units' offsets hold in the full
+        text. A message list saved half-typed (invalid JSON) is analysed as plain text until it is valid."""
+        text = self.content(digest)
+        try:
+            return parse_prompt(text, kind=kind).body
+        except ConfigError:
+            if kind != "messages":
+                raise
+            return text
+
+    def _kind(self, prompt_id: int) -> PromptKind:
+        """How the prompt's file is read (:func:`~spade_lsp._prompts.prompt_kind`, by its name)."""
+        row = self.store.db.execute("SELECT path FROM prompts WHERE id = ?", [prompt_id]).fetchone()
+        return prompt_kind(row[0]) if row else "text"
 
     def deltas(self, path: Path, *, from_number: int | None = None, to_number: int | None = None) -> list[DeltaInfo]:
         """Deltas ending at versions ``from_number+1 .. to_number`` (the first version's delta compares it
@@ -332,10 +344,11 @@ class History:
         ]
         if not missing:
             return
+        kind = self._kind(prompt_id)
         with self.store.write() as db:
             for previous, current in missing:
-                old = self._body(previous["content_hash"]) if previous else ""
-                changes = diff_texts(old, self._body(current["content_hash"]))
+                old = self._body(previous["content_hash"], kind) if previous else ""
+                changes = diff_texts(old, self._body(current["content_hash"], kind))
                 self._store_delta(db, prompt_id, previous["id"] if previous else None, current["id"], changes)
 
     def _store_delta(
@@ -421,7 +434,7 @@ class History:
             introduced[text] = version_id
             from_change[text] = (kind, labels)
         head = rows[-1]
-        units = split_sentences(self._body(head["content_hash"]))
+        units = split_sentences(self._body(head["content_hash"], self._kind(prompt_id)))
         db = self.store.db
         db.execute(
             "DELETE FROM sentences WHERE version_id IN (SELECT id FROM versions WHERE prompt_id = ?)",

@@ -1,45 +1,391 @@
-"""Reading prompt files: validation of what a user might point spade at, and YAML front matter."""
+"""Reading prompt files: validation of what a user might point spade at, YAML front matter, and the messages a
+prompt holds.
+
+A prompt file is one of three kinds (:func:`prompt_kind`, by its name):
+
+- ``text`` (``.prompt``, ``.prompt.md``, ``.prompt.txt``): one user message, unless its body starts with a role
+  line (``system:``), in which case it is role sections as Prompty writes them;
+- ``prompty`` (``.prompty``): Prompty's front matter and role sections, templated with Jinja2 by default (text
+  before the first role line is the system message, as Prompty reads it);
+- ``messages`` (``.prompt.json``, ``.prompt.yaml``, ``.prompt.yml``): a list of OpenAI-style messages, or a
+  mapping with ``messages`` and settings beside it.
+
+Whatever the kind, :class:`PromptText` keeps the file's offsets: ``body`` is the text with everything that is not
+a message's wording (front matter, role lines, JSON/YAML syntax) blanked to spaces, line breaks kept, so the
+sentence splitter, the history and the editor work on ``body`` and their ranges hold in the file.
+"""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Final, Literal
 
 import yaml
 
 from spade_lsp._files import decode_text, read_limited
 from spade_lsp.errors import ConfigError, PromptFileError
 
+PromptKind = Literal["text", "prompty", "messages"]
+Templating = Literal["braces", "jinja2"]
+
+MESSAGE_SUFFIXES: Final = (".prompt.json", ".prompt.yaml", ".prompt.yml")
+ROLES: Final = ("system", "developer", "user", "assistant", "tool", "function")
+
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(\r?\n|\Z)", re.DOTALL)
+# Prompty's role boundary: a line holding only a role, optionally "# " before it and "[name=...]" after it
+_ROLE_LINE = re.compile(
+    r"^[^\S\r\n]*#?[^\S\r\n]*(" + "|".join(ROLES) + r")(?:\[[^\]\r\n]*\])?[^\S\r\n]*:[^\S\r\n]*\r?$",
+    re.IGNORECASE | re.MULTILINE,
+)
+_NOT_BREAK = re.compile(r"[^\r\n]")
+
+
+def prompt_kind(path: Path | str) -> PromptKind:
+    """What a prompt file holds, by its name (see the module's docstring)."""
+    name = str(path).lower()
+    if name.endswith(".prompty"):
+        return "prompty"
+    if name.endswith(MESSAGE_SUFFIXES):
+        return "messages"
+    return "text"
+
+
+@dataclass(frozen=True, slots=True)
+class MessageTemplate:
+    """One message of a prompt, before its placeholders are filled: ``content`` is what is sent (a JSON or YAML
+    string decoded), ``start``/``end`` where its wording lies in the file."""
+
+    role: str
+    content: str
+    start: int
+    end: int
+    name: str | None = None
+    header: int | None = None
+    """Where the message's section begins (its role line, its list entry); None: at ``start``."""
 
 
 @dataclass(frozen=True, slots=True)
 class PromptText:
-    """A prompt's full text, and its front matter blanked out (same length and line breaks), so sentence
-    offsets and ranges found in ``body`` are valid in ``text``."""
+    """A prompt's full text, and ``body``: the same text with everything but its messages' wording blanked (same
+    length and line breaks), so sentence offsets and ranges found in ``body`` are valid in ``text``."""
 
     text: str
     body: str
     front_matter: dict[str, Any] = field(default_factory=dict)
+    kind: PromptKind = "text"
+    messages: tuple[MessageTemplate, ...] = ()
+    templating: Templating = "braces"
+    is_chat: bool = False
+    """Whether roles are written out (role lines, a message list), not one implicit user message."""
+
+    def message_index(self, offset: int) -> int | None:
+        """The index of the message whose wording holds ``offset``, or None (front matter, a role line)."""
+        for index, message in enumerate(self.messages):
+            if message.start <= offset < message.end:
+                return index
+        return None
+
+    def message_label(self, index: int) -> str:
+        """``system``, ``user``, or ``user 2`` when several messages share a role: how hovers name a message."""
+        role = self.messages[index].role
+        same = [i for i, m in enumerate(self.messages) if m.role == role]
+        return role if len(same) == 1 else f"{role} {same.index(index) + 1}"
 
 
-def parse_prompt(text: str, *, source: str = "<prompt>") -> PromptText:
-    """Split off YAML front matter (``---`` ... ``---`` at the very top), keeping offsets intact."""
+def parse_prompt(text: str, *, source: str = "<prompt>", kind: PromptKind = "text") -> PromptText:
+    """Split a prompt file into front matter and messages, keeping offsets intact (see :class:`PromptText`).
+
+    Invalid front matter or message lists raise :class:`~spade_lsp.errors.ConfigError` naming ``source``."""
+    if kind == "messages":
+        return _parse_message_list(text, source)
+    front_matter, body = _split_front_matter(text, source)
+    templating = _templating(front_matter, kind, source)
+    roles = list(_ROLE_LINE.finditer(body))
+    first_words = re.search(r"\S", body)
+    chat = kind == "prompty" or (roles and first_words is not None and first_words.start() == roles[0].start(1))
+    if not chat or not roles:
+        role = "system" if kind == "prompty" else "user"
+        message = MessageTemplate(role, body.strip(), 0, len(text))
+        return PromptText(
+            text, body, front_matter, kind, (message,) if body.strip() else (), templating, kind == "prompty"
+        )
+    messages: list[MessageTemplate] = []
+    lead = body[: roles[0].start()]
+    if lead.strip():  # Prompty: what precedes the first role line is the system message
+        messages.append(MessageTemplate("system", lead.strip(), 0, roles[0].start()))
+    for index, match in enumerate(roles):
+        end = roles[index + 1].start() if index + 1 < len(roles) else len(text)
+        name = re.search(r"\[\s*name\s*=\s*\"?([^\",\]]*)", match.group(0))
+        messages.append(
+            MessageTemplate(
+                match.group(1).lower(),
+                body[match.end() : end].strip(),
+                match.end(),
+                end,
+                name.group(1) if name else None,
+                match.start(),
+            )
+        )
+    for match in roles:  # role lines are markup, not wording
+        body = body[: match.start()] + _NOT_BREAK.sub(" ", match.group(0)) + body[match.end() :]
+    return PromptText(text, body, front_matter, kind, tuple(messages), templating, True)
+
+
+def _split_front_matter(text: str, source: str) -> tuple[dict[str, Any], str]:
+    """The front matter (``---`` ... ``---`` at the very top) as a mapping, and the text with it blanked."""
     match = _FRONT_MATTER.match(text)
     if not match:
-        return PromptText(text=text, body=text)
-    try:
-        loaded = yaml.safe_load(match.group(1) or "") or {}
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{source}: invalid YAML front matter: {error}".splitlines()[0]) from error
-    except RecursionError as error:
-        raise ConfigError(f"{source}: invalid YAML front matter: nested too deeply") from error
+        return {}, text
+    loaded = _load_yaml(match.group(1) or "", f"{source}: invalid YAML front matter")
+    if loaded is None:
+        loaded = {}
     if not isinstance(loaded, dict):
         raise ConfigError(f"{source}: front matter must be a mapping of settings, not {type(loaded).__name__}")
-    blank = re.sub(r"[^\r\n]", " ", match.group(0))
-    return PromptText(text=text, body=blank + text[match.end() :], front_matter=loaded)
+    return loaded, _NOT_BREAK.sub(" ", match.group(0)) + text[match.end() :]
+
+
+def _load_yaml(text: str, what: str) -> Any:
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{what}: {error}".splitlines()[0]) from error
+    except RecursionError as error:
+        raise ConfigError(f"{what}: nested too deeply") from error
+
+
+def _templating(front_matter: Mapping[str, Any], kind: PromptKind, source: str) -> Templating:
+    """Jinja2 for Prompty (its default, ``template: jinja2``), or where front matter asks for it; ``{x}`` and
+    ``{{x}}`` placeholders otherwise (Prompty's ``mustache`` templates fill the same way)."""
+    chosen = front_matter.get("template")
+    if isinstance(chosen, Mapping):
+        chosen = chosen.get("format", chosen.get("type"))
+    if chosen is None:
+        return "jinja2" if kind == "prompty" else "braces"
+    value = str(chosen).lower()
+    if value in ("jinja2", "jinja"):
+        return "jinja2"
+    if value in ("mustache", "fstring", "f-string", "braces"):
+        return "braces"
+    raise ConfigError(f"{source}: template: {chosen!r} is not a template format spade knows (jinja2, mustache)")
+
+
+def prompty_sample(front_matter: Mapping[str, Any], folder: Path, *, source: str) -> dict[str, Any] | None:
+    """A Prompty file's sample inputs: ``sample`` (a mapping, or a JSON file: ``${file:sample.json}`` or a
+    path, relative to the prompt), else each input's own ``sample`` under ``inputs``; None when it has none."""
+    sample = front_matter.get("sample")
+    if isinstance(sample, str):
+        name = re.fullmatch(r"\$\{file:(.+)\}", sample.strip())
+        path = folder / (name.group(1) if name else sample.strip())
+        from spade_lsp._files import MAX_DATA_BYTES, read_limited_text
+
+        try:
+            sample = json.loads(
+                read_limited_text(path, limit=MAX_DATA_BYTES, what="a Prompty sample", error=ConfigError)
+            )
+        except json.JSONDecodeError as error:
+            raise ConfigError(f"{source}: sample: {path} is not JSON ({error})") from error
+    if isinstance(sample, Mapping):
+        return {str(key): value for key, value in sample.items()}
+    if sample is not None:
+        raise ConfigError(f"{source}: sample must be a mapping of inputs or a JSON file's name")
+    inputs = front_matter.get("inputs")
+    if isinstance(inputs, Mapping):
+        found = {
+            str(name): spec["sample"] for name, spec in inputs.items() if isinstance(spec, Mapping) and "sample" in spec
+        }
+        return found or None
+    return None
+
+
+# -- message lists (.prompt.json, .prompt.yaml) -----------------------------------------------------------------
+
+_ESCAPE = re.compile(r"\\(?:x[0-9A-Fa-f]{2}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|\r\n|.|\n)", re.DOTALL)
+
+
+def _parse_message_list(text: str, source: str) -> PromptText:
+    """A list of ``{role, content}`` mappings (or a mapping with ``messages`` and settings), with each content
+    string's wording located in the file through the YAML composer's marks (JSON is read the same way)."""
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as error:
+        raise ConfigError(f"{source}: invalid message list: {error}".splitlines()[0]) from error
+    except RecursionError as error:
+        raise ConfigError(f"{source}: invalid message list: nested too deeply") from error
+    loaded = _load_yaml(text, f"{source}: invalid message list")
+    front_matter: dict[str, Any] = {}
+    items_node: yaml.Node | None = root
+    items: Any = loaded
+    if isinstance(loaded, dict):
+        if "messages" not in loaded:
+            raise ConfigError(f"{source}: a mapping of messages needs a `messages` list")
+        front_matter = {str(k): v for k, v in loaded.items() if k != "messages"}
+        items = loaded["messages"]
+        assert isinstance(root, yaml.MappingNode)
+        items_node = next(value for key, value in root.value if key.value == "messages")
+    if not isinstance(items, list) or not items:
+        raise ConfigError(f"{source}: expected a non-empty list of messages ({{role, content}} mappings)")
+    assert isinstance(items_node, yaml.SequenceNode)
+    body = [" " if ch not in "\r\n" else ch for ch in text]
+    messages: list[MessageTemplate] = []
+    for number, (item, node) in enumerate(zip(items, items_node.value, strict=True), 1):
+        where = f"{source}: message {number} (line {node.start_mark.line + 1})"
+        if not isinstance(item, dict) or not isinstance(node, yaml.MappingNode):
+            raise ConfigError(f"{where}: expected a mapping with `role` and `content`")
+        role, content = item.get("role"), item.get("content")
+        if not isinstance(role, str) or role.lower() not in ROLES:
+            raise ConfigError(f"{where}: `role` must be one of {', '.join(ROLES)}")
+        if not isinstance(content, str):
+            raise ConfigError(f"{where}: `content` must be text (parts and images are not supported)")
+        value_node = next(value for key, value in node.value if key.value == "content")
+        start, end = value_node.start_mark.index, value_node.end_mark.index
+        body[start:end] = _wording(text[start:end], value_node.style)
+        name = item.get("name")
+        messages.append(
+            MessageTemplate(
+                role.lower(), content, start, end, str(name) if name is not None else None, node.start_mark.index
+            )
+        )
+    templating = _templating(front_matter, "messages", source)
+    return PromptText(text, "".join(body), front_matter, "messages", tuple(messages), templating, True)
+
+
+def _wording(raw: str, style: str | None) -> list[str]:
+    """A scalar as written, with its syntax (quotes, escapes, block indicators, indentation) blanked and its
+    line breaks kept: what the sentence splitter reads in place of the decoded string."""
+    out = list(raw)
+    if style in ("|", ">"):
+        header = raw.find("\n")
+        lines = raw[header + 1 :].split("\n") if header >= 0 else []
+        indent = min((len(line) - len(line.lstrip(" ")) for line in lines if line.strip()), default=0)
+        for i in range(header if header >= 0 else len(raw)):
+            out[i] = " "
+        offset = header + 1
+        for line in lines:
+            for i in range(offset, offset + min(indent, len(line))):
+                out[i] = " "
+            offset += len(line) + 1
+    elif style == '"':
+        out[0] = out[-1] = " "
+        for match in _ESCAPE.finditer(raw, 1, len(raw) - 1):
+            escaped = match.group(0)[1:]
+            kept = escaped if len(escaped) == 1 and escaped in "\"\\/'" else " "
+            for i in range(match.start(), match.end()):
+                out[i] = " " if raw[i] not in "\r\n" else raw[i]
+            if raw[match.end() - 1] not in "\r\n":
+                out[match.end() - 1] = kept
+    elif style == "'":
+        out[0] = out[-1] = " "
+        for match in re.finditer("''", raw[1:-1]):
+            out[match.start() + 1] = " "
+    return out
+
+
+# -- rendering ------------------------------------------------------------------------------------------------
+
+Message = dict[str, str]
+
+
+def render_messages(
+    parsed: PromptText, inputs: Mapping[str, Any], *, source: str = "<prompt>"
+) -> tuple[list[Message], list[str]]:
+    """The messages as sent for one example: placeholders filled from ``inputs`` (Jinja2 or ``{x}``, see
+    :class:`PromptText`), and the names ``inputs`` lacked (left as written)."""
+    missing: dict[str, None] = {}
+    rendered: list[Message] = []
+    for message in parsed.messages:
+        if parsed.templating == "jinja2":
+            content, lacking = _render_jinja(message.content, inputs, f"{source}: {message.role} message")
+        else:
+            from spade_lsp.synthesis import render_prompt
+
+            content, lacking = render_prompt(message.content, inputs)
+        missing.update(dict.fromkeys(lacking))
+        entry = {"role": message.role, "content": content}
+        if message.name:
+            entry["name"] = message.name
+        rendered.append(entry)
+    return rendered, list(missing)
+
+
+def render_conversation(
+    parsed: PromptText, inputs: Mapping[str, Any], *, source: str = "<prompt>"
+) -> tuple[str, list[Message], list[str]]:
+    """What a check or a judge is given for one example: the rendered prompt as text (see
+    :func:`conversation_text`), the rendered messages, and the names ``inputs`` lacked."""
+    messages, missing = render_messages(parsed, inputs, source=source)
+    return conversation_text(messages), messages, missing
+
+
+def conversation_text(messages: Sequence[Mapping[str, str]]) -> str:
+    """Messages as one string, for checks that take the prompt as text: a single user message is its content
+    (as before chat prompts), a conversation is its role sections (``system:`` lines, as Prompty writes them)."""
+    if len(messages) == 1 and messages[0].get("role") == "user":
+        return messages[0].get("content", "")
+    return "\n\n".join(f"{m.get('role', 'user')}:\n{m.get('content', '')}" for m in messages)
+
+
+def template_placeholders(parsed: PromptText) -> list[str]:
+    """The input names the messages use, in order of first use: Jinja2's undeclared variables (loop variables
+    and ``set`` names excluded), or ``{x}``/``{{x}}`` names."""
+    names: dict[str, None] = {}
+    for message in parsed.messages:
+        if parsed.templating == "jinja2":
+            names.update(dict.fromkeys(_jinja_names(message.content)))
+        else:
+            from spade_lsp.synthesis import placeholders_of
+
+            names.update(dict.fromkeys(placeholders_of(message.content)))
+    return list(names)
+
+
+def _environment(kept: list[str] | None = None) -> Any:
+    """A sandboxed Jinja2 environment (a template cannot reach Python internals) in which a missing input renders
+    as written (``{{ name }}``), as ``{x}`` placeholders do, and is noted in ``kept``."""
+    from jinja2 import ChainableUndefined
+    from jinja2.sandbox import SandboxedEnvironment
+
+    class _Kept(ChainableUndefined):
+        def __str__(self) -> str:
+            if not self._undefined_name:
+                return ""
+            if kept is not None:
+                kept.append(self._undefined_name)
+            return f"{{{{ {self._undefined_name} }}}}"
+
+    return SandboxedEnvironment(undefined=_Kept, keep_trailing_newline=True, autoescape=False)
+
+
+def _jinja_names(template: str) -> list[str]:
+    from jinja2 import TemplateSyntaxError, meta
+
+    try:
+        parsed = _environment().parse(template)
+    except TemplateSyntaxError:
+        return []
+    found = meta.find_undeclared_variables(parsed)
+    ordered: dict[str, None] = {}
+    for name in re.findall(r"[A-Za-z_]\w*", template):
+        if name in found:
+            ordered.setdefault(name, None)
+    return list(ordered)
+
+
+def _render_jinja(template: str, inputs: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
+    """The template rendered, and the inputs it printed but lacked (one only tested in ``{% if %}`` is optional)."""
+    from jinja2 import TemplateError
+
+    kept: list[str] = []
+    try:
+        return _environment(kept).from_string(template).render(**dict(inputs)), list(dict.fromkeys(kept))
+    except TemplateError as error:
+        line = getattr(error, "lineno", None)
+        raise PromptFileError(
+            f"{where}: Jinja2 template error{f' on its line {line}' if line else ''}: {error}"
+        ) from error
 
 
 def decode_prompt(data: bytes, *, source: str, max_bytes: int) -> str:

@@ -113,6 +113,7 @@ def make_client(endpoint: Endpoint, settings: Settings, *, store: Store | None =
         rpm=settings.llm_rpm,
         max_reasks=settings.structured_reasks,
         max_tokens=max_tokens,
+        parameters=settings.model_parameters if endpoint.role == "pipeline" else None,
         endpoint=LOCAL if endpoint.model == LOCAL else None,  # its port changes at every start
     )
 

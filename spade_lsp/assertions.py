@@ -8,7 +8,7 @@ too, with :data:`USER_WRITTEN` metadata.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar
 
@@ -17,6 +17,7 @@ __all__ = [
     "USER_WRITTEN",
     "AskLLMUnavailable",
     "AssertionInfo",
+    "RenderedPrompt",
     "ask_llm",
     "assertion",
     "info_of",
@@ -27,6 +28,19 @@ ASSERTION_PREFIX: Final = "assert_"
 _ATTRIBUTE: Final = "__spade_assertion__"
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+class RenderedPrompt(str):
+    """The ``prompt`` an assertion receives: the rendered prompt as text (a conversation as its role sections,
+    ``system:`` lines as Prompty writes them), so assertions written for one-message prompts keep working, with
+    the rendered messages as sent in :attr:`messages` (``[{"role": ..., "content": ...}, ...]``)."""
+
+    messages: tuple[dict[str, str], ...]
+
+    def __new__(cls, text: str, messages: Sequence[Mapping[str, str]] = ()) -> RenderedPrompt:
+        made = super().__new__(cls, text)
+        made.messages = tuple(dict(m) for m in messages) or ({"role": "user", "content": text},)
+        return made
 
 
 @dataclass(frozen=True, slots=True)

@@ -310,7 +310,7 @@ def _examples_template(args: argparse.Namespace) -> str | None:
     """The prompt's text, to check the examples' inputs against its placeholders: the file, or the newest of
     the versions being imported; None when neither can be read."""
     from spade_lsp._inputs import read_versions_file
-    from spade_lsp._prompts import parse_prompt, read_prompt_file
+    from spade_lsp._prompts import parse_prompt, prompt_kind, read_prompt_file
     from spade_lsp.config import Settings
 
     try:
@@ -323,7 +323,7 @@ def _examples_template(args: argparse.Namespace) -> str | None:
     except (SpadeError, OSError):
         return None  # the versions' own import says what is wrong with them
     try:
-        return parse_prompt(text, source=str(args.prompt)).body
+        return parse_prompt(text, source=str(args.prompt), kind=prompt_kind(args.prompt)).body
     except SpadeError:
         return text
 
@@ -559,9 +559,9 @@ def _cmd_judge(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_test(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp.judges._cli import run_test
+    from spade_lsp.judges._cli import run_test, test_anchor
 
-    anchor = args.workspace if args.workspace is not None else Path.cwd()
+    anchor = test_anchor(args)  # a test file's workspace is the one it sits in
     daemon_runs = not args.list and args.name is not None and _daemon_root(args, anchor) is not None
     return run_test(args, out, _open_workspace, daemon_runs=daemon_runs)
 

@@ -4,17 +4,26 @@ front matter, then (in the editor) the client's settings, each overriding the on
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 from spade_lsp._files import MAX_SETTINGS_BYTES, read_limited_text
 from spade_lsp.errors import ConfigError
 
-DEFAULT_PROMPT_GLOBS = ("**/*.prompt", "**/*.prompt.md", "**/*.prompt.txt", "**/*.prompty")
+DEFAULT_PROMPT_GLOBS = (
+    "**/*.prompt",
+    "**/*.prompt.md",
+    "**/*.prompt.txt",
+    "**/*.prompty",
+    "**/*.prompt.json",
+    "**/*.prompt.yaml",
+    "**/*.prompt.yml",
+)
 _WORKSPACE_MARKERS = ("spade.toml", ".spade")
 _FALLBACK_MARKERS = ("pyproject.toml", ".git")
 
@@ -74,6 +83,11 @@ class Settings(BaseModel):
         ge=1,
         description="the most tokens a sampled output may have; None: the server's limit (256 for the local model)",
     )
+    model_parameters: dict[str, JsonValue] = Field(
+        default_factory=dict,
+        description="more litellm parameters for the pipeline's model (top_p, stop, seed, api_version, ...): a "
+        "Prompty file's model parameters land here",
+    )
     confidence: float = Field(default=0.95, gt=0, lt=1, description="confidence level of every interval")
     interval: Literal["wilson", "clopper-pearson"] = "wilson"
     early_stopping: bool = Field(
@@ -92,6 +106,14 @@ class Settings(BaseModel):
     daemon_autostart: bool = Field(default=True, description="the language server starts the daemon when none runs")
     daemon_idle_timeout_s: float = Field(default=600.0, gt=0, description="idle daemon exits after this long")
 
+    @field_validator("model_parameters")
+    @classmethod
+    def _parameters_spade_sets(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        taken = sorted(set(value) & _PARAMETERS_SPADE_SETS)
+        if taken:
+            raise ValueError(f"{', '.join(taken)}: set by spade itself (use the settings of the same name, if any)")
+        return value
+
     def merged(self, overrides: dict[str, Any], *, source: str) -> Settings:
         """These settings with ``overrides`` applied (keys may use dashes), validated."""
         if not overrides:
@@ -99,6 +121,27 @@ class Settings(BaseModel):
         data = self.model_dump()
         data.update({key.replace("-", "_"): value for key, value in overrides.items()})
         return _validate(data, source)
+
+
+#: litellm parameters that spade sets per request or from settings of their own, so ``model_parameters`` cannot.
+_PARAMETERS_SPADE_SETS = frozenset(
+    {
+        "model",
+        "messages",
+        "temperature",
+        "max_tokens",
+        "n",
+        "stream",
+        "response_format",
+        "api_base",
+        "base_url",
+        "api_key",
+        "timeout",
+        "num_retries",
+        "tools",
+        "functions",
+    }
+)
 
 
 #: Settings only the workspace's settings files set (spade.toml, pyproject.toml): a prompt's front matter, the
@@ -109,12 +152,96 @@ FILE_ONLY_SETTINGS = frozenset({"sandbox"})
 
 def front_matter_settings(front_matter: Mapping[str, Any]) -> dict[str, Any]:
     """The entries of a prompt's front matter that are settings (other keys belong to the prompt itself, and
-    :data:`FILE_ONLY_SETTINGS` are ignored)."""
-    return {
-        str(key).replace("-", "_"): value
-        for key, value in front_matter.items()
-        if str(key).replace("-", "_") in Settings.model_fields.keys() - FILE_ONLY_SETTINGS
-    }
+    :data:`FILE_ONLY_SETTINGS` are ignored). A ``model`` mapping is Prompty's model configuration: its model,
+    endpoint and parameters become settings, which the front matter's own setting keys override."""
+    settings: dict[str, Any] = {}
+    model = front_matter.get("model")
+    if isinstance(model, Mapping):
+        settings.update(prompty_model_settings(model))
+    settings.update(
+        {
+            str(key).replace("-", "_"): value
+            for key, value in front_matter.items()
+            if str(key).replace("-", "_") in Settings.model_fields.keys() - FILE_ONLY_SETTINGS
+            and not (key == "model" and isinstance(value, Mapping))
+        }
+    )
+    return settings
+
+
+_ENV_REFERENCE = re.compile(r"\$\{env:([A-Za-z_][A-Za-z0-9_]*)(?::([^}]*))?\}")
+
+
+def _env_value(value: Any) -> str | None:
+    """A Prompty value with ``${env:NAME}`` or ``${env:NAME:default}`` resolved from the environment (None when
+    the variable is unset and has no default)."""
+    if value is None:
+        return None
+    text = str(value)
+    unresolved = False
+
+    def fill(match: re.Match[str]) -> str:
+        nonlocal unresolved
+        found = os.environ.get(match.group(1), match.group(2))
+        if found is None:
+            unresolved = True
+            return ""
+        return found
+
+    resolved = _ENV_REFERENCE.sub(fill, text)
+    return None if unresolved or not resolved else resolved
+
+
+def _env_name(value: Any) -> str | None:
+    """The environment variable a Prompty key refers to (``${env:OPENAI_API_KEY}``): settings name the variable,
+    never hold the key itself."""
+    match = _ENV_REFERENCE.fullmatch(str(value)) if value is not None else None
+    return match.group(1) if match else None
+
+
+def prompty_model_settings(model: Mapping[str, Any]) -> dict[str, Any]:
+    """Prompty's ``model`` (``api``, ``configuration``, ``parameters``) as spade settings: ``openai`` (``name``),
+    ``azure_openai`` (``azure_deployment``, ``azure_endpoint``, ``api_version``) and ``serverless`` (``endpoint``,
+    ``model``) configurations name the litellm model and endpoint; ``temperature`` and ``max_tokens`` are settings
+    of their own, other parameters go to ``model_parameters``."""
+    configuration = model.get("configuration") or {}
+    parameters = model.get("parameters") or {}
+    if not isinstance(configuration, Mapping) or not isinstance(parameters, Mapping):
+        raise ConfigError("front matter: model.configuration and model.parameters must be mappings")
+    settings: dict[str, Any] = {}
+    kind = str(configuration.get("type", "openai")).lower()
+    extra: dict[str, Any] = {}
+    if kind in ("azure_openai", "azure"):
+        deployment = _env_value(configuration.get("azure_deployment"))
+        if deployment:
+            settings["model"] = f"azure/{deployment}"
+        endpoint = _env_value(configuration.get("azure_endpoint"))
+        version = _env_value(configuration.get("api_version"))
+        if version:
+            extra["api_version"] = version
+    elif kind == "serverless":
+        name = _env_value(configuration.get("model"))
+        if name:
+            settings["model"] = name
+        endpoint = _env_value(configuration.get("endpoint"))
+    else:
+        name = _env_value(configuration.get("name") or configuration.get("model"))
+        if name:
+            settings["model"] = name if "/" in name or kind != "openai" else f"openai/{name}"
+        endpoint = _env_value(configuration.get("base_url") or configuration.get("api_base"))
+    if endpoint:
+        settings["api_base"] = endpoint
+    key_env = _env_name(configuration.get("api_key") or configuration.get("key"))
+    if key_env:
+        settings["api_key_env"] = key_env
+    for key, value in parameters.items():
+        if key in ("temperature", "max_tokens"):
+            settings[key] = value
+        else:
+            extra[str(key)] = value
+    if extra:
+        settings["model_parameters"] = extra
+    return settings
 
 
 def _validate(data: dict[str, Any], source: str) -> Settings:

@@ -513,6 +513,7 @@ class LiteLLMClient:
         rpm: int | None = None,
         max_reasks: int = 2,
         max_tokens: int | None = None,
+        parameters: Mapping[str, Any] | None = None,
         endpoint: str | None = None,
         max_retry_after_s: float = MAX_RETRY_AFTER_S,
     ) -> None:
@@ -534,6 +535,7 @@ class LiteLLMClient:
         self.rpm = rpm
         self.max_reasks = max_reasks
         self.max_tokens = max_tokens  # a cap on every answer's length; None: the server's own
+        self.parameters = dict(parameters or {})  # more litellm parameters (top_p, stop, ...), in every cache key
         self.max_retry_after_s = max_retry_after_s
         # what the negotiated response format is remembered under: the api_base, or a stable name for a server
         # whose port changes at every start (the embedded local model)
@@ -663,7 +665,7 @@ class LiteLLMClient:
     def _parameters(self, request: LLMRequest) -> dict[str, Any]:
         """The parameters of the cache key (and of a plain request): a structured request is keyed as its
         ``json_schema`` form whatever mode it goes out in, so the key names the logical request."""
-        parameters: dict[str, Any] = {"temperature": request.temperature}
+        parameters: dict[str, Any] = {**self.parameters, "temperature": request.temperature}
         if self.max_tokens is not None:  # keys without a cap stay what they were
             parameters["max_tokens"] = self.max_tokens
         if request.response_schema is not None:
@@ -756,7 +758,7 @@ class LiteLLMClient:
                 try:
                     response = await self._send(
                         _mode_messages(conversation, schema, mode),
-                        _mode_parameters(request, schema, mode, self.max_tokens),
+                        {**self.parameters, **_mode_parameters(request, schema, mode, self.max_tokens)},
                         stop,
                         spent,
                         negotiating=mode < _PROMPT,

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from spade_lsp._files import MAX_SIDECAR_BYTES, read_limited, read_limited_text, sidecar_path
-from spade_lsp._prompts import parse_prompt
+from spade_lsp._prompts import PromptKind, PromptText, parse_prompt, prompt_kind, template_placeholders
 from spade_lsp._types import Position, Range, Sentence, UnitKind, VersionInfo
 from spade_lsp.assertions import ASSERTION_PREFIX
 from spade_lsp.errors import ConfigError, InputError
@@ -80,10 +80,22 @@ class InstructionView:
     recorded: bool  # the unit is in the newest recorded version (else: unsaved or not recorded yet)
     covered_by: tuple[str, ...] = ()  # names of the assertions derived from it
     checkable: bool = False  # it carries a category an assertion can check (not a rephrasing, not data)
+    message: str | None = None  # which message of a chat prompt holds it ("system", "user 2"); None: not a chat
 
     @property
     def display_names(self) -> tuple[str, ...]:
         return tuple(DISPLAY_NAMES.get(category, category) for category in self.categories)
+
+
+@dataclass(frozen=True, slots=True)
+class MessageView:
+    """One message of a chat prompt, for the outline: its role, how hovers name it, its whole section (role line
+    included) and the line that names it."""
+
+    role: str
+    label: str
+    range: Range
+    heading: Range
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +243,7 @@ class PromptOverview:
     problem: str | None = None  # the text cannot be read as a prompt (too large, binary): nothing else is set
     notes: tuple[str, ...] = ()  # e.g. invalid front matter
     comparison: str | None = None  # the newest paired comparison whose candidate is the newest version, as a line
+    messages: tuple[MessageView, ...] = ()  # a chat prompt's messages, in order; () for a one-message prompt
 
     @property
     def uncovered(self) -> tuple[InstructionView, ...]:
@@ -313,16 +326,40 @@ def _text_problem(text: str, max_bytes: int) -> str | None:
     return None
 
 
-def _body(text: str) -> tuple[str, tuple[str, ...]]:
-    """The text with its front matter blanked (offsets kept), and a note when the front matter is invalid."""
+def _body(text: str, kind: PromptKind = "text") -> tuple[str, tuple[str, ...], PromptText | None]:
+    """The text with everything but its messages' wording blanked (offsets kept), a note when the front matter
+    or the message list is invalid, and the parsed prompt (None then)."""
     try:
-        return parse_prompt(text).body, ()
+        parsed = parse_prompt(text, kind=kind)
     except ConfigError as error:
         match = _FRONT_MATTER_BLOCK.match(text)
-        if match is None:  # pragma: no cover - parse_prompt only fails on a matched block
-            return text, (str(error),)
+        if match is None:  # a message list that does not parse: its text as it is
+            return text, (str(error).removeprefix("<prompt>: "),), None
         blank = re.sub(r"[^\r\n]", " ", match.group(0))
-        return blank + text[match.end() :], (f"invalid front matter: {error}",)
+        return blank + text[match.end() :], (f"invalid front matter: {error}",), None
+    return parsed.body, (), parsed
+
+
+def _message_views(parsed: PromptText | None, text: str) -> tuple[MessageView, ...]:
+    if parsed is None or not parsed.is_chat:
+        return ()
+    from spade_lsp._sentences import Locator
+
+    locate = Locator(text)
+    views = []
+    for index, message in enumerate(parsed.messages):
+        header = message.header if message.header is not None else message.start
+        line_end = text.find("\n", header)
+        heading_end = min(message.end, len(text) if line_end < 0 else line_end)
+        views.append(
+            MessageView(
+                role=message.role,
+                label=parsed.message_label(index),
+                range=Range(locate.position(header), locate.position(message.end)),
+                heading=Range(locate.position(header), locate.position(max(header, heading_end))),
+            )
+        )
+    return tuple(views)
 
 
 def _query(store: Store, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
@@ -363,7 +400,7 @@ class _Stored:
 _STORED: dict[tuple[str, int], tuple[tuple[int, int], _Stored]] = {}
 
 
-def _stored_sentences(store: Store, prompt_id: int, number_of: Mapping[int, int]) -> _Stored:
+def _stored_sentences(store: Store, prompt_id: int, number_of: Mapping[int, int], prompt_kind_: PromptKind) -> _Stored:
     """Memoised per store file and prompt on (largest version id, number of versions): the sentences table is
     only rebuilt when versions are recorded, and re-reading 2,000 rows on every keystroke would cost more than
     everything else an edit needs."""
@@ -396,7 +433,7 @@ def _stored_sentences(store: Store, prompt_id: int, number_of: Mapping[int, int]
         "ORDER BY v.created_at DESC, v.id DESC LIMIT 1",
         [prompt_id],
     )
-    head_hash, head_body = (str(head[0][0]), _body(str(head[0][1]))[0]) if head else (None, None)
+    head_hash, head_body = (str(head[0][0]), _body(str(head[0][1]), prompt_kind_)[0]) if head else (None, None)
     stored = _Stored(by_text, tuple(units), head_hash, head_body)
     if len(_STORED) > 64:
         _STORED.clear()
@@ -925,7 +962,7 @@ def build_overview(
     problem = _text_problem(text, max_prompt_bytes)
     if problem is not None:
         return _empty(prompt, key, store is not None, problem)
-    body, notes = _body(text)
+    body, notes, parsed_prompt = _body(text, prompt_kind(prompt) if prompt is not None else "text")
 
     versions: list[VersionInfo] = []
     stored = _Stored({}, ())
@@ -940,7 +977,7 @@ def build_overview(
             prompt_id = _prompt_id(store, key)
             if prompt_id is not None:
                 versions, number_of, head_hash = _versions(store, prompt_id)
-                stored = _stored_sentences(store, prompt_id, number_of)
+                stored = _stored_sentences(store, prompt_id, number_of, prompt_kind(key))
                 run = _load_run(store, prompt_id)
                 selection = _selection_view(store, prompt_id, run)
                 reliability = _reliability_view(store, prompt_id)
@@ -978,6 +1015,7 @@ def build_overview(
                 introduced_in=introduced,
                 recorded=known is not None,
                 checkable=checkable,
+                message=_message_of(parsed_prompt, unit.start),
             )
         )
 
@@ -1021,10 +1059,19 @@ def build_overview(
         eval_run=_eval_view(run, sidecar_text) if run is not None else None,
         selection=selection,
         summary=summary,
-        placeholders=tuple(placeholders_of(body)),
+        placeholders=tuple(template_placeholders(parsed_prompt) if parsed_prompt else placeholders_of(body)),
         notes=notes,
         comparison=comparison,
+        messages=_message_views(parsed_prompt, text),
     )
+
+
+def _message_of(parsed: PromptText | None, offset: int) -> str | None:
+    """The label of the chat message holding ``offset`` (None for a one-message prompt)."""
+    if parsed is None or not parsed.is_chat:
+        return None
+    index = parsed.message_index(offset)
+    return parsed.message_label(index) if index is not None else None
 
 
 def _covered(instruction: InstructionView, names: tuple[str, ...]) -> InstructionView:
@@ -1040,6 +1087,7 @@ def _covered(instruction: InstructionView, names: tuple[str, ...]) -> Instructio
         recorded=instruction.recorded,
         covered_by=names,
         checkable=instruction.checkable,
+        message=instruction.message,
     )
 
 

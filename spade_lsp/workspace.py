@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,15 @@ from spade_lsp.llm import LLMClient
 
 #: The settings a client is made with (:func:`~spade_lsp._roles.make_client`): prompts that differ in them (by
 #: front matter, say) get clients of their own.
-_CLIENT_SETTINGS = ("llm_timeout_s", "llm_max_retries", "llm_concurrency", "llm_rpm", "structured_reasks", "max_tokens")
+_CLIENT_SETTINGS = (
+    "llm_timeout_s",
+    "llm_max_retries",
+    "llm_concurrency",
+    "llm_rpm",
+    "structured_reasks",
+    "max_tokens",
+    "model_parameters",
+)
 
 
 class Workspace:
@@ -68,14 +77,14 @@ class Workspace:
     def settings_for(self, prompt: Path) -> Settings:
         """One prompt's settings, its front matter read from the file as it is on disk (see
         :meth:`prompt_settings`); a prompt that cannot be read has the workspace's settings."""
-        from spade_lsp._prompts import parse_prompt, read_prompt_file
+        from spade_lsp._prompts import parse_prompt, prompt_kind, read_prompt_file
         from spade_lsp.errors import PromptFileError
 
         try:
             text = read_prompt_file(prompt, max_bytes=self.settings.max_prompt_bytes)
         except PromptFileError:
             return self.settings
-        front_matter = parse_prompt(text, source=str(prompt)).front_matter
+        front_matter = parse_prompt(text, source=str(prompt), kind=prompt_kind(prompt)).front_matter
         return self.prompt_settings(front_matter, source=f"{prompt} front matter")
 
     def llm_client(self, settings: Settings | None = None) -> LLMClient:
@@ -103,7 +112,7 @@ class Workspace:
     def _client(self, endpoint: Endpoint, settings: Settings) -> LLMClient:
         """One client per endpoint, so requests to one server share its limits, usage and cache. The local
         model's server stops when idle: its client is made again when the server it knew is gone."""
-        key = (endpoint, *(getattr(settings, name) for name in _CLIENT_SETTINGS))
+        key = (endpoint, *(json.dumps(getattr(settings, name), sort_keys=True) for name in _CLIENT_SETTINGS))
         client = self._clients.get(key)
         if client is None or (endpoint.model == LOCAL and not local_server_is(getattr(client, "api_base", None))):
             client = self._clients[key] = make_client(endpoint, settings, store=self.store)

@@ -10,7 +10,7 @@ from typing import Any
 
 from spade_lsp._examples import Example, read_examples
 from spade_lsp._files import examples_path
-from spade_lsp._prompts import parse_prompt
+from spade_lsp._prompts import PromptText, parse_prompt, prompt_kind, render_conversation
 from spade_lsp.errors import InputError
 from spade_lsp.workspace import Workspace, synced_head
 
@@ -43,13 +43,12 @@ class PromptItems:
     warnings: list[str]
 
 
-def item_from_example(example: Example, template: str) -> JudgeItem | None:
-    """None when the example has no output to judge."""
+def item_from_example(example: Example, template: PromptText) -> JudgeItem | None:
+    """None when the example has no output to judge. The judge reads the prompt as rendered for the example (a
+    conversation as its role sections), or the prompt the example recorded."""
     if example.output is None:
         return None
-    from spade_lsp.synthesis import render_prompt
-
-    rendered = example.prompt if example.prompt is not None else render_prompt(template, example.inputs)[0]
+    rendered = example.prompt if example.prompt is not None else render_conversation(template, example.inputs)[0]
     reference = example.extra.get("reference")
     return JudgeItem(
         id=example.id,
@@ -71,7 +70,7 @@ def items_from_examples(workspace: Workspace, prompt: Path) -> PromptItems:
             '{"id": "a", "inputs": {...}, "output": "...", "label": "good", "grading_note": "..."}'
         )
     warnings, version, text = synced_head(workspace, prompt)
-    template = parse_prompt(text, source=str(prompt)).body.strip()
+    template = parse_prompt(text, source=str(prompt), kind=prompt_kind(prompt))
     items: list[JudgeItem] = []
     skipped: list[str] = []
     for example in read_examples(source, warnings):

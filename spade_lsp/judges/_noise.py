@@ -270,8 +270,7 @@ def _plain(value: Any) -> Any:
 def _sampled_items(workspace: Workspace, prompt: Path) -> list[list[JudgeItem]]:
     from spade_lsp._examples import read_examples
     from spade_lsp._files import examples_path
-    from spade_lsp._prompts import parse_prompt
-    from spade_lsp.synthesis import render_prompt
+    from spade_lsp._prompts import parse_prompt, prompt_kind, render_conversation
 
     db = workspace.store.db
     row = db.execute(
@@ -286,7 +285,9 @@ def _sampled_items(workspace: Workspace, prompt: Path) -> list[list[JudgeItem]]:
     chosen = next((v for v in versions if v.number == version), versions[-1] if versions else None)
     if chosen is None:
         raise InputError(f"{prompt}: the prompt has no recorded version")
-    template = parse_prompt(workspace.history.content(chosen.content_hash), source=str(prompt)).body.strip()
+    template = parse_prompt(
+        workspace.history.content(chosen.content_hash), source=str(prompt), kind=prompt_kind(prompt)
+    )
     source = examples_path(prompt)
     examples = {example.id: example for example in read_examples(source)} if source.exists() else {}
     input_ids = [str(value) for value in json.loads(inputs_json)]
@@ -302,7 +303,7 @@ def _sampled_items(workspace: Workspace, prompt: Path) -> list[list[JudgeItem]]:
         if example is None:
             gone.add(str(example_id))
             continue
-        rendered = example.prompt if example.prompt is not None else render_prompt(template, example.inputs)[0]
+        rendered = example.prompt if example.prompt is not None else render_conversation(template, example.inputs)[0]
         by_input.setdefault(int(index), []).append(
             JudgeItem(
                 id=f"{example.id}#{int(sample)}",

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 
-from spade_lsp._examples import Example, read_examples
+from spade_lsp._examples import Example, prompt_examples
 from spade_lsp._fallbacks import Fallbacks
-from spade_lsp._files import examples_path, sidecar_path
-from spade_lsp._prompts import parse_prompt
+from spade_lsp._files import sidecar_path
+from spade_lsp._prompts import PromptText, conversation_text, parse_prompt, prompt_kind, render_messages
 from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
 from spade_lsp.config import Settings
 from spade_lsp.errors import InputError, LLMError, SpadeError, StoreError
@@ -88,7 +88,7 @@ class _Plan:
     prompt_key: str
     prompt_id: int
     version: int | None
-    template: str
+    template: PromptText  # the version sampled, parsed: its messages are sent as written, rendered per example
     examples: list[Example]
     validators: list[ValidatorSpec]
     module: Path
@@ -108,10 +108,9 @@ class _Plan:
         """The validators that run in the sandbox (every one but the verifier)."""
         return self.validators[:-1] if self.verify else self.validators
 
-    def rendered(self, example: Example) -> str:
-        from spade_lsp.synthesis import render_prompt
-
-        return render_prompt(self.template, example.inputs)[0]
+    def messages(self, example: Example) -> list[dict[str, str]]:
+        """The messages sent for ``example``: the template's, placeholders filled from its inputs."""
+        return render_messages(self.template, example.inputs, source=self.prompt_key)[0]
 
 
 def sample_prompt(
@@ -162,21 +161,15 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
     module = sidecar_path(prompt)
     if not module.exists():
         raise InputError(f"{module}: no sidecar module to validate with; run `spade synthesize {prompt}` first")
-    source = examples_path(prompt)
-    if not source.exists():
-        raise InputError(
-            f"{source}: no examples to take inputs from; add lines like "
-            '{"id": "a", "inputs": {"name": "..."}} or run `spade import PROMPT --examples FILE`'
-        )
     warnings, version, text = synced_head(workspace, prompt)
     if options.version is not None and options.version != version:
         recorded = {v.number: v for v in workspace.history.versions(prompt)}
         if options.version not in recorded:
             raise InputError(f"{prompt}: no version {options.version}; it has v1..v{version} (see `spade history`)")
         version, text = options.version, workspace.history.content(recorded[options.version].content_hash)
-    parsed = parse_prompt(text, source=str(prompt))
+    parsed = parse_prompt(text, source=str(prompt), kind=prompt_kind(prompt))
     settings = workspace.prompt_settings(parsed.front_matter, source=f"{prompt} front matter")
-    examples = _draw(read_examples(source, warnings), options, settings, warnings)
+    examples = _draw(prompt_examples(prompt, parsed, warnings), options, settings, warnings)
     validators = _validators(workspace, prompt, module, settings, warnings)
     verify = bool(settings.verifier) if options.verify is None else options.verify
     criteria = settings.verifier if isinstance(settings.verifier, str) else None
@@ -191,10 +184,7 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
 
         message = f"LLM verifier: {criteria or DEFAULT_CRITERIA}"
         validators.append(ValidatorSpec(VERIFIER_COLUMN, message, settings.min_success))
-    template = parsed.body.strip()
-    from spade_lsp.synthesis import render_prompt
-
-    missing = sorted({name for e in examples for name in render_prompt(template, e.inputs)[1]})
+    missing = sorted({name for e in examples for name in render_messages(parsed, e.inputs, source=str(prompt))[1]})
     if missing:
         warnings.append(f"no input for {', '.join(missing)} in some examples: the placeholder is sent as written")
     prompt_id = workspace.store.db.execute(
@@ -205,7 +195,7 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
         prompt_key=workspace.history.prompt_key(prompt),
         prompt_id=int(prompt_id),
         version=version,
-        template=template,
+        template=parsed,
         examples=examples,
         validators=validators,
         module=module,
@@ -348,10 +338,7 @@ class _Sampler:
         jobs = [
             (i, j) for i in self.active for j in range(self.produced[i], min(plan.samples, self.produced[i] + block))
         ]
-        requests = [
-            LLMRequest([{"role": "user", "content": plan.rendered(plan.examples[i])}], None, plan.temperature, j)
-            for i, j in jobs
-        ]
+        requests = [LLMRequest(plan.messages(plan.examples[i]), None, plan.temperature, j) for i, j in jobs]
         answers = self._complete(requests)
         outputs: list[tuple[int, int, Completion | LLMError]] = []
         for (i, j), answer in zip(jobs, answers, strict=True):
@@ -416,14 +403,17 @@ class _Sampler:
         if not outputs:
             return []
         plan = self.plan
-        cases = [
-            SandboxCase(
-                example=dict(plan.examples[i].inputs),
-                prompt=plan.rendered(plan.examples[i]),
-                response=answer.text,
+        cases = []
+        for i, _, answer in outputs:
+            messages = plan.messages(plan.examples[i])
+            cases.append(
+                SandboxCase(
+                    example=dict(plan.examples[i].inputs),
+                    prompt=conversation_text(messages),
+                    response=answer.text,
+                    messages=messages,
+                )
             )
-            for i, _, answer in outputs
-        ]
         names = [v.name for v in plan.assertions]
         limits = SandboxLimits(confinement=plan.settings.sandbox)
         result = run_assertions(plan.module, cases, names=names, limits=limits, ask_llm=self.ask_llm)

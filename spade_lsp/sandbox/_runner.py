@@ -754,7 +754,10 @@ def _case_payloads(cases: Sequence[SandboxCase]) -> list[list[Any]]:
     """Cases as JSON data (checked here, so a bad example is the caller's error, not a worker crash)."""
     out = []
     for index, case in enumerate(cases):
-        payload = [dict(case.example), case.prompt, case.response]
+        prompt: Any = case.prompt
+        if case.messages is not None:
+            prompt = {"text": case.prompt, "messages": [dict(message) for message in case.messages]}
+        payload = [dict(case.example), prompt, case.response]
         try:
             json.dumps(payload)
         except (TypeError, ValueError) as error:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
@@ -89,6 +89,7 @@ class SandboxCase:
     example: Mapping[str, Any]
     prompt: str
     response: str
+    messages: Sequence[Mapping[str, str]] | None = None  # a chat prompt's rendered messages (``prompt.messages``)
 
 
 @dataclass(frozen=True, slots=True)

@@ -273,6 +273,13 @@ def _line_of(error: BaseException) -> int | None:
 Outcome = tuple[bool | None, str | None, str | None, int | None]
 
 
+def _prompt_argument(prompt: Any) -> Any:
+    """The ``prompt`` argument: a string, or for a chat prompt a string that also carries its messages."""
+    if isinstance(prompt, dict):
+        return _assertions.RenderedPrompt(str(prompt.get("text", "")), prompt.get("messages") or ())
+    return _assertions.RenderedPrompt(str(prompt))
+
+
 def _classify(error: BaseException) -> Outcome:
     """The cell error for an exception that escaped user code."""
     line = _line_of(error)
@@ -502,7 +509,7 @@ class Worker:
         try:
             try:
                 _arm(_S.timeout_s)
-                return self._call(function, case[1], case[2], case[3])
+                return self._call(function, case[1], _prompt_argument(case[2]), case[3])
             finally:
                 _disarm()
         except CellTimeout as error:
