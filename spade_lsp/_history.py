@@ -19,7 +19,7 @@ from typing import Any
 
 from spade_lsp import _git
 from spade_lsp._deltas import diff_texts
-from spade_lsp._prompts import PromptKind, decode_prompt, parse_prompt, prompt_kind, read_prompt_file
+from spade_lsp._prompts import PromptKind, PromptText, decode_prompt, parse_prompt, prompt_kind, read_prompt_file
 from spade_lsp._sentences import split_sentences
 from spade_lsp._store import Store
 from spade_lsp._types import ChangeKind, Position, Range, Sentence, SentenceChange, VersionInfo
@@ -35,6 +35,7 @@ class ChangeInfo:
     similarity: float
     range: Range | None  # in the newer version; None for removals
     labels: tuple[str, ...]
+    message: str | None = None  # which message of a chat prompt it is in ("system", "user 2"); None: not a chat
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +303,17 @@ class History:
                 raise
             return text
 
+    def _messages(self, version_id: int, kind: PromptKind) -> PromptText | None:
+        """A version parsed, when it is a chat prompt (None otherwise, or when it does not parse)."""
+        row = self.store.db.execute(
+            "SELECT b.content FROM versions v JOIN blobs b ON b.hash = v.content_hash WHERE v.id = ?", [version_id]
+        ).fetchone()
+        try:
+            parsed = parse_prompt(str(row[0]), kind=kind) if row else None
+        except ConfigError:
+            return None
+        return parsed if parsed is not None and parsed.is_chat else None
+
     def _kind(self, prompt_id: int) -> PromptKind:
         """How the prompt's file is read (:func:`~spade_lsp._prompts.prompt_kind`, by its name)."""
         row = self.store.db.execute("SELECT path FROM prompts WHERE id = ?", [prompt_id]).fetchone()
@@ -395,6 +407,9 @@ class History:
                 [to_id, from_id or 0, self.classifier.name],
             )
         )
+        kind = self._kind(prompt_id)
+        newer = self._messages(to_id, kind)
+        older = self._messages(from_id, kind) if from_id is not None else None
         changes = tuple(
             ChangeInfo(
                 kind=row["kind"],
@@ -403,6 +418,7 @@ class History:
                 similarity=row["similarity"],
                 range=_range_from_row(row),
                 labels=tuple(json.loads(row["labels"])),
+                message=_message_label(newer, older, row),
             )
             for row in self.store.db.query("SELECT * FROM changes WHERE delta_id = ? ORDER BY ord", [delta["id"]])
         )
@@ -549,6 +565,36 @@ class History:
 
 def _range_columns(value: Range) -> tuple[int, int, int, int]:
     return (value.start.line, value.start.character, value.end.line, value.end.character)
+
+
+def _message_label(newer: PromptText | None, older: PromptText | None, row: Mapping[str, Any]) -> str | None:
+    """The chat message a change is in: found by its range in the newer version, or for a removal by its text in
+    the older one."""
+    if row["start_line"] is not None and newer is not None:
+        offset = _offset(newer.text, int(row["start_line"]), int(row["start_char"]))
+        index = newer.message_index(offset)
+        return newer.message_label(index) if index is not None else None
+    if row["old_text"] and older is not None:
+        at = older.body.find(str(row["old_text"]))
+        index = older.message_index(at) if at >= 0 else None
+        return older.message_label(index) if index is not None else None
+    return None
+
+
+def _offset(text: str, line: int, character: int) -> int:
+    """The offset of an LSP position (its column counted in UTF-16 code units)."""
+    start = 0
+    for _ in range(line):
+        found = text.find("\n", start)
+        if found < 0:
+            return len(text)
+        start = found + 1
+    column = 0
+    offset = start
+    while offset < len(text) and column < character and text[offset] != "\n":
+        column += 2 if ord(text[offset]) > 0xFFFF else 1
+        offset += 1
+    return offset
 
 
 def _range_from_row(row: dict[str, Any]) -> Range | None:

@@ -43,7 +43,8 @@ def render_history(prompt: str, versions: Sequence[VersionInfo]) -> str:
 def _change_line(change: ChangeInfo) -> str:
     where = f"L{change.range.start.line + 1}" if change.range else "   "
     labels = ", ".join(DISPLAY_NAMES.get(label, label) for label in change.labels) or "-"
-    line = f"  {_MARK[change.kind]} {where:>5}  {_clip(change.new_text or change.old_text)}  [{labels}]"
+    message = f"({change.message}) " if change.message else ""
+    line = f"  {_MARK[change.kind]} {where:>5}  {message}{_clip(change.new_text or change.old_text)}  [{labels}]"
     if change.kind == "modified":
         line += f"\n           was: {_clip(change.old_text)}  (similarity {change.similarity:.2f})"
     return line

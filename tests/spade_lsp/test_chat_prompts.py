@@ -122,7 +122,9 @@ def test_a_plain_prompt_is_one_user_message_unless_it_starts_with_a_role_line() 
     assert not plain.is_chat and [(m.role, m.content) for m in plain.messages] == [
         ("user", "Summarise {doc}.\nUser:\nkeep this line")
     ]
-    assert render_messages(plain, {"doc": "X"})[0] == [{"role": "user", "content": "Summarise X.\nUser:\nkeep this line"}]
+    assert render_messages(plain, {"doc": "X"})[0] == [
+        {"role": "user", "content": "Summarise X.\nUser:\nkeep this line"}
+    ]
     assert conversation_text([{"role": "user", "content": "Summarise X."}]) == "Summarise X."  # as before chats
     chat = parse_prompt("system:\nBe kind.\n\nuser:\n{q}\n", kind="text")
     assert chat.is_chat and [(m.role, m.content) for m in chat.messages] == [("system", "Be kind."), ("user", "{q}")]
@@ -239,6 +241,13 @@ def test_history_diffs_each_message_and_the_overview_names_it(workspace_dir: Pat
         delta = history.deltas(prompt)[-1]
         [change] = delta.changes
         assert change.kind in ("added", "modified") and "under 80 words" in (change.new_text or "")
+        assert change.message == "system"
+        third = second.replace("{{question}}", "Question: {{question}}").replace(" Never promise refunds.", "")
+        history.record(prompt, third, origin="save")
+        where = {c.kind: c.message for c in history.deltas(prompt)[-1].changes}
+        assert where == {"removed": "system", "modified": "user"}  # a removal is placed in the older version
+        prompt.write_text(second, encoding="utf-8")
+        history.record(prompt, second, origin="save")
         assert change.range is not None
         line = second.splitlines()[change.range.start.line]
         assert "under 80 words" in line

@@ -226,3 +226,40 @@ def test_compare_the_local_model_with_a_model_on_another_server(
     assert (local["label"], local["model"]) == ("local", "openai/smollm2-135m-instruct")
     assert (other["label"], other["model"]) == ("openai/other", "openai/other")
     assert local["calls"] + local["calls_cached"] + local["calls_failed"] == 4
+
+
+PROMPTY = """---
+name: Greeting
+description: A chat prompt as Prompty writes it; its model configuration names a hosted model
+model:
+  api: chat
+  configuration:
+    type: openai
+    name: gpt-4o-mini
+  parameters:
+    max_tokens: 40
+sample:
+  name: Dee
+---
+system:
+You greet people. Use at most 30 words.
+{% if formal %}Be formal.{% endif %}
+
+user:
+Greet {{name}}.
+"""
+
+
+def test_a_prompty_chat_prompt_sampled_with_the_local_model(capsys: pytest.CaptureFixture[str], greet: Path) -> None:
+    prompty = greet.with_name("greeting.prompty")
+    prompty.write_text(PROMPTY, encoding="utf-8")
+    (greet.parent / "greeting_assertions.py").write_text(SIDECAR, encoding="utf-8")
+    lines = "".join(json.dumps(example) + "\n" for example in EXAMPLES)
+    (greet.parent / "greeting.examples.jsonl").write_text(lines, encoding="utf-8")
+    # --model beats the Prompty file's gpt-4o-mini (which would need the internet); its max_tokens still holds
+    argv = ["sample", str(prompty), "--model", "local", "--samples", "2", "--no-early-stop", "--json"]
+    code, document, err = run(capsys, *argv)
+    assert code == 0, err
+    assert document["inputs"] == ["ada", "bo", "cy", "prompty-sample"]  # the Prompty sample is an input too
+    assert document["calls"] + document["calls_cached"] + document["calls_failed"] == 8 == document["calls_planned"]
+    _check_rates(document)
