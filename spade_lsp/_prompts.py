@@ -110,8 +110,9 @@ def parse_prompt(text: str, *, source: str = "<prompt>", kind: PromptKind = "tex
     if not chat or not roles:
         role = "system" if kind == "prompty" else "user"
         message = MessageTemplate(role, body.strip(), 0, len(text))
+        wording = _blank_jinja_tags(body, templating)
         return PromptText(
-            text, body, front_matter, kind, (message,) if body.strip() else (), templating, kind == "prompty"
+            text, wording, front_matter, kind, (message,) if body.strip() else (), templating, kind == "prompty"
         )
     messages: list[MessageTemplate] = []
     lead = body[: roles[0].start()]
@@ -132,7 +133,18 @@ def parse_prompt(text: str, *, source: str = "<prompt>", kind: PromptKind = "tex
         )
     for match in roles:  # role lines are markup, not wording
         body = body[: match.start()] + _NOT_BREAK.sub(" ", match.group(0)) + body[match.end() :]
-    return PromptText(text, body, front_matter, kind, tuple(messages), templating, True)
+    return PromptText(text, _blank_jinja_tags(body, templating), front_matter, kind, tuple(messages), templating, True)
+
+
+_JINJA_TAG = re.compile(r"\{%.*?%\}|\{#.*?#\}", re.DOTALL)
+
+
+def _blank_jinja_tags(body: str, templating: Templating) -> str:
+    """Jinja2 statements and comments (``{% if x %}``, ``{# note #}``) are markup, not wording: blanked, so the
+    sentences around them read as sentences (``{{ x }}`` placeholders stay, as ``{x}`` ones do)."""
+    if templating != "jinja2" or "{" not in body:
+        return body
+    return _JINJA_TAG.sub(lambda match: _NOT_BREAK.sub(" ", match.group(0)), body)
 
 
 def _split_front_matter(text: str, source: str) -> tuple[dict[str, Any], str]:
@@ -250,7 +262,8 @@ def _parse_message_list(text: str, source: str) -> PromptText:
             )
         )
     templating = _templating(front_matter, "messages", source)
-    return PromptText(text, "".join(body), front_matter, "messages", tuple(messages), templating, True)
+    wording = _blank_jinja_tags("".join(body), templating)
+    return PromptText(text, wording, front_matter, "messages", tuple(messages), templating, True)
 
 
 def _wording(raw: str, style: str | None) -> list[str]:

@@ -95,6 +95,9 @@ def test_prompty_files_are_front_matter_and_role_sections_with_offsets_kept() ->
     assert parsed.body[start : start + 22] == "Never promise refunds."
     assert parsed.message_index(start) == 0 and parsed.message_index(PROMPTY.index("{{question}}")) == 1
     assert parsed.message_label(0) == "system" and PROMPTY[system.header or 0 :].startswith("system:")
+    # Jinja statements are markup too: the sentences around them read as sentences; {{ x }} placeholders stay
+    assert "{%" not in parsed.body and "{{firstName}}" in parsed.body and "- {{ order }}" in parsed.body
+    assert "{% for order in orders %}" in system.content  # what is rendered keeps them
 
 
 def test_jinja_renders_loops_and_conditionals_and_keeps_missing_inputs_as_written() -> None:
