@@ -1,7 +1,18 @@
 // Which documents the client sends to the server, and which settings need a restart. No `vscode` import.
 
 /** The engine's default prompt globs (spade_lsp.config.DEFAULT_PROMPT_GLOBS). */
-export const DEFAULT_PROMPT_GLOBS = ["**/*.prompt", "**/*.prompt.md", "**/*.prompt.txt", "**/*.prompty"] as const;
+export const DEFAULT_PROMPT_GLOBS = [
+  "**/*.prompt",
+  "**/*.prompt.md",
+  "**/*.prompt.txt",
+  "**/*.prompty",
+  "**/*.prompt.json",
+  "**/*.prompt.yaml",
+  "**/*.prompt.yml",
+] as const;
+
+/** Language ids of prompt buffers with no file yet (`untitled:`): spade's own, and Prompty's. */
+export const PROMPT_LANGUAGES = ["prompt", "prompty"] as const;
 
 /** Files the server reads besides prompts: sidecar modules, examples, settings. */
 export const COMPANION_GLOBS = ["**/*_assertions.py", "**/*.examples.jsonl"] as const;
@@ -12,13 +23,13 @@ export interface FilePattern {
   language?: string;
 }
 
-/** Every prompt glob (the setting's, else the defaults) plus the companions, on disk; `.prompt` buffers too. */
+/** Every prompt glob (the setting's, else the defaults) plus the companions, on disk; unsaved prompt buffers too. */
 export function documentSelector(promptGlobs: readonly string[] | null | undefined): FilePattern[] {
   const globs = promptGlobs && promptGlobs.length > 0 ? promptGlobs : DEFAULT_PROMPT_GLOBS;
   const patterns = [...new Set([...globs, ...COMPANION_GLOBS])];
   return [
     ...patterns.map((pattern): FilePattern => ({ scheme: "file", pattern })),
-    { scheme: "untitled", language: "prompt" },
+    ...PROMPT_LANGUAGES.map((language): FilePattern => ({ scheme: "untitled", language })),
   ];
 }
 

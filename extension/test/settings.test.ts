@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { DEFAULT_PROMPT_GLOBS, documentSelector, needsRestart } from "../src/settings";
+import { DEFAULT_PROMPT_GLOBS, PROMPT_LANGUAGES, documentSelector, needsRestart } from "../src/settings";
 import { escapeHtml, markdownPage, withPolicy } from "../src/reportHtml";
 
 test("the default globs are the engine's", () => {
@@ -16,7 +16,24 @@ test("the document selector: prompt globs (setting or defaults) plus sidecars an
   const patterns = documentSelector(null).map((f) => f.pattern).filter(Boolean);
   assert.deepEqual(patterns, [...DEFAULT_PROMPT_GLOBS, "**/*_assertions.py", "**/*.examples.jsonl"]);
   const custom = documentSelector(["prompts/**/*.txt"]);
-  assert.deepEqual(custom.map((f) => f.pattern ?? f.language), ["prompts/**/*.txt", "**/*_assertions.py", "**/*.examples.jsonl", "prompt"]);
+  assert.deepEqual(custom.map((f) => f.pattern ?? f.language), ["prompts/**/*.txt", "**/*_assertions.py", "**/*.examples.jsonl", "prompt", "prompty"]);
+});
+
+test("the manifest activates on, and documents, every default prompt glob", () => {
+  const manifest = JSON.parse(fs.readFileSync(path.resolve(__dirname, "..", "..", "package.json"), "utf8"));
+  const events: string[] = manifest.activationEvents;
+  for (const glob of DEFAULT_PROMPT_GLOBS) {
+    assert.ok(events.includes(`workspaceContains:${glob}`), `no activation event for ${glob}`);
+  }
+  const setting = manifest.contributes.configuration.properties["spade.promptGlobs"];
+  const listed = [...String(setting.markdownDescription).matchAll(/`(\*\*\/[^`]+)`/g)].map((m) => m[1]);
+  assert.deepEqual(listed, [...DEFAULT_PROMPT_GLOBS]);
+  for (const language of PROMPT_LANGUAGES) {
+    assert.ok(events.includes(`onLanguage:${language}`), `no activation event for ${language} buffers`);
+    assert.ok(manifest.contributes.languages.some((l: any) => l.id === language), `no language ${language}`);
+  }
+  const prompty = manifest.contributes.languages.find((l: any) => l.id === "prompty");
+  assert.deepEqual(prompty.extensions, [".prompty"]);
 });
 
 test("only settings read at start restart the server", () => {

@@ -93,6 +93,9 @@ def instruction_hover(instruction: InstructionView, overview: PromptOverview, hi
         lines.append("Categories: " + ", ".join(f"`{category}`" for category in instruction.categories))
     else:
         lines.append("**No SPADE category** (not an instruction an assertion can check)")
+    if instruction.message is not None:  # a chat prompt: which message holds the sentence
+        lines.append("")
+        lines.append(f"In the **{md_escape(instruction.message)}** message")
     lines.append("")
     lines.append("**History**")
     if history:

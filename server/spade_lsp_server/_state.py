@@ -8,6 +8,7 @@ the store's ``data_version`` and the effective settings), so unchanged documents
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import re
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spade_lsp._files import MAX_PROMPT_READ_BYTES, MAX_SIDECAR_BYTES, read_limited, read_limited_text, sidecar_path
-from spade_lsp._prompts import parse_prompt
+from spade_lsp._prompts import PromptKind, parse_prompt, prompt_kind
 from spade_lsp.config import FILE_ONLY_SETTINGS, Settings, front_matter_settings, load_settings
 from spade_lsp.errors import InputError, SpadeError
 from spade_lsp.overview import PromptOverview, build_overview
@@ -31,6 +32,75 @@ log = logging.getLogger(__name__)
 
 _SETTING_KEYS = frozenset(Settings.model_fields) - FILE_ONLY_SETTINGS
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(\r?\n|\Z)", re.DOTALL)
+#: A top-level key of a YAML mapping (at column 0), and whether it is ``messages``.
+_TOP_KEY = re.compile(r"[^\s#\-\]},]|-[^\s-]")
+_MESSAGES_KEY = re.compile(r"""(["']?)messages\1[ \t]*:(?:[ \t]|$)""")
+_SOURCE_NAMES: dict[PromptKind, str] = {
+    "text": "front matter",
+    "prompty": "front matter",
+    "messages": "the settings beside messages",
+}
+
+
+def _settings_source(text: str | None, kind: PromptKind) -> str | None:
+    """The part of a prompt's text that holds its own settings, as text that names them (what
+    :meth:`WorkspaceState.settings_for` caches on), or None when it holds none.
+
+    Front matter: the ``---`` block. A message list: the top-level entries other than ``messages``, found
+    without parsing the messages (a keystroke in a long conversation re-reads a few lines, not the file); a list
+    of messages with nothing beside it, and JSON that does not parse (half-typed), hold none."""
+    if not text:
+        return None
+    if kind != "messages":
+        match = _FRONT_MATTER.match(text) if text.startswith("---") else None
+        return match.group(0) if match is not None else None
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if stripped.startswith("["):
+        return None
+    if stripped.startswith("{"):  # JSON (or a YAML flow mapping): parsed whole, its other keys kept
+        try:
+            loaded = json.loads(stripped)
+        except ValueError:
+            loaded = _yaml_or_none(stripped)
+        if not isinstance(loaded, dict):
+            return None
+        others = {str(key): value for key, value in loaded.items() if key != "messages"}
+        return json.dumps(others, sort_keys=True, default=str) if others else None
+    kept: list[str] = []
+    keep = False
+    for line in text.splitlines(keepends=True):
+        if line.rstrip() in ("---", "...") or line.startswith("%"):
+            keep = False  # a document marker or a directive: never part of an entry
+            continue
+        if _TOP_KEY.match(line):
+            keep = _MESSAGES_KEY.match(line) is None
+        if keep:
+            kept.append(line)
+    block = "".join(kept)
+    return block if block.strip() else None
+
+
+def _yaml_or_none(text: str) -> Any:
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError):
+        return None
+
+
+def _settings_of(source: str, kind: PromptKind) -> Mapping[str, Any]:
+    """The mapping that :func:`_settings_source` found (empty when it is not one: the overview says why)."""
+    if kind != "messages":
+        try:
+            return parse_prompt(source).front_matter
+        except SpadeError:
+            return {}  # the overview reports invalid front matter itself
+    if source.startswith("{"):
+        loaded: Any = json.loads(source)
+    else:
+        loaded = _yaml_or_none(source)
+    return loaded if isinstance(loaded, dict) else {}
 
 
 def _snake(key: str) -> str:
@@ -82,7 +152,7 @@ class WorkspaceState:
         self._store_error: str | None = None
         self._cache: dict[str, _CacheEntry] = {}
         self._disk: dict[Path, tuple[tuple[int, int, int] | None, str | None, str | None]] = {}
-        self._front_matter: dict[str, tuple[Settings, tuple[str, ...]]] = {}
+        self._front_matter: dict[tuple[PromptKind, str], tuple[Settings, tuple[str, ...]]] = {}
 
     # -- settings ---------------------------------------------------------------------------------------
 
@@ -111,32 +181,31 @@ class WorkspaceState:
         self.file_settings = self._load_file_settings()
         self.set_client_values(self.client_values)
 
-    def settings_for(self, text: str | None) -> tuple[Settings, tuple[str, ...]]:
-        """Settings for one prompt: workspace files, then its front matter, then the editor's settings."""
-        match = _FRONT_MATTER.match(text) if text and text.startswith("---") else None
-        if match is None:
+    def settings_for(self, text: str | None, prompt: Path | None) -> tuple[Settings, tuple[str, ...]]:
+        """Settings for one prompt: workspace files, then its own settings, then the editor's settings. A prompt's
+        own settings are its front matter (a Prompty file's ``model`` configuration translated, as the engine
+        does), or for a message list (``.prompt.json``, ``.prompt.yaml``) the keys beside ``messages``; which
+        applies depends on the file's name (``prompt``; None: an unsaved buffer, read as a plain prompt)."""
+        kind = prompt_kind(prompt) if prompt is not None else "text"
+        source = _settings_source(text, kind)
+        if source is None:
             return self.settings, ()
-        block = match.group(0)
-        cached = self._front_matter.get(block)
+        cached = self._front_matter.get((kind, source))
         if cached is not None:
             return cached
-        try:
-            front = parse_prompt(block).front_matter
-        except SpadeError:
-            front = {}  # the overview reports invalid front matter itself
-        known = front_matter_settings(front)
         notes: tuple[str, ...] = ()
         settings = self.settings
-        if known:
-            try:
-                settings = self.file_settings.merged(known, source="front matter").merged(
+        try:
+            known = front_matter_settings(_settings_of(source, kind))
+            if known:
+                settings = self.file_settings.merged(known, source=_SOURCE_NAMES[kind]).merged(
                     self.client_values, source="editor settings (spade)"
                 )
-            except SpadeError as error:
-                notes = (str(error),)
+        except SpadeError as error:  # shown on the prompt; the workspace's settings apply meanwhile
+            notes = (str(error),)
         if len(self._front_matter) > 256:
             self._front_matter.clear()
-        self._front_matter[block] = (settings, notes)
+        self._front_matter[(kind, source)] = (settings, notes)
         return settings, notes
 
     # -- the store ---------------------------------------------------------------------------------------
@@ -216,7 +285,7 @@ class WorkspaceState:
                 text = data.decode("utf-8-sig", errors="replace")
             except InputError as error:
                 unreadable = str(error).removeprefix(f"{prompt}: ")
-        settings, notes = self.settings_for(text)
+        settings, notes = self.settings_for(text, prompt)
         sidecar, sidecar_problem = self._sidecar(prompt, open_text) if prompt is not None else (None, None)
         store = self.store() if prompt is not None else None
         version = self.store_version() if store is not None else None
@@ -239,6 +308,8 @@ class WorkspaceState:
                 read_sidecar=False,
                 max_prompt_bytes=settings.max_prompt_bytes,
             )
+        if unreadable_message_list(overview, prompt):
+            overview = without_instructions(overview)
         if notes:
             overview = _with_notes(overview, notes)
         if sidecar_problem is not None:  # shown on the prompt: the module is what spade could not read
@@ -255,4 +326,24 @@ class WorkspaceState:
 
 
 def _with_notes(overview: PromptOverview, notes: tuple[str, ...]) -> PromptOverview:
-    return replace(overview, notes=overview.notes + tuple(f"front matter: {note}" for note in notes))
+    """The settings' problems (each names where it is: front matter, the settings beside messages) added."""
+    return replace(overview, notes=overview.notes + notes)
+
+
+def unreadable_message_list(overview: PromptOverview, prompt: Path | None) -> bool:
+    """A message list (``.prompt.json``, ``.prompt.yaml``) that does not parse, half-typed JSON saved on the way
+    say: its text holds no messages, and its sentences would be its syntax (``[{"role": ...``)."""
+    return (
+        prompt is not None
+        and overview.problem is None
+        and not overview.messages
+        and prompt_kind(prompt) == "messages"
+        and bool(overview.notes)
+    )
+
+
+def without_instructions(overview: PromptOverview) -> PromptOverview:
+    """The overview of a message list that does not parse: its note, its history and its assertions, but no
+    instructions (no diagnostics, lenses or hovers on JSON syntax) until it parses again."""
+    summary = replace(overview.summary, instructions=0, covered=0, uncovered=0)
+    return replace(overview, instructions=(), summary=summary)

@@ -528,10 +528,10 @@ class SpadeLanguageServer(LanguageServer):
 
 def create_server() -> SpadeLanguageServer:
     """A new language server with every feature registered."""
-    from spade_lsp_server.features import code_actions, code_lens, commands, diagnostics, hover, lifecycle
+    from spade_lsp_server.features import code_actions, code_lens, commands, diagnostics, hover, lifecycle, symbols
 
     server = SpadeLanguageServer()
-    for feature in (lifecycle, diagnostics, hover, code_lens, code_actions, commands):
+    for feature in (lifecycle, diagnostics, hover, code_lens, code_actions, commands, symbols):
         feature.register(server)
 
     @server.feature(DOCUMENT_STATE)

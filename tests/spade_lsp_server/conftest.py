@@ -54,6 +54,7 @@ def capabilities(*, encodings: list[str] | None = None, experimental: Any = None
                 )
             ),
             hover=types.HoverClientCapabilities(content_format=[types.MarkupKind.Markdown]),
+            document_symbol=types.DocumentSymbolClientCapabilities(hierarchical_document_symbol_support=True),
         ),
     )
 
@@ -177,6 +178,15 @@ class Editor:
                 text_document=types.TextDocumentIdentifier(uri=uri),
                 position=types.Position(line=line, character=character),
             )
+        )
+
+    async def symbols(self, uri: str) -> list[Any]:
+        """The document's outline (``DocumentSymbol`` trees, as the client declares hierarchical support)."""
+        return list(
+            await self.client.text_document_document_symbol_async(
+                types.DocumentSymbolParams(text_document=types.TextDocumentIdentifier(uri=uri))
+            )
+            or []
         )
 
     async def code_actions(

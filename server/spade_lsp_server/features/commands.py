@@ -226,7 +226,7 @@ async def run_job(
     """Submit a job to the daemon, mirror its progress, wait for it; its result, or a :class:`CommandError`."""
     assert ref.path is not None
     state = server.workspace_state(ref.root)
-    settings, _ = state.settings_for(server.open_text_of(ref.path))
+    settings, _ = state.settings_for(server.open_text_of(ref.path), ref.path)
     try:
         client = await state.daemon.client(start=settings.daemon_autostart)
     except DaemonUnavailableError as error:
@@ -502,7 +502,7 @@ def register(server: SpadeLanguageServer) -> None:
         ref = _target(server, "spade.select", args)
         assert ref.path is not None
         state = server.workspace_state(ref.root)
-        settings, _ = state.settings_for(server.open_text_of(ref.path))
+        settings, _ = state.settings_for(server.open_text_of(ref.path), ref.path)
         params: dict[str, Any] = {"tau": settings.tau, "alpha": settings.alpha}
         if len(args) > 1 and isinstance(args[1], Mapping):
             params.update({k: v for k, v in args[1].items() if k in ("method", "tau", "alpha")})
@@ -512,7 +512,7 @@ def register(server: SpadeLanguageServer) -> None:
     async def sample(*args: Any) -> dict[str, Any]:
         ref = _target(server, "spade.sample", args)
         assert ref.path is not None
-        settings, _ = server.workspace_state(ref.root).settings_for(server.open_text_of(ref.path))
+        settings, _ = server.workspace_state(ref.root).settings_for(server.open_text_of(ref.path), ref.path)
         params: dict[str, Any] = {"samples": settings.samples_per_input}
         if settings.sample_inputs is not None:
             params["inputs"] = settings.sample_inputs

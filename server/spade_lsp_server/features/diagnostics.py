@@ -1,8 +1,10 @@
 """Diagnostics, and the document events that drive them.
 
 On a prompt: one diagnostic per instruction that carries a checkable category (source "spade", code = its
-first category id, message starting with that category's display name), Information when no assertion covers
-it and Hint when one does. On a sidecar module: syntax errors, assertions that errored in the latest
+first category id, message starting with that category's display name, then in a chat prompt the message that
+holds it: "Quantity instruction (system message): ..."), Information when no assertion covers it and Hint when one
+does. A message list that does not parse (half-typed JSON) shows only its note, never sentences of its syntax.
+On a sidecar module: syntax errors, assertions that errored in the latest
 evaluation run, stale assertions (their sentence left the prompt) and assertions the latest selection drops.
 It also flags each LLM-written function whose current text nobody accepted (a Warning on its ``def`` line, code
 ``spade/unreviewed-code``; see :mod:`spade_lsp._review`), which the quick fix "Accept reviewed code" clears.
@@ -90,8 +92,13 @@ def coverage_text(instruction: InstructionView) -> str:
 
 
 def instruction_message(instruction: InstructionView, overview: PromptOverview) -> str:
-    """Starts with the display name of the first category (a contract), then the others, origin, coverage."""
-    return f"{', '.join(instruction.display_names)}: {origin_text(instruction, overview)}; {coverage_text(instruction)}"
+    """Starts with the display name of the first category (a contract), then the others, the message that holds
+    it in a chat prompt, origin, coverage: ``Quantity instruction (system message): introduced in v2; ...``."""
+    where = f" ({instruction.message} message)" if instruction.message is not None else ""
+    return (
+        f"{', '.join(instruction.display_names)}{where}: {origin_text(instruction, overview)}; "
+        f"{coverage_text(instruction)}"
+    )
 
 
 class _Cache:
@@ -136,6 +143,7 @@ def prompt_diagnostics(overview: PromptOverview, columns: Columns) -> list[dict[
             instruction.categories,
             instruction.introduced_in,
             instruction.covered_by,
+            instruction.message,
             context,
         )
         item = _CACHE.get(key) if columns.identity else None
@@ -311,7 +319,7 @@ async def record_version(server: SpadeLanguageServer, ref: DocumentRef, text: st
     if ref.path is None:
         return
     state = server.workspace_state(ref.root)
-    settings, _ = state.settings_for(text)
+    settings, _ = state.settings_for(text, ref.path)
     params: dict[str, Any] = {"path": str(ref.path)}
     if state.client_values:  # the editor's settings (an assistant model, say) decide the background relabelling
         params["settings"] = state.client_values

@@ -1,6 +1,7 @@
-"""Hover: on a prompt sentence, its categories, the versions that added or reworded it (with commits), and
-the assertions derived from it with their latest figures; on a sidecar assertion, its source and results; on
-a line of the examples file, the example's grading note and that note's judgement history."""
+"""Hover: on a prompt sentence, its categories, the message that holds it (in a chat prompt), the versions that
+added or reworded it (with commits), and the assertions derived from it with their latest figures; on a sidecar
+assertion, its source and results; on a line of the examples file, the example's grading note and that note's
+judgement history."""
 
 from __future__ import annotations
 

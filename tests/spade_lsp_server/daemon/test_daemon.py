@@ -200,6 +200,42 @@ async def test_changed_prompt_globs_apply_without_a_restart(root: Path, daemons:
         await async_wait_until(lambda: notes.changed("mail.tmpl"), what="a prompt matching the new glob")
 
 
+async def test_chat_prompts_are_watched_and_a_half_typed_message_list_is_not_recorded(
+    root: Path, daemons: Daemons
+) -> None:
+    """Prompty files and message lists (``.prompt.json``, ``.prompt.yaml``, ``.prompt.yml``) are prompts by the
+    default globs; a list that does not parse is not a version (the daemon says why), its next valid text is."""
+    daemons.start(root)
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        await watching(client)
+        notes = Recorder(client)
+        files = {
+            "support.prompty": "---\nname: Support\n---\nsystem:\nBe brief.\n\nuser:\n{{question}}\n",
+            "chat.prompt.json": json.dumps([{"role": "user", "content": "Answer in JSON."}]),
+            "chat2.prompt.yaml": "messages:\n  - role: system\n    content: Never lie.\n",
+            "chat3.prompt.yml": "- role: user\n  content: Keep it short.\n",
+        }
+        for name, text in files.items():
+            (root / name).write_text(text, encoding="utf-8")
+        for name in files:
+            await async_wait_until(lambda name=name: notes.changed(name), what=f"{name} to be recorded")
+            assert notes.changed(name)[0]["origin"] == "watch" and versions(root, name) == 1
+        half = '[{"role": "user", "content": "Answer in JSON. Never'
+        (root / "chat.prompt.json").write_text(half, encoding="utf-8")
+        with pytest.raises(DaemonError) as refused:
+            await client.request("prompt/record", {"path": "chat.prompt.json", "text": half})
+        assert error_type(refused.value) == "ConfigError" and "not recorded until it parses" in str(refused.value)
+        assert "invalid message list" in str(refused.value)
+        valid = json.dumps([{"role": "user", "content": "Answer in JSON. Never lie."}])
+        saved = await client.request("prompt/record", {"path": "chat.prompt.json", "text": valid})
+        assert saved["recorded"] and saved["version"] == 2
+    assert versions(root, "chat.prompt.json") == 2  # the watcher did not record the half-typed text either
+
+
+def error_type(error: DaemonError) -> str | None:
+    return error.data.get("type") if isinstance(error.data, dict) else None
+
+
 async def watching(client: DaemonClient, globs: list[str] | None = None) -> None:
     """Until the daemon's watcher runs (it starts just after the socket listens), with ``globs`` if given."""
     deadline = time.monotonic() + 10
