@@ -251,3 +251,10 @@ def test_synthesize_refuses_an_unreadable_sidecar(workspace_dir: Path, prompt: P
     except subprocess.TimeoutExpired:  # the fifo blocked the reader
         pytest.fail("spade synthesize blocked on a fifo")
     assert_refused(result, module, phrase)
+
+
+def test_a_small_prompt_limit_is_written_in_bytes() -> None:
+    from spade_lsp._prompts import decode_prompt
+
+    with pytest.raises(PromptFileError, match="p: 100 bytes is larger than the 40 bytes limit for a prompt"):
+        decode_prompt(b"x" * 100, source="p", max_bytes=40)
