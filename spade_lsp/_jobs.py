@@ -50,7 +50,7 @@ __all__ = [
     "validate_params",
 ]
 
-JOB_KINDS: Final = ("synthesize", "evaluate", "select", "sample", "judge", "compare", "relabel", "review")
+JOB_KINDS: Final = ("synthesize", "evaluate", "select", "sample", "judge", "compare", "relabel", "review", "test")
 ACTIVE_STATUSES: Final = ("queued", "running")
 FINISHED_STATUSES: Final = ("done", "failed", "cancelled")
 #: Claims a job gets before a daemon that keeps dying while running it gives up on it.
@@ -429,6 +429,7 @@ _KNOWN_PARAMS: Final[dict[str, frozenset[str]]] = {
     ),
     "relabel": frozenset(),
     "review": frozenset({"accept", "by"}),
+    "test": frozenset({"file", "limit", "judge_model"}),
 }
 
 
@@ -502,6 +503,13 @@ def validate_params(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
             check_judge_params(params)
         except InputError as error:
             raise JobParamsError(str(error)) from None
+    elif kind == "test":  # a prompt-response test file (spade test FILE); the job's path is the file
+        from spade_lsp.judges._cli import check_test_params
+
+        try:
+            check_test_params(params)
+        except InputError as error:
+            raise JobParamsError(str(error)) from None
     return dict(params)
 
 
@@ -524,6 +532,10 @@ def execute(workspace: Workspace, job: Job, progress: Progress) -> dict[str, Any
         from spade_lsp.judges._cli import judge_job
 
         return judge_job(workspace, prompt, job.params, progress)
+    if job.kind == "test":
+        from spade_lsp.judges._cli import test_job
+
+        return test_job(workspace, prompt, job.params, progress)
     if job.kind == "compare":
         from spade_lsp.reliability._compare import compare_job_options, compare_prompt
 

@@ -604,8 +604,16 @@ def _cmd_test(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp.judges._cli import run_test, test_anchor
 
     anchor = test_anchor(args)  # a test file's workspace is the one it sits in
-    daemon_runs = not args.list and args.name is not None and _daemon_root(args, anchor) is not None
-    return run_test(args, out, _open_workspace, daemon_runs=daemon_runs)
+    root = None if args.list or args.name is None else _daemon_root(args, anchor)
+
+    def in_daemon(path: Path, params: dict[str, Any]) -> dict[str, Any] | None:
+        """A test file is the daemon's `test` job on that file."""
+        if root is None:
+            return None
+        args.prompt = path  # the job's path
+        return _daemon_job(args, root, "test", params)
+
+    return run_test(args, out, _open_workspace, daemon_runs=root is not None, in_daemon=in_daemon)
 
 
 def _cmd_lsp(args: argparse.Namespace, out: TextIO) -> int:

@@ -10,6 +10,7 @@ Public API::
     Pipeline.load(path) / Pipeline.from_dict(...)         # compound judge pipelines (TOML or YAML)
     measure_noise(...), noise_report(S[input][output][resample])  # judge disagreement vs generator variance
     PromptResponseTest, TestItem, run_prompt_test, TESTS  # ModelGauge-style prompt-response tests
+    load_test_file(path).build()                          # ... declared in a YAML file (`spade test FILE`)
 
 Names load on first use: nothing here is imported by the language server.
 """
@@ -49,6 +50,8 @@ _WHERE = {
     "JudgeAnnotator": "_prompt_tests",
     "aggregate": "_prompt_tests",
     "run_prompt_test": "_prompt_tests",
+    "TestFile": "_test_files",
+    "load_test_file": "_test_files",
     "LLMVerifier": "_verifier",
     "VERDICT_SCHEMA": "_verifier",
     "read_verdict": "_verifier",

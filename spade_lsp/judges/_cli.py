@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 from spade_lsp.errors import InputError
 
 if TYPE_CHECKING:
+    from spade_lsp.judges._test_files import TestFile
     from spade_lsp.workspace import Workspace
 
 #: Runs a judge job in the workspace's daemon when one runs (None: run in this process).
@@ -51,7 +52,9 @@ def add_judge_parsers(commands: Any, common: Callable[[argparse.ArgumentParser],
     common(judge)
 
     test = commands.add_parser("test", help="run a prompt-response test (ModelGauge style) against the model")
-    test.add_argument("name", nargs="?", help="the test's name (see --list)")
+    test.add_argument(
+        "name", nargs="?", metavar="NAME|FILE", help="a shipped test's name (see --list), or a test file (.yaml)"
+    )
     test.add_argument("--list", action="store_true", help="list the tests this version knows")
     test.add_argument("--judge-model", metavar="MODEL", help="the annotators' model (default: the assistant model)")
     test.add_argument("--limit", type=int, metavar="N", help="run only the first N test items")
@@ -179,11 +182,80 @@ def render_noise(noise: Mapping[str, Any]) -> str:
 # -- spade test -------------------------------------------------------------------------------------------
 
 
+def test_file_of(args: argparse.Namespace) -> Path | None:
+    """The test file ``spade test`` was given (as given: messages name it so), or None for a shipped test's name
+    or ``--list``."""
+    from spade_lsp.judges._test_files import looks_like_test_file
+
+    if args.list or args.name is None or not looks_like_test_file(args.name):
+        return None
+    return Path(args.name)
+
+
+def test_anchor(args: argparse.Namespace) -> Path:
+    """Where ``spade test``'s workspace is found: ``--workspace``, else the test file's folder, else here."""
+    if args.workspace is not None:
+        return Path(args.workspace)
+    return test_file_of(args) or Path.cwd()
+
+
+#: Runs a test file as a job in the workspace's daemon when one runs: (file, params) -> the document, or None
+#: when no daemon runs (then it runs here).
+DaemonTest = Callable[[Path, dict[str, Any]], "dict[str, Any] | None"]
+
+
+def test_params(args: argparse.Namespace, path: Path) -> dict[str, Any]:
+    """A test file's run as a daemon job's params (checked by :func:`check_test_params`): the file's absolute
+    path, and the flags."""
+    params: dict[str, Any] = {"file": str(path.resolve())}
+    if args.limit is not None:
+        params["limit"] = args.limit
+    if args.judge_model is not None:
+        params["judge_model"] = args.judge_model
+    check_test_params(params)
+    return params
+
+
+def check_test_params(params: Mapping[str, Any]) -> None:
+    """Raises :class:`InputError` for params a test job cannot run with."""
+    if not isinstance(params.get("file"), str) or not Path(params["file"]).is_absolute():
+        raise InputError("params.file: expected the test file's absolute path")
+    limit = params.get("limit")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        raise InputError("--limit must be at least 1")
+    judge_model = params.get("judge_model")
+    if judge_model is not None and (not isinstance(judge_model, str) or not judge_model.strip()):
+        raise InputError("params.judge_model: expected a model name")
+
+
+def test_job(workspace: Workspace, path: Path, params: Mapping[str, Any], progress: Progress) -> dict[str, Any]:
+    """Run a test file (the daemon's ``test`` job, ``path`` the job's file) and return its stored document."""
+    from spade_lsp.judges._test_files import load_test_file
+
+    check_test_params(params)
+    spec = load_test_file(Path(str(params.get("file") or path)))
+    return run_test_file(
+        workspace,
+        spec,
+        judge_model=params.get("judge_model"),
+        limit=params.get("limit"),
+        store=True,
+        progress=progress,
+    )
+
+
 def run_test(
-    args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any], *, daemon_runs: bool = False
+    args: argparse.Namespace,
+    out: TextIO,
+    open_workspace: Callable[..., Any],
+    *,
+    daemon_runs: bool = False,
+    in_daemon: DaemonTest | None = None,
 ) -> int:
-    """Run a prompt-response test here. Its run is stored unless the workspace's daemon runs: the daemon is the
-    store's one writer while it runs (the test is about the model, not a prompt, so it is not a daemon job)."""
+    """Run a prompt-response test: a shipped one by name, here; a test file as the daemon's ``test`` job when
+    the workspace's daemon runs (``in_daemon``), else here. Runs here are stored unless the daemon runs: the
+    daemon is the store's one writer while it runs (a shipped test is about the model, not a file of the
+    workspace, so it is not a daemon job, and is then not stored)."""
     from spade_lsp.judges._prompt_tests import TESTS, render_test_report, run_prompt_test
 
     if args.list or args.name is None:
@@ -194,29 +266,104 @@ def run_test(
         else:
             out.write("".join(f"{name}\n" for name in sorted(TESTS)))
         return 0
-    if args.name not in TESTS:
-        raise InputError(f"unknown test {args.name!r}; known tests: {', '.join(sorted(TESTS))}")
     if args.limit is not None and args.limit < 1:
         raise InputError("--limit must be at least 1")
-    anchor = args.workspace if args.workspace is not None else Path.cwd()
-    with open_workspace(args, anchor) as workspace:
-        sut = workspace.llm_client()
-        if args.judge_model is not None:  # named on the command line: on the assistant's endpoint when set
-            judge = _with_model(workspace.assistant_client() if workspace.has_assistant() else sut, args.judge_model)
-        else:  # without an assistant model the LLM annotators are skipped, and the report says so
-            judge = workspace.assistant_client() if workspace.has_assistant() else None
-        store = None if daemon_runs else workspace.store
-        document = run_prompt_test(args.name, sut, judge=judge, store=store, limit=args.limit, progress=_progress_line)
-    if daemon_runs:
-        document.setdefault("warnings", []).append(
-            "not stored: the workspace daemon runs and is the store's one writer; stop it to keep test runs"
+    path = test_file_of(args)
+    if path is None and args.name not in TESTS:
+        raise InputError(
+            f"unknown test {args.name!r}; known tests: {', '.join(sorted(TESTS))} (or give a test file, .yaml)"
         )
+    if path is not None:
+        from spade_lsp.judges._test_files import load_test_file
+
+        spec = load_test_file(path)  # a bad file fails here, before a daemon, a workspace or a model is touched
+        document = in_daemon(path, test_params(args, path)) if in_daemon is not None else None
+        if document is None:
+            with open_workspace(args, test_anchor(args)) as workspace:
+                document = run_test_file(
+                    workspace,
+                    spec,
+                    judge_model=args.judge_model,
+                    limit=args.limit,
+                    store=not daemon_runs,
+                    progress=_progress_line,
+                )
+            _not_stored(document, daemon_runs)
+    else:
+        with open_workspace(args, test_anchor(args)) as workspace:
+            sut = workspace.llm_client()
+            if args.judge_model is not None:  # named on the command line: on the assistant's endpoint when set
+                judge = _with_model(
+                    workspace.assistant_client() if workspace.has_assistant() else sut, args.judge_model
+                )
+            else:  # without an assistant model the LLM annotators are skipped, and the report says so
+                judge = workspace.assistant_client() if workspace.has_assistant() else None
+            store = None if daemon_runs else workspace.store
+            document = run_prompt_test(
+                args.name, sut, judge=judge, store=store, limit=args.limit, progress=_progress_line
+            )
+        _not_stored(document, daemon_runs)
     if args.json:
         _dump(out, document)
     else:
         out.write(render_test_report(document))
     _warn(document)
     return 0
+
+
+def _not_stored(document: dict[str, Any], daemon_runs: bool) -> None:
+    if daemon_runs:
+        document.setdefault("warnings", []).append(
+            "not stored: the workspace daemon runs and is the store's one writer; stop it to keep test runs"
+        )
+
+
+def run_test_file(
+    workspace: Workspace,
+    spec: TestFile,
+    *,
+    judge_model: str | None = None,
+    limit: int | None = None,
+    store: bool = True,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """A loaded test file, checked whole (the models it needs, its sidecar functions, looked up in the
+    sandbox) before the first call, then run like a shipped test. The model under test is ``model``; judge
+    annotators ask the assistant model (or ``judge_model``); code annotators run in the sandbox under the
+    workspace's ``sandbox`` setting, their ``ask_llm`` answered by the assistant model."""
+    from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
+    from spade_lsp.errors import ModelNotConfiguredError
+    from spade_lsp.judges._prompt_tests import run_prompt_test
+    from spade_lsp.sandbox import PYTHON_ONLY_WARNING, SandboxLimits
+
+    settings = workspace.settings
+    sut = workspace.llm_client()
+    judge = None
+    if spec.judges:
+        if judge_model is not None:  # on the assistant's endpoint when one is set, else the model under test's
+            judge = _with_model(workspace.assistant_client() if workspace.has_assistant() else sut, judge_model)
+        elif workspace.has_assistant():
+            judge = workspace.assistant_client(what=f"the judge annotator {spec.judges[0]!r} of {spec.path.name}")
+        else:
+            raise ModelNotConfiguredError(
+                f"{spec.path}: annotator {spec.judges[0]!r} is an LLM judge and needs a model; "
+                f"{HOW_TO_CONFIGURE_ASSISTANT}; or pass --judge-model MODEL"
+            )
+    limits = SandboxLimits(confinement=settings.sandbox)
+    texts = spec.sidecar_text()
+    ask = None
+    if texts:
+        from spade_lsp._assertion_jobs import assistant_ask
+
+        spec.check_sidecars(limits, texts)
+        ask = assistant_ask(workspace, settings)
+    test = spec.build(limits=limits, ask_llm=ask, texts=texts)
+    document = run_prompt_test(
+        test, sut, judge=judge, store=workspace.store if store else None, limit=limit, progress=progress
+    )
+    if texts and limits.confinement == "python-only":
+        document.setdefault("warnings", []).append(PYTHON_ONLY_WARNING)
+    return document
 
 
 def _with_model(client: Any, model: str) -> Any:

@@ -19,7 +19,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any, ClassVar, Final, Literal, Protocol, overload
+from typing import Any, Final, Literal, Protocol, overload
 
 from spade_lsp._store import Store
 from spade_lsp.errors import InputError, LLMError
@@ -44,6 +44,7 @@ __all__ = [
     "PromptWithContext",
     "TestItem",
     "aggregate",
+    "chat_text",
     "extract_decision",
     "group_items",
     "load_test_data",
@@ -70,10 +71,22 @@ _DECISION: Final = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class PromptWithContext:
-    """One prompt for the model under test, with what the test needs to read its response (kept from the model)."""
+    """One prompt for the model under test, with what the test needs to read its response (kept from the model).
+    ``messages``, when set, is a whole chat sent as it is; ``text`` is then that chat as text (what annotators
+    and reports show), else ``text`` is sent as the one user message."""
 
     text: str
     context: Mapping[str, Any] = field(default_factory=dict)
+    messages: tuple[Message, ...] | None = None
+
+    def chat(self) -> tuple[Message, ...]:
+        """What the model under test is sent."""
+        return self.messages if self.messages is not None else ({"role": "user", "content": self.text},)
+
+
+def chat_text(messages: Sequence[Message]) -> str:
+    """A chat as text for annotators and reports: "role: content" blocks separated by blank lines."""
+    return "\n\n".join(f"{m['role']}: {m['content']}" for m in messages)
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,6 +186,8 @@ class JudgeAnnotator:
     reask: frozenset[Any] = frozenset()
     reask_limit: int = 1
     model: str | None = None
+    temperature: float = 0.0
+    explanation: bool = True
     needs_judge: bool = True
 
     @property
@@ -189,7 +204,15 @@ class JudgeAnnotator:
                 messages = self.render(item, index)
                 if messages is not None:
                     slots.append((item_index, index))
-                    questions.append(Question(tuple(messages), self.scale, model=self.model))
+                    questions.append(
+                        Question(
+                            tuple(messages),
+                            self.scale,
+                            model=self.model,
+                            temperature=self.temperature,
+                            explanation=self.explanation,
+                        )
+                    )
         answers = ask_many(judge, questions, retries=self.retries)
         for round_ in range(1, self.reask_limit + 1):
             undecided = [n for n, a in enumerate(answers) if a.valid and a.value in self.reask]
@@ -298,12 +321,14 @@ def summarise(items: Sequence[MeasuredItem], name: str) -> dict[str, Any]:
 class PromptResponseTest(ABC):
     """A test: its items, annotators, per-item measurement and aggregation. ``measurements`` names what
     :meth:`measure_quality` may return (so a measurement no item got still shows, with count 0);
-    ``group_by`` the context keys results are also grouped by."""
+    ``group_by`` the context keys results are also grouped by. A test declared in a file sets them per instance,
+    and ``source`` (the file), which the run's parameters and document then carry."""
 
-    name: ClassVar[str]
-    description: ClassVar[str] = ""
-    measurements: ClassVar[tuple[str, ...]] = ()
-    group_by: ClassVar[tuple[str, ...]] = ()
+    name: str
+    description: str = ""
+    measurements: tuple[str, ...] = ()
+    group_by: tuple[str, ...] = ()
+    source: str | None = None
 
     @abstractmethod
     def make_test_items(self) -> list[TestItem]:
@@ -507,16 +532,18 @@ def _check_items(items: Sequence[TestItem]) -> None:
         seen.add(item.id)
 
 
-def _ask_sut(sut: LLMClient, texts: Sequence[str], progress: Progress | None) -> list[Completion | LLMError]:
+def _ask_sut(
+    sut: LLMClient, prompts: Sequence[PromptWithContext], progress: Progress | None
+) -> list[Completion | LLMError]:
     """Every prompt in one batch (``complete_many`` when the client has it, else one call after another)."""
-    requests = [LLMRequest(({"role": "user", "content": text},)) for text in texts]
+    requests = [LLMRequest(prompt.chat()) for prompt in prompts]
     done = 0
 
     def arrived(_: int, __: Completion | LLMError) -> None:
         nonlocal done
         done += 1
         if progress is not None:
-            progress(f"{done}/{len(texts)} responses", 100.0 * done / len(texts))
+            progress(f"{done}/{len(prompts)} responses", 100.0 * done / len(prompts))
 
     batch = getattr(sut, "complete_many", None)
     if batch is not None:
@@ -563,11 +590,10 @@ def _annotator_report(annotator: Annotator, answers: Iterable[Answer | None]) ->
 
 
 def _interaction_json(interaction: Interaction, annotations: Mapping[str, Answer | None]) -> dict[str, Any]:
-    out: dict[str, Any] = {
-        "prompt": interaction.prompt.text,
-        "context": dict(interaction.prompt.context),
-        "response": interaction.response,
-    }
+    out: dict[str, Any] = {"prompt": interaction.prompt.text}
+    if interaction.prompt.messages is not None:
+        out["messages"] = [dict(m) for m in interaction.prompt.messages]
+    out |= {"context": dict(interaction.prompt.context), "response": interaction.response}
     if interaction.error is not None:
         out["error"] = interaction.error
     out["annotations"] = {
@@ -601,6 +627,8 @@ def run_prompt_test(
     _check_items(items)
     annotators = test.annotators()
     parameters = {"sut": sut.model, "judge": None if judge is None else judge.model, "limit": limit}
+    if test.source is not None:
+        parameters["file"] = test.source
     run_id = None
     if store is not None:
         run_id = start_run(store, kind="test", name=test.name, parameters=parameters, model=sut.model)
@@ -629,7 +657,7 @@ def _run(
     progress: Progress | None,
 ) -> dict[str, Any]:
     say = progress or (lambda message, percentage: None)
-    texts = [prompt.text for item in items for prompt in item.prompts]
+    texts = [prompt for item in items for prompt in item.prompts]
     say(f"{test.name}: {len(texts)} prompts to {sut.model}", None)
     sut_before = _usage(sut)
     results = iter(_ask_sut(sut, texts, progress))
@@ -689,6 +717,7 @@ def _run(
     return {
         "test": test.name,
         "description": test.description,
+        **({"file": test.source} if test.source is not None else {}),
         "sut": {"model": sut.model},
         "judge": {"model": None if judge is None else judge.model},
         "counts": {"items": len(items), "interactions": len(texts), "sut_errors": len(errors)},
