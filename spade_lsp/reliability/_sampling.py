@@ -215,6 +215,7 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
 def _draw(examples: list[Example], options: SampleOptions, settings: Settings, warnings: list[str]) -> list[Example]:
     if not examples:
         raise InputError("the examples file holds no examples to take inputs from")
+    examples = _distinct_inputs(examples, warnings)
     wanted = options.inputs or settings.sample_inputs
     if wanted is None or wanted >= len(examples):
         if wanted is not None and wanted > len(examples):
@@ -222,6 +223,26 @@ def _draw(examples: list[Example], options: SampleOptions, settings: Settings, w
         return examples
     chosen = sorted(random.Random(options.seed).sample(range(len(examples)), wanted))
     return [examples[i] for i in chosen]
+
+
+def _distinct_inputs(examples: list[Example], warnings: list[str]) -> list[Example]:
+    """One example per distinct set of inputs. Examples that share inputs (a good and a bad output of the same
+    input, say) are one input of the pipeline: sampled twice they would be the same requests, whose cached
+    answers are shared, so they would count as independent inputs when they are not."""
+    seen: dict[str, str] = {}
+    kept: list[Example] = []
+    for example in examples:
+        key = json.dumps(example.inputs, sort_keys=True, default=str)
+        if key in seen:
+            continue
+        seen[key] = example.id
+        kept.append(example)
+    if len(kept) < len(examples):
+        warnings.append(
+            f"{len(examples) - len(kept)} example(s) share their inputs with an earlier one: each distinct set of "
+            f"inputs is sampled once ({len(kept)} input(s))"
+        )
+    return kept
 
 
 def _validators(
