@@ -320,3 +320,17 @@ def test_spade_report_writes_html_and_json(
     assert "svg" in parser.tags and "script" not in parser.tags and "assert_no_cheap" in page
     code, out, _ = _spade(capsys, "report", str(blurb), "--json", *flags)
     assert code == 0 and json.loads(out)["validators"]
+
+
+def test_examples_sharing_their_inputs_are_one_input(blurb: Path, model: OpenAIStub) -> None:
+    examples = blurb.parent / "blurb.examples.jsonl"
+    rows = [json.loads(line) for line in examples.read_text(encoding="utf-8").splitlines()]
+    twin = {**rows[0], "id": "g1-twin", "output": "another output of the same input", "label": "bad"}
+    examples.write_text("".join(json.dumps(row) + "\n" for row in [*rows, twin]), encoding="utf-8")
+    options = SampleOptions(samples=3, early_stopping=False)
+    with _workspace(blurb.parent, model) as workspace:
+        first = sample_prompt(workspace, blurb, options)
+        again = sample_prompt(workspace, blurb, options)
+    assert first["inputs"] == ["g1", "g2", "b1", "b2"]  # the twin's requests would be g1's, cached answers shared
+    assert any("1 example(s) share their inputs" in w for w in first["warnings"])
+    assert again["tensor"] == first["tensor"] and again["calls"] == 0
