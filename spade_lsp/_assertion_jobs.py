@@ -24,11 +24,18 @@ from spade_lsp._files import (
     read_sidecar_text,
     sidecar_path,
 )
-from spade_lsp._prompts import PromptText, parse_prompt, prompt_kind, render_conversation
+from spade_lsp._prompts import (
+    PromptText,
+    conversation_text,
+    parse_prompt,
+    prompt_kind,
+    render_conversation,
+    template_placeholders,
+)
 from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
 from spade_lsp._store import Store
 from spade_lsp.config import Settings
-from spade_lsp.errors import InputError, LLMError, ModelNotConfiguredError, SpadeError, StoreError
+from spade_lsp.errors import ConfigError, InputError, LLMError, ModelNotConfiguredError, SpadeError, StoreError
 from spade_lsp.llm import LLMClient, parse_json_answer
 from spade_lsp.sandbox import PYTHON_ONLY_WARNING, ModuleSource, SandboxCase, SandboxLimits, run_assertions
 from spade_lsp.synthesis import (
@@ -103,7 +110,12 @@ def instructions_of(workspace: Workspace, prompt: Path) -> tuple[list[Instructio
         for s in workspace.history.sentences(prompt)
     ]
     earlier = tuple(earlier_instructions(workspace.history.deltas(prompt)))
-    return instructions, PromptContext(text=text, inputs=tuple(placeholders_of(text)), earlier=earlier)
+    try:  # the template as its messages (a chat as its role sections), without front matter or JSON syntax
+        parsed = parse_prompt(text, source=str(prompt), kind=prompt_kind(prompt))
+    except ConfigError:
+        return instructions, PromptContext(text=text, inputs=tuple(placeholders_of(text)), earlier=earlier)
+    template = conversation_text([{"role": m.role, "content": m.content} for m in parsed.messages])
+    return instructions, PromptContext(text=template, inputs=tuple(template_placeholders(parsed)), earlier=earlier)
 
 
 def plan_synthesis(

@@ -414,13 +414,13 @@ def load_examples_file(path: Path, warnings: list[str] | None = None, *, strict:
     return _settle(parse_examples(path), warnings, strict)
 
 
-def placeholder_warnings(read: ExamplesRead, template: str) -> list[ExampleWarning]:
-    """A warning (the example is still read) for each example whose inputs lack a ``{placeholder}`` of the
-    template, or carry keys the template never names (as ``{key}``, ``{{key}}`` or ``[key]``)."""
-    from spade_lsp.synthesis import placeholders_of
+def placeholder_warnings(read: ExamplesRead, template: PromptText) -> list[ExampleWarning]:
+    """A warning (the example is still read) for each example whose inputs lack a placeholder of the prompt's
+    messages, or carry keys the prompt never names (as ``{key}``, ``{{key}}``, a Jinja2 variable or ``[key]``)."""
+    from spade_lsp._prompts import template_placeholders
 
-    used = placeholders_of(template)
-    named = set(used) | set(re.findall(r"\[\s*([A-Za-z_]\w*)\s*\]", template))
+    used = template_placeholders(template)
+    named = set(used) | set(re.findall(r"\[\s*([A-Za-z_]\w*)\s*\]", template.body))
     out: list[ExampleWarning] = []
     for index, (example, line) in enumerate(zip(read.examples, read.lines, strict=True)):
         row = read.row_of(index)
@@ -491,11 +491,11 @@ def merge_examples(
     incoming: ExamplesRead | Iterable[Example],
     *,
     strict: bool = False,
-    template: str | None = None,
+    template: PromptText | None = None,
     write: bool = True,
 ) -> ExamplesImport:
     """Append ``incoming`` to ``destination``; see the module docstring for the rules. With ``template`` (the
-    prompt's text), examples whose inputs do not fit its placeholders get a warning. With ``strict``, any
+    prompt, parsed), examples whose inputs do not fit its placeholders get a warning. With ``strict``, any
     warning (in either file) is an error and nothing is written. ``write=False`` checks without writing."""
     if isinstance(incoming, ExamplesRead):
         read = incoming

@@ -185,9 +185,18 @@ class History:
                     result.added += 1
                 else:
                     result.unchanged += 1
-            if result.added:
-                self._refresh(prompt_id)
+            if result.added or (result.unchanged and not self._has_sentences(prompt_id)):
+                self._refresh(prompt_id)  # new versions; or sentences a migration dropped, rebuilt at the next save
         return result
+
+    def _has_sentences(self, prompt_id: int) -> bool:
+        return (
+            self.store.db.execute(
+                "SELECT 1 FROM sentences s JOIN versions v ON v.id = s.version_id WHERE v.prompt_id = ? LIMIT 1",
+                [prompt_id],
+            ).fetchone()
+            is not None
+        )
 
     def _next_free_time(self, prompt_id: int) -> datetime:
         """Now, or just after the newest version if its time lies ahead (clock skew, future commits)."""

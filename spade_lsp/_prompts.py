@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -106,14 +108,12 @@ def parse_prompt(text: str, *, source: str = "<prompt>", kind: PromptKind = "tex
     templating = _templating(front_matter, kind, source)
     roles = list(_ROLE_LINE.finditer(body))
     first_words = re.search(r"\S", body)
-    chat = kind == "prompty" or (roles and first_words is not None and first_words.start() == roles[0].start(1))
-    if not chat or not roles:
-        role = "system" if kind == "prompty" else "user"
-        message = MessageTemplate(role, body.strip(), 0, len(text))
+    starts_with_role = bool(roles) and first_words is not None and first_words.start() == roles[0].start(1)
+    if not roles or not (kind == "prompty" or starts_with_role):
+        # one user message, as every prompt was sent before chat prompts (a Prompty file without role lines too)
+        message = MessageTemplate("user", body.strip(), 0, len(text))
         wording = _blank_jinja_tags(body, templating)
-        return PromptText(
-            text, wording, front_matter, kind, (message,) if body.strip() else (), templating, kind == "prompty"
-        )
+        return PromptText(text, wording, front_matter, kind, (message,) if body.strip() else (), templating)
     messages: list[MessageTemplate] = []
     lead = body[: roles[0].start()]
     if lead.strip():  # Prompty: what precedes the first role line is the system message
@@ -191,7 +191,11 @@ def prompty_sample(front_matter: Mapping[str, Any], folder: Path, *, source: str
     sample = front_matter.get("sample")
     if isinstance(sample, str):
         name = re.fullmatch(r"\$\{file:(.+)\}", sample.strip())
-        path = folder / (name.group(1) if name else sample.strip())
+        path = (folder / (name.group(1) if name else sample.strip())).resolve()
+        if not path.is_relative_to(folder.resolve()):  # its inputs are sent to the model: no file from elsewhere
+            raise ConfigError(
+                f"{source}: sample: {sample} is outside the prompt's folder; keep the sample file beside it"
+            )
         from spade_lsp._files import MAX_DATA_BYTES, read_limited_text
 
         try:
@@ -272,6 +276,14 @@ def _parse_message_list(text: str, source: str) -> PromptText:
     return PromptText(text, wording, front_matter, "messages", tuple(messages), templating, True)
 
 
+def _decoded(escape: str) -> str:
+    """The character an escape (``\\u00e9``, ``\\"``) stands for, where the sentence splitter can read it: a
+    printable character, else a space (a line break, a tab, half of a surrogate pair)."""
+    code = escape[1:]
+    character = chr(int(code[1:], 16)) if code[:1] in ("x", "u", "U") and len(code) > 1 else code
+    return character if len(character) == 1 and character.isprintable() and not character.isspace() else " "
+
+
 def _wording(raw: str, style: str | None) -> list[str]:
     """A scalar as written, with its syntax (quotes, escapes, block indicators, indentation) blanked and its
     line breaks kept: what the sentence splitter reads in place of the decoded string."""
@@ -290,8 +302,7 @@ def _wording(raw: str, style: str | None) -> list[str]:
     elif style == '"':
         out[0] = out[-1] = " "
         for match in _ESCAPE.finditer(raw, 1, len(raw) - 1):
-            escaped = match.group(0)[1:]
-            kept = escaped if len(escaped) == 1 and escaped in "\"\\/'" else " "
+            kept = _decoded(match.group(0))
             for i in range(match.start(), match.end()):
                 out[i] = " " if raw[i] not in "\r\n" else raw[i]
             if raw[match.end() - 1] not in "\r\n":
@@ -317,7 +328,7 @@ def render_messages(
     rendered: list[Message] = []
     for message in parsed.messages:
         if parsed.templating == "jinja2":
-            content, lacking = _render_jinja(message.content, inputs, f"{source}: {message.role} message")
+            content, lacking = _render_jinja(message.content, inputs, f"{source}: the {message.role} message")
         else:
             from spade_lsp.synthesis import render_prompt
 
@@ -354,6 +365,7 @@ def template_placeholders(parsed: PromptText) -> list[str]:
     for message in parsed.messages:
         if parsed.templating == "jinja2":
             names.update(dict.fromkeys(_jinja_names(message.content)))
+            names.update(dict.fromkeys(_SINGLE_BRACE.findall(message.content)))
         else:
             from spade_lsp.synthesis import placeholders_of
 
@@ -361,50 +373,80 @@ def template_placeholders(parsed: PromptText) -> list[str]:
     return list(names)
 
 
-def _environment(kept: list[str] | None = None) -> Any:
+class _Kept(threading.local):
+    """The inputs a render printed but lacked, per thread (renders share one environment and compiled templates)."""
+
+    names: list[str]
+
+    def __init__(self) -> None:
+        self.names = []
+
+
+_KEPT = _Kept()
+
+
+@lru_cache(maxsize=1)
+def _environment() -> Any:
     """A sandboxed Jinja2 environment (a template cannot reach Python internals) in which a missing input renders
-    as written (``{{ name }}``), as ``{x}`` placeholders do, and is noted in ``kept``."""
+    as written (``{{ name }}``), as ``{x}`` placeholders do, and is noted in ``_KEPT``."""
     from jinja2 import ChainableUndefined
     from jinja2.sandbox import SandboxedEnvironment
 
-    class _Kept(ChainableUndefined):
+    class _KeptAsWritten(ChainableUndefined):
         def __str__(self) -> str:
             if not self._undefined_name:
                 return ""
-            if kept is not None:
-                kept.append(self._undefined_name)
+            _KEPT.names.append(self._undefined_name)
             return f"{{{{ {self._undefined_name} }}}}"
 
-    return SandboxedEnvironment(undefined=_Kept, keep_trailing_newline=True, autoescape=False)
+    return SandboxedEnvironment(undefined=_KeptAsWritten, keep_trailing_newline=True, autoescape=False)
 
 
-def _jinja_names(template: str) -> list[str]:
+@lru_cache(maxsize=256)
+def _compiled(template: str) -> Any:
+    """A message's template compiled once (sampling renders it for every example and sample)."""
+    return _environment().from_string(template)
+
+
+@lru_cache(maxsize=256)
+def _jinja_names(template: str) -> tuple[str, ...]:
+    """The inputs a Jinja2 template uses, in order of first use (memoised: the editor asks on every keystroke)."""
     from jinja2 import TemplateSyntaxError, meta
 
     try:
         parsed = _environment().parse(template)
     except TemplateSyntaxError:
-        return []
+        return ()
     found = meta.find_undeclared_variables(parsed)
     ordered: dict[str, None] = {}
     for name in re.findall(r"[A-Za-z_]\w*", template):
         if name in found:
             ordered.setdefault(name, None)
-    return list(ordered)
+    return tuple(ordered)
+
+
+# ``{name}`` (not ``{{name}}``): a placeholder in every template format spade reads, Jinja2 included
+_SINGLE_BRACE = re.compile(r"(?<!\{)\{([A-Za-z_]\w*)\}(?!\})")
 
 
 def _render_jinja(template: str, inputs: Mapping[str, Any], where: str) -> tuple[str, list[str]]:
-    """The template rendered, and the inputs it printed but lacked (one only tested in ``{% if %}`` is optional)."""
-    from jinja2 import TemplateError
-
+    """The template rendered, and the inputs it printed but lacked (one only tested in ``{% if %}`` is optional).
+    ``{name}`` placeholders are filled too (as ``{{ name }}``), since spade reads both forms everywhere."""
     kept: list[str] = []
+    _KEPT.names = []
+    singles = _SINGLE_BRACE.findall(template)
+    if singles:
+        template = _SINGLE_BRACE.sub(
+            lambda m: f"{{{{ {m.group(1)} }}}}" if m.group(1) in inputs else m.group(0), template
+        )
+        kept += [name for name in singles if name not in inputs]
     try:
-        return _environment(kept).from_string(template).render(**dict(inputs)), list(dict.fromkeys(kept))
-    except TemplateError as error:
+        rendered = _compiled(template).render(**dict(inputs))
+    except Exception as error:  # a template error, or Python's (a TypeError, the sandbox's SecurityError, ...)
         line = getattr(error, "lineno", None)
-        raise PromptFileError(
-            f"{where}: Jinja2 template error{f' on its line {line}' if line else ''}: {error}"
-        ) from error
+        where_line = f" on its line {line}" if line else ""
+        raise PromptFileError(f"{where}: Jinja2 template error{where_line}: {error}".splitlines()[0]) from error
+    return rendered, list(dict.fromkeys(kept + _KEPT.names))
 
 
 def decode_prompt(data: bytes, *, source: str, max_bytes: int) -> str:

@@ -357,6 +357,22 @@ def _review_schema(db: Database) -> None:
     )
 
 
+@_MIGRATIONS(name="0011_chat_prompts")
+def _chat_prompts(db: Database) -> None:
+    """Prompty files are read as chat prompts now: their role lines, front matter and Jinja2 statements are
+    markup, no longer sentences. Their deltas and sentences are dropped, to be computed again from the versions
+    (deltas when next asked for, sentences at the next record)."""
+    db.execute(
+        "DELETE FROM changes WHERE delta_id IN (SELECT d.id FROM deltas d JOIN prompts p ON p.id = d.prompt_id "
+        "WHERE p.path LIKE '%.prompty')"
+    )
+    db.execute("DELETE FROM deltas WHERE prompt_id IN (SELECT id FROM prompts WHERE path LIKE '%.prompty')")
+    db.execute(
+        "DELETE FROM sentences WHERE version_id IN (SELECT v.id FROM versions v JOIN prompts p ON p.id = v.prompt_id "
+        "WHERE p.path LIKE '%.prompty')"
+    )
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text

@@ -13,9 +13,12 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from spade_lsp.errors import InputError, SpadeError
+
+if TYPE_CHECKING:
+    from spade_lsp._prompts import PromptText
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2  # EXIT_FAILURES: the command ran and found failures
 
@@ -327,9 +330,9 @@ def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
 _WARNINGS_SHOWN = 50  # on stderr; --json lists them all
 
 
-def _examples_template(args: argparse.Namespace) -> str | None:
-    """The prompt's text, to check the examples' inputs against its placeholders: the file, or the newest of
-    the versions being imported; None when neither can be read."""
+def _examples_template(args: argparse.Namespace) -> PromptText | None:
+    """The prompt, to check the examples' inputs against its placeholders: the file, or the newest of the
+    versions being imported; None when neither can be read or parsed."""
     from spade_lsp._inputs import read_versions_file
     from spade_lsp._prompts import parse_prompt, prompt_kind, read_prompt_file
     from spade_lsp.config import Settings
@@ -344,9 +347,9 @@ def _examples_template(args: argparse.Namespace) -> str | None:
     except (SpadeError, OSError):
         return None  # the versions' own import says what is wrong with them
     try:
-        return parse_prompt(text, source=str(args.prompt), kind=prompt_kind(args.prompt)).body
+        return parse_prompt(text, source=str(args.prompt), kind=prompt_kind(args.prompt))
     except SpadeError:
-        return text
+        return None  # the versions' own import says what is wrong with them
 
 
 def _report_examples(args: argparse.Namespace, out: TextIO, result: Any) -> None:

@@ -112,6 +112,9 @@ class Settings(BaseModel):
         taken = sorted(set(value) & _PARAMETERS_SPADE_SETS)
         if taken:
             raise ValueError(f"{', '.join(taken)}: set by spade itself (use the settings of the same name, if any)")
+        secret = sorted(key for key in value if _SECRET_NAME.search(key))
+        if secret:  # parameters are stored in cache keys and written into exported configs
+            raise ValueError(f"{', '.join(secret)}: credentials never go in settings; name the variable in api_key_env")
         return value
 
     def merged(self, overrides: dict[str, Any], *, source: str) -> Settings:
@@ -142,6 +145,10 @@ _PARAMETERS_SPADE_SETS = frozenset(
         "functions",
     }
 )
+
+
+#: Names of parameters or environment variables that hold credentials: never stored, never put into a URL.
+_SECRET_NAME = re.compile(r"key|token|secret|password|credential|header|auth", re.IGNORECASE)
 
 
 #: Settings only the workspace's settings files set (spade.toml, pyproject.toml): a prompt's front matter, the
@@ -182,6 +189,8 @@ def _env_value(value: Any) -> str | None:
 
     def fill(match: re.Match[str]) -> str:
         nonlocal unresolved
+        if _SECRET_NAME.search(match.group(1)):  # a model name or an endpoint is shown, stored and exported
+            raise ConfigError(f"front matter: ${{env:{match.group(1)}}} names a secret; only api_key may refer to one")
         found = os.environ.get(match.group(1), match.group(2))
         if found is None:
             unresolved = True

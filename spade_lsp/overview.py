@@ -351,6 +351,8 @@ def _message_views(parsed: PromptText | None, text: str) -> tuple[MessageView, .
         header = message.header if message.header is not None else message.start
         line_end = text.find("\n", header)
         heading_end = min(message.end, len(text) if line_end < 0 else line_end)
+        if heading_end > header and text[heading_end - 1] == "\r":  # a CRLF line's break is not its text
+            heading_end -= 1
         views.append(
             MessageView(
                 role=message.role,

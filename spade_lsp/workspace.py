@@ -157,9 +157,26 @@ def sync_prompt(workspace: Workspace, path: Path, *, git: bool = True, text: str
             warnings.append(f"git history not imported: {error}")
     if not text.strip():
         warnings.append(f"{path}: the prompt is empty; nothing recorded")
-    else:
-        workspace.history.record(path, text, origin="save", from_file=from_file)
+        return warnings
+    _refuse_unparsed_message_list(path, text)
+    workspace.history.record(path, text, origin="save", from_file=from_file)
     return warnings
+
+
+def _refuse_unparsed_message_list(path: Path, text: str) -> None:
+    """A message list (``.prompt.json``, ``.prompt.yaml``) that does not parse, half-typed JSON an autosave wrote,
+    is not recorded (its git history is imported before): as a version it would be its raw text, so every sentence
+    would count as removed and added again once it parses, losing its origin and labels.
+    :class:`~spade_lsp.errors.ConfigError` says why, as for invalid front matter."""
+    from spade_lsp._prompts import parse_prompt, prompt_kind
+    from spade_lsp.errors import ConfigError
+
+    if prompt_kind(path) != "messages":
+        return
+    try:
+        parse_prompt(text, source=str(path), kind="messages")
+    except ConfigError as error:
+        raise ConfigError(f"{error}; not recorded until it parses") from error
 
 
 def synced_head(workspace: Workspace, path: Path) -> tuple[list[str], int, str]:

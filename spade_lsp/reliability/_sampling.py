@@ -102,6 +102,7 @@ class _Plan:
     verify: bool = False  # the last validator is the LLM verifier
     settings: Settings = field(default_factory=Settings)  # the prompt's: files, front matter, overrides
     fallbacks: Fallbacks = field(default_factory=Fallbacks)
+    _rendered: dict[str, list[dict[str, str]]] = field(default_factory=dict, repr=False)
 
     @property
     def assertions(self) -> list[ValidatorSpec]:
@@ -109,8 +110,14 @@ class _Plan:
         return self.validators[:-1] if self.verify else self.validators
 
     def messages(self, example: Example) -> list[dict[str, str]]:
-        """The messages sent for ``example``: the template's, placeholders filled from its inputs."""
-        return render_messages(self.template, example.inputs, source=self.prompt_key)[0]
+        """The messages sent for ``example``: the template's, placeholders filled from its inputs (rendered once
+        per example: every sample and its validation use them)."""
+        rendered = self._rendered.get(example.id)
+        if rendered is None:
+            rendered = self._rendered[example.id] = render_messages(
+                self.template, example.inputs, source=self.prompt_key
+            )[0]
+        return rendered
 
 
 def sample_prompt(

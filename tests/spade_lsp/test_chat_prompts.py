@@ -326,3 +326,84 @@ def test_a_message_list_is_sampled_as_written(workspace_dir: Path) -> None:
         {"role": "user", "content": "Question: Where is it?"},
     ]
     assert all(v["verdict"] != "fail" or v["name"] == "assert_short" for v in document["validators"])
+
+
+def test_a_prompty_file_without_role_lines_is_one_user_message_with_its_braces_filled() -> None:
+    parsed = parse_prompt("---\nname: x\n---\nAnswer {question} briefly, {{ name }}.\n", kind="prompty")
+    assert not parsed.is_chat and parsed.templating == "jinja2"
+    messages, missing = render_messages(parsed, {"question": "why?"})
+    assert messages == [{"role": "user", "content": "Answer why? briefly, {{ name }}."}] and missing == ["name"]
+    assert template_placeholders(parsed) == ["name", "question"]
+    # a {x} placeholder is filled in a chat Prompty file too, and one whose input is missing is named
+    chat = parse_prompt("system:\nBe brief about {topic}.\nuser:\n{{q}}\n", kind="prompty")
+    assert render_messages(chat, {"q": "hi"}) == (
+        [{"role": "system", "content": "Be brief about {topic}."}, {"role": "user", "content": "hi"}],
+        ["topic"],
+    )
+
+
+@pytest.mark.parametrize("expression", ["{{ q + 1 }}", "{{ 1 / 0 }}", "{{ range(10**9) | list }}", "{% if %}"])
+def test_jinja_errors_are_one_line_not_a_traceback(expression: str) -> None:
+    parsed = parse_prompt(f"user:\n{expression}\n", kind="prompty")
+    with pytest.raises(PromptFileError, match=r"^p: the user message: Jinja2 template error") as raised:
+        render_messages(parsed, {"q": "hi"}, source="p")
+    assert "\n" not in str(raised.value)
+
+
+def test_front_matter_cannot_read_files_elsewhere_or_put_secrets_where_they_are_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "secret.json").write_text('{"q": "private"}', encoding="utf-8")
+    folder = tmp_path / "prompts"
+    folder.mkdir()
+    for sample in ("../secret.json", str(tmp_path / "secret.json"), "${file:../secret.json}"):
+        with pytest.raises(ConfigError, match="outside the prompt's folder"):
+            prompty_sample({"sample": sample}, folder, source="p")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-live")
+    leaky = {"configuration": {"type": "openai", "name": "x", "base_url": "https://h/${env:OPENAI_API_KEY}"}}
+    with pytest.raises(ConfigError, match="names a secret"):
+        prompty_model_settings(leaky)
+    with pytest.raises(ConfigError, match="extra_headers: credentials never go in settings"):
+        Workspace.for_path(tmp_path).settings.merged({"model_parameters": {"extra_headers": {"a": "b"}}}, source="t")
+
+
+def test_a_one_message_prompt_sends_what_it_sent_before_chat_prompts(workspace_dir: Path) -> None:
+    prompt = workspace_dir / "support.prompt"
+    prompt.write_text("---\ntau: 0.3\n---\n\nAnswer {question}\nbriefly.\n\n", encoding="utf-8")
+    _chat_workspace(workspace_dir, "support.prompt", prompt.read_text(encoding="utf-8"))
+    with OpenAIStub(lambda request: chat_reply("Soon.")) as stub:
+        overrides = {"model": "openai/stub", "api_base": stub.api_base, "classifier": "offline"}
+        with Workspace(workspace_dir, overrides=overrides) as workspace:
+            sample_prompt(workspace, prompt, SampleOptions(samples=1))
+        [request] = stub.requests
+    assert request["messages"] == [{"role": "user", "content": "Answer Where is it?\nbriefly."}]
+
+
+def test_a_message_list_that_does_not_parse_is_not_recorded(workspace_dir: Path) -> None:
+    from spade_lsp.workspace import sync_prompt
+
+    prompt = workspace_dir / "b.prompt.json"
+    prompt.write_text('[{"role": "system", "content": "Answer in JSON."}]', encoding="utf-8")
+    with Workspace(workspace_dir, overrides={"classifier": "offline"}) as workspace:
+        sync_prompt(workspace, prompt, git=False)
+        prompt.write_text('[{"role": "system", "content": "Answer in JSON. Never', encoding="utf-8")
+        with pytest.raises(ConfigError, match="not recorded until it parses"):
+            sync_prompt(workspace, prompt, git=False)
+        assert len(workspace.history.versions(prompt)) == 1
+
+
+def test_prompty_histories_recorded_before_chat_prompts_are_read_again(workspace_dir: Path) -> None:
+    from spade_lsp._store import _chat_prompts
+
+    prompt = workspace_dir / "support.prompty"
+    prompt.write_text(PROMPTY, encoding="utf-8")
+    with Workspace(workspace_dir, overrides={"classifier": "offline"}) as workspace:
+        workspace.history.record(prompt, PROMPTY, origin="save")
+        before = workspace.history.sentences(prompt)
+        with workspace.store.write() as db:
+            _chat_prompts(db)  # the migration, as on a store written by an older spade-lsp
+        assert workspace.history.sentences(prompt) == []
+        workspace.history.record(prompt, PROMPTY, origin="save")  # unchanged text: no version, sentences rebuilt
+        assert workspace.history.sentences(prompt) == before and len(workspace.history.versions(prompt)) == 1
+        first = workspace.history.deltas(prompt)[0].changes[0]
+        assert (first.new_text or "").startswith("You are a support")  # not the role line "system:" any more

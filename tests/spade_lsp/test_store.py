@@ -34,6 +34,7 @@ def test_reopen_applies_no_migration_twice(workspace_dir: Path) -> None:
         "0008_llm_capabilities",
         "0009_relabel",
         "0010_review",
+        "0011_chat_prompts",
     ]
 
 

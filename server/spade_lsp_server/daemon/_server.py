@@ -32,7 +32,7 @@ from spade_lsp._relabel import wants_relabel_settings
 from spade_lsp._store import Store
 from spade_lsp.config import DEFAULT_PROMPT_GLOBS, Settings, load_settings
 from spade_lsp.errors import ConfigError, SpadeError
-from spade_lsp.workspace import Workspace, sync_prompt
+from spade_lsp.workspace import sync_prompt
 from spade_lsp_client import _protocol as protocol
 from spade_lsp_server.daemon._runner import JobRunner, RunnerHooks, WorkspaceCache
 from spade_lsp_server.daemon._watcher import Debouncer, PromptWatcher
@@ -48,28 +48,6 @@ _STOP_JOBS_S: Final = 3.0
 _JOB_SLOTS: Final = max(1, min(2, os.cpu_count() or 1))
 #: Recorder threads: a record spends most of its time in git subprocesses, so two overlap well.
 _RECORDERS: Final = 2
-
-
-def refuse_unparsed_message_list(workspace: Workspace, path: Path, text: str | None) -> None:
-    """A message list (``.prompt.json``, ``.prompt.yaml``) that does not parse, half-typed JSON an autosave
-    wrote, is not recorded: as a version it would be its raw text, so every sentence would count as removed and
-    added again when it parses, losing its origin and labels. Its git history is still imported; then
-    :class:`~spade_lsp.errors.ConfigError` says why, as for invalid front matter (the editor shows the note)."""
-    from spade_lsp._prompts import parse_prompt, prompt_kind, read_prompt_file
-    from spade_lsp.errors import GitHistoryError
-
-    if prompt_kind(path) != "messages":
-        return
-    max_bytes = workspace.settings.max_prompt_bytes
-    current = text if text is not None else read_prompt_file(path, max_bytes=max_bytes)
-    try:
-        parse_prompt(current, source=str(path), kind="messages")
-    except ConfigError as error:
-        try:
-            workspace.history.import_git(path, max_bytes=max_bytes)
-        except GitHistoryError as git_error:
-            log.info("git history of %s not imported: %s", path, git_error)
-        raise ConfigError(f"{error}; not recorded until it parses") from error
 
 
 class ParamsError(SpadeError):
@@ -547,7 +525,6 @@ class Daemon:
             self._record_caches.append(cache)
         workspace = cache.get()
         before = workspace.history.versions(path)
-        refuse_unparsed_message_list(workspace, path, text)
         warnings = sync_prompt(workspace, path, text=text)
         after = workspace.history.versions(path)
         recorded = len(after) != len(before) or (bool(after) and after[-1].id != before[-1].id)
