@@ -176,7 +176,8 @@ def test_the_verifier_column_is_an_item_that_skips_without_an_assistant(
 def test_a_spade_error_fails_the_items_with_its_one_line(pytester: pytest.Pytester, stub: OpenAIStub) -> None:
     _workspace(pytester.path, _settings(stub))
     (pytester.path / "blurb.examples.jsonl").unlink()
-    result = _run(pytester, "--spade")
+    # -rN: no short summary, whose lines pytest cuts to the terminal's width except under CI
+    result = _run(pytester, "--spade", "-rN")
     result.assert_outcomes(failed=3)
     text = result.stdout.str()
     assert text.count("blurb.examples.jsonl: no examples to take inputs from") == 3 + 1  # the items, the summary
