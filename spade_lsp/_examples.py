@@ -55,6 +55,8 @@ _FIELD_ORDER: Final = ("id", "inputs", "output", "label", "grading_note", "promp
 _LINE_BREAK: Final = re.compile(rb"\r\n|\r|\n")  # JSON lines end at these; U+2028 inside a string does not
 _WHAT: Final = "an examples file"
 SKIPPED: Final = "skipped"
+UNLABELLED: Final = "imported unlabelled"
+"""The outcome of a note rather than a problem (examples read whole, without a label): ``strict`` lets it pass."""
 _KEPT: Final = "imported as it is"
 _LEFT: Final = "not read; left in the file as it is"
 _SHOWN_IN_ERRORS: Final = 200  # problems named in one strict error; the count says how many there were
@@ -496,7 +498,8 @@ def merge_examples(
 ) -> ExamplesImport:
     """Append ``incoming`` to ``destination``; see the module docstring for the rules. With ``template`` (the
     prompt, parsed), examples whose inputs do not fit its placeholders get a warning. With ``strict``, any
-    warning (in either file) is an error and nothing is written. ``write=False`` checks without writing."""
+    warning (in either file; not a note of examples imported :data:`UNLABELLED`) is an error and nothing is
+    written. ``write=False`` checks without writing."""
     if isinstance(incoming, ExamplesRead):
         read = incoming
     else:
@@ -540,8 +543,9 @@ def merge_examples(
                 )
             )
     warnings += source_warnings
-    if strict and warnings:
-        raise problems_error(read.path, warnings, "nothing was written (--strict)")
+    problems = [warning for warning in warnings if warning.outcome != UNLABELLED]
+    if strict and problems:
+        raise problems_error(read.path, problems, "nothing was written (--strict)")
     rejected = sum(1 for warning in source_warnings if warning.skipped)
     if not added and not skipped and rejected:
         raise problems_error(read.path, warnings, "no usable example; nothing was written")

@@ -11,10 +11,13 @@
   Python from there first.
 - :func:`read_promptfoo_results` (``spade import PROMPT --promptfoo results.json``) reads the JSON that
   ``promptfoo eval -o results.json`` (or ``promptfoo export eval ID -o results.json``) writes, version 3, into
-  labelled examples for :func:`~spade_lsp._examples.merge_examples`: a human rating made in promptfoo's viewer
-  (a component result whose assertion type is ``human``) decides the label, else the row's grade; rows with
-  an error (no output) are skipped with a warning. Each id is the test's description (or ``promptfoo``) and a
-  hash of the inputs and output, so importing the same results twice adds nothing.
+  examples for :func:`~spade_lsp._examples.merge_examples`. A human rating made in promptfoo's viewer (a
+  component result whose assertion type is ``human``) decides the label, else the grade of the row's other
+  assertions, those that are not spade's exported checks: a label that came from spade's own checks would make
+  ``spade select`` measure the checks against themselves. A row graded by spade's checks alone is imported
+  unlabelled, and one note says how many were. Rows with an error (no output) are skipped with a warning. Each
+  id is the test's description (or ``promptfoo``) and a hash of the inputs and output, so importing the same
+  results twice adds nothing.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import yaml
 
-from spade_lsp._examples import SKIPPED, Example, ExamplesRead, ExampleWarning
+from spade_lsp._examples import SKIPPED, UNLABELLED, Example, ExamplesRead, ExampleWarning
 from spade_lsp._files import (
     MAX_EXAMPLES_BYTES,
     MAX_SIDECAR_BYTES,
@@ -40,7 +43,8 @@ from spade_lsp._files import (
     read_limited_text,
     sidecar_path,
 )
-from spade_lsp.errors import InputError
+from spade_lsp.errors import InputError, SpadeError
+from spade_lsp.synthesis import PLACEHOLDER_PATTERN
 
 if TYPE_CHECKING:
     from spade_lsp._prompts import PromptText
@@ -60,8 +64,10 @@ __all__ = [
 MARKER: Final = "Written by `spade export promptfoo`"
 """The first line of every file the export writes: a file without it is never overwritten without --force."""
 RESULTS_VERSION: Final = 3
-_PLACEHOLDER: Final = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{([A-Za-z_]\w*)\}")
 _NUNJUCKS_SYNTAX: Final = re.compile(r"\{\{|\{%|\{#|\}\}|%\}|#\}")
+#: a ``python`` assertion of an exported config: ``file://NAME_promptfoo.py:assert_x`` (see :func:`adapter_path`)
+_SPADE_CHECK: Final = re.compile(r"file://(?:.*[/\\])?[0-9A-Za-z_]*_promptfoo\.py:assert_\w*\s*\Z", re.DOTALL)
+_SHOWN_TESTS: Final = 5  # tests named in the warning about missing inputs
 
 # litellm provider prefix -> promptfoo provider id prefix (best effort; see promptfoo_provider)
 _PROVIDERS: Final = {
@@ -177,7 +183,7 @@ def nunjucks_template(content: str, templating: str) -> str:
         return content
     out: list[str] = []
     position = 0
-    for match in _PLACEHOLDER.finditer(content):
+    for match in PLACEHOLDER_PATTERN.finditer(content):
         out.append(_literal(content[position : match.start()]))
         out.append("{{ " + (match.group(1) or match.group(2)) + " }}")
         position = match.end()
@@ -309,6 +315,7 @@ def export_promptfoo(
         },
         "tests": _tests(examples),
     }
+    warnings += _lacking_inputs(parsed, document["tests"], str(prompt))
     header = (
         f"# {MARKER} from {_relative(prompt, config.parent)}; run it with `promptfoo eval -c {config.name}`.\n"
         f"# spade rewrites this file on the next export: change the prompt, its examples or its selection instead.\n"
@@ -343,6 +350,32 @@ def _tests(examples: Sequence[Example]) -> list[dict[str, Any]]:
         key = json.dumps(example.inputs, sort_keys=True, ensure_ascii=False, default=str)
         tests.setdefault(key, {"description": example.id, "vars": dict(example.inputs)})
     return list(tests.values())
+
+
+def _lacking_inputs(parsed: PromptText, tests: Sequence[Mapping[str, Any]], source: str) -> list[str]:
+    """A warning for the tests whose inputs lack a placeholder the prompt uses: spade keeps such a placeholder as
+    written (``{x}``) where promptfoo renders an undefined variable empty, so the two would see different
+    prompts for them."""
+    from spade_lsp._prompts import render_messages
+
+    lacking: list[tuple[str, list[str]]] = []
+    for test in tests:
+        try:
+            _, missing = render_messages(parsed, test["vars"], source=source)
+        except SpadeError:
+            continue  # a template error: spade's own runs say what it is
+        if missing:
+            lacking.append((str(test["description"]), missing))
+    if not lacking:
+        return []
+    names = ", ".join("{" + name + "}" for name in dict.fromkeys(n for _, missing in lacking for n in missing))
+    shown = ", ".join(repr(test) for test, _ in lacking[:_SHOWN_TESTS])
+    more = f" and {len(lacking) - _SHOWN_TESTS} more" if len(lacking) > _SHOWN_TESTS else ""
+    return [
+        f"{len(lacking)} test(s) lack inputs the prompt uses ({names}): {shown}{more}; promptfoo renders a missing "
+        "input empty where spade keeps it as written, so the two see different prompts: give those examples the "
+        "inputs"
+    ]
 
 
 def _relative(path: Path, start: Path) -> str:
@@ -498,6 +531,7 @@ def read_promptfoo_results(path: Path) -> ExamplesRead:
     lines: list[int] = []
     warnings: list[ExampleWarning] = []
     seen: set[str] = set()
+    unlabelled = 0
     for number, row in enumerate(results["results"], 1):
         example, problem = _example_of(row)
         if example is None:
@@ -508,8 +542,19 @@ def read_promptfoo_results(path: Path) -> ExamplesRead:
         seen.add(example.id)
         examples.append(example)
         lines.append(number)
+        unlabelled += example.label is None
     if not examples and not warnings:
         raise InputError(f"{path}: no results in the file")
+    if unlabelled:
+        warnings.append(
+            ExampleWarning(
+                path,
+                None,
+                f"{unlabelled} of {len(examples)} example(s) graded only by spade's own checks: rate them in "
+                "`promptfoo view` to label them",
+                UNLABELLED,
+            )
+        )
     return ExamplesRead(path, examples, lines, warnings)
 
 
@@ -545,23 +590,27 @@ def _example_of(row: Any) -> tuple[Example | None, str | None]:
     return Example(identifier, dict(variables), output, label, prompt=rendered or None), None
 
 
+def _spade_check(assertion: Mapping[str, Any]) -> bool:
+    """An assertion ``spade export promptfoo`` wrote: a ``python`` one calling the adapter module."""
+    value = assertion.get("value")
+    return assertion.get("type") == "python" and isinstance(value, str) and bool(_SPADE_CHECK.match(value))
+
+
 def _grade(row: Mapping[str, Any]) -> int | None:
-    """1 (good) or 0 (bad): a human rating when present, else the row's grade; None when nothing graded it."""
+    """1 (good) or 0 (bad): a human rating when present, else whether the row passed its assertions that are not
+    spade's exported checks (promptfoo's own, a user's); None when only spade's checks graded it."""
     grading = row.get("gradingResult")
-    if isinstance(grading, dict):
-        for component in grading.get("componentResults") or []:
-            if not isinstance(component, dict):
-                continue
-            assertion = component.get("assertion")
-            if (
-                isinstance(assertion, dict)
-                and assertion.get("type") == "human"
-                and isinstance(component.get("pass"), bool)
-            ):
-                return int(component["pass"])
-        if isinstance(grading.get("pass"), bool):
-            return int(grading["pass"])
-    success = row.get("success")
-    if isinstance(success, bool) and grading is not None:
-        return int(success)
-    return None
+    if not isinstance(grading, dict):
+        return None
+    others: list[bool] = []
+    for component in grading.get("componentResults") or []:
+        if not isinstance(component, dict) or not isinstance(component.get("pass"), bool):
+            continue
+        assertion = component.get("assertion")
+        if not isinstance(assertion, dict):
+            continue
+        if assertion.get("type") == "human":
+            return int(component["pass"])
+        if not _spade_check(assertion):
+            others.append(component["pass"])
+    return int(all(others)) if others else None

@@ -84,7 +84,7 @@ def _yaml_or_none(text: str) -> Any:
     import yaml
 
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: per keystroke
     except (yaml.YAMLError, RecursionError):
         return None
 

@@ -268,7 +268,7 @@ def _plain(value: Any) -> Any:
 
 
 def _sampled_items(workspace: Workspace, prompt: Path) -> list[list[JudgeItem]]:
-    from spade_lsp._examples import read_examples
+    from spade_lsp._examples import prompt_examples
     from spade_lsp._files import examples_path
     from spade_lsp._prompts import parse_prompt, prompt_kind, render_conversation
 
@@ -289,7 +289,10 @@ def _sampled_items(workspace: Workspace, prompt: Path) -> list[list[JudgeItem]]:
         workspace.history.content(chosen.content_hash), source=str(prompt), kind=prompt_kind(prompt)
     )
     source = examples_path(prompt)
-    examples = {example.id: example for example in read_examples(source)} if source.exists() else {}
+    try:
+        examples = {example.id: example for example in prompt_examples(prompt, template)}
+    except InputError:
+        examples = {}  # no examples file any more: every input is reported gone below
     input_ids = [str(value) for value in json.loads(inputs_json)]
     by_input: dict[int, list[JudgeItem]] = {}
     gone: set[str] = set()

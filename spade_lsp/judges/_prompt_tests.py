@@ -44,7 +44,6 @@ __all__ = [
     "PromptWithContext",
     "TestItem",
     "aggregate",
-    "chat_text",
     "extract_decision",
     "group_items",
     "load_test_data",
@@ -82,11 +81,6 @@ class PromptWithContext:
     def chat(self) -> tuple[Message, ...]:
         """What the model under test is sent."""
         return self.messages if self.messages is not None else ({"role": "user", "content": self.text},)
-
-
-def chat_text(messages: Sequence[Message]) -> str:
-    """A chat as text for annotators and reports: "role: content" blocks separated by blank lines."""
-    return "\n\n".join(f"{m['role']}: {m['content']}" for m in messages)
 
 
 @dataclass(frozen=True, slots=True)

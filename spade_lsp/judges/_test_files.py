@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, cast
 
 from spade_lsp._files import MAX_DATA_BYTES, MAX_SETTINGS_BYTES, MAX_SIDECAR_BYTES, read_limited_text
+from spade_lsp._prompts import ROLES, conversation_text
 from spade_lsp.errors import ConfigError, InputError
 from spade_lsp.judges._ask import Answer, JudgeClients
 from spade_lsp.judges._items import JudgeItem
@@ -46,7 +47,6 @@ from spade_lsp.judges._prompt_tests import (
     TestItem,
     _reduce,
     aggregate,
-    chat_text,
 )
 from spade_lsp.judges._scales import OutOfScale, Scale
 
@@ -71,7 +71,6 @@ TEST_FILE_SUFFIXES: Final = (".yaml", ".yml", ".json")
 ITEMS_SUFFIX: Final = ".jsonl"
 AGGREGATIONS: Final[tuple[Aggregation, ...]] = ("mean", "min", "max", "sum", "count")
 JUDGE_UNITS: Final = ("judge", "categorical")
-ROLES: Final = ("system", "user", "assistant")
 _TOP_KEYS: Final = ("name", "description", "items", "annotators", "measurements", "aggregations", "group_by")
 _ITEM_KEYS: Final = ("id", "context", "prompts", "prompt")
 _PROMPT_KEYS: Final = ("text", "messages", "context")
@@ -458,7 +457,7 @@ def _prompt(raw: Any, item_context: Mapping[str, Any], where: _Where) -> PromptW
         chat.append({"role": message["role"], "content": _fill(message["content"], values, here.at("content"))})
     if chat[-1]["role"] != "user":
         raise where.at("messages").error("the last message is the user's: the model under test answers it")
-    return PromptWithContext(chat_text(chat), context, tuple(chat))
+    return PromptWithContext(conversation_text(chat), context, tuple(chat))
 
 
 # -- annotators ---------------------------------------------------------------------------------------------
@@ -654,14 +653,18 @@ class _SidecarRunner:
         key = tuple((items[k].item.id, index, items[k].interactions[index].response) for k, index in slots)
         cached = self.done.get(module)
         if cached is None or cached[0] != key:
-            cases = [
-                SandboxCase(
-                    example={**items[k].item.context, **items[k].interactions[index].prompt.context},
-                    prompt=items[k].interactions[index].prompt.text,
-                    response=items[k].interactions[index].response or "",
+            cases = []
+            for k, index in slots:
+                interaction = items[k].interactions[index]
+                messages = [dict(m) for m in interaction.prompt.chat()]  # as sent: what eval and sample give a check
+                cases.append(
+                    SandboxCase(
+                        example={**items[k].item.context, **interaction.prompt.context},
+                        prompt=conversation_text(messages),
+                        response=interaction.response or "",
+                        messages=messages,
+                    )
                 )
-                for k, index in slots
-            ]
             result = run_assertions(
                 ModuleSource(self.texts[module], str(module)),
                 cases,

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 from spade_lsp._types import ChangeKind
 
 __all__ = [
+    "PLACEHOLDER_PATTERN",
     "Candidate",
     "Instruction",
     "PromptContext",
@@ -25,13 +26,14 @@ __all__ = [
     "render_prompt",
 ]
 
-_PLACEHOLDER = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{([A-Za-z_]\w*)\}")
+PLACEHOLDER_PATTERN = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{([A-Za-z_]\w*)\}")
+"""``{var}`` and ``{{var}}`` (group 1 or 2 is the name): what spade reads as a placeholder everywhere."""
 
 
 def placeholders_of(text: str) -> list[str]:
     """``{var}`` and ``{{var}}`` names in order of first appearance."""
     names: dict[str, None] = {}
-    for match in _PLACEHOLDER.finditer(text):
+    for match in PLACEHOLDER_PATTERN.finditer(text):
         names.setdefault(match.group(1) or match.group(2), None)
     return list(names)
 
@@ -47,7 +49,7 @@ def render_prompt(template: str, inputs: Mapping[str, Any]) -> tuple[str, list[s
             return match.group(0)
         return str(inputs[name])
 
-    return _PLACEHOLDER.sub(fill, template), missing
+    return PLACEHOLDER_PATTERN.sub(fill, template), missing
 
 
 @dataclass(frozen=True, slots=True)

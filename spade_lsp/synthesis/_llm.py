@@ -66,7 +66,7 @@ from spade_lsp.sandbox import (
     check_source,
     run_assertions,
 )
-from spade_lsp.synthesis import _PLACEHOLDER, Candidate, Instruction, PromptContext
+from spade_lsp.synthesis import PLACEHOLDER_PATTERN, Candidate, Instruction, PromptContext
 from spade_lsp.synthesis._sidecar import IMPORTS
 from spade_lsp.taxonomy import CATEGORY_IDS, DISPLAY_NAMES
 
@@ -273,7 +273,7 @@ def synthetic_example(context: PromptContext) -> SandboxCase:
         name = match.group(1) or match.group(2)
         return str(inputs[name]) if name in inputs else match.group(0)
 
-    return SandboxCase(inputs, _PLACEHOLDER.sub(fill, context.text), EXAMPLE_RESPONSE)
+    return SandboxCase(inputs, PLACEHOLDER_PATTERN.sub(fill, context.text), EXAMPLE_RESPONSE)
 
 
 def _answer_yes(question: str, response: str, context: Mapping[str, Any]) -> bool:

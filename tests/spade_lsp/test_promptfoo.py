@@ -208,6 +208,34 @@ def test_export_without_a_selection_exports_every_check_with_a_warning(
     assert "Path(__file__).resolve().parent / '../support_assertions.py'" in adapter
 
 
+def test_export_warns_of_tests_that_lack_an_input_the_prompt_uses(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """spade keeps a missing input as written (``{question}``), promptfoo renders it empty: the export says which
+    tests would see different prompts; an input only tested in ``{% if %}`` is optional and no such test."""
+    prompt = _workspace(tmp_path)
+    lacking = [
+        {"id": "q1", "inputs": {"product": "Lamp"}, "output": "Yes."},
+        {"id": "q2", "inputs": {"question": "Why?"}, "output": "No."},
+    ]
+    with (tmp_path / "support.examples.jsonl").open("a", encoding="utf-8") as handle:
+        handle.write("".join(json.dumps(e) + "\n" for e in lacking))
+    done, _err = _export(capsys, prompt)
+    assert done["tests"] == len(EXAMPLES) + 2
+    (warning,) = [w for w in done["warnings"] if "lack inputs" in w]
+    assert warning.startswith("2 test(s) lack inputs the prompt uses ({question}, {product}): 'q1', 'q2'; ")
+    assert "promptfoo renders a missing input empty where spade keeps it as written" in warning
+    optional = tmp_path / "opt.prompty"
+    optional.write_text(
+        "---\nname: opt\nsample:\n  question: Why?\n---\nsystem:\nBe brief.{% if tone %} Be {{ tone }}.{% endif %}"
+        "\n\nuser:\n{{ question }}\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "opt_assertions.py").write_text(SIDECAR, encoding="utf-8")
+    done, _ = _export(capsys, optional, "-o", str(tmp_path / "opt.yaml"))
+    assert done["tests"] == 1 and not any("lack inputs" in w for w in done["warnings"])
+
+
 def test_export_never_overwrites_a_file_spade_did_not_write(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     prompt = _workspace(tmp_path)
     config = tmp_path / "promptfooconfig.yaml"
@@ -290,23 +318,28 @@ def test_import_reads_a_real_results_file(capsys: pytest.CaptureFixture[str], tm
     """``promptfoo_results.json``: written by promptfoo 0.123.1 from this file's workspace (six tests and one
     whose call failed), then rated through promptfoo's viewer (``promptfoo view``; its rating API, with the
     body its thumbs buttons send) and exported with ``promptfoo export eval ID``: b2's output marked good by
-    hand, g1's marked bad."""
+    hand, g1's marked bad. Its only other assertions are spade's exported checks, whose grades label nothing."""
     prompt = _workspace(tmp_path)
     destination = tmp_path / "support.examples.jsonl"
     destination.unlink()
     read = read_promptfoo_results(DATA / "promptfoo_results.json")
-    (warning,) = read.warnings
+    warning, note = read.warnings
     assert warning.line == 7 and warning.message.startswith("test 'x1' has no output (API error: 400 Bad Request")
     assert "scripted failure" in warning.message
+    assert note.line is None and not note.skipped
+    assert str(note) == (
+        f"{DATA / 'promptfoo_results.json'}: 4 of 6 example(s) graded only by spade's own checks: rate them in "
+        "`promptfoo view` to label them; imported unlabelled"
+    )
     by_test = {e.id.rsplit("-", 1)[0]: e for e in read.examples}
     assert sorted(by_test) == ["b1", "b2", "b3", "g1", "g2", "g3"]
     assert {name: e.label for name, e in by_test.items()} == {
         "g1": 0,  # promptfoo passed it; the human rating says bad
-        "b1": 0,
+        "b1": None,  # promptfoo failed it, but only by spade's own checks: no label
         "b2": 1,  # promptfoo failed it (too long); the human rating says good
-        "g2": 1,
-        "b3": 0,
-        "g3": 1,
+        "g2": None,
+        "b3": None,
+        "g3": None,
     }
     assert by_test["b1"].inputs == {"product": "Lamp", "question": "Is it cheap?"}
     assert by_test["b1"].output == ANSWERS["Is it cheap?"]
@@ -320,11 +353,38 @@ def test_import_reads_a_real_results_file(capsys: pytest.CaptureFixture[str], tm
         and out == f"{destination}: 6 example(s) added, 0 already there, 1 not imported (see the warnings); 6 in all\n"
     )
     assert "promptfoo_results.json:7: test 'x1' has no output (API error: 400 Bad Request" in err
+    assert "4 of 6 example(s) graded only by spade's own checks: rate them in `promptfoo view`" in err
+    written = [json.loads(line) for line in destination.read_text(encoding="utf-8").splitlines()]
+    assert sorted(e.get("label", "-") for e in written) == ["-", "-", "-", "-", "bad", "good"]
     first = destination.read_bytes()
     code, out, _ = run(capsys, "import", str(prompt), "--promptfoo", str(DATA / "promptfoo_results.json"))
     assert code == 0 and "0 example(s) added, 6 already there" in out and destination.read_bytes() == first
     code, _, err = run(capsys, "import", str(prompt), "--promptfoo", str(DATA / "promptfoo_results.json"), "--strict")
     assert code == 2 and "nothing was written (--strict)" in err and destination.read_bytes() == first
+    assert "1 problem(s)" in err and "graded only by" not in err  # the note is no problem
+
+
+def test_a_label_comes_from_a_rating_or_assertions_that_are_not_spades(tmp_path: Path) -> None:
+    """promptfoo's grade of a row is its assertions': spade's exported checks (``file://NAME_promptfoo.py:...``)
+    label nothing, so ``spade select`` never measures the checks against their own verdicts; the grade of any
+    other assertion (promptfoo's own, a user's) does, and a human rating wins over both."""
+    document = json.loads((DATA / "promptfoo_results.json").read_text(encoding="utf-8"))
+    rows = {row["testCase"]["description"]: row for row in document["results"]["results"]}
+
+    def add(name: str, assertion: dict[str, Any], passed: bool) -> None:
+        rows[name]["gradingResult"]["componentResults"].append({"pass": passed, "assertion": assertion})
+
+    add("b1", {"type": "icontains", "value": "lamp"}, True)  # spade's checks fail it, the user's passes it
+    add("g2", {"type": "python", "value": "file://checks.py:assert_polite"}, False)  # a user's python check
+    add("g3", {"type": "python", "value": "file://sub/other_promptfoo.py:assert_x"}, False)  # spade's again
+    add("g1", {"type": "icontains", "value": "lamp"}, True)  # the human rating (bad) wins
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps(document), encoding="utf-8")
+    read = read_promptfoo_results(results)
+    labels = {e.id.rsplit("-", 1)[0]: e.label for e in read.examples}
+    assert labels == {"g1": 0, "b1": 1, "b2": 1, "g2": 0, "b3": None, "g3": None}
+    assert rows["b1"]["success"] is False and rows["g2"]["success"] is True  # not promptfoo's overall grade
+    assert read.warnings[-1].message.startswith("2 of 6 example(s) graded only by spade's own checks")
 
 
 @pytest.mark.parametrize(
@@ -376,6 +436,16 @@ def _promptfoo(config: Path, results: Path, home: Path) -> tuple[subprocess.Comp
     return done, time.perf_counter() - started
 
 
+def _add_a_users_assertion(config: Path, test: str, assertion: dict[str, Any]) -> None:
+    """An assertion of the user's own (not a spade check) added to one test of the exported config."""
+    text = config.read_text(encoding="utf-8")
+    header = "".join(line for line in text.splitlines(keepends=True) if line.startswith("#"))
+    document = yaml.safe_load(text)
+    (entry,) = [t for t in document["tests"] if t["description"] == test]
+    entry["assert"] = [assertion]
+    config.write_text(header + yaml.safe_dump(document, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
 def test_promptfoo_runs_the_export_and_its_results_import_back(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -389,6 +459,7 @@ def test_promptfoo_runs_the_export_and_its_results_import_back(
         selected = _select(capsys, prompt)
         done, _ = _export(capsys, prompt)
         config = Path(done["config"])
+        _add_a_users_assertion(config, "b1", {"type": "icontains", "value": "lamp"})
         results = tmp_path / "results.json"
         finished, seconds = _promptfoo(config, results, tmp_path)
         with capsys.disabled():
@@ -407,7 +478,8 @@ def test_promptfoo_runs_the_export_and_its_results_import_back(
     seen_pass, seen_fail = set(), set()
     for i, row in enumerate(rows):
         assert row["response"]["output"] == ANSWERS[row["vars"]["question"]]
-        grades = {c["assertion"]["metric"]: c["pass"] for c in row["gradingResult"]["componentResults"]}
+        components = row["gradingResult"]["componentResults"]
+        grades = {c["assertion"]["metric"]: c["pass"] for c in components if c["assertion"]["type"] == "python"}
         decided = dict(zip(selected, expected.passed[i], strict=True))
         assert grades == decided, row["testCase"]["description"]
         assert row["success"] is all(decided.values())
@@ -422,6 +494,8 @@ def test_promptfoo_runs_the_export_and_its_results_import_back(
     code, out, err = run(capsys, "import", str(prompt), "--promptfoo", str(results), "--json")
     assert code == 0, err
     assert json.loads(out)["added"] == len(EXAMPLES)
+    unrated = len(EXAMPLES) - 1
+    assert f"{unrated} of {len(EXAMPLES)} example(s) graded only by spade's own checks: rate them in" in err
     text = destination.read_text(encoding="utf-8")
     assert text.startswith(before)  # appended, never rewritten
     imported = [json.loads(line) for line in text[len(before) :].splitlines()]
@@ -429,7 +503,11 @@ def test_promptfoo_runs_the_export_and_its_results_import_back(
     for row in rows:
         example = by_question[row["vars"]["question"]]
         assert example["output"] == row["response"]["output"]
-        assert example["label"] == ("good" if row["success"] else "bad")
+        if row["testCase"]["description"] == "b1":
+            # labelled by the user's assertion alone: good, though spade's checks failed it in promptfoo's grade
+            assert row["success"] is False and example["label"] == "good"
+        else:  # graded by spade's own checks only: a label would measure them against themselves
+            assert "label" not in example, example
         assert example["id"].startswith(row["testCase"]["description"] + "-")
     code, out, _ = run(capsys, "import", str(prompt), "--promptfoo", str(results), "--json")
     assert code == 0 and json.loads(out)["added"] == 0 and destination.read_text(encoding="utf-8") == text

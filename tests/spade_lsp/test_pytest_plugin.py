@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -237,3 +239,35 @@ def test_the_fixture_returns_the_run_document(pytester: pytest.Pytester, stub: O
         "test_blurb.py::test_unknown_option": "PASSED",
     }
     assert _requests(stub) == 3 * 2
+
+
+def _old_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """pytest started in a fresh process that reads as pytest 7.4 when the plugin's entry point is imported."""
+    code = (
+        "import sys, pytest\n"
+        "pytest.version_tuple, pytest.__version__ = (7, 4, 4), '7.4.4'\n"
+        "raise SystemExit(pytest.main(sys.argv[1:]))\n"
+    )
+    command = [sys.executable, "-c", code, "-p", "no:cacheprovider", *args]
+    return subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=120, check=False)
+
+
+def test_an_old_pytest_starts_with_a_warning_and_no_spade_hooks(pytester: pytest.Pytester) -> None:
+    """The entry point is loaded in every pytest run of the environment: with a pytest older than 8 it registers
+    no item, fixture or option but ``--spade``, and a suite runs as without the plugin, with one warning."""
+    (pytester.path / "blurb.prompt").write_text("Describe {product}.\n", encoding="utf-8")
+    (pytester.path / "test_unit.py").write_text(
+        "def test_unit():\n    assert 1 + 1 == 2\n\n\ndef test_no_fixture(request):\n"
+        "    assert 'spade_check' not in request.fixturenames\n",
+        encoding="utf-8",
+    )
+    done = _old_pytest(pytester.path, "-q", "-rw")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
+    warning = "spade-lsp's pytest plugin (pytest --spade) needs pytest 8.0 or newer; this is pytest 7.4.4"
+    assert warning in done.stdout and "blurb.prompt" not in done.stdout
+    refused = _old_pytest(pytester.path, "--spade", "-q")
+    assert refused.returncode == pytest.ExitCode.USAGE_ERROR
+    assert f"ERROR: {warning}, so it is not loaded" in refused.stderr, refused.stderr
+    hidden = _old_pytest(pytester.path, "--spade-samples", "2")
+    assert hidden.returncode == pytest.ExitCode.USAGE_ERROR and "unrecognized arguments" in hidden.stderr

@@ -123,7 +123,7 @@ def test_a_good_file_loads_items_prompts_annotators_and_measurements(tmp_path: P
         {"role": "system", "content": "Answer as the Acme support desk."},
         {"role": "user", "content": "My kettle broke, what now?"},
     )
-    assert chat.text == "system: Answer as the Acme support desk.\n\nuser: My kettle broke, what now?"
+    assert chat.text == "system:\nAnswer as the Acme support desk.\n\nuser:\nMy kettle broke, what now?"
     assert chat.context == {"channel": "chat"} and spec.items[0].context == {"topic": "refunds", "product": "kettle"}
     assert spec.annotators["no_promise"].module == (tmp_path / "support_assertions.py").resolve()
     assert spec.annotators["no_promise"].function == "assert_no_refund_promise"
@@ -251,7 +251,8 @@ def test_a_bad_file_is_one_error_naming_the_file_line_and_key(tmp_path: Path, te
                     "prompts": [{"messages": [{"role": "user", "content": "hi"}, {"role": "bot", "content": "?"}]}],
                 }
             ],
-            "items.jsonl:1: prompts[0].messages[1].role: `role` is one of system, user, assistant, not 'bot'",
+            "items.jsonl:1: prompts[0].messages[1].role: `role` is one of system, developer, user, assistant, tool, "
+            "function, not 'bot'",
             id="bad-role",
         ),
         pytest.param(
@@ -335,7 +336,7 @@ def _check_numbers(document: dict[str, Any]) -> None:
     assert annotators["polite"]["values"] == {"No": 1, "Unsure": 1, "Yes": 2}
     assert annotators["polite"]["undecided"] == 1 and annotators["polite"]["attempts"] == 5
     chat = document["items"][0]["interactions"][1]
-    assert chat["prompt"] == "system: Answer as the Acme support desk.\n\nuser: My kettle broke, what now?"
+    assert chat["prompt"] == "system:\nAnswer as the Acme support desk.\n\nuser:\nMy kettle broke, what now?"
     assert chat["messages"][0] == {"role": "system", "content": "Answer as the Acme support desk."}
     assert chat["annotations"]["no_promise"]["value"] is True
     assert document["counts"] == {"items": 3, "interactions": 4, "sut_errors": 0}
@@ -356,7 +357,51 @@ def test_a_file_test_runs_its_sidecar_in_the_sandbox_and_its_judge_on_the_stub(t
     assert [m["role"] for m in chat["messages"]] == ["system", "user"]
     assert all(r["model"] == "judge" for r in judged)
     shown = [user_text(r) for r in judged]
-    assert any("# Input\nsystem: Answer as the Acme support desk.\n\nuser: My kettle broke" in s for s in shown)
+    assert any("# Input\nsystem:\nAnswer as the Acme support desk.\n\nuser:\nMy kettle broke" in s for s in shown)
+
+
+CHAT_SIDECAR = """\
+def assert_sees_the_chat(example: dict, prompt: str, response: str) -> bool:
+    roles = [m["role"] for m in prompt.messages]
+    return (
+        roles == ["system", "user"]
+        and prompt.messages[0]["content"] == "Answer as the Acme support desk."
+        and prompt.messages[1]["content"] == "My kettle broke, what now?"
+        and prompt.startswith("system:\\nAnswer as the Acme support desk.\\n\\nuser:\\n")
+    )
+
+
+def assert_sees_one_message(example: dict, prompt: str, response: str) -> bool:
+    return prompt == "Can I get my money back for the kettle?" and list(prompt.messages) == [
+        {"role": "user", "content": "Can I get my money back for the kettle?"}
+    ]
+"""
+
+
+def test_a_code_check_sees_the_chat_as_eval_and_sample_give_it(tmp_path: Path) -> None:
+    """``prompt.messages`` holds the item's messages as sent and ``prompt`` is their role sections, as a check
+    sees them under ``spade eval``, ``spade sample`` and promptfoo; a one-message item is its text."""
+    from spade_lsp.judges._prompt_tests import Interaction, ItemAnnotations
+
+    _write(tmp_path)
+    (tmp_path / "chat_assertions.py").write_text(CHAT_SIDECAR, encoding="utf-8")
+    path = tmp_path / "chat.yaml"
+    path.write_text(
+        "name: chat\nitems: items.jsonl\nannotators:\n"
+        "  chat: {code: chat_assertions.py::assert_sees_the_chat}\n"
+        "  single: {code: chat_assertions.py::assert_sees_one_message}\n"
+        "measurements:\n  chat: {annotator: chat}\n",
+        encoding="utf-8",
+    )
+    spec = load_test_file(path)
+    spec.check_sidecars(SandboxLimits())
+    annotators = spec.build().annotators()
+    item = spec.items[0]
+    annotated = [ItemAnnotations(item, tuple(Interaction(p, "Sorry.") for p in item.prompts))]
+    chat = annotators["chat"].annotate(annotated, None)[0]
+    single = annotators["single"].annotate(annotated, None)[0]
+    assert [a.value if a else None for a in chat] == [False, True], chat
+    assert [a.value if a else None for a in single] == [True, False], single
 
 
 def test_a_sidecar_error_is_an_annotation_problem_not_a_crash(tmp_path: Path) -> None:
