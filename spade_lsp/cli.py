@@ -182,6 +182,9 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
             "assistant_model": args.assistant_model,
             "assistant_api_base": args.assistant_api_base,
             "classifier": args.classifier,
+            "batch": getattr(args, "batch", None),
+            "executor": getattr(args, "executor", None),
+            "ray_address": getattr(args, "ray_address", None),
         }.items()
         if value is not None
     }

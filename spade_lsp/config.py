@@ -88,6 +88,24 @@ class Settings(BaseModel):
         description="more litellm parameters for the pipeline's model (top_p, stop, seed, api_version, ...): a "
         "Prompty file's model parameters land here",
     )
+    batch: bool = Field(
+        default=False,
+        description="the LLM calls of sample, compare and judge go through the provider's batch API (litellm files "
+        "and batches): cheaper, answered within the completion window rather than at once; polled, and resumed "
+        "after a restart without resubmitting",
+    )
+    batch_poll_s: float = Field(default=30.0, gt=0, le=3600, description="seconds between polls of a batch")
+    batch_completion_window: str = Field(
+        default="24h", min_length=1, description="the completion window asked of the provider's batch API"
+    )
+    executor: Literal["local", "ray"] = Field(
+        default="local",
+        description="where sampling and validation run: 'local' (this process and its sandbox workers) or 'ray' "
+        "(Ray tasks across a cluster; needs the ray extra, `make ray`)",
+    )
+    ray_address: str | None = Field(
+        default=None, description="the Ray cluster to join (ray.init(address=...)); None: a cluster on this machine"
+    )
     confidence: float = Field(default=0.95, gt=0, lt=1, description="confidence level of every interval")
     interval: Literal["wilson", "clopper-pearson"] = "wilson"
     early_stopping: bool = Field(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from spade_lsp.errors import InputError
+from spade_lsp.reliability._cli import scale_flags
 
 if TYPE_CHECKING:
     from spade_lsp.judges._test_files import TestFile
@@ -49,6 +50,7 @@ def add_judge_parsers(commands: Any, common: Callable[[argparse.ArgumentParser],
         default="examples",
         help="outputs for --noise: the examples' (default) or the newest sampling run's",
     )
+    scale_flags(judge)
     common(judge)
 
     test = commands.add_parser("test", help="run a prompt-response test (ModelGauge style) against the model")

@@ -54,15 +54,34 @@ def _sampling_flags(parser: argparse.ArgumentParser, *, early_stopping: bool = T
     )
 
 
+def scale_flags(parser: argparse.ArgumentParser) -> None:
+    """How the pipeline's calls and the checks run at scale: the settings ``batch``, ``executor``, ``ray_address``."""
+    parser.add_argument(
+        "--batch",
+        action="store_true",
+        default=None,
+        help="send the pipeline's calls through the provider's batch API (cheaper; answered within the batch "
+        "window; polled and resumed after restarts)",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=["local", "ray"],
+        help="where sampling and validation run: local (default) or ray (needs `make ray`)",
+    )
+    parser.add_argument("--address", dest="ray_address", metavar="ADDR", help="the Ray cluster to join (with ray)")
+
+
 def add_reliability_parsers(commands: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
     sample = commands.add_parser("sample", help="sample the pipeline and measure how reliably it meets its checks")
     _sampling_flags(sample)
+    scale_flags(sample)
     common(sample)
 
     check = commands.add_parser(
         "check", help="CI gate: exit 1 when a check's interval lies wholly below its minimum success rate"
     )
     _sampling_flags(check)
+    scale_flags(check)
     check.add_argument("--latest", action="store_true", help="judge the newest stored run instead of sampling")
     check.add_argument(
         "--baseline",
@@ -77,6 +96,7 @@ def add_reliability_parsers(commands: Any, common: Callable[[argparse.ArgumentPa
         "compare", help="paired comparison of prompt versions, models or temperatures on the same inputs"
     )
     _sampling_flags(compare, early_stopping=False)
+    scale_flags(compare)
     what = compare.add_mutually_exclusive_group()
     what.add_argument(
         "--versions",
