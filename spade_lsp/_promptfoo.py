@@ -207,31 +207,6 @@ def _messages(parsed: PromptText) -> list[dict[str, str]]:
     return out
 
 
-def _selected(workspace: Workspace, prompt: Path, runnable: Sequence[str], warnings: list[str]) -> list[str]:
-    """The newest stored selection's names among ``runnable`` (every runnable one when there is no usable
-    selection, with a warning: as ``spade sample`` reads it)."""
-    row = workspace.store.db.execute(
-        "SELECT s.selected FROM selections s JOIN prompts p ON p.id = s.prompt_id WHERE p.path = ? "
-        "ORDER BY s.id DESC LIMIT 1",
-        [workspace.history.prompt_key(prompt)],
-    ).fetchone()
-    if row is None:
-        warnings.append(f"no selection yet: every assertion is exported (run `spade select {prompt}` to choose)")
-        return list(runnable)
-    try:
-        selected = [str(name) for name in json.loads(row[0])]
-    except (TypeError, ValueError):
-        selected = []
-    gone = [name for name in selected if name not in runnable]
-    if gone:
-        warnings.append(f"selected assertions no longer in the module: {', '.join(gone)}")
-    chosen = [name for name in runnable if name in selected]
-    if not chosen:
-        warnings.append("none of the selected assertions is in the module: every assertion is exported")
-        return list(runnable)
-    return chosen
-
-
 def _refuse_foreign(path: Path, force: bool) -> None:
     if force or not path.exists():
         return
@@ -256,7 +231,7 @@ def export_promptfoo(
     """Write the promptfoo config (default ``promptfooconfig.yaml`` beside the prompt) and its adapter module."""
     from spade_lsp._examples import prompt_examples
     from spade_lsp._prompts import parse_prompt, prompt_kind, read_prompt_file
-    from spade_lsp.sandbox import PYTHON_ONLY_WARNING, SandboxLimits, load_module_info
+    from spade_lsp.reliability._sampling import selected_assertions
 
     prompt = prompt.resolve()
     settings = workspace.settings_for(prompt)
@@ -268,27 +243,16 @@ def export_promptfoo(
     warnings: list[str] = []
     examples = prompt_examples(prompt, parsed, warnings)
     module = sidecar_path(prompt)
-    if not module.exists():
-        raise InputError(f"{module}: no sidecar module; run `spade synthesize {prompt}` first")
-    info = load_module_info(module, limits=SandboxLimits(confinement=settings.sandbox))
-    if settings.sandbox == "python-only":
-        warnings.append(PYTHON_ONLY_WARNING)
-    if info.module_error is not None:
-        where = f"{module}:{info.module_error.line}" if info.module_error.line else str(module)
-        raise InputError(f"{where}: {info.module_error.message}")
-    runnable = {a.name: a for a in info.assertions if a.problem is None}
-    if not runnable:
-        raise InputError(f"{module}: no runnable assertions to export")
-    chosen = _selected(workspace, prompt, list(runnable), warnings)
+    chosen = selected_assertions(workspace, prompt, module, settings, warnings, use="exported")
     config = (output if output is not None else prompt.with_name("promptfooconfig.yaml")).resolve()
     adapter = adapter_path(config, prompt)
     _refuse_foreign(config, force)
     _refuse_foreign(adapter, force)
     assertions = []
-    for name in chosen:
-        meta = runnable[name].to_info()
+    for descriptor in chosen:
+        meta = descriptor.to_info()
         minimum = meta.min_success if meta.min_success is not None else settings.min_success
-        assertions.append({"name": name, "threshold": minimum})
+        assertions.append({"name": descriptor.name, "threshold": minimum})
     versions = workspace.history.versions(prompt)
     # the version number only when the file is the newest recorded version (an unsaved edit has none yet)
     version = len(versions) if versions and workspace.history.content(versions[-1].content_hash) == text else None
@@ -324,7 +288,7 @@ def export_promptfoo(
         f"# PROMPTFOO_PYTHON (env) is the Python with spade installed that runs them.\n"
     )
     body = yaml.dump(document, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
-    atomic_write_text(adapter, _adapter_source(prompt, module, adapter, chosen))
+    atomic_write_text(adapter, _adapter_source(prompt, module, adapter, [a.name for a in chosen]))
     atomic_write_text(config, header + body)
     tests = len(document["tests"])
     return PromptfooExport(config, adapter, str(provider_entry["id"]), tests, assertions, warnings)

@@ -42,9 +42,9 @@ from spade_lsp.workspace import Workspace, synced_head
 
 if TYPE_CHECKING:
     from spade_lsp.judges._verifier import LLMVerifier
-    from spade_lsp.sandbox import AskLLM, SandboxCase
+    from spade_lsp.sandbox import AskLLM, AssertionDescriptor, SandboxCase
 
-__all__ = ["VERIFIER_COLUMN", "SampleOptions", "latest_document", "sample_prompt"]
+__all__ = ["VERIFIER_COLUMN", "SampleOptions", "latest_document", "sample_prompt", "selected_assertions"]
 
 #: ``progress(message, percentage)``; it may raise (the daemon's raises JobCancelled) to stop the run.
 Progress = Callable[[str, float | None], None]
@@ -256,8 +256,23 @@ def _validators(
     workspace: Workspace, prompt: Path, module: Path, settings: Settings, warnings: list[str]
 ) -> list[ValidatorSpec]:
     """The selected assertions (all of them when no selection was made), as validators."""
+    specs = []
+    for descriptor in selected_assertions(workspace, prompt, module, settings, warnings, use="a validator"):
+        meta = descriptor.to_info()
+        minimum = meta.min_success if meta.min_success is not None else settings.min_success
+        specs.append(ValidatorSpec(descriptor.name, _message(meta.category, meta.sentence, meta.description), minimum))
+    return specs
+
+
+def selected_assertions(
+    workspace: Workspace, prompt: Path, module: Path, settings: Settings, warnings: list[str], *, use: str
+) -> list[AssertionDescriptor]:
+    """The runnable assertions of ``module`` that the prompt's newest selection chose, in the module's order;
+    every runnable one when there is no usable selection, with a warning saying each becomes ``use``."""
     from spade_lsp.sandbox import PYTHON_ONLY_WARNING, SandboxLimits, load_module_info
 
+    if not module.exists():
+        raise InputError(f"{module}: no sidecar module; run `spade synthesize {prompt}` first")
     info = load_module_info(module, limits=SandboxLimits(confinement=settings.sandbox))
     if settings.sandbox == "python-only":
         warnings.append(PYTHON_ONLY_WARNING)
@@ -266,30 +281,28 @@ def _validators(
         raise InputError(f"{where}: {info.module_error.message}")
     runnable = [a for a in info.assertions if a.problem is None]
     if not runnable:
-        raise InputError(f"{module}: no runnable assertions to validate with")
+        raise InputError(f"{module}: no runnable assertions")
     row = workspace.store.db.execute(
         "SELECT s.selected FROM selections s JOIN prompts p ON p.id = s.prompt_id WHERE p.path = ? "
         "ORDER BY s.id DESC LIMIT 1",
         [workspace.history.prompt_key(prompt)],
     ).fetchone()
-    chosen = runnable
     if row is None:
-        warnings.append("no selection yet: every assertion is a validator (run `spade select` to choose)")
-    else:
-        selected = set(json.loads(row[0]))
-        chosen = [a for a in runnable if a.name in selected]
-        gone = selected - {a.name for a in runnable}
-        if gone:
-            warnings.append(f"selected assertions no longer in the module: {', '.join(sorted(gone))}")
-        if not chosen:
-            warnings.append("none of the selected assertions is in the module: every assertion is a validator")
-            chosen = runnable
-    specs = []
-    for descriptor in chosen:
-        meta = descriptor.to_info()
-        minimum = meta.min_success if meta.min_success is not None else settings.min_success
-        specs.append(ValidatorSpec(descriptor.name, _message(meta.category, meta.sentence, meta.description), minimum))
-    return specs
+        warnings.append(f"no selection yet: every assertion is {use} (run `spade select {prompt}` to choose)")
+        return runnable
+    try:
+        loaded = json.loads(row[0])
+    except (TypeError, ValueError):
+        loaded = []
+    selected = {str(name) for name in loaded} if isinstance(loaded, list) else set()
+    chosen = [a for a in runnable if a.name in selected]
+    gone = selected - {a.name for a in runnable}
+    if gone:
+        warnings.append(f"selected assertions no longer in the module: {', '.join(sorted(gone))}")
+    if not chosen:
+        warnings.append(f"none of the selected assertions is in the module: every assertion is {use}")
+        return runnable
+    return chosen
 
 
 def _message(category: str | None, sentence: str | None, description: str | None) -> str:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.blurb import V3, examples_jsonl, record
+from tests.support.blurb import SAMPLING_SIDECAR, V3, examples_jsonl, record
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, user_text
 
 pytest_plugins = ["pytester"]
@@ -22,18 +22,9 @@ pytest_plugins = ["pytester"]
 #: Three selected checks and one left out. With the stub's answers ("A cheap Kettle for you."): assert_short always
 #: passes against a minimum of 0.5 (pass); assert_no_cheap never does (fail); assert_names_product always passes but
 #: 12 samples cannot put its interval above 0.9 (inconclusive).
-SIDECAR = """from spade_lsp.assertions import assertion
-
-
-@assertion(category="Content/Count", sentence="Keep it not exceeding 12 words.", min_success=0.5)
-def assert_short(example: dict, prompt: str, response: str) -> bool:
-    return len(response.split()) <= 12
-
-
-@assertion(category="Content/Exclusion", sentence='Never use the word "cheap".', min_success=0.9)
-def assert_no_cheap(example: dict, prompt: str, response: str) -> bool:
-    return "cheap" not in response.lower()
-
+SIDECAR = (
+    SAMPLING_SIDECAR
+    + """
 
 @assertion(category="Content/Inclusion", min_success=0.9)
 def assert_names_product(example: dict, prompt: str, response: str) -> bool:
@@ -43,6 +34,7 @@ def assert_names_product(example: dict, prompt: str, response: str) -> bool:
 def assert_not_selected(example: dict, prompt: str, response: str) -> bool:
     return False
 """
+)
 SELECTED = ["assert_short", "assert_no_cheap", "assert_names_product"]
 IDS = [f"blurb.prompt::{name}" for name in SELECTED]
 
