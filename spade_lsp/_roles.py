@@ -13,12 +13,12 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
-from spade_lsp.errors import ModelNotConfiguredError
+from spade_lsp.errors import ConfigError, ModelNotConfiguredError
 
 if TYPE_CHECKING:
     from spade_lsp._store import Store
     from spade_lsp.config import Settings
-    from spade_lsp.llm import LiteLLMClient
+    from spade_lsp.llm import LiteLLMClient, LLMClient
 
 Role = Literal["pipeline", "assistant"]
 
@@ -27,6 +27,7 @@ LOCAL: Final = "local"
 LOCAL_PIPELINE_MAX_TOKENS: Final = 256
 LOCAL_ASSISTANT_MAX_TOKENS: Final = 768
 
+_NO_LOCAL_BATCH: Final = "batch: the embedded local model has no batch API; run without --batch"
 HOW_TO_CONFIGURE_PIPELINE: Final = (
     "no model is configured: set `model` under [tool.spade] in pyproject.toml or spade.toml "
     '(any litellm model name, e.g. model = "openai/gpt-4o-mini", or "local" for the embedded model), pass '
@@ -87,6 +88,13 @@ def make_client(endpoint: Endpoint, settings: Settings, *, store: Store | None =
     embedded model server first, logging under the workspace's ``.spade/``."""
     from spade_lsp.llm import LiteLLMClient
 
+    batch = settings.batch and endpoint.role == "pipeline"  # the assistant's own work stays synchronous
+    if batch and endpoint.model == LOCAL:  # refused before its server is started
+        raise ConfigError(_NO_LOCAL_BATCH)
+    if settings.executor == "ray" and not batch:  # with batch the provider takes the calls; Ray only validates
+        from spade_lsp._ray import ray_client
+
+        return ray_client(endpoint, settings, store=store)
     model, api_base = endpoint.model, endpoint.api_base
     api_key = os.environ.get(endpoint.api_key_env) if endpoint.api_key_env else None
     max_tokens = settings.max_tokens if endpoint.role == "pipeline" else None
@@ -102,7 +110,7 @@ def make_client(endpoint: Endpoint, settings: Settings, *, store: Store | None =
         )
     if api_key is None and api_base:
         api_key = "no-key"  # local OpenAI-compatible servers need none, but litellm insists on one
-    return LiteLLMClient(
+    client = LiteLLMClient(
         model,
         store=store,
         api_base=api_base,
@@ -115,6 +123,29 @@ def make_client(endpoint: Endpoint, settings: Settings, *, store: Store | None =
         max_tokens=max_tokens,
         parameters=settings.model_parameters if endpoint.role == "pipeline" else None,
         endpoint=LOCAL if endpoint.model == LOCAL else None,  # its port changes at every start
+    )
+    return _batch_client(client, settings) if batch else client
+
+
+def batched(client: LLMClient, settings: Settings) -> LLMClient:
+    """``client`` sending its calls through the provider's batch API (``batch``): the pipeline's client in
+    sample and compare, and the judge's in ``spade judge``. Only those: the assistant's other work (labels,
+    synthesis, ``ask_llm``) must not wait on a batch window. An injected client is returned as it is."""
+    from spade_lsp._batch import BatchLiteLLMClient
+    from spade_lsp.llm import LiteLLMClient
+
+    if not settings.batch or not isinstance(client, LiteLLMClient) or isinstance(client, BatchLiteLLMClient):
+        return client
+    return _batch_client(client, settings)
+
+
+def _batch_client(client: LiteLLMClient, settings: Settings) -> LiteLLMClient:
+    from spade_lsp._batch import BatchLiteLLMClient
+
+    if client.endpoint == LOCAL:
+        raise ConfigError(_NO_LOCAL_BATCH)
+    return BatchLiteLLMClient.adopt(
+        client, poll_s=settings.batch_poll_s, completion_window=settings.batch_completion_window
     )
 
 

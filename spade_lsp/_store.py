@@ -373,6 +373,33 @@ def _chat_prompts(db: Database) -> None:
     )
 
 
+@_MIGRATIONS(name="0012_llm_batches")
+def _llm_batches_schema(db: Database) -> None:
+    """Provider batches (spade_lsp._batch): one row per batch, written before the batch is created, so a process
+    that dies at any point resumes polling the batch it submitted instead of submitting it again."""
+    db.executescript(
+        """
+        CREATE TABLE llm_batches (
+            id INTEGER PRIMARY KEY,
+            digest TEXT NOT NULL,               -- sha256 of endpoint, model and the sorted cache keys it answers
+            model TEXT NOT NULL,
+            endpoint TEXT NOT NULL,             -- the client's endpoint ('' for the provider's own)
+            requested INTEGER NOT NULL,
+            input_file_id TEXT NOT NULL,
+            batch_id TEXT,                      -- NULL until the provider accepted it
+            status TEXT NOT NULL,               -- 'submitting', then the provider's status
+            completed INTEGER NOT NULL DEFAULT 0,
+            failed INTEGER NOT NULL DEFAULT 0,
+            error TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            collected_at TEXT                   -- its answers are in llm_cache (same transaction)
+        );
+        CREATE INDEX llm_batches_open ON llm_batches(digest) WHERE collected_at IS NULL;
+        """
+    )
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text

@@ -12,6 +12,7 @@ from spade_lsp._roles import (
     LOCAL,
     Endpoint,
     assistant_endpoint,
+    batched,
     local_server_is,
     make_client,
     pipeline_endpoint,
@@ -31,6 +32,11 @@ _CLIENT_SETTINGS = (
     "structured_reasks",
     "max_tokens",
     "model_parameters",
+    "batch",
+    "batch_poll_s",
+    "batch_completion_window",
+    "executor",
+    "ray_address",
 )
 
 
@@ -108,6 +114,12 @@ class Workspace:
             return injected
         settings = settings or self.settings
         return self._client(require(assistant_endpoint(settings), "assistant", what=what), settings)
+
+    def judge_client(self, settings: Settings | None = None) -> LLMClient:
+        """The assistant model as a judge: through the provider's batch API when ``batch`` is set (the judge's
+        calls, unlike the assistant's other work, may wait for a batch window)."""
+        settings = settings or self.settings
+        return batched(self.assistant_client(settings, what="judging"), settings)
 
     def _client(self, endpoint: Endpoint, settings: Settings) -> LLMClient:
         """One client per endpoint, so requests to one server share its limits, usage and cache. The local

@@ -129,7 +129,7 @@ def _pipeline_noise(
     from spade_lsp.judges._noise import measure_noise, noise_items
 
     groups = noise_items(workspace, prompt, source=source)  # type: ignore[arg-type]
-    pool = JudgeClients(workspace.assistant_client(workspace.settings_for(prompt), what="judging"))
+    pool = JudgeClients(workspace.judge_client(workspace.settings_for(prompt)))
 
     def judge(items: Any, resample: int) -> list[float | None]:
         progress(f"judge noise: resample {resample + 1} of {resamples}", None)

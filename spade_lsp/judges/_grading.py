@@ -106,7 +106,7 @@ def grade_with_notes(
             '"grading_note": "what a good answer must contain" to the examples\' lines'
         )
     settings = workspace.settings_for(prompt)
-    judge = client if client is not None else workspace.assistant_client(settings, what="judging")
+    judge = client if client is not None else workspace.judge_client(settings)
     report = progress or (lambda message, percentage: None)
     plan: list[tuple[int, Arm]] = [(i, "with_notes") for i, item in enumerate(items) if item.note]
     if compare:

@@ -965,7 +965,7 @@ def run_pipeline(
     started = time.perf_counter()
     started_at = datetime.now(UTC).isoformat()
     source = items_from_examples(workspace, prompt)
-    base = client if client is not None else workspace.assistant_client(workspace.settings_for(prompt), what="judging")
+    base = client if client is not None else workspace.judge_client(workspace.settings_for(prompt))
     pool = base if isinstance(base, JudgeClients) else JudgeClients(base)
     usage = getattr(pool.default, "usage", None)
     before = usage.copy() if usage is not None else None

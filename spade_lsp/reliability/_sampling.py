@@ -194,6 +194,8 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
     missing = sorted({name for e in examples for name in render_messages(parsed, e.inputs, source=str(prompt))[1]})
     if missing:
         warnings.append(f"no input for {', '.join(missing)} in some examples: the placeholder is sent as written")
+    if settings.executor == "ray" and settings.batch:
+        warnings.append("executor ray with batch: the provider's batch API takes the LLM calls; Ray runs validation")
     prompt_id = workspace.store.db.execute(
         "SELECT id FROM prompts WHERE path = ?", [workspace.history.prompt_key(prompt)]
     ).fetchone()[0]
@@ -347,6 +349,7 @@ class _Sampler:
         self.cached = 0
         self.last_progress = 0.0
         self.usage_before = _usage(client)
+        self.batches_before = len(getattr(client, "batch_log", ()))
         self.run_id = 0
         self.started_at = datetime.now(UTC).isoformat()
         self.verifier: LLMVerifier | None = None
@@ -374,7 +377,10 @@ class _Sampler:
     # a round: the next samples of every active input, then their validation and the sequential tests
     def _round(self) -> None:
         plan = self.plan
-        budget = 2 * getattr(self.client, "concurrency", 8) if self._sequential else _ROUND_CALLS
+        # a provider batch client takes a whole run in one round (one batch), early stopping or not
+        budget = getattr(self.client, "round_calls", None) or (
+            2 * getattr(self.client, "concurrency", 8) if self._sequential else _ROUND_CALLS
+        )
         block = max(1, math.ceil(budget / len(self.active)))
         jobs = [
             (i, j) for i in self.active for j in range(self.produced[i], min(plan.samples, self.produced[i] + block))
@@ -423,7 +429,13 @@ class _Sampler:
             count[0] += 1
             self._report(count[0])
 
+        if hasattr(self.client, "batch_log"):  # a provider batch: progress at every poll (spade_lsp._batch)
+            return cast("list[Completion | LLMError]", batch(requests, on_result=arrived, on_progress=self._polled))
         return cast("list[Completion | LLMError]", batch(requests, on_result=arrived))
+
+    def _polled(self, done: int, total: int) -> None:
+        """A provider batch's progress; raising (a cancelled job) leaves the batch for a later run to resume."""
+        self.progress(f"batch: {done} of {total} requests answered", round(100 * done / max(total, 1), 1))
 
     def _report(self, arrived: int) -> None:
         """Progress now and then, from the caller's thread; the callback raising (a cancelled job) stops the
@@ -457,7 +469,15 @@ class _Sampler:
             )
         names = [v.name for v in plan.assertions]
         limits = SandboxLimits(confinement=plan.settings.sandbox)
-        result = run_assertions(plan.module, cases, names=names, limits=limits, ask_llm=self.ask_llm)
+        if plan.settings.executor == "ray":  # the cases in chunks, as Ray tasks, each in its node's sandbox workers
+            from spade_lsp._ray import run_assertions_ray
+
+            address = plan.settings.ray_address
+            result = run_assertions_ray(
+                plan.module, cases, names=names, limits=limits, ask_llm=self.ask_llm, address=address
+            )
+        else:
+            result = run_assertions(plan.module, cases, names=names, limits=limits, ask_llm=self.ask_llm)
         if result.module_error is not None:
             raise InputError(f"{plan.module}: {result.module_error.message}")
         column = {name: index for index, name in enumerate(result.names)}
@@ -670,6 +690,8 @@ class _Sampler:
             "cost": round(spent.cost, 6) if spent and spent.cost_known else None,
             "warnings": warnings,
             "fallbacks": self.fallbacks.to_json(),
+            # provider batches (spade_lsp._batch): id, status, requested, completed, failed, cost, price source
+            **({"batches": log[self.batches_before :]} if (log := getattr(self.client, "batch_log", None)) else {}),
         }
 
 

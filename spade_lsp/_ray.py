@@ -1,0 +1,622 @@
+"""The Ray executor (``executor = "ray"``, ``--executor ray [--address ADDR]``): sampling's LLM calls and sandboxed
+validation as Ray tasks across a cluster. Ray is the optional ``ray`` extra (``make ray``), imported only here and
+only when the executor is chosen.
+
+What runs where:
+- the driver (the CLI or the daemon: the one writer of the store) looks answers up in the store's cache, sends the
+  rest out in chunks, and caches what comes back, as it arrives (``ray.wait``);
+- each LLM task runs a store-less :class:`~spade_lsp.llm.LiteLLMClient` on its node, whose calls take permits from
+  one named actor per (endpoint, model): the cluster-wide ``llm_concurrency`` and ``llm_rpm``;
+- each validation task calls :func:`spade_lsp.sandbox.run_assertions` on its node, so the assertions run in sandbox
+  worker processes under the same kernel confinement as locally (and nowhere when the node cannot confine them);
+  an assertion's ``ask_llm`` is proxied by that task process (never the sandbox worker) through a store-less
+  client for the assistant model, under the same cluster-wide permits; those answers are not cached in the store.
+
+A cluster is joined with ``ray_address``; without one, a cluster is started on this machine (once per process).
+Every node needs the same spade-lsp (with the ``ray`` extra) installed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import contextvars
+import math
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+from spade_lsp.errors import ConfigError, LLMError, ModelNotConfiguredError, SpadeError
+from spade_lsp.llm import (
+    _CACHE_BATCH,
+    STRUCTURED_MODES,
+    Completion,
+    LiteLLMClient,
+    LLMRequest,
+    _Invalid,
+    _normalised,
+    _read_json,
+)
+
+if TYPE_CHECKING:
+    from spade_lsp._roles import Endpoint
+    from spade_lsp._store import Store
+    from spade_lsp.config import Settings
+    from spade_lsp.sandbox import AskLLM, ModuleSource, SandboxCase, SandboxLimits, SandboxResult
+
+__all__ = ["NOT_INSTALLED", "RayLLMClient", "import_ray", "ray_client", "run_assertions_ray", "start"]
+
+NOT_INSTALLED: Final = (
+    "executor = \"ray\" needs Ray, which is not installed: run `make ray` (or `pip install 'spade-lsp[ray]'`)"
+)
+NAMESPACE: Final = "spade-lsp"
+#: requests per LLM task: small enough that answers stream back (and a stop abandons little), large enough that a
+#: task's overhead is spread over many calls
+_MAX_CHUNK: Final = 256
+#: cases per validation task, at least: a task starts its own sandbox worker, which costs a fraction of a second
+_MIN_CASES: Final = 500
+_OBJECT_STORE_BYTES: Final = 256 * 1024 * 1024
+
+_lock = threading.Lock()
+_started: dict[str, Any] = {}
+
+
+def import_ray() -> Any:
+    """The ray module, or a :class:`ConfigError` saying how to install it."""
+    try:
+        import ray
+    except ImportError as error:
+        raise ConfigError(NOT_INSTALLED) from error
+    return ray
+
+
+def start(address: str | None) -> Any:
+    """Ray, initialised once per process: joined to ``address``, or a cluster on this machine (all its cores, no
+    dashboard, quiet logs)."""
+    ray = import_ray()
+    with _lock:
+        if ray.is_initialized():
+            return ray
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+        options: dict[str, Any] = {
+            "namespace": NAMESPACE,
+            "log_to_driver": False,
+            "logging_level": "WARNING",
+            "include_dashboard": False,
+        }
+        if address:
+            ray.init(address=address, **options)
+        else:
+            ray.init(num_cpus=os.cpu_count() or 1, object_store_memory=_OBJECT_STORE_BYTES, **options)
+        _started["address"] = address
+    return ray
+
+
+_remotes: dict[tuple[str, str], Any] = {}
+
+
+def _remote(function: Any, **options: Any) -> Any:
+    """``ray.remote(**options)(function)``, made once per process (each is exported to the cluster once)."""
+    key = (function.__qualname__, repr(sorted(options.items())))
+    with _lock:
+        if key not in _remotes:
+            _remotes[key] = import_ray().remote(**options)(function)
+        return _remotes[key]
+
+
+def _cluster_cpus(ray: Any) -> int:
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+# -- the cluster-wide limits -------------------------------------------------------------------------------------
+
+
+_GRANTS_KEPT = 10_000  # grant times the permits actor keeps for its stats
+
+
+class _Permits:
+    """One (endpoint, model)'s limits across the cluster: at most ``concurrency`` calls in flight and ``rpm`` started
+    per minute (a sliding window, so no burst beyond it). An async Ray actor: a waiting call costs no thread.
+
+    A permit is a lease: one not released within its ``lease_s`` (its task or node died, or the caller was cancelled
+    while the grant was on its way) is taken back, so a lost release never shrinks the cluster's limit for good."""
+
+    def __init__(self, concurrency: int, rpm: int | None, window_s: float = 60.0) -> None:
+        self.concurrency, self.rpm, self.window_s = concurrency, rpm, window_s
+        self.leases: dict[int, float] = {}  # permit -> when it expires
+        self.next_id = self.peak = self.granted = self.expired = 0
+        self.starts: list[float] = []  # the start times within the window (rpm only)
+        self.recent: collections.deque[float] = collections.deque(maxlen=_GRANTS_KEPT)  # grant times, for stats
+        self._changed: asyncio.Condition | None = None
+
+    def configure(self, concurrency: int, rpm: int | None) -> None:
+        """The limits of the newest client (several drivers on one cluster: the last one's settings hold)."""
+        self.concurrency, self.rpm = concurrency, rpm
+
+    def _condition(self) -> asyncio.Condition:
+        if self._changed is None:  # made on the actor's event loop
+            self._changed = asyncio.Condition()
+        return self._changed
+
+    async def acquire(self, lease_s: float) -> int:
+        changed = self._condition()
+        async with changed:
+            while True:
+                now = time.monotonic()
+                for permit in [p for p, until in self.leases.items() if until <= now]:
+                    del self.leases[permit]
+                    self.expired += 1
+                if len(self.leases) < self.concurrency:
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(changed.wait(), max(0.01, min(self.leases.values()) - now))
+            self.next_id += 1
+            permit = self.next_id
+            self.leases[permit] = now + lease_s
+            self.peak = max(self.peak, len(self.leases))
+        while self.rpm is not None:
+            now = time.monotonic()
+            self.starts = [t for t in self.starts if t > now - self.window_s]
+            if len(self.starts) < self.rpm:
+                self.starts.append(now)
+                break
+            await asyncio.sleep(self.starts[0] + self.window_s - now)
+        self.granted += 1
+        self.recent.append(time.monotonic())
+        return permit
+
+    async def release(self, permit: int) -> None:
+        changed = self._condition()
+        async with changed:
+            if self.leases.pop(permit, None) is not None:
+                changed.notify()
+
+    def stats(self) -> dict[str, Any]:
+        return {
+            "in_flight": len(self.leases),
+            "peak": self.peak,
+            "granted": self.granted,
+            "expired": self.expired,
+            "rpm": self.rpm,
+            "window_s": self.window_s,
+            "grant_times": list(self.recent),
+        }
+
+
+def permits_name(endpoint: str, model: str) -> str:
+    return f"llm-permits:{endpoint}:{model}"
+
+
+def permits_actor(endpoint: str, model: str, concurrency: int, rpm: int | None, *, window_s: float = 60.0) -> Any:
+    """The named actor holding (endpoint, model)'s cluster-wide limits, made by the first driver that needs it
+    (detached: it outlives that driver, so concurrent drivers share it)."""
+    remote = _remote(_Permits, num_cpus=0, max_concurrency=10_000)
+    actor = remote.options(
+        name=permits_name(endpoint, model), namespace=NAMESPACE, get_if_exists=True, lifetime="detached"
+    ).remote(concurrency, rpm, window_s)
+    ray = import_ray()
+    ray.get(actor.configure.remote(concurrency, rpm))
+    return actor
+
+
+class _RemotePermit:
+    """``async with``: a local slot (so one task does not queue thousands of calls at the actor), then a permit from
+    the cluster-wide actor, released without waiting for its answer. Shared by the task's concurrent calls: each
+    call's permit is kept in its own context."""
+
+    def __init__(self, actor: Any, concurrency: int, lease_s: float) -> None:
+        self.actor, self.lease_s = actor, lease_s
+        self.local = asyncio.Semaphore(concurrency)
+        self.permit: contextvars.ContextVar[int] = contextvars.ContextVar("permit")
+
+    async def __aenter__(self) -> None:
+        await self.local.acquire()
+        try:
+            self.permit.set(await self.actor.acquire.remote(self.lease_s))
+        except BaseException:
+            self.local.release()
+            raise
+
+    async def __aexit__(self, *exc: object) -> None:
+        self.actor.release.remote(self.permit.get())
+        self.local.release()
+
+
+class _PermitClient(LiteLLMClient):
+    """A store-less client inside a Ray task: every call (and every retry) holds a cluster-wide permit."""
+
+    actor: Any = None
+    _permit: _RemotePermit | None = None
+    #: What it was answered (cache key, text): the task has no store, so the driver caches these for it.
+    answered: list[tuple[str, str]] | None = None
+
+    def _remember_many(self, entries: Sequence[tuple[str, str]], capability: Any) -> None:
+        if self.answered is None:
+            self.answered = []
+        self.answered.extend(entries)
+
+    def _limits(self) -> tuple[asyncio.Semaphore, Any]:
+        if self._permit is None:
+            # one call lasts at most timeout_s + 5 s (the LLM layer's backstop): a permit held longer was lost
+            self._permit = _RemotePermit(self.actor, self.concurrency, self.timeout_s + 15.0)
+        return self._permit, None  # type: ignore[return-value]  # an async context manager, as the semaphore is
+
+
+# -- LLM calls ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _ClientSpec:
+    """What a task needs to make its client (the API key included: it reaches the task, never a sandbox worker)."""
+
+    model: str
+    api_base: str | None
+    api_key: str | None
+    timeout_s: float
+    max_retries: int
+    concurrency: int
+    rpm: int | None
+    max_reasks: int
+    max_tokens: int | None
+    parameters: dict[str, Any]
+    endpoint: str
+    mode: tuple[str, str] | None  # the structured mode the driver knows, as the store keeps it
+
+    @classmethod
+    def of(cls, client: LiteLLMClient, mode: tuple[str, str] | None = None) -> _ClientSpec:
+        return cls(
+            client.model,
+            client.api_base,
+            client.api_key,
+            client.timeout_s,
+            client.max_retries,
+            client.concurrency,
+            client.rpm,
+            client.max_reasks,
+            client.max_tokens,
+            dict(client.parameters),
+            client.endpoint,
+            mode,
+        )
+
+    def make(self, actor: Any) -> _PermitClient:
+        client = _PermitClient(
+            self.model,
+            api_base=self.api_base,
+            api_key=self.api_key,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+            concurrency=self.concurrency,
+            rpm=None,  # the actor keeps the rate
+            max_reasks=self.max_reasks,
+            max_tokens=self.max_tokens,
+            parameters=self.parameters,
+            endpoint=self.endpoint,
+        )
+        client.actor = actor
+        if self.mode is not None:
+            client._capability().load(self.mode)
+        return client
+
+
+def _complete_chunk(spec: _ClientSpec, actor: Any, requests: list[LLMRequest]) -> dict[str, Any]:
+    """A Ray task: ``requests`` answered on this node. Errors travel as (class name, message, text): some
+    :class:`LLMError` subclasses do not survive pickling."""
+    client = spec.make(actor)
+    answers = client.complete_many(requests)
+    results: list[Any] = []
+    for answer in answers:
+        if isinstance(answer, Completion):
+            results.append(answer)
+        else:
+            results.append((type(answer).__name__, str(answer), getattr(answer, "text", None)))
+    capability = client._capability()
+    learnt = capability.unsaved() if capability.learnt else None
+    usage = client.usage.copy()
+    spent_ok = [a for a in answers if isinstance(a, Completion)]
+    failed = Completion(
+        "",
+        prompt_tokens=usage.prompt_tokens - sum(a.prompt_tokens for a in spent_ok),
+        completion_tokens=usage.completion_tokens - sum(a.completion_tokens for a in spent_ok),
+        retries=usage.retries - sum(a.retries for a in spent_ok),
+        calls=usage.calls - sum(a.calls for a in spent_ok),
+    )
+    return {"results": results, "failed_spend": failed, "learnt": learnt}
+
+
+def _error(name: str, message: str, text: str | None) -> LLMError:
+    from spade_lsp.llm import InvalidAnswerError
+
+    if name == "InvalidAnswerError":
+        return InvalidAnswerError(message, text or "")
+    return LLMError(message)
+
+
+class RayLLMClient(LiteLLMClient):
+    """A :class:`LiteLLMClient` whose uncached requests run as Ray tasks across the cluster (same interface, same
+    cache, same usage totals). Cache reads and writes stay in this process, the store's one writer."""
+
+    address: str | None = None
+
+    @classmethod
+    def wrapping(cls, client: LiteLLMClient, address: str | None) -> RayLLMClient:
+        other = cls.__new__(cls)
+        other.__dict__.update(client.__dict__)
+        other.address = address
+        return other
+
+    def complete_many(
+        self,
+        requests: Sequence[LLMRequest],
+        *,
+        on_result: Callable[[int, Completion | LLMError], None] | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> list[Completion | LLMError]:
+        results: list[Completion | LLMError | None] = [None] * len(requests)
+        pending: list[int] = []
+
+        def cached(index: int, answer: Completion | LLMError) -> None:
+            results[index] = answer
+            if on_result is not None:
+                on_result(index, answer)
+
+        # the cache, read as the local client reads it (an invalid cached structured answer is asked again)
+        keys = [self._key(request) for request in requests]
+        structured = any(request.response_schema is not None for request in requests)
+        capability = self._capability() if structured else None
+        found = self._cached_many(keys)
+        for index in range(len(requests)):
+            text = found.get(index)
+            schema = requests[index].response_schema
+            if text is not None and schema is not None:
+                try:
+                    text = _normalised(_read_json(text, schema))
+                except _Invalid:
+                    text = None
+            if text is None:
+                pending.append(index)
+                continue
+            answer = Completion(text=text, cached=True, calls=0)
+            self.usage.add(answer)
+            cached(index, answer)
+        if not pending:
+            return results  # type: ignore[return-value]
+        ray = start(self.address)
+        actor = permits_actor(self.endpoint, self.model, self.concurrency, self.rpm)
+        mode = None
+        if capability is not None and capability.settled:
+            mode = (STRUCTURED_MODES[capability.mode], capability.reason)
+        spec = ray.put(_ClientSpec.of(self, mode))
+        task = _remote(_complete_chunk, num_cpus=1, max_retries=0)
+        size = max(1, min(_MAX_CHUNK, math.ceil(len(pending) / (4 * _cluster_cpus(ray)))))
+        chunks = {}
+        for start_at in range(0, len(pending), size):
+            chunk = pending[start_at : start_at + size]
+            chunks[task.remote(spec, actor, [requests[i] for i in chunk])] = chunk
+        waiting = list(chunks)
+        unsaved: list[tuple[str, str]] = []
+        try:
+            while waiting:
+                done, waiting = ray.wait(waiting, num_returns=1, timeout=None)
+                for ref in done:
+                    chunk = chunks[ref]
+                    try:
+                        payload = ray.get(ref)
+                    except Exception as error:  # the task failed as a whole (its node or worker died)
+                        problem = _unwrapped(error)
+                        payload = {
+                            "results": [("LLMError", f"{self.model}: {problem}", None)] * len(chunk),
+                            "failed_spend": Completion("", calls=0),
+                            "learnt": None,
+                        }
+                    if payload["learnt"] is not None and capability is not None:
+                        mode_index, reason = payload["learnt"]
+                        with capability.lock:
+                            if mode_index > capability.mode or not capability.learnt:
+                                capability.mode, capability.reason = mode_index, reason
+                                capability.learnt = capability.settled = True
+                    first_failure = True
+                    for index, answer in zip(chunk, payload["results"], strict=True):
+                        result: Completion | LLMError
+                        if isinstance(answer, Completion):
+                            result = answer
+                            self.usage.add(answer)
+                            unsaved.append((keys[index], answer.text))
+                        else:
+                            result = _error(*answer)
+                            self.usage.add_failure(
+                                payload["failed_spend"] if first_failure else Completion("", calls=0)
+                            )
+                            first_failure = False
+                        results[index] = result
+                        if on_result is not None:
+                            on_result(index, result)
+                    if len(unsaved) >= _CACHE_BATCH or not waiting:
+                        self._remember_many(unsaved, capability)
+                        unsaved = []
+                    if waiting and should_stop is not None and should_stop():
+                        for other in waiting:
+                            ray.cancel(other)
+                        for other in waiting:
+                            for index in chunks[other]:
+                                stopped = LLMError(f"{self.model}: not sent, the run was stopped")
+                                results[index] = stopped
+                                if on_result is not None:
+                                    on_result(index, stopped)
+                        waiting = []
+        except BaseException:
+            for other in waiting:
+                ray.cancel(other)
+            raise
+        finally:
+            self._remember_many(unsaved, capability)
+        return results  # type: ignore[return-value]
+
+
+def ray_client(endpoint: Endpoint, settings: Settings, *, store: Store | None) -> RayLLMClient:
+    """``make_client`` under the Ray executor: the local client's settings, its requests run as Ray tasks. Ray is
+    imported (and a missing extra reported) now; the cluster is joined at the first uncached request."""
+    from spade_lsp._roles import make_client
+
+    import_ray()
+    local = make_client(endpoint, settings.merged({"executor": "local"}, source="the Ray executor"), store=store)
+    return RayLLMClient.wrapping(local, settings.ray_address)
+
+
+# -- validation --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _AskSpec:
+    """How a validation task answers ``ask_llm``: the assistant's client, made on the task's node, or the reason
+    there is none (every question is then a "needs a model" cell, as locally)."""
+
+    client: _ClientSpec | None
+    error: str | None = None
+
+
+def _validate_chunk(
+    module: ModuleSource,
+    cases: list[SandboxCase],
+    names: list[str] | None,
+    limits: SandboxLimits,
+    ask: _AskSpec | None,
+    actor: Any,
+) -> tuple[SandboxResult, list[tuple[str, str]]]:
+    """A Ray task: the same :func:`run_assertions` as locally, on this node, in its own sandbox workers; with
+    the ``ask_llm`` answers it got, for the driver to cache."""
+    from spade_lsp.sandbox import run_assertions
+
+    ask_llm: AskLLM | None = None
+    client: _PermitClient | None = None
+    if ask is not None and ask.client is not None:
+        from spade_lsp._assertion_jobs import ask_llm_with
+
+        client = ask.client.make(actor)
+        ask_llm = ask_llm_with(client)
+    elif ask is not None:
+        reason = ask.error or "needs a model"
+
+        def ask_llm(question: str, response: str, context: Mapping[str, Any]) -> bool:
+            raise ModelNotConfiguredError(reason)
+
+    result = run_assertions(module, cases, names=names, limits=limits, ask_llm=ask_llm)
+    return result, (client.answered or []) if client is not None else []
+
+
+def _ask_spec(ask_llm: AskLLM | None) -> tuple[_AskSpec | None, Any, LiteLLMClient | None]:
+    """The assistant's client, from the driver's ``ask_llm`` (the sampler's, made at its first question), as a
+    spec for the tasks, its permits actor, and the driver's client (which caches what the tasks were answered)."""
+    if ask_llm is None:
+        return None, None, None
+    workspace, settings = getattr(ask_llm, "workspace", None), getattr(ask_llm, "settings", None)
+    if workspace is None or settings is None:
+        raise ConfigError(
+            "under the Ray executor ask_llm is answered on the cluster's nodes, which needs the workspace's assistant "
+            "model: this ask_llm callback cannot be sent there"
+        )
+    try:
+        client = workspace.assistant_client(settings, what="ask_llm")
+    except SpadeError as error:  # as locally: each question's cell says why (needs_model)
+        return _AskSpec(None, str(error)), None, None
+    if not isinstance(client, LiteLLMClient):
+        raise ConfigError("under the Ray executor ask_llm needs a litellm assistant model")
+    actor = permits_actor(client.endpoint, client.model, client.concurrency, client.rpm)
+    return _AskSpec(_ClientSpec.of(client)), actor, client
+
+
+def run_assertions_ray(
+    module: Path | ModuleSource,
+    cases: Sequence[SandboxCase],
+    *,
+    names: Sequence[str] | None,
+    limits: SandboxLimits,
+    ask_llm: AskLLM | None,
+    address: str | None,
+    min_cases: int | None = None,
+) -> SandboxResult:
+    """:func:`spade_lsp.sandbox.run_assertions` with the cases split into Ray tasks (one sandbox worker each, on
+    whichever node runs it), the verdicts merged back in order. The module's text is sent, not its path."""
+    from spade_lsp.sandbox import ModuleSource, run_assertions
+
+    if isinstance(module, Path):
+        module = ModuleSource(module.read_text(encoding="utf-8"), str(module))
+    ray = start(address)
+    tasks = min(2 * _cluster_cpus(ray), max(1, len(cases) // (min_cases or _MIN_CASES)))
+    if tasks <= 1 or not cases:  # one chunk: no reason to ship it
+        return run_assertions(module, cases, names=names, limits=limits, ask_llm=ask_llm)
+    ask, actor, asker = _ask_spec(ask_llm)
+    task = _remote(_validate_chunk, num_cpus=1, max_retries=0)
+    size = math.ceil(len(cases) / tasks)
+    module_ref = ray.put(module)
+    one_worker = replace(limits, workers=1)
+    started = time.monotonic()
+    refs = [
+        task.remote(module_ref, list(cases[i : i + size]), list(names) if names else None, one_worker, ask, actor)
+        for i in range(0, len(cases), size)
+    ]
+    try:
+        done: list[tuple[SandboxResult, list[tuple[str, str]]]] = ray.get(refs)
+    except BaseException as error:
+        for ref in refs:
+            ray.cancel(ref)
+        raise _unwrapped(error) from None
+    if asker is not None:  # the driver is the store's one writer: the tasks' ask_llm answers are cached here
+        asker._remember_many([entry for _, answered in done for entry in answered], None)
+    return _merged([result for result, _ in done], size, time.monotonic() - started)
+
+
+def _unwrapped(error: BaseException) -> BaseException:
+    """What a Ray task raised (a SpadeError such as SandboxUnavailableError reads as it does locally), or the Ray
+    failure as one line."""
+    from spade_lsp.errors import SandboxError
+
+    ray = import_ray()
+    if isinstance(error, ray.exceptions.RayTaskError):
+        cause = getattr(error, "cause", None)
+        if isinstance(cause, SpadeError):
+            return cause
+        return SandboxError(f"a Ray task failed: {type(cause).__name__}: {cause}")
+    if isinstance(error, ray.exceptions.RayError):
+        return SandboxError(f"a Ray task failed: {str(error).splitlines()[0] if str(error) else type(error).__name__}")
+    return error
+
+
+def _merged(parts: Sequence[SandboxResult], size: int, wall_s: float) -> SandboxResult:
+    """One result from the chunks' (chunk k holds cases k*size ...), as one run over every case would give."""
+    from spade_lsp.sandbox import SandboxResult, SandboxTiming
+
+    first = parts[0]
+    errors = [replace(e, case=e.case + k * size) for k, part in enumerate(parts) for e in part.errors]
+    module_error = next((p.module_error for p in parts if p.module_error is not None), None)
+    timing = SandboxTiming(
+        wall_s=wall_s,
+        startup_s=max(p.timing.startup_s for p in parts),
+        cells_run=sum(p.timing.cells_run for p in parts),
+        worker_starts=sum(p.timing.worker_starts for p in parts),
+        llm_calls=sum(p.timing.llm_calls for p in parts),
+        llm_cache_hits=sum(p.timing.llm_cache_hits for p in parts),
+    )
+    seconds = [sum(p.seconds[i] for p in parts if i < len(p.seconds)) for i in range(len(first.seconds))]
+    return SandboxResult(
+        assertions=first.assertions,
+        passed=[row for part in parts for row in part.passed],
+        errors=errors,
+        module_error=module_error,
+        problems=first.problems,
+        seconds=seconds,
+        timing=timing,
+        confinement=first.confinement,
+    )
+
+
+def stats(endpoint: str, model: str) -> Mapping[str, Any]:
+    """The permits actor's counters (tests and benchmarks read the peak in flight)."""
+    ray = import_ray()
+    actor = ray.get_actor(permits_name(endpoint, model), namespace=NAMESPACE)
+    return dict(ray.get(actor.stats.remote()))

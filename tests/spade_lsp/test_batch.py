@@ -1,0 +1,402 @@
+"""Provider batch APIs (spade_lsp._batch) through the real litellm client against the loopback batch server:
+submit, poll, collect; partial failures, expiry, cancellation, upload and create errors; resuming without
+resubmitting; cached answers not resubmitted; structured answers validated; batch prices; the CLI's --batch."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spade_lsp import cli
+from spade_lsp._batch import BatchLiteLLMClient, batch_price
+from spade_lsp._roles import Endpoint, make_client
+from spade_lsp._store import Store
+from spade_lsp.config import Settings
+from spade_lsp.errors import ConfigError, LLMError
+from spade_lsp.llm import Completion, LLMRequest
+from tests.support.batch_stub import BatchStub, LineError, echo
+
+pytestmark = pytest.mark.timeout(120)
+
+SCHEMA = {
+    "type": "object",
+    "properties": {"score": {"type": "integer"}},
+    "required": ["score"],
+    "additionalProperties": False,
+}
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Any:
+    with Store.open(tmp_path) as opened:
+        yield opened
+
+
+def _client(stub: BatchStub, store: Store | None, model: str = "openai/stub", **kwargs: Any) -> BatchLiteLLMClient:
+    return BatchLiteLLMClient(
+        model,
+        store=store,
+        api_base=stub.api_base,
+        api_key="no-key",
+        poll_s=0.02,
+        max_retries=1,
+        timeout_s=20,
+        **kwargs,
+    )
+
+
+def _requests(count: int, *, start: int = 0, schema: dict[str, Any] | None = None) -> list[LLMRequest]:
+    return [LLMRequest([{"role": "user", "content": f"item {i}"}], schema, 0.0, 0) for i in range(start, count)]
+
+
+def _rows(store: Store) -> list[tuple[Any, ...]]:
+    return store.db.execute(
+        "SELECT requested, batch_id, status, completed, failed, collected_at IS NOT NULL FROM llm_batches ORDER BY id"
+    ).fetchall()
+
+
+def test_a_batch_is_uploaded_once_polled_collected_cached_and_returned_in_order(store: Store) -> None:
+    with BatchStub(complete_after_s=0.2) as stub:
+        client = _client(stub, store)
+        requests = [*_requests(30), _requests(1)[0]]  # the last repeats the first: sent once
+        progress: list[tuple[int, int]] = []
+        arrived: list[int] = []
+        answers = client.complete_many(
+            requests,
+            on_progress=lambda done, total: progress.append((done, total)),
+            on_result=lambda i, a: arrived.append(i),
+        )
+        assert [a.text for a in answers if isinstance(a, Completion)] == [f"echo: item {i}" for i in [*range(30), 0]]
+        assert sorted(arrived) == list(range(31))
+        assert stub.counts["upload"] == 1 and stub.counts["create"] == 1 and stub.counts["chat"] == 0
+        lines = stub.requests()
+        assert len(lines) == 30 and len({line["custom_id"] for line in lines}) == 30
+        assert lines[0]["url"] == "/v1/chat/completions"
+        assert lines[0]["body"] == {
+            "model": "stub",
+            "messages": [{"role": "user", "content": "item 0"}],
+            "temperature": 0.0,
+        }
+        assert progress[-1] == (30, 30)
+        assert _rows(store) == [(30, "batch-000002", "completed", 30, 0, 1)]
+        assert client.usage.calls == 30 and client.usage.prompt_tokens == 300 and client.usage.cached == 1
+        assert client.batch_log == [
+            {
+                "id": "batch-000002",
+                "status": "completed",
+                "requested": 30,
+                "completed": 30,
+                "failed": 0,
+                "unanswered": 0,
+                "invalid": 0,
+                "cost": None,
+                "price": "litellm's price map does not know openai/stub",
+            }
+        ]
+        again = _client(stub, store).complete_many(requests)  # a new process: the store's cache answers
+        assert all(isinstance(a, Completion) and a.cached for a in again)
+        assert stub.counts["upload"] == 1 and stub.counts["create"] == 1
+
+
+def test_cached_answers_are_not_resubmitted(store: Store) -> None:
+    with BatchStub() as stub:
+        client = _client(stub, store)
+        client.complete_many(_requests(10))
+        answers = client.complete_many(_requests(15))
+        assert sum(1 for a in answers if isinstance(a, Completion) and a.cached) == 10
+        assert stub.counts["create"] == 2
+        second = [line for line in stub.requests()][10:]
+        assert [line["body"]["messages"][0]["content"] for line in second] == [f"item {i}" for i in range(10, 15)]
+
+
+def test_a_partly_failed_batch_keeps_its_answers_and_names_the_batch_for_the_rest(store: Store) -> None:
+    def answer(body: dict[str, Any]) -> str | LineError:
+        text = echo(body)
+        return LineError("the model is overloaded") if text.endswith(("3", "7")) else text
+
+    with BatchStub(answer) as stub:
+        client = _client(stub, store)
+        answers = client.complete_many(_requests(20))
+        failed = [i for i, a in enumerate(answers) if isinstance(a, LLMError)]
+        assert failed == [3, 7, 13, 17]
+        message = str(answers[3])
+        assert "batch batch-000002 (completed)" in message and "HTTP 500: the model is overloaded" in message
+        assert "\n" not in message
+        assert client.batch_log[0]["completed"] == 16 and client.batch_log[0]["failed"] == 4
+        assert client.usage.failed == 4 and client.usage.calls == 20
+        assert _rows(store) == [(20, "batch-000002", "completed", 16, 4, 1)]
+        # a second run asks only for the four that failed
+        client.complete_many(_requests(20))
+        assert len(stub.requests()) == 24
+
+
+def test_an_expired_batch_keeps_what_was_answered_and_reports_the_rest(store: Store) -> None:
+    with BatchStub(complete_after_s=1.0, expire_after_s=0.3) as stub:
+        client = _client(stub, store)
+        answers = client.complete_many(_requests(10))
+        kept = [a for a in answers if isinstance(a, Completion)]
+        lost = [a for a in answers if isinstance(a, LLMError)]
+        assert len(kept) == 3 and len(lost) == 7
+        assert "not answered: batch batch-000002 ended expired (3 of 10 answered; those were kept)" in str(lost[0])
+        assert client.batch_log[0]["status"] == "expired" and client.batch_log[0]["unanswered"] == 7
+        assert _rows(store)[0][2] == "expired" and _rows(store)[0][5] == 1
+        # the kept answers are cached: a rerun submits only the seven
+        stub.expire_after_s = None
+        stub.complete_after_s = 0.05
+        again = client.complete_many(_requests(10))
+        assert all(isinstance(a, Completion) for a in again) and len(stub.requests()) == 17
+
+
+def test_should_stop_cancels_the_batch_at_the_provider_and_keeps_its_answers(store: Store) -> None:
+    with BatchStub(complete_after_s=2.0) as stub:
+        client = _client(stub, store)
+        seen = [0]
+
+        def polled(done: int, total: int) -> None:
+            seen[0] = done
+
+        answers = client.complete_many(_requests(10), should_stop=lambda: seen[0] >= 1, on_progress=polled)
+        assert stub.counts["cancel"] == 1
+        kept = sum(1 for a in answers if isinstance(a, Completion))
+        assert 1 <= kept <= 9
+        assert client.batch_log[0]["status"] == "cancelled" and client.batch_log[0]["completed"] == kept
+        assert any("ended cancelled" in str(a) for a in answers if isinstance(a, LLMError))
+
+
+def test_a_batch_cancelled_at_the_provider_is_reported(store: Store) -> None:
+    with BatchStub(complete_after_s=2.0) as stub:
+        answers = _client(stub, store).complete_many(_requests(10), on_progress=lambda done, total: stub.cancel_all())
+        assert sum(1 for a in answers if isinstance(a, LLMError)) >= 1
+        assert _rows(store)[0][2] == "cancelled"
+
+
+def test_a_cancelled_job_cancels_its_batch_and_the_next_run_collects_what_was_kept(store: Store) -> None:
+    from spade_lsp._jobs import JobCancelled
+
+    with BatchStub(complete_after_s=2.0) as stub:
+
+        def cancel(done: int, total: int) -> None:
+            if done:
+                raise JobCancelled("job 1 was cancelled")
+
+        with pytest.raises(JobCancelled):
+            _client(stub, store).complete_many(_requests(10), on_progress=cancel)
+        assert stub.counts["cancel"] == 1 and not _rows(store)[0][5]
+        answers = _client(stub, store).complete_many(_requests(10))
+        assert stub.counts["create"] == 1 and _rows(store)[0][2] == "cancelled" and _rows(store)[0][5]
+        assert 1 <= sum(1 for a in answers if isinstance(a, Completion)) <= 9
+
+
+def test_an_upload_error_is_one_clear_line_and_loses_nothing(store: Store) -> None:
+    with BatchStub(upload_status=400) as stub:
+        client = _client(stub, store)
+        answers = client.complete_many(_requests(5))
+        assert all(isinstance(a, LLMError) for a in answers)
+        message = str(answers[0])
+        assert message.startswith("openai/stub: uploading the batch input failed: BadRequestError")
+        assert "\n" not in message
+        assert stub.counts["create"] == 0 and _rows(store) == []
+        assert client.usage.failed == 5 and client.usage.cost_known
+
+
+def test_a_refused_create_is_retried_with_the_same_upload(store: Store) -> None:
+    with BatchStub(create_status=400) as stub:
+        client = _client(stub, store)
+        answers = client.complete_many(_requests(5))
+        assert "creating the batch failed" in str(answers[0])
+        assert _rows(store) == [(5, None, "submitting", 0, 0, 0)]
+        stub.create_status = None
+        answers = client.complete_many(_requests(5))
+        assert all(isinstance(a, Completion) for a in answers)
+        assert stub.counts["upload"] == 1 and stub.counts["create"] == 2 and stub.counts["list"] == 1
+
+
+class _Died(Exception):
+    """Stands for the process dying mid-poll: nothing after the raise runs."""
+
+
+def test_a_batch_that_cannot_be_polled_is_kept_and_resumed_by_the_next_run(store: Store) -> None:
+    with BatchStub(retrieve_status=400) as stub:
+        answers = _client(stub, store).complete_many(_requests(4))
+        message = str(answers[0])
+        assert "polling batch batch-000002 failed" in message and "run again to resume it" in message
+        assert stub.counts["retrieve"] == 2 and not _rows(store)[0][5]  # one retry (max_retries=1)
+        stub.retrieve_status = None
+        answers = _client(stub, store).complete_many(_requests(4))
+        assert all(isinstance(a, Completion) for a in answers) and stub.counts["create"] == 1
+
+
+def test_a_run_that_died_mid_poll_resumes_the_batch_without_resubmitting(tmp_path: Path) -> None:
+    with BatchStub(complete_after_s=3.0) as stub:
+        with Store.open(tmp_path) as store:
+
+            def die(done: int, total: int) -> None:
+                raise _Died
+
+            with pytest.raises(_Died):
+                _client(stub, store).complete_many(_requests(8), on_progress=die)
+            [row] = _rows(store)
+            assert row[1:3] == ("batch-000002", "in_progress") and not row[5]
+        with Store.open(tmp_path) as store:  # the next process
+            answers = _client(stub, store).complete_many(_requests(8))
+            assert [a.text for a in answers if isinstance(a, Completion)] == [f"echo: item {i}" for i in range(8)]
+            assert stub.counts["upload"] == 1 and stub.counts["create"] == 1
+            assert _rows(store)[0][2:] == ("completed", 8, 0, 1)
+
+
+def test_a_run_that_died_between_create_and_its_write_finds_the_batch_by_listing(store: Store) -> None:
+    with BatchStub(complete_after_s=0.6) as stub:
+
+        def die(done: int, total: int) -> None:
+            raise _Died
+
+        with pytest.raises(_Died):
+            _client(stub, store).complete_many(_requests(8), on_progress=die)
+        with store.write() as db:  # as if the batch id had never been written
+            db.execute("UPDATE llm_batches SET batch_id = NULL, status = 'submitting'")
+        answers = _client(stub, store).complete_many(_requests(8))
+        assert all(isinstance(a, Completion) for a in answers)
+        assert stub.counts["upload"] == 1 and stub.counts["create"] == 1 and stub.counts["list"] == 1
+
+
+def test_structured_answers_are_validated_and_invalid_ones_asked_again_synchronously(store: Store) -> None:
+    def answer(body: dict[str, Any]) -> str:
+        text = next(m["content"] for m in body["messages"] if m["role"] == "user")
+        if text == "item 2":
+            return "I would rather not say"  # invalid in the batch and at the first synchronous try
+        return f'```json\n{{"score": {text.split()[-1]}}}\n```'
+
+    with BatchStub(answer) as stub:
+        client = _client(stub, store, max_reasks=1)
+        answers = client.complete_many(_requests(4, schema=SCHEMA))
+        assert [json.loads(a.text) for a in answers if isinstance(a, Completion)] == [
+            {"score": 0},
+            {"score": 1},
+            {"score": 3},
+        ]
+        assert isinstance(answers[2], LLMError) and "is not valid JSON" in str(answers[2])
+        assert all(line["body"]["response_format"]["type"] == "json_schema" for line in stub.requests())
+        assert stub.counts["chat"] >= 2  # the invalid one, asked again synchronously (with a re-ask)
+        assert client.batch_log[0]["invalid"] == 1
+
+
+def test_batch_prices_come_from_litellms_price_map(store: Store) -> None:
+    price = batch_price("gpt-4o-mini")
+    assert (price.input, price.output) == (7.5e-08, 3e-07) and price.source == "batch price from litellm's price map"
+    sync_only = batch_price("claude-sonnet-4-20250514")
+    assert sync_only.input == 3e-06 and "no batch price" in sync_only.source
+    assert batch_price("openai/stub").input is None
+    with BatchStub() as stub:
+        client = _client(stub, store, model="openai/gpt-4o-mini")
+        [answer] = client.complete_many(_requests(1))
+        assert isinstance(answer, Completion) and answer.cost == pytest.approx(10 * 7.5e-08 + 5 * 3e-07)
+        assert client.usage.cost_known and client.usage.cost == pytest.approx(10 * 7.5e-08 + 5 * 3e-07)
+
+
+def test_the_batch_setting_makes_a_batch_client_and_one_complete_stays_synchronous(store: Store) -> None:
+    settings = Settings(batch=True, batch_poll_s=0.5, batch_completion_window="24h")
+    with BatchStub() as stub:
+        client = make_client(Endpoint("pipeline", "openai/stub", stub.api_base, None), settings, store=store)
+        assert isinstance(client, BatchLiteLLMClient) and client.poll_s == 0.5
+        assert client.complete([{"role": "user", "content": "one"}]).text == "echo: one"
+        assert stub.counts["chat"] == 1 and stub.counts["create"] == 0
+    plain = make_client(Endpoint("pipeline", "openai/stub", "http://127.0.0.1:9/v1", None), Settings(), store=store)
+    assert not isinstance(plain, BatchLiteLLMClient)
+    with pytest.raises(ConfigError, match="the embedded local model has no batch API"):
+        make_client(Endpoint("pipeline", "local", None, None), settings, store=store)
+
+
+def test_the_batch_setting_batches_the_judge_but_not_the_assistants_own_work(tmp_path: Path) -> None:
+    """Taxonomy labels, synthesis and ``ask_llm`` must not wait for a batch window: only the pipeline's client and
+    the judge's go through the batch API."""
+    from spade_lsp.workspace import Workspace
+
+    (tmp_path / "spade.toml").write_text(
+        'batch = true\nmodel = "openai/stub"\napi_base = "http://127.0.0.1:9/v1"\nassistant_model = "same"\n',
+        encoding="utf-8",
+    )
+    with Workspace(tmp_path) as workspace:
+        assert isinstance(workspace.llm_client(), BatchLiteLLMClient)
+        assert not isinstance(workspace.assistant_client(), BatchLiteLLMClient)
+        judge = workspace.judge_client()
+        assert isinstance(judge, BatchLiteLLMClient) and judge.poll_s == 30.0
+    with Workspace(tmp_path, overrides={"batch": False}) as workspace:
+        assert not isinstance(workspace.judge_client(), BatchLiteLLMClient)
+
+
+# -- the command line ------------------------------------------------------------------------------------------
+
+
+def _spade(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = cli.main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_spade_sample_batch_samples_through_one_batch(
+    workspace_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.support.blurb import sampling_workspace
+
+    monkeypatch.chdir(workspace_dir)
+    prompt = sampling_workspace(workspace_dir)
+    with BatchStub(lambda body: "A lovely thing for you.") as stub:
+        (workspace_dir / "spade.toml").write_text(
+            f'model = "openai/stub"\napi_base = "{stub.api_base}"\nbatch_poll_s = 0.02\n', encoding="utf-8"
+        )
+        args = ["sample", str(prompt), "--samples", "3", "--no-early-stop", "--json"]
+        code, out, err = _spade(capsys, *args, "--batch")
+        assert code == 0, err
+        document = json.loads(out)
+        assert stub.counts["create"] == 1 and stub.counts["chat"] == 0 and len(stub.requests()) == 12
+        assert document["calls"] == 12 and document["calls_failed"] == 0
+        [batch] = document["batches"]
+        assert batch["status"] == "completed" and batch["requested"] == 12 and batch["completed"] == 12
+        code, out, _ = _spade(capsys, *args, "--batch")  # again: every answer cached, nothing submitted
+        assert code == 0 and json.loads(out)["calls_cached"] == 12 and stub.counts["create"] == 1
+
+
+def test_spade_judge_batch_sends_each_layer_as_a_batch(
+    workspace_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.spade_lsp.judges.test_cli import NOTES, PIPELINE, _blurb_judge
+    from tests.support.blurb import EXAMPLES, V3
+
+    monkeypatch.chdir(workspace_dir)
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(V3, encoding="utf-8")
+    lines = [json.dumps({**example, "grading_note": NOTES[example["id"]]}) for example in EXAMPLES]
+    (workspace_dir / "blurb.examples.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (workspace_dir / "judges.toml").write_text(PIPELINE, encoding="utf-8")
+    (workspace_dir / "spade.toml").write_text("batch_poll_s = 0.02\n", encoding="utf-8")
+    with BatchStub(lambda body: _blurb_judge(body).body) as stub:
+        flags = ["--assistant-model", "openai/judge", "--assistant-api-base", stub.api_base, "--batch"]
+        code, out, err = _spade(capsys, "judge", str(prompt), "--pipeline", "judges.toml", "--json", *flags)
+        assert code == 0, err
+        document = json.loads(out)
+        assert len(stub.requests()) == 4 * (3 + 1) and stub.counts["chat"] == 0
+        assert stub.counts["create"] >= 2  # the judges' layer, then the verifier's
+    assert [row["passed"] for row in document["rows"]] == [True, True, False, False]
+
+
+def test_spade_compare_batch_sends_one_batch_per_model(
+    workspace_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.support.blurb import TwoModels, sampling_workspace
+
+    monkeypatch.chdir(workspace_dir)
+    prompt = sampling_workspace(workspace_dir)
+    model = TwoModels()
+    with BatchStub(lambda body: model(body).body) as stub:
+        (workspace_dir / "spade.toml").write_text(
+            f'model = "openai/good"\napi_base = "{stub.api_base}"\nbatch_poll_s = 0.02\n', encoding="utf-8"
+        )
+        args = ["compare", str(prompt), "--models", "openai/good", "openai/bad", "--samples", "4", "--json"]
+        code, out, err = _spade(capsys, *args, "--batch")
+        assert code == 0, err
+        assert stub.counts["create"] == 2 and stub.counts["chat"] == 0 and len(stub.requests()) == 32
+    good, bad = json.loads(out)["variants"]
+    assert (good["calls"], bad["calls"], bad["p_pass"]) == (16, 16, 0.25)
