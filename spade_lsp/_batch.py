@@ -2,17 +2,25 @@
 batches), answered within the completion window at the provider's batch price.
 
 :class:`BatchLiteLLMClient` is a :class:`~spade_lsp.llm.LiteLLMClient` whose :meth:`complete_many` answers
-cached requests from the store as usual and sends the rest as one batch (per 50,000 requests): it writes the
-JSONL (``custom_id`` = the request's cache key, body = what the synchronous path sends in ``json_schema``
-mode), uploads it, records an ``llm_batches`` row *before* creating the batch, creates it, and polls every
-``batch_poll_s``. The answers are validated as the synchronous path validates them, cached, and the row marked
-collected in one transaction. A structured answer that is invalid is asked again through the synchronous
-path, with its re-asks. A process that dies at any point resumes: the same request set finds its row and polls
-the batch it holds; a row that never learnt its batch id (death between create and the write) is matched
-against the provider's batch list by input file id or digest before anything is created again, so an accepted
-batch is never submitted twice. A cancelled, expired or failed batch keeps every answer its output file holds;
-the rest get an :class:`~spade_lsp.errors.LLMError` naming the batch and its status, and :attr:`batch_log`
-says what was kept. A single :meth:`complete` (the editor's interactive calls) stays synchronous.
+cached requests from the store as usual and sends the rest through provider batches. Every batch has an
+``llm_batches`` row and its cache keys in ``llm_batch_keys``. In one store transaction, a run finds the open
+rows holding any of its uncached keys (those batches are polled and collected, never submitted again) and
+inserts a row (status ``uploading``) for each new chunk of the keys no open row holds (at most 50,000 requests
+and ~190 MB of JSONL per chunk); only then does it upload, create, and poll every batch together. The JSONL's
+``custom_id`` is the request's cache key; its body is what the synchronous path sends in the client's current
+structured mode (the key stays the ``json_schema`` form). A final batch's answers are validated as the
+synchronous path validates them, cached by ``custom_id`` (also those of keys this run did not ask for) and the
+row closed, in one transaction. An invalid structured answer is asked again through the synchronous path, once
+per key, with the request's re-asks; with ``reasks=0`` it is returned as
+:class:`~spade_lsp.llm.InvalidAnswerError` instead. A line refused for its response format steps the
+endpoint's structured mode down and goes to the synchronous path.
+
+A batch the provider no longer has (404), a create refused for good (a 4xx other than 429) or an output file
+that is gone closes its row as ``lost`` (the error written): the next run submits its keys again. An unreadable
+output line is an error for its ``custom_id`` only. A row that never learnt its batch id (death between create
+and the write) is matched against the provider's batch list by input file id. Open rows no request of the
+current run needs are swept at its start (:func:`collect_open_batches`): finished ones are cached and closed.
+A single :meth:`complete` (the editor's interactive calls) stays synchronous.
 """
 
 from __future__ import annotations
@@ -20,33 +28,44 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from spade_lsp.errors import LLMError
 from spade_lsp.llm import (
+    _FORMAT_WORDS,
+    STRUCTURED_MODES,
     Completion,
+    InvalidAnswerError,
     LiteLLMClient,
     LLMRequest,
     _import_litellm,
     _Invalid,
+    _mode_messages,
+    _mode_parameters,
     _normalised,
     _read_json,
 )
 
-__all__ = ["BatchLiteLLMClient", "BatchPrice", "batch_price"]
+__all__ = ["BatchLiteLLMClient", "BatchPrice", "batch_price", "collect_open_batches"]
 
-#: OpenAI takes at most 50,000 requests in one batch.
+#: OpenAI takes at most 50,000 requests in one batch...
 MAX_BATCH_REQUESTS: Final = 50_000
+#: ... and an input file of at most 200 MB: chunks stay below this many bytes of JSONL.
+MAX_BATCH_BYTES: Final = 190 * 1024 * 1024
 #: Provider statuses after which a batch changes no more.
 FINAL_STATUSES: Final = frozenset({"completed", "failed", "expired", "cancelled"})
 _ENDPOINT: Final = "/v1/chat/completions"
 _LIST_PAGES: Final = 10
 _HEARTBEAT_S: Final = 1.0
+_CUSTOM_ID: Final = re.compile(r'"custom_id"\s*:\s*"([^"\\]+)"')
+#: Statuses of a row some process is submitting right now (it holds a lease on it, see ``_lease_s``).
+_SUBMITTING: Final = frozenset({"uploading", "submitting"})
 
 Progress = Callable[[int, int], None]
 
@@ -88,12 +107,52 @@ def batch_price(model: str) -> BatchPrice:
 
 @dataclass
 class _Answer:
-    """What a batch said about one request: its text and tokens, or the error it gave."""
+    """What a batch said about one request: its text and tokens, or the error it gave (``status``: its HTTP
+    status, when it had one)."""
 
     text: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
     error: str | None = None
+    status: int | None = None
+    where: str = ""  # "batch ID (STATUS)"
+    log: dict[str, Any] | None = None  # its batch's batch_log entry
+
+
+class _CallFailed(LLMError):
+    """A call of the files and batches API that failed; ``gone`` when retrying cannot help (404, or a 4xx other
+    than 408, 409 and 429): the provider does not have, or will never take, what was asked for."""
+
+    def __init__(self, message: str, status: int | None, kind: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.gone = kind == "NotFoundError" or (
+            isinstance(status, int) and 400 <= status < 500 and status not in (408, 409, 429)
+        )
+
+
+@dataclass
+class _Row:
+    """One ``llm_batches`` row this run waits for."""
+
+    id: int
+    keys: set[str]
+    batch_id: str | None = None
+    input_file_id: str | None = None
+    status: str = "uploading"
+    digest: str = ""
+    data: bytes = b""  # the JSONL to upload (new rows only)
+    batch: Any = None  # the provider's batch, once final
+    done: int = 0
+    failures: int = 0
+    error: LLMError | None = None  # why this run cannot collect it
+    answers: dict[str, _Answer] = field(default_factory=dict)
+    file_errors: list[str] = field(default_factory=list)
+    lost: bool = False  # an output file is gone: the row closes as 'lost'
+
+    @property
+    def waiting(self) -> bool:
+        return self.error is None and self.batch is None
 
 
 class BatchLiteLLMClient(LiteLLMClient):
@@ -101,6 +160,8 @@ class BatchLiteLLMClient(LiteLLMClient):
 
     #: The sampler sends every call of a run in one round: each round is one batch, waited for in full.
     round_calls: int = MAX_BATCH_REQUESTS
+    max_batch_requests: int = MAX_BATCH_REQUESTS
+    max_batch_bytes: int = MAX_BATCH_BYTES
 
     def __init__(
         self,
@@ -150,11 +211,12 @@ class BatchLiteLLMClient(LiteLLMClient):
         should_stop: Callable[[], bool] | None = None,
         on_progress: Progress | None = None,
     ) -> list[Completion | LLMError]:
-        """Answers for ``requests`` in order: cached ones from the store, the rest through provider batches.
-        ``on_progress(done, total)`` runs at every poll; an exception from it (or from ``on_result``) leaves the
-        batch running for a later run to resume. When ``should_stop()`` turns true the batch is cancelled at the
-        provider and what it answered is kept; so is it when ``on_progress`` raises
-        :class:`~spade_lsp._jobs.JobCancelled` (the job was cancelled), the row then left for the next run."""
+        """Answers for ``requests`` in order: cached ones from the store, the rest through provider batches
+        (open ones that already hold them, else new ones). ``on_progress(done, total)`` runs at every poll; an
+        exception from it (or from ``on_result``) leaves the batches running for a later run to resume. When
+        ``should_stop()`` turns true the batches are cancelled at the provider and what they answered is kept;
+        so are they when ``on_progress`` raises :class:`~spade_lsp._jobs.JobCancelled` (the job was cancelled),
+        the rows then left for the next run."""
         results: list[Completion | LLMError | None] = [None] * len(requests)
         keys = [self._key(request) for request in requests]
         for index, text in self._cached_many(keys).items():
@@ -164,99 +226,544 @@ class BatchLiteLLMClient(LiteLLMClient):
                     text = _normalised(_read_json(text, schema))
                 except _Invalid:
                     continue  # asked again, and replaced
-            results[index] = Completion(text=text, cached=True, calls=0)
-            self._deliver(results, index, results[index], on_result)  # type: ignore[arg-type]
+            self._deliver(results, index, Completion(text=text, cached=True, calls=0), on_result)
         pending: dict[str, list[int]] = {}
         for index, result in enumerate(results):
             if result is None:
                 pending.setdefault(keys[index], []).append(index)
-        unique = list(pending)
-        for start in range(0, len(unique), MAX_BATCH_REQUESTS):
-            chunk = {key: pending[key] for key in unique[start : start + MAX_BATCH_REQUESTS]}
-            self._run_batch(requests, chunk, results, on_result, should_stop, on_progress)
+        if not pending:
+            return results  # type: ignore[return-value]
+        try:
+            name, _ = self._provider()
+        except LLMError as error:  # nothing can be sent: every request gets the one-line reason
+            for indices in pending.values():
+                self.usage.add_failure(Completion("", calls=0, cost=0.0))
+                self._deliver_all(results, indices, error, on_result)
+            return results  # type: ignore[return-value]
+        mode = STRUCTURED_MODES.index(self.structured_mode())
+        lines = {key: self._line(requests[indices[0]], key, name, mode) for key, indices in pending.items()}
+        rows = self._claim(lines)
+        with contextlib.suppress(LLMError):
+            self.collect_open_batches(exclude={row.id for row in rows})
+        for row in rows:
+            if row.data:
+                self._submit(row)
+        self._poll(rows, len(pending), should_stop, on_progress)
+        outcome: dict[str, _Answer | LLMError] = {}
+        for row in rows:
+            self._finish(row, requests, pending, outcome)
+        self._answer(requests, pending, outcome, results, on_result, should_stop, mode)
         return results  # type: ignore[return-value]
 
-    # -- one batch ---------------------------------------------------------------------------------------------
+    def collect_open_batches(self, *, exclude: set[int] | frozenset[int] = frozenset()) -> int:
+        """Collect every open row of this client's endpoint that has a batch id (but those in ``exclude``):
+        one poll each; a final batch's answers are cached by ``custom_id`` and its row closed, a batch the
+        provider no longer has closes as 'lost'. The number of rows closed."""
+        if self.store is None:
+            return 0
+        found = self.store.db.execute(
+            "SELECT id, batch_id, model FROM llm_batches WHERE collected_at IS NULL AND batch_id IS NOT NULL "
+            "AND endpoint = ? ORDER BY id",
+            [self.endpoint],
+        ).fetchall()
+        closed = 0
+        for row_id, batch_id, model in found:
+            if int(row_id) in exclude:
+                continue
+            client = self if model == self.model else self.with_model(str(model))
+            assert isinstance(client, BatchLiteLLMClient)
+            row = _Row(int(row_id), set(), batch_id=str(batch_id), status="")
+            try:
+                batch = client._call(f"polling batch {batch_id}", "retrieve_batch", batch_id=str(batch_id))
+            except _CallFailed as error:
+                if error.gone:
+                    client._close_lost(row.id, f"{error}: the batch is gone; its requests will be submitted again")
+                    closed += 1
+                continue
+            if str(batch.status) not in FINAL_STATUSES:
+                continue
+            row.batch = batch
+            try:
+                client._download(row)
+            except LLMError:
+                continue
+            entries = [(k, a.text) for k, a in row.answers.items() if a.error is None and a.text is not None]
+            client._collect(row, entries)
+            closed += 1
+        return closed
 
-    def _run_batch(
+    # -- claiming and submitting -----------------------------------------------------------------------------
+
+    def _line(self, request: LLMRequest, key: str, name: str, mode: int) -> bytes:
+        """The request's JSONL line: its body as the synchronous path sends it now."""
+        schema = request.response_schema
+        if schema is None:
+            body: dict[str, Any] = {"model": name, "messages": [dict(m) for m in request.messages]}
+            body.update(self._parameters(request))
+        else:
+            body = {"model": name, "messages": _mode_messages(request.messages, schema, mode)}
+            body.update({**self.parameters, **_mode_parameters(request, schema, mode, self.max_tokens)})
+        line = {"custom_id": key, "method": "POST", "url": _ENDPOINT, "body": body}
+        return (json.dumps(line, ensure_ascii=False) + "\n").encode("utf-8")
+
+    def _lease_s(self) -> float:
+        """How long a row being uploaded or created is left to the process doing it."""
+        return self.timeout_s * (self.max_retries + 1) * 2 + 30.0
+
+    def _claim(self, lines: Mapping[str, bytes]) -> list[_Row]:
+        """The rows answering ``lines``' keys: the open rows holding any of them, then a new row (inserted,
+        status 'uploading', with its keys) per chunk of the keys none holds; all in one transaction, so two
+        processes never submit the same key twice."""
+        wanted = list(lines)
+        if self.store is None:
+            return [self._new_row(0, chunk, lines) for chunk in self._chunks(wanted, lines)]
+        rows: dict[int, _Row] = {}
+        with self.store.write() as db:
+            stale = (datetime.now(UTC) - timedelta(seconds=self._lease_s())).isoformat()
+            for start in range(0, len(wanted), 500):
+                part = wanted[start : start + 500]
+                marks = ",".join("?" * len(part))
+                found = db.execute(
+                    "SELECT b.id, b.batch_id, b.input_file_id, b.status, b.updated_at, k.key FROM llm_batch_keys k "
+                    f"JOIN llm_batches b ON b.id = k.batch_row WHERE b.collected_at IS NULL AND k.key IN ({marks})",
+                    part,
+                ).fetchall()
+                for row_id, batch_id, file_id, status, updated_at, key in found:
+                    row = rows.get(int(row_id))
+                    if row is None:
+                        row = rows[int(row_id)] = _Row(int(row_id), set(), batch_id, file_id, str(status))
+                        if not batch_id and not file_id and str(updated_at) < stale:
+                            row.error = LLMError("lost")  # its process died uploading: nothing was accepted
+                    row.keys.add(str(key))
+            now = _now()
+            for row in rows.values():
+                if row.error is not None:
+                    db.execute(
+                        "UPDATE llm_batches SET status = 'lost', error = ?, updated_at = ?, collected_at = ? "
+                        "WHERE id = ?",
+                        ["the process uploading it stopped before the upload was recorded", now, now, row.id],
+                    )
+            live = [row for row in rows.values() if row.error is None]
+            covered = {key for row in live for key in row.keys}
+            new: list[_Row] = []
+            for chunk in self._chunks([key for key in wanted if key not in covered], lines):
+                digest = self._digest(chunk)
+                cursor = db.execute(
+                    "INSERT INTO llm_batches (digest, model, endpoint, requested, status, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, 'uploading', ?, ?)",
+                    [digest, self.model, self.endpoint, len(chunk), now, now],
+                )
+                row_id = int(cursor.lastrowid or 0)
+                db.conn.executemany(
+                    "INSERT INTO llm_batch_keys (batch_row, key) VALUES (?, ?)", [(row_id, key) for key in chunk]
+                )
+                new.append(self._new_row(row_id, chunk, lines, digest))
+        return [*live, *new]
+
+    def _chunks(self, keys: Sequence[str], lines: Mapping[str, bytes]) -> list[list[str]]:
+        """``keys`` split so that no chunk exceeds the provider's request count or input file size."""
+        chunks: list[list[str]] = []
+        chunk: list[str] = []
+        size = 0
+        for key in keys:
+            length = len(lines[key])
+            if chunk and (len(chunk) >= self.max_batch_requests or size + length > self.max_batch_bytes):
+                chunks.append(chunk)
+                chunk, size = [], 0
+            chunk.append(key)
+            size += length
+        if chunk:
+            chunks.append(chunk)
+        return chunks
+
+    def _new_row(self, row_id: int, chunk: Sequence[str], lines: Mapping[str, bytes], digest: str = "") -> _Row:
+        return _Row(row_id, set(chunk), digest=digest or self._digest(chunk), data=b"".join(lines[k] for k in chunk))
+
+    def _digest(self, keys: Sequence[str] | set[str]) -> str:
+        payload = json.dumps({"endpoint": self.endpoint, "model": self.model, "keys": sorted(keys)})
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    def _submit(self, row: _Row) -> None:
+        """Upload a new row's JSONL and create its batch; a failed upload deletes the row (nothing was
+        accepted), a create refused for good closes it as lost, a transient failure leaves it to the next run."""
+        try:
+            uploaded = self._call(
+                "uploading the batch input", "create_file", file=("spade-batch.jsonl", row.data), purpose="batch"
+            )
+        except LLMError as error:
+            row.error = error
+            if self.store is not None and row.id:
+                with self.store.write() as db:
+                    db.execute("DELETE FROM llm_batch_keys WHERE batch_row = ?", [row.id])
+                    db.execute("DELETE FROM llm_batches WHERE id = ?", [row.id])
+            return
+        row.input_file_id, row.data = str(uploaded.id), b""
+        self._update(row.id, input_file_id=row.input_file_id, status="submitting")
+        self._create(row)
+
+    def _create(self, row: _Row) -> None:
+        assert row.input_file_id is not None
+        try:
+            batch = self._call(
+                "creating the batch",
+                "create_batch",
+                completion_window=self.completion_window,
+                endpoint=_ENDPOINT,
+                input_file_id=row.input_file_id,
+                metadata={"spade_digest": row.digest[:64]} if row.digest else None,
+            )
+        except _CallFailed as error:
+            if error.gone:
+                message = f"{error}: the provider refused it for good; its requests will be submitted again"
+                self._close_lost(row.id, message)
+                row.error = LLMError(message)
+            else:  # the next run creates it from the same upload
+                self._update(row.id, status="create_failed", error=str(error))
+                row.error = LLMError(f"{error}; the upload is kept: run again to create the batch")
+            return
+        row.batch_id, row.status = str(batch.id), str(batch.status)
+        self._update(row.id, batch_id=row.batch_id, status=row.status, submitted_at=_now())
+
+    def _resume(self, row: _Row) -> None:
+        """An adopted row without a batch id: left to the process submitting it while its lease lasts (re-read
+        from the store), else taken over (one process only: a conditional update), found in the provider's list
+        by its input file, or created from it."""
+        if self.store is not None:
+            found = self.store.db.execute(
+                "SELECT batch_id, input_file_id, status, updated_at, collected_at FROM llm_batches WHERE id = ?",
+                [row.id],
+            ).fetchone()
+            if found is None or found[4] is not None:
+                row.error = LLMError(f"{self.model}: batch row {row.id} was closed by another process: run again")
+                return
+            row.batch_id, row.input_file_id, row.status = found[0], found[1], str(found[2])
+            if row.batch_id:
+                return
+            touched = datetime.fromisoformat(str(found[3]))
+            touched = touched if touched.tzinfo is not None else touched.replace(tzinfo=UTC)
+            if row.status in _SUBMITTING and (datetime.now(UTC) - touched).total_seconds() < self._lease_s():
+                return  # another process is submitting it: wait
+            with self.store.write() as db:
+                taken = db.execute(
+                    "UPDATE llm_batches SET status = 'submitting', updated_at = ? WHERE id = ? AND status = ? "
+                    "AND updated_at = ? AND batch_id IS NULL AND collected_at IS NULL",
+                    [_now(), row.id, row.status, found[3]],
+                ).rowcount
+            if not taken:
+                return  # another process took it first: wait for it
+        if not row.input_file_id:
+            row.error = LLMError(f"{self.model}: batch row {row.id} has no upload: run again to submit it")
+            self._close_lost(row.id, "no upload was recorded")
+            return
+        row.status = "submitting"
+        try:
+            found_id = self._find(row.input_file_id)
+        except LLMError as error:
+            self._update(row.id, status="create_failed")
+            row.error = LLMError(f"{error}; run again to resume the batch")
+            return
+        if found_id is not None:
+            row.batch_id, row.status = found_id, "validating"
+            self._update(row.id, batch_id=found_id, status="validating", submitted_at=_now())
+            return
+        self._create(row)
+
+    def _find(self, file_id: str) -> str | None:
+        """The provider's batch made from ``file_id``, if one was created (its list, page by page)."""
+        after: str | None = None
+        for _ in range(_LIST_PAGES):
+            kwargs: dict[str, Any] = {"limit": 100}
+            if after is not None:
+                kwargs["after"] = after
+            page = self._call("listing the provider's batches", "list_batches", **kwargs)
+            data = list(getattr(page, "data", None) or [])
+            for batch in data:
+                if getattr(batch, "input_file_id", None) == file_id:
+                    return str(batch.id)
+            if not data or not getattr(page, "has_more", False):
+                return None
+            after = str(data[-1].id)
+        return None
+
+    # -- polling -----------------------------------------------------------------------------------------------
+
+    def _poll(
+        self, rows: list[_Row], total: int, should_stop: Callable[[], bool] | None, on_progress: Progress | None
+    ) -> None:
+        """Poll every row's batch until each is final (or cannot be polled now), rows kept up to date; polling
+        errors are retried ``max_retries`` times in a row per batch, then the row stays open for a later run."""
+        cancelled = False
+        while True:
+            for row in rows:
+                if not row.waiting:
+                    continue
+                if not row.batch_id:
+                    self._resume(row)
+                    if not row.batch_id:
+                        continue
+                self._poll_once(row)
+            waiting = [row for row in rows if row.waiting]
+            done = min(total, sum(row.done for row in rows))
+            self._progress(rows, on_progress, done, total)
+            if not waiting:
+                return
+            if not cancelled and should_stop is not None and should_stop():
+                cancelled = True
+                for row in waiting:
+                    if row.batch_id:
+                        with contextlib.suppress(LLMError):
+                            self._call(f"cancelling batch {row.batch_id}", "cancel_batch", batch_id=row.batch_id)
+            self._wait(rows, on_progress, done, total)
+
+    def _poll_once(self, row: _Row) -> None:
+        try:
+            batch = self._call(f"polling batch {row.batch_id}", "retrieve_batch", batch_id=row.batch_id)
+        except _CallFailed as error:
+            if error.gone:
+                message = f"{error}: the batch is gone at the provider; the row was closed, run again to resubmit"
+                self._close_lost(row.id, message)
+                row.error = LLMError(message)
+                return
+            row.failures += 1
+            if row.failures > self.max_retries:
+                row.error = LLMError(f"{error}; the batch is kept: run again to resume it")
+            return
+        row.failures = 0
+        counts = getattr(batch, "request_counts", None)
+        completed = int(getattr(counts, "completed", 0) or 0)
+        failed = int(getattr(counts, "failed", 0) or 0)
+        status = str(batch.status)
+        if (status, completed + failed) != (row.status, row.done):
+            self._update(row.id, status=status, completed=completed, failed=failed)
+        row.status, row.done = status, completed + failed
+        if status in FINAL_STATUSES:
+            row.batch = batch
+
+    def _wait(self, rows: list[_Row], on_progress: Progress | None, done: int, total: int) -> None:
+        """``poll_s`` until the next poll, reporting progress at least every second meanwhile, so a cancelled
+        job or a stopping daemon is heard at once, not at the next poll."""
+        deadline = time.monotonic() + self.poll_s
+        while (left := deadline - time.monotonic()) > 0:
+            time.sleep(min(left, _HEARTBEAT_S))
+            if time.monotonic() < deadline:
+                self._progress(rows, on_progress, done, total)
+
+    def _progress(self, rows: list[_Row], on_progress: Progress | None, done: int, total: int) -> None:
+        if on_progress is None:
+            return
+        try:
+            on_progress(done, total)
+        except Exception as error:
+            from spade_lsp._jobs import JobCancelled
+
+            if isinstance(error, JobCancelled):  # the user cancelled the job: stop the batches' spending too
+                for row in rows:
+                    if row.waiting and row.batch_id:
+                        with contextlib.suppress(LLMError):
+                            self._call(f"cancelling batch {row.batch_id}", "cancel_batch", batch_id=row.batch_id)
+            raise  # the rows stay open: the next run collects what the batches kept
+
+    # -- collecting --------------------------------------------------------------------------------------------
+
+    def _download(self, row: _Row) -> None:
+        """Every answer and error a final batch holds, by custom id, into ``row.answers``. A file that is gone
+        is noted (an output file gone makes the row lost); an unreadable line is an error for its custom id."""
+        batch = row.batch
+        for which, file_id in (("error", batch.error_file_id), ("output", batch.output_file_id)):
+            if not file_id:
+                continue
+            what = f"downloading {file_id} of batch {batch.id}"
+            try:
+                content = self._call(what, "file_content", file_id=file_id)
+            except _CallFailed as error:
+                if not error.gone:
+                    raise
+                row.file_errors.append(f"its {which} file {file_id} is gone ({error})")
+                row.lost = row.lost or which == "output"
+                continue
+            text = bytes(content.content).decode("utf-8", errors="replace")
+            for number, line in enumerate(text.splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                    row.answers[str(record["custom_id"])] = _read_line(record)
+                except (ValueError, KeyError, TypeError, IndexError, AttributeError) as error:
+                    match = _CUSTOM_ID.search(line)
+                    problem = f"line {number} of {file_id} (batch {batch.id}) is unreadable: {_line(error)}"
+                    if match is not None:
+                        row.answers[match.group(1)] = _Answer(error=problem)
+                    else:
+                        row.file_errors.append(problem)
+
+    def _finish(
+        self,
+        row: _Row,
+        requests: Sequence[LLMRequest],
+        pending: Mapping[str, list[int]],
+        outcome: dict[str, _Answer | LLMError],
+    ) -> None:
+        """What ``row`` says about each pending key it holds, into ``outcome`` (a success from any row wins);
+        a final batch is cached (valid answers of pending keys, every answer of keys this run did not ask for)
+        and its row closed, in one transaction."""
+        mine = [key for key in row.keys if key in pending]
+        if row.error is not None or row.batch is None:
+            error = row.error or LLMError(f"{self.model}: batch row {row.id} is still being submitted: run again")
+            for key in mine:
+                outcome.setdefault(key, error)
+            return
+        batch = row.batch
+        try:
+            self._download(row)
+        except LLMError as error:
+            later = LLMError(f"{error}; the batch is kept: run again to collect it")
+            for key in mine:
+                outcome.setdefault(key, later)
+            return
+        status = str(batch.status)
+        entries: list[tuple[str, str]] = []
+        for key, answer in row.answers.items():
+            if answer.error is not None or answer.text is None:
+                continue
+            text = answer.text
+            if key in pending:
+                schema = requests[pending[key][0]].response_schema
+                if schema is not None:
+                    try:
+                        text = _normalised(_read_json(text, schema))
+                    except _Invalid:
+                        continue  # not cached: judged when answered
+            entries.append((key, text))
+        self._collect(row, entries)
+        unanswered = 0
+        gone = "; ".join(row.file_errors)
+        kept = [a for a in row.answers.values() if a.error is None]
+        price = batch_price(self.model)
+        costs = [price.cost(a.prompt_tokens, a.completion_tokens) for a in kept]
+        entry = {
+            "id": str(batch.id),
+            "status": status,
+            "requested": len(row.keys),
+            "completed": len(kept),
+            "failed": len(row.answers) - len(kept),
+            "unanswered": 0,
+            "invalid": 0,
+            "cost": round(sum(c for c in costs if c is not None), 6) if None not in costs else None,
+            "price": price.source,
+        }
+        for key in mine:
+            said = row.answers.get(key)
+            candidate: _Answer | LLMError
+            if said is None:
+                unanswered += 1
+                why = f": {_batch_errors(batch.errors)}" if status == "failed" and batch.errors else ""
+                why += f" ({gone})" if gone else ""
+                candidate = LLMError(
+                    f"{self.model}: not answered: batch {batch.id} ended {status}{why} "
+                    f"({len(kept)} of {len(row.keys)} answered; those were kept)"
+                )
+            else:
+                said.where, said.log = f"batch {batch.id} ({status})", entry
+                candidate = said
+            if _rank(candidate) > _rank(outcome.get(key)):
+                outcome[key] = candidate
+        entry["unanswered"] = unanswered
+        with self._log_lock:
+            self.batch_log.append(entry)
+
+    def _answer(
         self,
         requests: Sequence[LLMRequest],
-        chunk: dict[str, list[int]],
+        pending: Mapping[str, list[int]],
+        outcome: Mapping[str, _Answer | LLMError],
         results: list[Completion | LLMError | None],
         on_result: Callable[[int, Completion | LLMError], None] | None,
         should_stop: Callable[[], bool] | None,
-        on_progress: Progress | None,
+        mode: int,
     ) -> None:
-        digest = self._digest(chunk)
-        try:
-            row_id, batch_id = self._submitted(requests, chunk, digest)
-            batch = self._poll(row_id, batch_id, len(chunk), should_stop, on_progress)
-            answers = self._download(batch)
-        except LLMError as error:  # nothing was accepted, or it cannot be read now: the row (if any) stays open
-            for indices in chunk.values():
-                for index in indices:
-                    self.usage.add_failure(Completion("", calls=0, cost=0.0))
-                    self._deliver(results, index, error, on_result)
-            return
-        status = str(batch.status)
+        """Deliver each pending key's outcome to its requests: usage and failures counted once per key, invalid
+        structured answers and format refusals asked again synchronously once per key (or, with ``reasks=0``,
+        returned as :class:`InvalidAnswerError`)."""
         price = batch_price(self.model)
-        completions: dict[str, Completion] = {}
-        failures: dict[str, LLMError] = {}
-        invalid: list[str] = []
-        unanswered = 0
-        for key, indices in chunk.items():
-            answer = answers.get(key)
-            if answer is None:
-                unanswered += 1
-                why = f": {_batch_errors(batch.errors)}" if status == "failed" and batch.errors else ""
-                failures[key] = LLMError(
-                    f"{self.model}: not answered: batch {batch_id} ended {status}{why} "
-                    f"({len(answers)} of {len(chunk)} answered; those were kept)"
-                )
+        again: list[str] = []
+        for key, indices in pending.items():
+            request = requests[indices[0]]
+            result = outcome.get(key)
+            if result is None:
+                result = LLMError(f"{self.model}: no batch holds this request: run again")
+            if isinstance(result, LLMError):
+                self.usage.add_failure(Completion("", calls=0, cost=0.0))
+                self._deliver_all(results, indices, result, on_result)
                 continue
-            if answer.error is not None:
-                failures[key] = LLMError(f"{self.model}: batch {batch_id} ({status}): {answer.error}")
+            spent = Completion(
+                "",
+                prompt_tokens=result.prompt_tokens,
+                completion_tokens=result.completion_tokens,
+                cost=price.cost(result.prompt_tokens, result.completion_tokens),
+            )
+            if result.error is not None:
+                if request.response_schema is not None and _format_refusal(result):
+                    self._step_down(mode, result.error)
+                    again.append(key)
+                    continue
+                self.usage.add_failure(Completion("", calls=1, cost=0.0))
+                error = LLMError(f"{self.model}: {result.where}: {result.error}")
+                self._deliver_all(results, indices, error, on_result)
                 continue
-            assert answer.text is not None
-            text = answer.text
-            schema = requests[indices[0]].response_schema
+            assert result.text is not None
+            text = result.text
+            schema = request.response_schema
             if schema is not None:
                 try:
                     text = _normalised(_read_json(text, schema))
-                except _Invalid:
-                    invalid.append(key)  # a call answered all the same: counted, then asked again
-                    self.usage.add(
-                        Completion(
-                            "",
-                            prompt_tokens=answer.prompt_tokens,
-                            completion_tokens=answer.completion_tokens,
-                            cost=price.cost(answer.prompt_tokens, answer.completion_tokens),
-                        )
-                    )
+                except _Invalid as invalid:
+                    if request.reasks == 0:  # the caller reads the answer itself (as the synchronous path gives it)
+                        self.usage.add_failure(spent)
+                        failure = InvalidAnswerError(f"{self.model}: the model's answer {invalid.problem}", result.text)
+                        self._deliver_all(results, indices, failure, on_result)
+                    else:  # a call answered all the same: counted, then asked again
+                        self.usage.add(spent)
+                        if result.log is not None:
+                            with self._log_lock:
+                                result.log["invalid"] += 1
+                        again.append(key)
                     continue
-            completions[key] = Completion(
+            completion = Completion(
                 text=text,
-                prompt_tokens=answer.prompt_tokens,
-                completion_tokens=answer.completion_tokens,
-                cost=price.cost(answer.prompt_tokens, answer.completion_tokens),
+                prompt_tokens=result.prompt_tokens,
+                completion_tokens=result.completion_tokens,
+                cost=spent.cost,
             )
-        self._collect(row_id, batch, [(key, c.text) for key, c in completions.items()])
-        kept = sum(1 for a in answers.values() if a.error is None)
-        self._log(batch_id, status, len(chunk), kept, len(chunk) - kept, unanswered, len(invalid), completions, price)
-        for key, completion in completions.items():
-            for position, index in enumerate(chunk[key]):
-                # duplicates of one request share its answer: only the first paid for it
-                shown = completion if position == 0 else Completion(text=completion.text, cached=True, calls=0)
-                self._deliver(results, index, shown, on_result, count=True)
-        for key, failure in failures.items():
-            for index in chunk[key]:
-                self.usage.add_failure(Completion("", calls=int(answers.get(key) is not None), cost=0.0))
-                self._deliver(results, index, failure, on_result)
-        if invalid:  # the synchronous path asks again, with what was wrong
-            retried = [index for key in invalid for index in chunk[key]]
-            again = LiteLLMClient.complete_many(self, [requests[i] for i in retried], should_stop=should_stop)
-            for index, retry in zip(retried, again, strict=True):
-                self._deliver(results, index, retry, on_result)
+            self._deliver_all(results, indices, completion, on_result, count=True)
+        if again:  # the synchronous path asks again, with its re-asks: once per key
+            answers = LiteLLMClient.complete_many(
+                self, [requests[pending[k][0]] for k in again], should_stop=should_stop
+            )
+            for key, retry in zip(again, answers, strict=True):
+                self._deliver_all(results, pending[key], retry, on_result)
+
+    def _step_down(self, mode: int, reason: str) -> None:
+        """The lines went out in ``mode`` and the provider refused it: the synchronous path goes on from below."""
+        if mode + 1 >= len(STRUCTURED_MODES):
+            return
+        capability = self._capability()
+        capability.step_down(mode, f"{STRUCTURED_MODES[mode]} rejected in a batch: {reason}"[:500])
+
+    def _deliver_all(
+        self,
+        results: list[Completion | LLMError | None],
+        indices: Sequence[int],
+        answer: Completion | LLMError,
+        on_result: Callable[[int, Completion | LLMError], None] | None,
+        *,
+        count: bool = False,
+    ) -> None:
+        """``answer`` for every request of one key: duplicates share it, only the first paid for it."""
+        for position, index in enumerate(indices):
+            if position and isinstance(answer, Completion):
+                self._deliver(results, index, Completion(text=answer.text, cached=True, calls=0), on_result)
+            else:
+                self._deliver(results, index, answer, on_result, count=count)
 
     def _deliver(
         self,
@@ -273,9 +780,7 @@ class BatchLiteLLMClient(LiteLLMClient):
         if on_result is not None:
             on_result(index, answer)
 
-    def _digest(self, chunk: Mapping[str, list[int]]) -> str:
-        payload = json.dumps({"endpoint": self.endpoint, "model": self.model, "keys": sorted(chunk)})
-        return hashlib.sha256(payload.encode()).hexdigest()
+    # -- the provider and the store ----------------------------------------------------------------------------
 
     def _provider(self) -> tuple[str, str]:
         """The model name the provider knows and litellm's provider name (``openai/gpt-4o-mini`` -> both)."""
@@ -300,186 +805,50 @@ class BatchLiteLLMClient(LiteLLMClient):
                 **kwargs,
             )
         except Exception as error:  # litellm and the provider's SDK raise their own classes
-            raise LLMError(f"{self.model}: {what} failed: {_line(error)}") from None
+            status = getattr(error, "status_code", None)
+            raise _CallFailed(
+                f"{self.model}: {what} failed: {_line(error)}",
+                status if isinstance(status, int) else None,
+                type(error).__name__,
+            ) from None
 
-    # -- submit, or find what was submitted ----------------------------------------------------------------------
-
-    def _submitted(
-        self, requests: Sequence[LLMRequest], chunk: Mapping[str, list[int]], digest: str
-    ) -> tuple[int, str]:
-        """The (row, batch id) answering ``chunk``: the open row's, else a new batch's."""
-        store = self.store
-        row = None
-        if store is not None:
-            row = store.db.execute(
-                "SELECT id, input_file_id, batch_id FROM llm_batches WHERE digest = ? AND collected_at IS NULL "
-                "ORDER BY id DESC LIMIT 1",
-                [digest],
-            ).fetchone()
-        if row is not None and row[2]:
-            return int(row[0]), str(row[2])
-        if row is not None:  # the process died between the upload and learning the batch id
-            found = self._find(str(row[1]), digest)
-            if found is not None:
-                self._update(int(row[0]), batch_id=found, status="validating")
-                return int(row[0]), found
-            return int(row[0]), self._create(int(row[0]), str(row[1]), digest)
-        name, _ = self._provider()
-        lines = []
-        for key, indices in chunk.items():
-            body = {"model": name, "messages": [dict(m) for m in requests[indices[0]].messages]}
-            body.update(self._parameters(requests[indices[0]]))
-            lines.append(json.dumps({"custom_id": key, "method": "POST", "url": _ENDPOINT, "body": body}))
-        data = ("\n".join(lines) + "\n").encode("utf-8")
-        uploaded = self._call(
-            "uploading the batch input", "create_file", file=("spade-batch.jsonl", data), purpose="batch"
-        )
-        file_id = str(uploaded.id)
-        row_id = 0
-        if store is not None:
-            now = _now()
-            with store.write() as db:
-                cursor = db.execute(
-                    "INSERT INTO llm_batches (digest, model, endpoint, requested, input_file_id, status, created_at, "
-                    "updated_at) VALUES (?, ?, ?, ?, ?, 'submitting', ?, ?)",
-                    [digest, self.model, self.endpoint, len(chunk), file_id, now, now],
-                )
-                row_id = int(cursor.lastrowid or 0)
-        return row_id, self._create(row_id, file_id, digest)
-
-    def _create(self, row_id: int, file_id: str, digest: str) -> str:
-        batch = self._call(
-            "creating the batch",
-            "create_batch",
-            completion_window=self.completion_window,
-            endpoint=_ENDPOINT,
-            input_file_id=file_id,
-            metadata={"spade_digest": digest[:64]},
-        )
-        self._update(row_id, batch_id=str(batch.id), status=str(batch.status))
-        return str(batch.id)
-
-    def _find(self, file_id: str, digest: str) -> str | None:
-        """The provider's batch made from ``file_id`` (or carrying ``digest``), if one was created."""
-        after: str | None = None
-        for _ in range(_LIST_PAGES):
-            page = self._call("listing the provider's batches", "list_batches", after=after, limit=100)
-            data = list(getattr(page, "data", None) or [])
-            for batch in data:
-                metadata = getattr(batch, "metadata", None) or {}
-                if getattr(batch, "input_file_id", None) == file_id or metadata.get("spade_digest") == digest[:64]:
-                    return str(batch.id)
-            if not data or not getattr(page, "has_more", False):
-                return None
-            after = str(data[-1].id)
-        return None
-
-    # -- poll and collect --------------------------------------------------------------------------------------
-
-    def _poll(
-        self,
-        row_id: int,
-        batch_id: str,
-        total: int,
-        should_stop: Callable[[], bool] | None,
-        on_progress: Progress | None,
-    ) -> Any:
-        """The batch once it is final, its row kept up to date on the way; polling errors are retried
-        ``max_retries`` times in a row, then raise (the row stays open, for a later run to resume)."""
-        failures = 0
-        cancelled = False
-        seen: tuple[str, int, int] | None = None
-        done = 0
-        while True:
-            try:
-                batch = self._call(f"polling batch {batch_id}", "retrieve_batch", batch_id=batch_id)
-            except LLMError as error:
-                failures += 1
-                if failures > self.max_retries:
-                    raise LLMError(f"{error}; the batch is kept: run again to resume it") from None
-                self._wait(batch_id, on_progress, done, total)
-                continue
-            failures = 0
-            counts = getattr(batch, "request_counts", None)
-            completed = int(getattr(counts, "completed", 0) or 0)
-            failed = int(getattr(counts, "failed", 0) or 0)
-            status = str(batch.status)
-            if (status, completed, failed) != seen:
-                seen = (status, completed, failed)
-                self._update(row_id, status=status, completed=completed, failed=failed)
-            done = completed + failed
-            self._progress(batch_id, on_progress, done, total)
-            if status in FINAL_STATUSES:
-                return batch
-            if not cancelled and should_stop is not None and should_stop():
-                self._call(f"cancelling batch {batch_id}", "cancel_batch", batch_id=batch_id)
-                cancelled = True
-            self._wait(batch_id, on_progress, done, total)
-
-    def _wait(self, batch_id: str, on_progress: Progress | None, done: int, total: int) -> None:
-        """``poll_s`` until the next poll, reporting progress at least every second meanwhile, so a cancelled
-        job or a stopping daemon is heard at once, not at the next poll."""
-        deadline = time.monotonic() + self.poll_s
-        while (left := deadline - time.monotonic()) > 0:
-            time.sleep(min(left, _HEARTBEAT_S))
-            if time.monotonic() < deadline:
-                self._progress(batch_id, on_progress, done, total)
-
-    def _progress(self, batch_id: str, on_progress: Progress | None, done: int, total: int) -> None:
-        if on_progress is None:
-            return
-        try:
-            on_progress(done, total)
-        except Exception as error:
-            from spade_lsp._jobs import JobCancelled
-
-            if isinstance(error, JobCancelled):  # the user cancelled the job: stop the batch's spending too
-                with contextlib.suppress(LLMError):
-                    self._call(f"cancelling batch {batch_id}", "cancel_batch", batch_id=batch_id)
-            raise  # the row stays open: the next run collects what the batch kept
-
-    def _download(self, batch: Any) -> dict[str, _Answer]:
-        """Every answer and error a final batch holds, by custom id."""
-        answers: dict[str, _Answer] = {}
-        for file_id in (getattr(batch, "error_file_id", None), getattr(batch, "output_file_id", None)):
-            if not file_id:
-                continue
-            content = self._call(f"downloading {file_id} of batch {batch.id}", "file_content", file_id=file_id)
-            for number, line in enumerate(bytes(content.content).decode("utf-8").splitlines(), 1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                    answers[str(record["custom_id"])] = _read_line(record)
-                except (ValueError, KeyError, TypeError) as error:
-                    raise LLMError(
-                        f"{self.model}: line {number} of {file_id} (batch {batch.id}) is unreadable: {error}"
-                    ) from None
-        return answers
-
-    def _collect(self, row_id: int, batch: Any, entries: Sequence[tuple[str, str]]) -> None:
+    def _collect(self, row: _Row, entries: Sequence[tuple[str, str]]) -> None:
         """Cache ``entries`` and close the row in one transaction: a run resumed after this finds the answers
         cached, one resumed before finds the row open."""
-        if self.store is None:
+        if self.store is None or not row.id:
             return
         now = _now()
+        batch = row.batch
         counts = getattr(batch, "request_counts", None)
+        error = "; ".join(row.file_errors) or None
         with self.store.write() as db:
             db.conn.executemany(
                 "INSERT OR REPLACE INTO llm_cache (key, model, response, created_at) VALUES (?, ?, ?, ?)",
                 [(key, self.model, json.dumps({"text": text}), now) for key, text in entries],
             )
             db.execute(
-                "UPDATE llm_batches SET status = ?, completed = ?, failed = ?, updated_at = ?, collected_at = ? "
-                "WHERE id = ?",
+                "UPDATE llm_batches SET status = ?, completed = ?, failed = ?, error = ?, updated_at = ?, "
+                "collected_at = ? WHERE id = ?",
                 [
-                    str(batch.status),
+                    "lost" if row.lost else str(batch.status),
                     int(getattr(counts, "completed", 0) or 0),
                     int(getattr(counts, "failed", 0) or 0),
+                    error,
                     now,
                     now,
-                    row_id,
+                    row.id,
                 ],
+            )
+
+    def _close_lost(self, row_id: int, error: str) -> None:
+        """Close a row whose batch will never answer: its keys are submitted again by the next run."""
+        if self.store is None or not row_id:
+            return
+        now = _now()
+        with self.store.write() as db:
+            db.execute(
+                "UPDATE llm_batches SET status = 'lost', error = ?, updated_at = ?, collected_at = ? WHERE id = ?",
+                [error, now, now, row_id],
             )
 
     def _update(self, row_id: int, **values: Any) -> None:
@@ -491,32 +860,25 @@ class BatchLiteLLMClient(LiteLLMClient):
                 f"UPDATE llm_batches SET {columns}, updated_at = ? WHERE id = ?", [*values.values(), _now(), row_id]
             )
 
-    def _log(
-        self,
-        batch_id: str,
-        status: str,
-        requested: int,
-        kept: int,
-        failed: int,
-        unanswered: int,
-        invalid: int,
-        completions: Mapping[str, Completion],
-        price: BatchPrice,
-    ) -> None:
-        costs = [c.cost for c in completions.values()]
-        entry = {
-            "id": batch_id,
-            "status": status,
-            "requested": requested,
-            "completed": kept,
-            "failed": failed - unanswered,
-            "unanswered": unanswered,
-            "invalid": invalid,
-            "cost": round(sum(c for c in costs if c is not None), 6) if None not in costs else None,
-            "price": price.source,
-        }
-        with self._log_lock:
-            self.batch_log.append(entry)
+
+def collect_open_batches(client: LiteLLMClient) -> int:
+    """Sweep the store's open batch rows of ``client``'s endpoint (see
+    :meth:`BatchLiteLLMClient.collect_open_batches`): the number closed. Cheap: one poll per open row."""
+    batch = client if isinstance(client, BatchLiteLLMClient) else None
+    if batch is None:
+        batch = BatchLiteLLMClient.adopt(client, poll_s=30.0, completion_window="24h")
+    return batch.collect_open_batches()
+
+
+def _rank(outcome: _Answer | LLMError | None) -> int:
+    """Which of two rows' word on a key stands: an answer, over a refused line, over an error, over nothing."""
+    if isinstance(outcome, _Answer):
+        return 3 if outcome.error is None else 2
+    return 1 if outcome is not None else 0
+
+
+def _format_refusal(answer: _Answer) -> bool:
+    return answer.status in (400, 415, 422) and bool(_FORMAT_WORDS.search(answer.error or ""))
 
 
 def _read_line(record: Mapping[str, Any]) -> _Answer:
@@ -527,7 +889,7 @@ def _read_line(record: Mapping[str, Any]) -> _Answer:
     body = response.get("body") or {}
     if error or status != 200:
         detail = (error or {}).get("message") or ((body.get("error") or {}).get("message")) or "no detail"
-        return _Answer(error=f"HTTP {status}: {detail}" if status else str(detail))
+        return _Answer(error=f"HTTP {status}: {detail}" if status else str(detail), status=status)
     text = body["choices"][0]["message"]["content"]
     if not isinstance(text, str):
         return _Answer(error="the answer has no text content")

@@ -91,7 +91,9 @@ def make_client(endpoint: Endpoint, settings: Settings, *, store: Store | None =
     batch = settings.batch and endpoint.role == "pipeline"  # the assistant's own work stays synchronous
     if batch and endpoint.model == LOCAL:  # refused before its server is started
         raise ConfigError(_NO_LOCAL_BATCH)
-    if settings.executor == "ray" and not batch:  # with batch the provider takes the calls; Ray only validates
+    # Ray takes the pipeline's calls (sampling): the assistant's own work stays in this process; with batch the
+    # provider takes the calls and Ray only validates
+    if settings.executor == "ray" and endpoint.role == "pipeline" and not batch:
         from spade_lsp._ray import ray_client
 
         return ray_client(endpoint, settings, store=store)

@@ -375,8 +375,10 @@ def _chat_prompts(db: Database) -> None:
 
 @_MIGRATIONS(name="0012_llm_batches")
 def _llm_batches_schema(db: Database) -> None:
-    """Provider batches (spade_lsp._batch): one row per batch, written before the batch is created, so a process
-    that dies at any point resumes polling the batch it submitted instead of submitting it again."""
+    """Provider batches (spade_lsp._batch): one row per batch and the cache keys it answers, written (in the
+    transaction that checked no open row holds those keys) before anything is uploaded, so a process that dies
+    at any point, or a second process asking for some of the same requests, polls the batch already submitted
+    instead of submitting it again."""
     db.executescript(
         """
         CREATE TABLE llm_batches (
@@ -385,17 +387,25 @@ def _llm_batches_schema(db: Database) -> None:
             model TEXT NOT NULL,
             endpoint TEXT NOT NULL,             -- the client's endpoint ('' for the provider's own)
             requested INTEGER NOT NULL,
-            input_file_id TEXT NOT NULL,
+            input_file_id TEXT,                 -- NULL until the upload is recorded
             batch_id TEXT,                      -- NULL until the provider accepted it
-            status TEXT NOT NULL,               -- 'submitting', then the provider's status
+            status TEXT NOT NULL,               -- 'uploading', 'submitting', 'create_failed', the provider's
+                                                -- status, or 'lost' (the provider no longer has it or refused it)
             completed INTEGER NOT NULL DEFAULT 0,
             failed INTEGER NOT NULL DEFAULT 0,
-            error TEXT,
-            created_at TEXT NOT NULL,
+            error TEXT,                         -- why it was lost or what of it could not be read
+            created_at TEXT NOT NULL,           -- the row, written before the upload
+            submitted_at TEXT,                  -- when the provider accepted the batch (or it was found there)
             updated_at TEXT NOT NULL,
-            collected_at TEXT                   -- its answers are in llm_cache (same transaction)
+            collected_at TEXT                   -- closed: its answers are in llm_cache (same transaction)
         );
-        CREATE INDEX llm_batches_open ON llm_batches(digest) WHERE collected_at IS NULL;
+        CREATE UNIQUE INDEX llm_batches_open ON llm_batches(digest) WHERE collected_at IS NULL;
+        CREATE TABLE llm_batch_keys (
+            batch_row INTEGER NOT NULL REFERENCES llm_batches(id) ON DELETE CASCADE,
+            key TEXT NOT NULL,                  -- an llm_cache key: the custom_id of its line
+            PRIMARY KEY (batch_row, key)
+        );
+        CREATE INDEX llm_batch_keys_key ON llm_batch_keys(key);
         """
     )
 

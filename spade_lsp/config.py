@@ -96,8 +96,18 @@ class Settings(BaseModel):
     )
     batch_poll_s: float = Field(default=30.0, gt=0, le=3600, description="seconds between polls of a batch")
     batch_completion_window: str = Field(
-        default="24h", min_length=1, description="the completion window asked of the provider's batch API"
+        default="24h",
+        min_length=1,
+        description="the completion window asked of the provider's batch API (OpenAI's takes only '24h')",
     )
+
+    @field_validator("batch_completion_window")
+    @classmethod
+    def _completion_window(cls, value: str) -> str:
+        if value != "24h":
+            raise ValueError(f"{value!r}: the OpenAI batch API takes only the completion window '24h'")
+        return value
+
     executor: Literal["local", "ray"] = Field(
         default="local",
         description="where sampling and validation run: 'local' (this process and its sandbox workers) or 'ray' "
@@ -173,11 +183,15 @@ _SECRET_NAME = re.compile(r"key|token|secret|password|credential|header|auth", r
 #: editor's settings (which a repository's .vscode/settings.json can hold) and a job's overrides cannot loosen the
 #: sandbox.
 FILE_ONLY_SETTINGS = frozenset({"sandbox"})
+#: Settings a repository's content cannot set: a prompt's front matter and the editor's settings cannot choose where
+#: spade runs (a hostile ``ray_address`` would have the daemon unpickle a stranger's cluster's results and send it
+#: the API key); the settings files and the command line can.
+NOT_FROM_CONTENT = FILE_ONLY_SETTINGS | {"executor", "ray_address"}
 
 
 def front_matter_settings(front_matter: Mapping[str, Any]) -> dict[str, Any]:
     """The entries of a prompt's front matter that are settings (other keys belong to the prompt itself, and
-    :data:`FILE_ONLY_SETTINGS` are ignored). A ``model`` mapping is Prompty's model configuration: its model,
+    :data:`NOT_FROM_CONTENT` are ignored). A ``model`` mapping is Prompty's model configuration: its model,
     endpoint and parameters become settings, which the front matter's own setting keys override."""
     settings: dict[str, Any] = {}
     model = front_matter.get("model")
@@ -187,7 +201,7 @@ def front_matter_settings(front_matter: Mapping[str, Any]) -> dict[str, Any]:
         {
             str(key).replace("-", "_"): value
             for key, value in front_matter.items()
-            if str(key).replace("-", "_") in Settings.model_fields.keys() - FILE_ONLY_SETTINGS
+            if str(key).replace("-", "_") in Settings.model_fields.keys() - NOT_FROM_CONTENT
             and not (key == "model" and isinstance(value, Mapping))
         }
     )

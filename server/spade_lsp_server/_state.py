@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from spade_lsp._files import MAX_PROMPT_READ_BYTES, MAX_SIDECAR_BYTES, read_limited, read_limited_text, sidecar_path
 from spade_lsp._prompts import PromptKind, parse_prompt, prompt_kind
-from spade_lsp.config import FILE_ONLY_SETTINGS, Settings, front_matter_settings, load_settings
+from spade_lsp.config import NOT_FROM_CONTENT, Settings, front_matter_settings, load_settings
 from spade_lsp.errors import InputError, SpadeError
 from spade_lsp.overview import PromptOverview, build_overview
 from spade_lsp_server._daemon import DaemonLink, Notify, Tell
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_SETTING_KEYS = frozenset(Settings.model_fields) - FILE_ONLY_SETTINGS
+_SETTING_KEYS = frozenset(Settings.model_fields) - NOT_FROM_CONTENT
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(\r?\n|\Z)", re.DOTALL)
 #: A top-level key of a YAML mapping (at column 0), and whether it is ``messages``.
 _TOP_KEY = re.compile(r"[^\s#\-\]},]|-[^\s-]")

@@ -50,7 +50,7 @@ def add_judge_parsers(commands: Any, common: Callable[[argparse.ArgumentParser],
         default="examples",
         help="outputs for --noise: the examples' (default) or the newest sampling run's",
     )
-    scale_flags(judge)
+    scale_flags(judge, executor=False)  # a judge's calls stay in this process; --batch sends them as batches
     common(judge)
 
     test = commands.add_parser("test", help="run a prompt-response test (ModelGauge style) against the model")

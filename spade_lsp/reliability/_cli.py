@@ -54,8 +54,9 @@ def _sampling_flags(parser: argparse.ArgumentParser, *, early_stopping: bool = T
     )
 
 
-def scale_flags(parser: argparse.ArgumentParser) -> None:
-    """How the pipeline's calls and the checks run at scale: the settings ``batch``, ``executor``, ``ray_address``."""
+def scale_flags(parser: argparse.ArgumentParser, *, executor: bool = True) -> None:
+    """How the LLM calls and the checks run at scale: the settings ``batch``, and (sampling only) ``executor`` and
+    ``ray_address``."""
     parser.add_argument(
         "--batch",
         action="store_true",
@@ -63,6 +64,8 @@ def scale_flags(parser: argparse.ArgumentParser) -> None:
         help="send the pipeline's calls through the provider's batch API (cheaper; answered within the batch "
         "window; polled and resumed after restarts)",
     )
+    if not executor:
+        return
     parser.add_argument(
         "--executor",
         choices=["local", "ray"],

@@ -167,10 +167,22 @@ def test_should_stop_cancels_the_batch_at_the_provider_and_keeps_its_answers(sto
 
 
 def test_a_batch_cancelled_at_the_provider_is_reported(store: Store) -> None:
+    def cancel(done: int, total: int) -> None:
+        if done >= 3:
+            stub.cancel_all()
+
     with BatchStub(complete_after_s=2.0) as stub:
-        answers = _client(stub, store).complete_many(_requests(10), on_progress=lambda done, total: stub.cancel_all())
-        assert sum(1 for a in answers if isinstance(a, LLMError)) >= 1
-        assert _rows(store)[0][2] == "cancelled"
+        client = _client(stub, store)
+        answers = client.complete_many(_requests(10), on_progress=cancel)
+        kept = [i for i, a in enumerate(answers) if isinstance(a, Completion)]
+        errors = [a for a in answers if isinstance(a, LLMError)]
+        assert 3 <= len(kept) <= 9 and len(errors) == 10 - len(kept)
+        assert kept == list(range(len(kept)))  # the batch answers in file order: the first ones were kept
+        assert all(f"ended cancelled ({len(kept)} of 10 answered; those were kept)" in str(error) for error in errors)
+        assert _rows(store) == [(10, "batch-000002", "cancelled", len(kept), 0, 1)]
+        assert store.db.execute("SELECT COUNT(*) FROM llm_cache").fetchone()[0] == len(kept)
+        assert client.batch_log[0]["completed"] == len(kept) and client.batch_log[0]["unanswered"] == len(errors)
+        assert client.usage.failed == len(errors) and client.usage.calls == len(kept)
 
 
 def test_a_cancelled_job_cancels_its_batch_and_the_next_run_collects_what_was_kept(store: Store) -> None:
@@ -202,16 +214,33 @@ def test_an_upload_error_is_one_clear_line_and_loses_nothing(store: Store) -> No
         assert client.usage.failed == 5 and client.usage.cost_known
 
 
-def test_a_refused_create_is_retried_with_the_same_upload(store: Store) -> None:
+def test_a_create_refused_for_good_closes_its_row_and_the_next_run_submits_again(store: Store) -> None:
     with BatchStub(create_status=400) as stub:
         client = _client(stub, store)
         answers = client.complete_many(_requests(5))
-        assert "creating the batch failed" in str(answers[0])
-        assert _rows(store) == [(5, None, "submitting", 0, 0, 0)]
+        message = str(answers[0])
+        assert "creating the batch failed" in message and "will be submitted again" in message
+        assert _rows(store) == [(5, None, "lost", 0, 0, 1)]
+        [(error,)] = store.db.execute("SELECT error FROM llm_batches").fetchall()
+        assert "BadRequestError" in error
+        assert client.usage.failed == 5
         stub.create_status = None
         answers = client.complete_many(_requests(5))
         assert all(isinstance(a, Completion) for a in answers)
-        assert stub.counts["upload"] == 1 and stub.counts["create"] == 2 and stub.counts["list"] == 1
+        assert stub.counts["upload"] == 2 and stub.counts["create"] == 2
+
+
+def test_a_create_refused_for_now_is_retried_with_the_same_upload(store: Store) -> None:
+    with BatchStub(create_status=429) as stub:
+        client = _client(stub, store)
+        answers = client.complete_many(_requests(5))
+        assert "creating the batch failed" in str(answers[0]) and "run again" in str(answers[0])
+        assert _rows(store) == [(5, None, "create_failed", 0, 0, 0)]
+        stub.create_status = None
+        created = stub.counts["create"]
+        answers = client.complete_many(_requests(5))
+        assert all(isinstance(a, Completion) for a in answers)
+        assert stub.counts["upload"] == 1 and stub.counts["create"] == created + 1 and stub.counts["list"] == 1
 
 
 class _Died(Exception):
@@ -219,11 +248,11 @@ class _Died(Exception):
 
 
 def test_a_batch_that_cannot_be_polled_is_kept_and_resumed_by_the_next_run(store: Store) -> None:
-    with BatchStub(retrieve_status=400) as stub:
+    with BatchStub(retrieve_status=503) as stub:
         answers = _client(stub, store).complete_many(_requests(4))
         message = str(answers[0])
         assert "polling batch batch-000002 failed" in message and "run again to resume it" in message
-        assert stub.counts["retrieve"] == 2 and not _rows(store)[0][5]  # one retry (max_retries=1)
+        assert stub.counts["retrieve"] >= 2 and not _rows(store)[0][5]
         stub.retrieve_status = None
         answers = _client(stub, store).complete_many(_requests(4))
         assert all(isinstance(a, Completion) for a in answers) and stub.counts["create"] == 1
@@ -255,8 +284,8 @@ def test_a_run_that_died_between_create_and_its_write_finds_the_batch_by_listing
 
         with pytest.raises(_Died):
             _client(stub, store).complete_many(_requests(8), on_progress=die)
-        with store.write() as db:  # as if the batch id had never been written
-            db.execute("UPDATE llm_batches SET batch_id = NULL, status = 'submitting'")
+        with store.write() as db:  # as if the batch id had never been written, by a process long dead
+            db.execute("UPDATE llm_batches SET batch_id = NULL, status = 'submitting', updated_at = '2000-01-01'")
         answers = _client(stub, store).complete_many(_requests(8))
         assert all(isinstance(a, Completion) for a in answers)
         assert stub.counts["upload"] == 1 and stub.counts["create"] == 1 and stub.counts["list"] == 1
@@ -400,3 +429,244 @@ def test_spade_compare_batch_sends_one_batch_per_model(
         assert stub.counts["create"] == 2 and stub.counts["chat"] == 0 and len(stub.requests()) == 32
     good, bad = json.loads(out)["variants"]
     assert (good["calls"], bad["calls"], bad["p_pass"]) == (16, 16, 0.25)
+
+
+# -- review findings: overlapping request sets, lost batches, re-asks, races, listing, settings ------------------
+
+
+def _die(done: int, total: int) -> None:
+    raise _Died
+
+
+def _wait_done(stub: BatchStub) -> None:
+    """Until every batch of the stub is final (as the provider would finish them meanwhile)."""
+    import time
+
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        with stub.lock:
+            if all(
+                stub._object(batch)["status"] in ("completed", "expired", "cancelled")
+                for batch in stub.batches.values()
+            ):
+                return
+        time.sleep(0.05)
+    raise AssertionError("the stub's batches did not finish")
+
+
+def test_a_grown_request_set_polls_the_open_batch_and_submits_only_the_new_requests(tmp_path: Path) -> None:
+    with BatchStub(complete_after_s=1.0) as stub:
+        with Store.open(tmp_path) as store, pytest.raises(_Died):
+            _client(stub, store).complete_many(_requests(8), on_progress=_die)
+        with Store.open(tmp_path) as store:  # the next process asks for the same 8 and one more
+            client = _client(stub, store)
+            answers = client.complete_many(_requests(9))
+            assert [a.text for a in answers if isinstance(a, Completion)] == [f"echo: item {i}" for i in range(9)]
+            assert stub.counts["upload"] == 2 and stub.counts["create"] == 2
+            assert [len(batch.lines) for batch in stub.batches.values()] == [8, 1]
+            assert [row[0] for row in _rows(store)] == [8, 1] and all(row[5] for row in _rows(store))
+            assert client.usage.calls == 9 and client.usage.cached == 0
+
+
+def test_open_batches_no_request_needs_are_swept_into_the_cache(tmp_path: Path) -> None:
+    with BatchStub(complete_after_s=0.3) as stub:
+        with Store.open(tmp_path) as store, pytest.raises(_Died):
+            _client(stub, store).complete_many(_requests(8), on_progress=_die)
+        _wait_done(stub)
+        with Store.open(tmp_path) as store:
+            _client(stub, store).complete_many(_requests(12, start=10))  # other requests: the open row is swept
+            assert all(row[5] for row in _rows(store))
+            answers = _client(stub, store).complete_many(_requests(8))
+            assert all(isinstance(a, Completion) and a.cached for a in answers)
+            assert stub.counts["create"] == 2
+            client = _client(stub, store)
+            with pytest.raises(_Died):
+                client.complete_many(_requests(30, start=20), on_progress=_die)
+            _wait_done(stub)
+            from spade_lsp._batch import collect_open_batches
+
+            assert collect_open_batches(client) == 1 and all(row[5] for row in _rows(store))
+
+
+def test_a_batch_the_provider_no_longer_has_is_closed_and_submitted_again(store: Store) -> None:
+    with BatchStub(complete_after_s=0.5) as stub:
+        with pytest.raises(_Died):
+            _client(stub, store).complete_many(_requests(4), on_progress=_die)
+        with stub.lock:
+            stub.batches.clear()  # the provider forgot it
+        answers = _client(stub, store).complete_many(_requests(4))
+        message = str(answers[0])
+        assert "NotFoundError" in message and "run again to resubmit" in message
+        [row] = store.db.execute("SELECT status, error, collected_at IS NOT NULL FROM llm_batches").fetchall()
+        assert row[0] == "lost" and "NotFoundError" in row[1] and row[2] == 1
+        answers = _client(stub, store).complete_many(_requests(4))
+        assert all(isinstance(a, Completion) for a in answers) and stub.counts["create"] == 2
+
+
+def test_an_output_file_that_is_gone_closes_the_row_and_the_next_run_submits_again(store: Store) -> None:
+    with BatchStub(complete_after_s=0.2) as stub:
+        with pytest.raises(_Died):
+            _client(stub, store).complete_many(_requests(4), on_progress=_die)
+        _wait_done(stub)
+        with stub.lock:
+            [batch] = stub.batches.values()
+            del stub.files[batch.finished["output_file_id"]]
+        answers = _client(stub, store).complete_many(_requests(4))
+        assert all(isinstance(a, LLMError) and "is gone" in str(a) for a in answers)
+        [row] = store.db.execute("SELECT status, error, collected_at IS NOT NULL FROM llm_batches").fetchall()
+        assert row[0] == "lost" and "output file" in row[1] and row[2] == 1
+        answers = _client(stub, store).complete_many(_requests(4))
+        assert all(isinstance(a, Completion) for a in answers) and stub.counts["create"] == 2
+
+
+def test_an_unreadable_output_line_fails_its_request_only(store: Store) -> None:
+    def mangle(line: str) -> str:
+        return line.replace('"choices": [', '"choices": [[', 1) if "echo: item 3" in line else line
+
+    with BatchStub(mangle=mangle) as stub:
+        answers = _client(stub, store).complete_many(_requests(6))
+        assert [i for i, a in enumerate(answers) if isinstance(a, LLMError)] == [3]
+        assert "is unreadable" in str(answers[3])
+        assert _rows(store)[0][5] == 1
+        stub.mangle = None
+        again = _client(stub, store).complete_many(_requests(6))
+        assert all(isinstance(a, Completion) for a in again) and len(stub.requests()) == 7
+
+
+def test_reasks_0_returns_the_invalid_answer_and_duplicates_are_asked_again_once(store: Store) -> None:
+    from spade_lsp.llm import InvalidAnswerError
+
+    with BatchStub(lambda body: '{"score": "high"}') as stub:
+        client = _client(stub, store)
+        request = LLMRequest([{"role": "user", "content": "item 0"}], SCHEMA, 0.0, 0, reasks=0)
+        [answer] = client.complete_many([request])
+        assert isinstance(answer, InvalidAnswerError) and answer.text == '{"score": "high"}'
+        assert (
+            str(answer)
+            == "openai/stub: the model's answer does not match its schema at score: 'high' is not of type 'integer'"
+        )
+        assert stub.counts["chat"] == 0 and client.usage.failed == 1 and client.usage.calls == 1
+        twice = _client(stub, store, max_reasks=0)
+        answers = twice.complete_many(_requests(3, start=1, schema=SCHEMA) * 2)  # two keys, each twice
+        assert all(isinstance(a, LLMError) for a in answers)
+        assert stub.counts["chat"] == 2  # once per key, not per request
+        assert twice.usage.failed == 2
+
+
+def test_failures_are_counted_once_per_key(store: Store) -> None:
+    with BatchStub(lambda body: LineError("overloaded")) as stub:
+        client = _client(stub, store)
+        answers = client.complete_many(_requests(3) * 2)
+        assert all(isinstance(a, LLMError) for a in answers) and len(stub.requests()) == 3
+        assert client.usage.failed == 3 and client.usage.calls == 3
+
+
+def test_two_processes_asking_for_the_same_requests_submit_one_batch(tmp_path: Path) -> None:
+    import threading
+
+    with Store.open(tmp_path):
+        pass
+    with BatchStub(complete_after_s=0.5) as stub:
+        results: list[list[Completion | LLMError]] = []
+
+        def run() -> None:
+            with Store.open(tmp_path) as store:
+                results.append(_client(stub, store).complete_many(_requests(6)))
+
+        threads = [threading.Thread(target=run) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        assert len(results) == 2 and all(isinstance(a, Completion) for result in results for a in result)
+        assert stub.counts["upload"] == 1 and stub.counts["create"] == 1
+
+
+def test_finding_a_lost_create_follows_the_list_pages_and_matches_the_input_file_only(store: Store) -> None:
+    from tests.support.batch_stub import _Batch
+
+    with BatchStub(complete_after_s=0.05) as stub:
+        _client(stub, store).complete_many(_requests(4))  # collected: its batch carries the same digest
+        with store.write() as db:
+            db.execute("DELETE FROM llm_cache")
+        stub.create_status = 429
+        _client(stub, store).complete_many(_requests(4))
+        stub.create_status = None
+        with stub.lock:  # the batch to find is not on the first page: older than 150 newer ones
+            for number in range(150):
+                stub.batches[f"other-{number}"] = _Batch(f"other-{number}", "file-x", _ENDPOINT, "24h", None, [], 0.0)
+        creates = stub.counts["create"]
+        answers = _client(stub, store).complete_many(_requests(4))
+        assert all(isinstance(a, Completion) for a in answers)
+        assert stub.counts["list"] == 2 and stub.counts["create"] == creates + 1  # not adopted: the old batch
+        newest = [b for b in stub.batches.values() if b.id.startswith("batch")][-1]
+        [(file_id,)] = store.db.execute("SELECT input_file_id FROM llm_batches WHERE id = 2").fetchall()
+        assert newest.input_file_id == file_id
+
+
+_ENDPOINT = "/v1/chat/completions"
+
+
+def test_the_uploaded_input_holds_no_api_key(store: Store) -> None:
+    marker = "sk-MARKER-4f1c"
+    with BatchStub() as stub:
+        client = _client(stub, store)
+        client.api_key = marker
+        answers = client.complete_many(_requests(3))
+        assert all(isinstance(a, Completion) for a in answers)
+        uploads = [content for purpose, content in stub.files.values() if purpose == "batch"]
+        assert len(uploads) == 1 and marker.encode() not in uploads[0] and b"item 2" in uploads[0]
+
+
+def test_intermediate_statuses_are_polled_through(store: Store) -> None:
+    with BatchStub(complete_after_s=1.0, validating_s=0.3, finalizing_s=0.3) as stub:
+        answers = _client(stub, store).complete_many(_requests(5))
+        assert all(isinstance(a, Completion) for a in answers)
+        assert {"validating", "in_progress", "finalizing", "completed"} <= set(stub.statuses)
+    with BatchStub(complete_after_s=2.0, cancelling_s=0.2) as stub:
+        answers = _client(stub, store).complete_many(_requests(15, start=10), should_stop=lambda: bool(stub.statuses))
+        assert "cancelling" in stub.statuses and stub.statuses[-1] == "cancelled"
+        assert _rows(store)[-1][2] == "cancelled"
+
+
+def test_the_completion_window_is_one_the_batch_api_takes(tmp_path: Path) -> None:
+    from spade_lsp.config import load_settings
+
+    (tmp_path / "spade.toml").write_text('batch_completion_window = "1h"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="takes only the completion window '24h'"):
+        load_settings(tmp_path)
+
+
+def test_structured_bodies_go_out_in_the_endpoints_mode_and_format_refusals_go_synchronous(store: Store) -> None:
+    def answer(body: dict[str, Any]) -> str | LineError:
+        if body.get("response_format", {}).get("type") == "json_schema":
+            return LineError("response_format json_schema is not supported", "invalid_request_error", 400)
+        return '{"score": 1}'
+
+    with BatchStub(answer) as stub:
+        client = _client(stub, store)
+        answers = client.complete_many(_requests(3, schema=SCHEMA))
+        assert all(isinstance(a, Completion) and json.loads(a.text) == {"score": 1} for a in answers)
+        assert stub.counts["chat"] >= 3 and client.structured_mode() == "json_object"
+        later = _client(stub, store)  # a new process: the store says json_object
+        answers = later.complete_many(_requests(6, start=3, schema=SCHEMA))
+        assert all(isinstance(a, Completion) for a in answers)
+        last = stub.requests()[-1]["body"]
+        assert last["response_format"]["type"] == "json_object" and "JSON Schema" in last["messages"][0]["content"]
+        assert stub.counts["create"] == 2 and later.batch_log[0]["completed"] == 3
+
+
+def test_chunks_are_capped_by_count_and_bytes_and_submitted_before_any_is_polled(store: Store) -> None:
+    with BatchStub(complete_after_s=0.3) as stub:
+        client = _client(stub, store)
+        client.max_batch_requests = 4
+        answers = client.complete_many(_requests(10))
+        assert all(isinstance(a, Completion) for a in answers)
+        assert [len(b.lines) for b in stub.batches.values()] == [4, 4, 2]
+        assert stub.order[:4] == ["create", "create", "create", "retrieve"]  # all submitted, then polled
+        sized = _client(stub, store)
+        sized.max_batch_bytes = 500  # two lines of about 200 bytes each
+        sized.complete_many(_requests(14, start=10))
+        assert [len(b.lines) for b in stub.batches.values()][3:] == [2, 2]
+        uploads = [content for purpose, content in stub.files.values() if purpose == "batch"]
+        assert len(uploads) == 5 and all(len(content) <= 500 for content in uploads[3:])

@@ -9,7 +9,10 @@ is answered by ``answer`` (a chat-completion body, or a :class:`LineError` that 
 script decides content, partial failures and invalid structured answers. ``expire_after_s`` makes a batch
 expire before it is done (the requests done by then are kept), :meth:`BatchStub.cancel_all` cancels batches as
 a provider's dashboard would, and ``upload_status``, ``create_status`` and ``retrieve_status`` make those calls
-fail with an HTTP status. :attr:`BatchStub.counts` counts every endpoint's calls. ``POST /v1/chat/completions``
+fail with an HTTP status. ``validating_s``, ``finalizing_s`` and ``cancelling_s`` show a batch in those
+intermediate statuses for that long; ``mangle`` rewrites each output line as stored (an unreadable line, say).
+The list endpoint pages as OpenAI's does (``limit``, ``after``, ``has_more``). :attr:`BatchStub.counts` counts
+every endpoint's calls. ``POST /v1/chat/completions``
 answers synchronously with the same script. ``python -m tests.support.batch_stub`` serves an echo model from a
 process of its own and prints its api_base.
 """
@@ -78,6 +81,7 @@ class _Batch:
     status: str = "validating"
     cancelled_at: float | None = None
     finished: dict[str, Any] = field(default_factory=dict)  # the object, frozen once final
+    shown: set[str] = field(default_factory=set)  # the statuses a retrieve has shown so far
 
 
 class BatchStub:
@@ -92,8 +96,17 @@ class BatchStub:
         upload_status: int | None = None,
         create_status: int | None = None,
         retrieve_status: int | None = None,
+        validating_s: float = 0.0,
+        finalizing_s: float = 0.0,
+        cancelling_s: float = 0.0,
+        mangle: Callable[[str], str] | None = None,
         host: str = "127.0.0.1",
     ) -> None:
+        self.validating_s = validating_s
+        self.finalizing_s = finalizing_s
+        self.cancelling_s = cancelling_s
+        self.mangle = mangle
+        self.statuses: list[str] = []  # every status a retrieve returned, in order
         self.answer = answer
         self.complete_after_s = complete_after_s
         self.expire_after_s = expire_after_s
@@ -103,6 +116,7 @@ class BatchStub:
         self.host = host
         self.port = 0
         self.counts: Counter[str] = Counter()
+        self.order: list[str] = []  # creates and retrieves, in the order they came
         self.files: dict[str, tuple[str, bytes]] = {}  # id -> (purpose, content)
         self.batches: dict[str, _Batch] = {}
         self.lock = threading.Lock()
@@ -177,6 +191,7 @@ class BatchStub:
 
     async def _create(self, request: web.Request) -> web.Response:
         self.counts["create"] += 1
+        self.order.append("create")
         body = await request.json()
         if self.create_status is not None:
             return self._error(self.create_status, "scripted batch creation failure")
@@ -199,25 +214,36 @@ class BatchStub:
 
     async def _retrieve(self, request: web.Request) -> web.Response:
         self.counts["retrieve"] += 1
+        self.order.append("retrieve")
         if self.retrieve_status is not None:
             return self._error(self.retrieve_status, "scripted polling failure")
         with self.lock:
             batch = self.batches.get(request.match_info["id"])
             if batch is None:
                 return self._error(404, f"no such batch: {request.match_info['id']}")
-            return web.json_response(self._object(batch))
+            obj = self._object(batch)
+            self.statuses.append(str(obj["status"]))
+            batch.shown.add(str(obj["status"]))  # what a poll has seen
+            return web.json_response(obj)
 
     async def _list(self, request: web.Request) -> web.Response:
         self.counts["list"] += 1
+        limit = int(request.query.get("limit", "20"))
+        after = request.query.get("after")
         with self.lock:
-            data = [self._object(batch) for batch in reversed(self.batches.values())]
+            ordered = list(reversed(self.batches.values()))  # newest first, as OpenAI lists them
+            if after is not None:
+                ids = [batch.id for batch in ordered]
+                ordered = ordered[ids.index(after) + 1 :] if after in ids else []
+            data = [self._object(batch) for batch in ordered[:limit]]
+            more = len(ordered) > limit
         return web.json_response(
             {
                 "object": "list",
                 "data": data,
                 "first_id": data[0]["id"] if data else None,
                 "last_id": data[-1]["id"] if data else None,
-                "has_more": False,
+                "has_more": more,
             }
         )
 
@@ -250,21 +276,44 @@ class BatchStub:
         total = len(batch.lines)
         done = total if elapsed >= self.complete_after_s else int(total * elapsed / self.complete_after_s)
         status = "in_progress"
+        if self._holds(batch, "validating", elapsed < self.validating_s) and batch.cancelled_at is None:
+            return self._unfinished(batch, "validating", 0, elapsed)
         if batch.cancelled_at is not None:
             done = min(done, int(total * (batch.cancelled_at - batch.created) / self.complete_after_s))
             status = "cancelled"
+            if self._holds(batch, "cancelling", now - batch.cancelled_at < self.cancelling_s):
+                return self._unfinished(batch, "cancelling", done, elapsed)
         elif self.expire_after_s is not None and elapsed >= self.expire_after_s and done < total:
             done = int(total * self.expire_after_s / self.complete_after_s)
             status = "expired"
         elif done == total:
             status = "completed"
+            if self._holds(batch, "finalizing", elapsed < self.complete_after_s + self.finalizing_s):
+                return self._unfinished(batch, "finalizing", done, elapsed)
         output: list[dict[str, Any]] = []
         errors: list[dict[str, Any]] = []
         if status == "in_progress":  # answered when the batch ends (a stateful script sees each line once)
-            counts = {"total": total, "completed": done, "failed": 0}
-        else:
-            output, errors = self._answer(batch.lines[:done])
-            counts = {"total": total, "completed": len(output), "failed": len(errors)}
+            return self._unfinished(batch, status, done, elapsed)
+        output, errors = self._answer(batch.lines[:done])
+        counts = {"total": total, "completed": len(output), "failed": len(errors)}
+        obj = self._shape(batch, status, counts, elapsed)
+        obj[f"{status}_at"] = int(time.time())
+        if output:
+            obj["output_file_id"] = self._store_lines(output)
+        if errors:
+            obj["error_file_id"] = self._store_lines(errors)
+        batch.finished = obj
+        return obj
+
+    def _holds(self, batch: _Batch, status: str, within: bool) -> bool:
+        """Whether ``batch`` shows the intermediate ``status`` now: within its time, and at least once when it
+        has one (a slow poller sees it all the same)."""
+        return bool(getattr(self, f"{status}_s") > 0 and (within or status not in batch.shown))
+
+    def _unfinished(self, batch: _Batch, status: str, done: int, elapsed: float) -> dict[str, Any]:
+        return self._shape(batch, status, {"total": len(batch.lines), "completed": done, "failed": 0}, elapsed)
+
+    def _shape(self, batch: _Batch, status: str, counts: dict[str, int], elapsed: float) -> dict[str, Any]:
         obj: dict[str, Any] = {
             "id": batch.id,
             "object": "batch",
@@ -286,13 +335,6 @@ class BatchStub:
             "request_counts": counts,
             "metadata": batch.metadata,
         }
-        if status != "in_progress":
-            obj[f"{status}_at"] = int(time.time())
-            if output:
-                obj["output_file_id"] = self._store_lines(output)
-            if errors:
-                obj["error_file_id"] = self._store_lines(errors)
-            batch.finished = obj
         return obj
 
     def _answer(self, lines: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -328,7 +370,8 @@ class BatchStub:
 
     def _store_lines(self, lines: list[dict[str, Any]]) -> str:
         file_id = self._new_id("file")
-        self.files[file_id] = ("batch_output", "".join(json.dumps(line) + "\n" for line in lines).encode())
+        mangle = self.mangle or (lambda text: text)
+        self.files[file_id] = ("batch_output", "".join(mangle(json.dumps(line)) + "\n" for line in lines).encode())
         return file_id
 
     # -- the server --------------------------------------------------------------------------------------------
