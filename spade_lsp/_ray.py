@@ -4,16 +4,29 @@ only when the executor is chosen.
 
 What runs where:
 - the driver (the CLI or the daemon: the one writer of the store) looks answers up in the store's cache, sends the
-  rest out in chunks, and caches what comes back, as it arrives (``ray.wait``);
+  rest out in chunks (4 per cluster CPU, at most 256 requests each), and caches what comes back, as it arrives
+  (``ray.wait``);
 - each LLM task runs a store-less :class:`~spade_lsp.llm.LiteLLMClient` on its node, whose calls take permits from
   one named actor per (endpoint, model): the cluster-wide ``llm_concurrency`` and ``llm_rpm``;
+- stopping a run sets its stop flag (kept by that actor): running tasks send nothing more and return what they were
+  answered, which the driver caches; a task still running after the longest a call can take is cancelled, its
+  requests reported as "stopped: it may have been sent";
 - each validation task calls :func:`spade_lsp.sandbox.run_assertions` on its node, so the assertions run in sandbox
   worker processes under the same kernel confinement as locally (and nowhere when the node cannot confine them);
   an assertion's ``ask_llm`` is proxied by that task process (never the sandbox worker) through a store-less
-  client for the assistant model, under the same cluster-wide permits; those answers are not cached in the store.
+  client for the assistant model, under the same cluster-wide permits. The task reads a read-only snapshot of the
+  store's cached answers for that model (shipped through Ray's object store, when under 50 MB) and returns what it
+  was asked anew, which the driver caches: a second run asks nothing. The assistant's client is made only when the
+  module may call ``ask_llm``.
 
-A cluster is joined with ``ray_address``; without one, a cluster is started on this machine (once per process).
-Every node needs the same spade-lsp (with the ``ray`` extra) installed.
+A cluster is joined with ``ray_address`` (else ``RAY_ADDRESS`` when the environment sets it); without either, a
+cluster is started on this machine (once per process, with the CPUs this process may use). Every node needs the same
+spade-lsp (with the ``ray`` extra) installed.
+
+The permits actors are detached: on a shared cluster they outlive the driver that made them (until the cluster
+stops, or ``ray.kill`` of ``llm-permits-v2:ENDPOINT:MODEL`` in namespace ``spade-lsp``), and every driver that uses one
+sets its limits, so with several drivers on one cluster the last one's ``llm_concurrency`` and ``llm_rpm`` hold for
+all of them.
 """
 
 from __future__ import annotations
@@ -22,10 +35,13 @@ import asyncio
 import collections
 import contextlib
 import contextvars
+import json
+import logging
 import math
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -38,6 +54,7 @@ from spade_lsp.llm import (
     Completion,
     LiteLLMClient,
     LLMRequest,
+    Usage,
     _Invalid,
     _normalised,
     _read_json,
@@ -61,6 +78,12 @@ _MAX_CHUNK: Final = 256
 #: cases per validation task, at least: a task starts its own sandbox worker, which costs a fraction of a second
 _MIN_CASES: Final = 500
 _OBJECT_STORE_BYTES: Final = 256 * 1024 * 1024
+#: the largest snapshot of cached ``ask_llm`` answers shipped to validation tasks (larger: they ask again)
+_SNAPSHOT_BYTES: Final = 50 * 1024 * 1024
+#: how often a driver looks at ``should_stop`` while no chunk arrives
+_POLL_S: Final = 0.25
+
+_log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _started: dict[str, Any] = {}
@@ -75,9 +98,25 @@ def import_ray() -> Any:
     return ray
 
 
+def _usable_cpus() -> int:
+    """The CPUs this process may use: its affinity mask, capped by a cgroup v2 CPU quota when one is set."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        count = os.cpu_count() or 1
+    try:
+        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text(encoding="ascii").split()[:2]
+        if quota != "max":
+            count = min(count, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError):
+        pass
+    return max(1, count)
+
+
 def start(address: str | None) -> Any:
-    """Ray, initialised once per process: joined to ``address``, or a cluster on this machine (all its cores, no
-    dashboard, quiet logs)."""
+    """Ray, initialised once per process: joined to ``address`` (else to ``RAY_ADDRESS`` when the environment sets
+    it, as Ray's own tools do), or a cluster on this machine (the CPUs this process may use, no dashboard, quiet
+    logs)."""
     ray = import_ray()
     with _lock:
         if ray.is_initialized():
@@ -89,10 +128,17 @@ def start(address: str | None) -> Any:
             "logging_level": "WARNING",
             "include_dashboard": False,
         }
-        if address:
-            ray.init(address=address, **options)
+        where = "ray_address" if address else "RAY_ADDRESS in the environment"
+        address = address or os.environ.get("RAY_ADDRESS") or None
+        if address:  # (with RAY_ADDRESS set, ray.init(num_cpus=...) would refuse: the cluster exists already)
+            try:
+                ray.init(address=address, **options)
+            except (ConnectionError, RuntimeError, ValueError) as error:
+                raise ConfigError(
+                    f'executor = "ray": cannot join the Ray cluster at {address} ({where}): {error}'
+                ) from None
         else:
-            ray.init(num_cpus=os.cpu_count() or 1, object_store_memory=_OBJECT_STORE_BYTES, **options)
+            ray.init(num_cpus=_usable_cpus(), object_store_memory=_OBJECT_STORE_BYTES, **options)
         _started["address"] = address
     return ray
 
@@ -133,6 +179,7 @@ class _Permits:
         self.starts: list[float] = []  # the start times within the window (rpm only)
         self.recent: collections.deque[float] = collections.deque(maxlen=_GRANTS_KEPT)  # grant times, for stats
         self._changed: asyncio.Condition | None = None
+        self.stopped: collections.OrderedDict[str, None] = collections.OrderedDict()  # runs whose driver stopped
 
     def configure(self, concurrency: int, rpm: int | None) -> None:
         """The limits of the newest client (several drivers on one cluster: the last one's settings hold)."""
@@ -143,7 +190,10 @@ class _Permits:
             self._changed = asyncio.Condition()
         return self._changed
 
-    async def acquire(self, lease_s: float) -> int:
+    async def acquire(self, lease_s: float, run: str | None = None) -> int:
+        """A permit (a positive number), or 0 when ``run`` was stopped (its task then sends nothing more)."""
+        if run is not None and run in self.stopped:
+            return 0
         changed = self._condition()
         async with changed:
             while True:
@@ -154,18 +204,26 @@ class _Permits:
                 if len(self.leases) < self.concurrency:
                     break
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(changed.wait(), max(0.01, min(self.leases.values()) - now))
+                    await asyncio.wait_for(changed.wait(), min(60.0, max(0.01, min(self.leases.values()) - now)))
             self.next_id += 1
             permit = self.next_id
-            self.leases[permit] = now + lease_s
+            self.leases[permit] = math.inf  # the slot is held while the rate is waited for; the lease starts after
             self.peak = max(self.peak, len(self.leases))
-        while self.rpm is not None:
-            now = time.monotonic()
-            self.starts = [t for t in self.starts if t > now - self.window_s]
-            if len(self.starts) < self.rpm:
-                self.starts.append(now)
-                break
-            await asyncio.sleep(self.starts[0] + self.window_s - now)
+        try:
+            while self.rpm is not None:
+                now = time.monotonic()
+                self.starts = [t for t in self.starts if t > now - self.window_s]
+                if len(self.starts) < self.rpm:
+                    self.starts.append(now)
+                    break
+                await asyncio.sleep(self.starts[0] + self.window_s - now)
+        except BaseException:  # cancelled while waiting for the rate: the slot was never used
+            await self.release(permit)
+            raise
+        if run is not None and run in self.stopped:  # stopped while this call waited
+            await self.release(permit)
+            return 0
+        self.leases[permit] = time.monotonic() + lease_s
         self.granted += 1
         self.recent.append(time.monotonic())
         return permit
@@ -175,6 +233,19 @@ class _Permits:
         async with changed:
             if self.leases.pop(permit, None) is not None:
                 changed.notify()
+
+    # a run's stop flag: its driver sets it, its tasks poll it and return what they have (rather than be cancelled)
+
+    def stop(self, run: str) -> None:
+        self.stopped[run] = None
+        while len(self.stopped) > _GRANTS_KEPT:  # a driver that died before forgetting its run
+            self.stopped.popitem(last=False)
+
+    def is_stopped(self, run: str) -> bool:
+        return run in self.stopped
+
+    def forget(self, run: str) -> None:
+        self.stopped.pop(run, None)
 
     def stats(self) -> dict[str, Any]:
         return {
@@ -189,7 +260,8 @@ class _Permits:
 
 
 def permits_name(endpoint: str, model: str) -> str:
-    return f"llm-permits:{endpoint}:{model}"
+    # versioned: a detached actor of an older spade-lsp (without the stop flags) may still live on a shared cluster
+    return f"llm-permits-v2:{endpoint}:{model}"
 
 
 def permits_actor(endpoint: str, model: str, concurrency: int, rpm: int | None, *, window_s: float = 60.0) -> Any:
@@ -207,23 +279,31 @@ def permits_actor(endpoint: str, model: str, concurrency: int, rpm: int | None, 
 class _RemotePermit:
     """``async with``: a local slot (so one task does not queue thousands of calls at the actor), then a permit from
     the cluster-wide actor, released without waiting for its answer. Shared by the task's concurrent calls: each
-    call's permit is kept in its own context."""
+    call's permit is kept in its own context. The actor refuses permits to a stopped run: ``stopped`` is then
+    called, which sets the call's stop event, so the LLM layer sends nothing (it looks at the event right after
+    entering) and says so, as a local stop does. The stop costs the task no polling."""
 
-    def __init__(self, actor: Any, concurrency: int, lease_s: float) -> None:
-        self.actor, self.lease_s = actor, lease_s
+    def __init__(
+        self, actor: Any, concurrency: int, lease_s: float, run: str | None, stopped: Callable[[], None]
+    ) -> None:
+        self.actor, self.lease_s, self.run, self.stopped = actor, lease_s, run, stopped
         self.local = asyncio.Semaphore(concurrency)
         self.permit: contextvars.ContextVar[int] = contextvars.ContextVar("permit")
 
     async def __aenter__(self) -> None:
         await self.local.acquire()
         try:
-            self.permit.set(await self.actor.acquire.remote(self.lease_s))
+            permit = await self.actor.acquire.remote(self.lease_s, self.run)
         except BaseException:
             self.local.release()
             raise
+        self.permit.set(permit)
+        if not permit:
+            self.stopped()
 
     async def __aexit__(self, *exc: object) -> None:
-        self.actor.release.remote(self.permit.get())
+        if permit := self.permit.get():
+            self.actor.release.remote(permit)
         self.local.release()
 
 
@@ -234,6 +314,24 @@ class _PermitClient(LiteLLMClient):
     _permit: _RemotePermit | None = None
     #: What it was answered (cache key, text): the task has no store, so the driver caches these for it.
     answered: list[tuple[str, str]] | None = None
+    #: The driver's cached answers (cache key -> text), read-only: the task's cache.
+    snapshot: Mapping[str, str] | None = None
+    #: the driver's run whose stop flag the permits actor keeps (None: a run that is not stopped this way)
+    run: str | None = None
+    _stop: threading.Event | None = None
+
+    async def _acall(self, request: LLMRequest, stop: threading.Event) -> Completion:
+        self._stop = stop  # one batch's event, shared by its calls: a refused permit sets it
+        return await super()._acall(request, stop)
+
+    def _stopped(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
+
+    def _cached_many(self, keys: Sequence[str]) -> dict[int, str]:
+        if not self.snapshot:
+            return {}
+        return {index: self.snapshot[key] for index, key in enumerate(keys) if key in self.snapshot}
 
     def _remember_many(self, entries: Sequence[tuple[str, str]], capability: Any) -> None:
         if self.answered is None:
@@ -243,7 +341,7 @@ class _PermitClient(LiteLLMClient):
     def _limits(self) -> tuple[asyncio.Semaphore, Any]:
         if self._permit is None:
             # one call lasts at most timeout_s + 5 s (the LLM layer's backstop): a permit held longer was lost
-            self._permit = _RemotePermit(self.actor, self.concurrency, self.timeout_s + 15.0)
+            self._permit = _RemotePermit(self.actor, self.concurrency, self.timeout_s + 15.0, self.run, self._stopped)
         return self._permit, None  # type: ignore[return-value]  # an async context manager, as the semaphore is
 
 
@@ -284,7 +382,7 @@ class _ClientSpec:
             mode,
         )
 
-    def make(self, actor: Any) -> _PermitClient:
+    def make(self, actor: Any, snapshot: Mapping[str, str] | None = None) -> _PermitClient:
         client = _PermitClient(
             self.model,
             api_base=self.api_base,
@@ -298,16 +396,36 @@ class _ClientSpec:
             parameters=self.parameters,
             endpoint=self.endpoint,
         )
-        client.actor = actor
+        client.actor, client.snapshot = actor, snapshot
+        client.usage = _SplitUsage()
         if self.mode is not None:
             client._capability().load(self.mode)
         return client
 
 
-def _complete_chunk(spec: _ClientSpec, actor: Any, requests: list[LLMRequest]) -> dict[str, Any]:
+class _SplitUsage(Usage):
+    """A task's usage, with what its failed requests spent kept apart too (the driver counts those as failures)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = Usage()
+
+    def add_failure(self, spent: Completion) -> None:
+        super().add_failure(spent)
+        self.failures.add_failure(spent)
+
+
+def _complete_chunk(spec: _ClientSpec, actor: Any, requests: list[LLMRequest], run: str) -> dict[str, Any]:
     """A Ray task: ``requests`` answered on this node. Errors travel as (class name, message, text): some
-    :class:`LLMError` subclasses do not survive pickling."""
+    :class:`LLMError` subclasses do not survive pickling. When the driver stops the run, the actor refuses the
+    task's permits: it sends nothing more and returns what it was answered (what was in flight included: it was
+    paid for)."""
+    ray = import_ray()
+    if ray.get(actor.is_stopped.remote(run)):  # started after the stop: nothing was sent
+        stopped = ("LLMError", f"{spec.model}: not sent, the run was stopped", None)
+        return {"results": [stopped] * len(requests), "failed_spend": Completion("", calls=0, cost=0.0), "learnt": None}
     client = spec.make(actor)
+    client.run = run
     answers = client.complete_many(requests)
     results: list[Any] = []
     for answer in answers:
@@ -317,14 +435,16 @@ def _complete_chunk(spec: _ClientSpec, actor: Any, requests: list[LLMRequest]) -
             results.append((type(answer).__name__, str(answer), getattr(answer, "text", None)))
     capability = client._capability()
     learnt = capability.unsaved() if capability.learnt else None
-    usage = client.usage.copy()
-    spent_ok = [a for a in answers if isinstance(a, Completion)]
-    failed = Completion(
+    spent = client.usage.failures.copy() if isinstance(client.usage, _SplitUsage) else Usage()
+    failed = Completion(  # what the failed requests spent, all of it (the local client counts the same per request)
         "",
-        prompt_tokens=usage.prompt_tokens - sum(a.prompt_tokens for a in spent_ok),
-        completion_tokens=usage.completion_tokens - sum(a.completion_tokens for a in spent_ok),
-        retries=usage.retries - sum(a.retries for a in spent_ok),
-        calls=usage.calls - sum(a.calls for a in spent_ok),
+        prompt_tokens=spent.prompt_tokens,
+        completion_tokens=spent.completion_tokens,
+        cost=spent.cost if spent.cost_known else None,
+        retries=spent.retries,
+        calls=spent.calls,
+        reasks=spent.reasks,
+        downgrades=spent.downgrades,
     )
     return {"results": results, "failed_spend": failed, "learnt": learnt}
 
@@ -394,15 +514,27 @@ class RayLLMClient(LiteLLMClient):
         spec = ray.put(_ClientSpec.of(self, mode))
         task = _remote(_complete_chunk, num_cpus=1, max_retries=0)
         size = max(1, min(_MAX_CHUNK, math.ceil(len(pending) / (4 * _cluster_cpus(ray)))))
+        run = uuid.uuid4().hex  # the run's stop flag, kept by the permits actor
         chunks = {}
         for start_at in range(0, len(pending), size):
             chunk = pending[start_at : start_at + size]
-            chunks[task.remote(spec, actor, [requests[i] for i in chunk])] = chunk
+            chunks[task.remote(spec, actor, [requests[i] for i in chunk], run)] = chunk
         waiting = list(chunks)
         unsaved: list[tuple[str, str]] = []
+        nothing = Completion("", calls=0, cost=0.0)  # a failure that spent nothing (or whose spend is counted once)
+
+        def answered(index: int, result: Completion | LLMError) -> None:
+            results[index] = result
+            if on_result is not None:
+                on_result(index, result)
+
+        # a stop sets the run's flag: running tasks send nothing more and return what they were answered (in-flight
+        # calls included, as the local client waits for them), tasks not yet started return at once; a task that has
+        # not returned after the longest a call can take is cancelled, its requests maybe sent
+        stop_deadline: float | None = None
         try:
             while waiting:
-                done, waiting = ray.wait(waiting, num_returns=1, timeout=None)
+                done, waiting = ray.wait(waiting, num_returns=1, timeout=_POLL_S)
                 for ref in done:
                     chunk = chunks[ref]
                     try:
@@ -411,7 +543,7 @@ class RayLLMClient(LiteLLMClient):
                         problem = _unwrapped(error)
                         payload = {
                             "results": [("LLMError", f"{self.model}: {problem}", None)] * len(chunk),
-                            "failed_spend": Completion("", calls=0),
+                            "failed_spend": nothing,  # what it spent before dying is not known here
                             "learnt": None,
                         }
                     if payload["learnt"] is not None and capability is not None:
@@ -429,32 +561,32 @@ class RayLLMClient(LiteLLMClient):
                             unsaved.append((keys[index], answer.text))
                         else:
                             result = _error(*answer)
-                            self.usage.add_failure(
-                                payload["failed_spend"] if first_failure else Completion("", calls=0)
-                            )
+                            self.usage.add_failure(payload["failed_spend"] if first_failure else nothing)
                             first_failure = False
-                        results[index] = result
-                        if on_result is not None:
-                            on_result(index, result)
+                        answered(index, result)
                     if len(unsaved) >= _CACHE_BATCH or not waiting:
                         self._remember_many(unsaved, capability)
                         unsaved = []
-                    if waiting and should_stop is not None and should_stop():
-                        for other in waiting:
-                            ray.cancel(other)
-                        for other in waiting:
-                            for index in chunks[other]:
-                                stopped = LLMError(f"{self.model}: not sent, the run was stopped")
-                                results[index] = stopped
-                                if on_result is not None:
-                                    on_result(index, stopped)
-                        waiting = []
+                if not waiting:
+                    break
+                if stop_deadline is None and should_stop is not None and should_stop():
+                    actor.stop.remote(run)
+                    stop_deadline = time.monotonic() + self.timeout_s + 15.0  # a call's longest, as its lease
+                if stop_deadline is not None and time.monotonic() >= stop_deadline:
+                    for other in waiting:
+                        ray.cancel(other)
+                    for other in waiting:
+                        for index in chunks[other]:
+                            self.usage.add_failure(nothing)
+                            answered(index, LLMError(f"{self.model}: stopped: it may have been sent"))
+                    waiting = []
         except BaseException:
             for other in waiting:
                 ray.cancel(other)
             raise
         finally:
             self._remember_many(unsaved, capability)
+            actor.forget.remote(run)
         return results  # type: ignore[return-value]
 
 
@@ -478,6 +610,8 @@ class _AskSpec:
 
     client: _ClientSpec | None
     error: str | None = None
+    #: a Ray reference to the cached answers the tasks may need (cache key -> text), or None
+    cached: Any = None
 
 
 def _validate_chunk(
@@ -497,7 +631,8 @@ def _validate_chunk(
     if ask is not None and ask.client is not None:
         from spade_lsp._assertion_jobs import ask_llm_with
 
-        client = ask.client.make(actor)
+        snapshot = import_ray().get(ask.cached) if ask.cached is not None else None
+        client = ask.client.make(actor, snapshot)
         ask_llm = ask_llm_with(client)
     elif ask is not None:
         reason = ask.error or "needs a model"
@@ -509,10 +644,49 @@ def _validate_chunk(
     return result, (client.answered or []) if client is not None else []
 
 
-def _ask_spec(ask_llm: AskLLM | None) -> tuple[_AskSpec | None, Any, LiteLLMClient | None]:
+def _may_ask(module: ModuleSource) -> bool:
+    """Whether an assertion of ``module`` may call ``ask_llm``: not unless the source names it (the decorator's
+    ``asks_llm`` is metadata a hand-written assertion may leave out, so the text is what is checked)."""
+    return "ask_llm" in module.text
+
+
+def _snapshot(client: LiteLLMClient) -> Any:
+    """The store's cached answers of the assistant's model, put in Ray's object store for the validation tasks:
+    the tasks have no store, and without it every run would ask (and pay) again. None when there are none, or
+    when they are too many to ship (then the tasks ask again, and the driver caches the answers as ever)."""
+    if client.store is None:
+        return None
+    db = client.store.db
+    count, size = db.execute(
+        "SELECT count(*), coalesce(sum(length(key) + length(response)), 0) FROM llm_cache WHERE model = ?",
+        [client.model],
+    ).fetchone()
+    if not count:
+        return None
+    if size > _SNAPSHOT_BYTES:
+        _log.warning(
+            "ask_llm under Ray: the %d cached answers of %s (%.0f MB) are too many to ship to the tasks, which ask "
+            "again (at most %d MB are shipped)",
+            count,
+            client.model,
+            size / 1e6,
+            _SNAPSHOT_BYTES // (1024 * 1024),
+        )
+        return None
+    rows = db.execute("SELECT key, response FROM llm_cache WHERE model = ?", [client.model]).fetchall()
+    cached: dict[str, str] = {}
+    for key, response in rows:
+        with contextlib.suppress(ValueError, TypeError, KeyError):
+            cached[str(key)] = str(json.loads(response)["text"])  # as the local client reads its cache
+    return import_ray().put(cached)
+
+
+def _ask_spec(ask_llm: AskLLM | None, module: ModuleSource) -> tuple[_AskSpec | None, Any, LiteLLMClient | None]:
     """The assistant's client, from the driver's ``ask_llm`` (the sampler's, made at its first question), as a
-    spec for the tasks, its permits actor, and the driver's client (which caches what the tasks were answered)."""
-    if ask_llm is None:
+    spec for the tasks with a snapshot of its cached answers, its permits actor, and the driver's client (which
+    caches what the tasks were answered). Nothing when no assertion may ask (the assistant, perhaps the local
+    model, is then never started)."""
+    if ask_llm is None or not _may_ask(module):
         return None, None, None
     workspace, settings = getattr(ask_llm, "workspace", None), getattr(ask_llm, "settings", None)
     if workspace is None or settings is None:
@@ -527,7 +701,7 @@ def _ask_spec(ask_llm: AskLLM | None) -> tuple[_AskSpec | None, Any, LiteLLMClie
     if not isinstance(client, LiteLLMClient):
         raise ConfigError("under the Ray executor ask_llm needs a litellm assistant model")
     actor = permits_actor(client.endpoint, client.model, client.concurrency, client.rpm)
-    return _AskSpec(_ClientSpec.of(client)), actor, client
+    return _AskSpec(_ClientSpec.of(client), cached=_snapshot(client)), actor, client
 
 
 def run_assertions_ray(
@@ -550,7 +724,7 @@ def run_assertions_ray(
     tasks = min(2 * _cluster_cpus(ray), max(1, len(cases) // (min_cases or _MIN_CASES)))
     if tasks <= 1 or not cases:  # one chunk: no reason to ship it
         return run_assertions(module, cases, names=names, limits=limits, ask_llm=ask_llm)
-    ask, actor, asker = _ask_spec(ask_llm)
+    ask, actor, asker = _ask_spec(ask_llm, module)
     task = _remote(_validate_chunk, num_cpus=1, max_retries=0)
     size = math.ceil(len(cases) / tasks)
     module_ref = ray.put(module)

@@ -3,8 +3,12 @@
 1. 20,000 LLM calls against the fixed-latency loopback server (its own process), through the in-process client and
    through the Ray executor (the driver's cache, Ray tasks holding cluster-wide permits from the limits actor), in
    one run: both wall times and their ratio (the Ray executor's overhead on one node). From the Ray executor's
-   throughput on this node, the projected wall time on N nodes: calls / min(N x per-node throughput, the cluster
-   limit), the limit being ``llm_concurrency`` / latency (and ``llm_rpm`` / 60 when set).
+   throughput on this node, the projected wall time on N nodes: calls / min(N x per-node throughput, the driver's
+   ceiling, the cluster limit), the limit being ``llm_concurrency`` / latency (and ``llm_rpm`` / 60 when set).
+   ``SPADE_RAY_BENCH_CALLS`` sets another number of calls.
+0. The driver's own ceiling: the answers per second one driver takes in (``ray.wait``, the results' transfer, the
+   store's cache writes, an ``on_result`` callback per answer) when its tasks answer at once (a zero-latency model
+   inside the task: no HTTP), whatever the number of nodes. More nodes cannot make a run faster than this.
 2. 50 pure-Python assertions on many outputs in sandbox workers: in-process (``run_assertions``, two workers) and
    as Ray tasks (``run_assertions_ray``: chunks of cases, a sandbox worker each), outputs per second each. The
    issue's size is 100,000 outputs; ``SPADE_RAY_BENCH_OUTPUTS`` sets another.
@@ -49,6 +53,39 @@ FLOOR_OUTPUTS_PER_S = 100_000 / 600
 pytestmark = [pytest.mark.benchmark, pytest.mark.timeout(3600)]
 
 
+def _zero_latency_chunk(spec: Any, actor: Any, requests: list[LLMRequest], run: str) -> dict[str, Any]:
+    """In place of ``_ray._complete_chunk``: a model that answers at once, in the task (what the driver gets back is
+    shaped as the real task's)."""
+    answers = [
+        Completion(f"echo: {r.messages[-1]['content']}", prompt_tokens=10, completion_tokens=5) for r in requests
+    ]
+    return {"results": answers, "failed_spend": Completion("", calls=0, cost=0.0), "learnt": None}
+
+
+@pytest.fixture(scope="module")
+def driver_ceiling(ray_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> float:
+    """Answers per second the driver takes in, its tasks answering at once (measured once per module)."""
+    from spade_lsp import _ray
+
+    calls = max(CALLS, 20_000)
+    with Store.open(tmp_path_factory.mktemp("ceiling")) as store, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_ray, "_complete_chunk", _zero_latency_chunk)
+        local = LiteLLMClient("openai/zero-latency", store=store, api_base="http://127.0.0.1:9/v1", api_key="k")
+        client = _ray.RayLLMClient.wrapping(local, None)
+        client.complete_many([LLMRequest([{"role": "user", "content": f"warm up {i}"}]) for i in range(64)])
+        arrived: list[int] = []
+        requests = [LLMRequest([{"role": "user", "content": f"ceiling input {i}"}]) for i in range(calls)]
+        started = time.perf_counter()
+        answers = client.complete_many(requests, on_result=lambda index, answer: arrived.append(index))
+        elapsed = time.perf_counter() - started
+        cached = store.db.execute("SELECT count(*) FROM llm_cache").fetchone()[0]
+    assert all(isinstance(a, Completion) and not a.cached for a in answers) and len(arrived) == calls
+    assert cached == calls + 64  # every answer was written to the store by the driver
+    ceiling = calls / elapsed
+    print(f"\ndriver ceiling: {calls} answers in {elapsed:.2f} s, {ceiling:.0f} answers/s (zero-latency tasks)")
+    return ceiling
+
+
 @pytest.fixture(scope="module")
 def latency_server() -> Iterator[str]:
     with stub_process(LATENCY_S) as api_base:
@@ -59,7 +96,9 @@ def _requests(run: str) -> list[LLMRequest]:
     return [LLMRequest([{"role": "user", "content": f"{run} input {i % 100}"}], None, 1.0, i) for i in range(CALLS)]
 
 
-def test_20000_calls_in_process_and_on_ray(ray_cluster: Any, latency_server: str, tmp_path: Path) -> None:
+def test_20000_calls_in_process_and_on_ray(
+    ray_cluster: Any, latency_server: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     from spade_lsp import _ray
 
     seconds: dict[str, float] = {}
@@ -81,24 +120,28 @@ def test_20000_calls_in_process_and_on_ray(ray_cluster: Any, latency_server: str
         stats = _ray.stats(remote.endpoint, remote.model)
     assert cached == 2 * CALLS + 65  # every answer reached the store, through the driver
     assert stats["peak"] <= CONCURRENCY
+    driver_ceiling: float = request.getfixturevalue("driver_ceiling")  # measured after the runs, not to disturb them
     ideal = CALLS * LATENCY_S / CONCURRENCY
     ratio = seconds["ray"] / seconds["in_process"]
     per_node = CALLS / seconds["ray"]
     limit = CONCURRENCY / LATENCY_S
     print(
         f"ideal {ideal:.1f} s at concurrency {CONCURRENCY}; Ray/in-process {ratio:.3f}x; Ray throughput on one node "
-        f"{per_node:.0f} calls/s; cluster limit {limit:.0f} calls/s (concurrency {CONCURRENCY} / {LATENCY_S} s)"
+        f"{per_node:.0f} calls/s; cluster limit {limit:.0f} calls/s (concurrency {CONCURRENCY} / {LATENCY_S} s); "
+        f"the driver's ceiling {driver_ceiling:.0f} answers/s"
     )
     figure("20000_calls_in_process_s", seconds["in_process"], "s")
     figure("20000_calls_ray_s", seconds["ray"], "s")
     at_most("20000_calls_ray_over_in_process", ratio, FLOOR_OVERHEAD, "x")
     figure("ray_calls_per_s_one_node", per_node, "calls/s")
     for nodes in NODES:
-        throughput = min(nodes * per_node, limit)
-        unlimited = CALLS / (nodes * per_node)
+        throughput = min(nodes * per_node, driver_ceiling, limit)
+        unlimited = CALLS / min(nodes * per_node, driver_ceiling)
+        bound = "the nodes" if nodes * per_node <= min(driver_ceiling, limit) else "the driver"
+        bound = "the cluster limit" if limit < min(nodes * per_node, driver_ceiling) else bound
         print(
-            f"projected on {nodes} nodes: {CALLS / throughput:.1f} s at this limit, {unlimited:.1f} s with the limit "
-            f"raised to {nodes * per_node:.0f} calls/s or more"
+            f"projected on {nodes} nodes: {CALLS / throughput:.1f} s at this limit (bound by {bound}), "
+            f"{unlimited:.1f} s with the limit raised to {min(nodes * per_node, driver_ceiling):.0f} calls/s or more"
         )
         figure(f"20000_calls_projected_{nodes}_nodes_s", CALLS / throughput, "s")
         figure(f"20000_calls_projected_{nodes}_nodes_unlimited_s", unlimited, "s")
@@ -141,3 +184,8 @@ def test_outputs_x_50_assertions_in_process_and_on_ray(ray_cluster: Any) -> None
     at_least("outputs_x_50_assertions_ray_per_s", rates["ray"], FLOOR_OUTPUTS_PER_S, "outputs/s")
     figure("outputs_x_50_assertions_ray_over_in_process", rates["ray"] / rates["in_process"], "x")
     figure("outputs_measured", OUTPUTS, "outputs")
+
+
+def test_the_drivers_own_ceiling(driver_ceiling: float) -> None:
+    """Last, so its burst of answers disturbs no other measurement (the calls test asks for it after its runs)."""
+    figure("ray_driver_ceiling_answers_per_s", driver_ceiling, "answers/s")

@@ -3,11 +3,33 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.ray_cluster import require_ray
+
 ENGINE = Path(__file__).resolve().parents[2] / "spade_lsp"
+
+#: appended to a subprocess's checks: the names checked are the ones those modules really load under, so "not in
+#: sys.modules" cannot pass because a name is wrong (Ray is imported by the Ray executor only)
+IMPORTABLE = (
+    "from spade_lsp._ray import import_ray\n"
+    "import_ray()\n"
+    "assert 'ray' in sys.modules, 'ray loads under another name: the check above proves nothing'\n"
+)
+
+
+def _ray_control() -> str:
+    """The positive control when Ray is installed. Without it nothing can import Ray and the other checks still
+    run, except under CI, which installs Ray and so fails here rather than check nothing."""
+    if importlib.util.find_spec("ray") is not None:
+        return IMPORTABLE
+    if os.environ.get("CI"):
+        require_ray()
+    return ""
 
 
 def test_the_engine_never_imports_lsp_libraries() -> None:
@@ -33,23 +55,32 @@ def test_only_the_llm_module_imports_litellm() -> None:
 
 
 def test_offline_paths_never_load_litellm(tmp_path: Path) -> None:
+    """The demo: a whole ``executor = "local"`` run (history, synthesis, evaluation, selection, sampling)."""
+    control = _ray_control()
     code = (
         "import sys; from pathlib import Path; from spade_lsp.cli import main\n"
-        f"main(['demo', '--dir', {str(tmp_path)!r}, '--json'])\n"
+        f"assert main(['demo', '--dir', {str(tmp_path)!r}, '--json']) == 0\n"
         "assert 'litellm' not in sys.modules, 'litellm was imported'\n"
+        "assert 'ray' not in sys.modules, 'ray was imported by a local run'\n"
         "assert 'pygls' not in sys.modules and 'lsprotocol' not in sys.modules\n"
+        f"{control}"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
 
 
 def test_building_the_command_line_loads_no_solver_or_numpy() -> None:
-    """Every `spade` command, `spade lsp` included, builds the parser first: it must stay light."""
+    """Every `spade` command, `spade lsp` included, builds the parser first: it must stay light. So does the
+    language server's start-up (its module and the server object)."""
+    control = _ray_control()
     code = (
         "import sys; from spade_lsp.cli import build_parser\n"
         "build_parser()\n"
-        "heavy = [m for m in ('numpy', 'highspy', 'pulp', 'litellm') if m in sys.modules]\n"
+        "from spade_lsp_server.server import create_server\n"
+        "create_server()\n"
+        "heavy = [m for m in ('numpy', 'highspy', 'pulp', 'litellm', 'ray') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
+        f"{control}"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

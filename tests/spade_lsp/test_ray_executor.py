@@ -22,7 +22,7 @@ from spade_lsp.sandbox import ModuleSource, SandboxCase, SandboxLimits, run_asse
 from spade_lsp.workspace import Workspace
 from tests.spade_lsp.sandbox import _attacks
 from tests.support.blurb import CheapEveryFourth, sampling_workspace
-from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, user_text
+from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
 from tests.support.ray_cluster import ray_cluster, require_ray
 
 __all__ = ["ray_cluster"]  # the module's cluster fixture
@@ -250,7 +250,193 @@ def test_ask_llm_under_ray_is_answered_by_the_tasks_through_the_assistant(ray_cl
             again = run_assertions(
                 module, cases, limits=SandboxLimits(), ask_llm=assistant_ask(workspace, workspace.settings)
             )
-    assert again.passed == result.passed and len(stub.requests) == 6
+            assert again.passed == result.passed and len(stub.requests) == 6
+            # and a second Ray run reads them too: the tasks get a snapshot of the cached answers, and ask nothing
+            second = run_assertions_ray(
+                module,
+                cases,
+                names=None,
+                limits=SandboxLimits(),
+                ask_llm=assistant_ask(workspace, workspace.settings),
+                address=None,
+                min_cases=2,
+            )
+    assert second.passed == result.passed and second.timing.worker_starts >= 2
+    assert len(stub.requests) == 6
+
+
+def test_validation_under_ray_without_ask_llm_never_makes_the_assistant_client(ray_cluster: Any) -> None:
+    """The assistant may be the local model: a module none of whose assertions asks an LLM must not start it."""
+    from spade_lsp._ray import run_assertions_ray
+
+    made: list[str] = []
+
+    class Workspace_:
+        def assistant_client(self, settings: Any, *, what: str) -> Any:
+            made.append(what)
+            raise AssertionError("the assistant's client was made")
+
+    class Ask:
+        workspace, settings = Workspace_(), object()
+
+        def __call__(self, question: str, response: str, context: Any) -> bool:
+            raise AssertionError("asked")
+
+    module = ModuleSource("def assert_short(example, prompt, response):\n    return len(response) < 5\n")
+    cases = [SandboxCase({"i": i}, "p", "x" * i) for i in range(8)]
+    result = run_assertions_ray(
+        module, cases, names=None, limits=SandboxLimits(), ask_llm=Ask(), address=None, min_cases=2
+    )
+    assert result.passed == [[i < 5] for i in range(8)] and result.timing.worker_starts >= 2
+    assert made == []
+
+
+_ANSWER_SCHEMA = {
+    "type": "object",
+    "properties": {"answer": {"type": "string"}},
+    "required": ["answer"],
+    "additionalProperties": False,
+}
+
+
+def _priced(request: dict[str, Any]) -> Reply:
+    """gpt-4o-mini as litellm prices it: each answer 1000 prompt and 500 completion tokens; "refuse" is a 400 (a
+    call that spent nothing), "invalid" an answer that misses the schema (a failed call that was paid for)."""
+    text = user_text(request)
+    if "refuse" in text:
+        return error_reply(400, "refused")
+    if "invalid" in text:
+        return chat_reply(json.dumps({"other": 1}), prompt_tokens=1000, completion_tokens=500)
+    if "response_format" in request:
+        return chat_reply(json.dumps({"answer": "ok"}), prompt_tokens=1000, completion_tokens=500)
+    return chat_reply(f"fine: {text}", prompt_tokens=1000, completion_tokens=500)
+
+
+def test_failed_calls_cost_under_ray_what_they_cost_locally(ray_cluster: Any, tmp_path: Path) -> None:
+    requests = [
+        *(LLMRequest([{"role": "user", "content": f"plain {i}"}]) for i in range(3)),
+        LLMRequest([{"role": "user", "content": "valid"}], _ANSWER_SCHEMA),
+        LLMRequest([{"role": "user", "content": "invalid"}], _ANSWER_SCHEMA, reasks=0),
+        LLMRequest([{"role": "user", "content": "refuse"}]),
+    ]
+    usages = {}
+    for executor in ("local", "ray"):
+        root = tmp_path / executor
+        root.mkdir()
+        (root / "spade.toml").write_text("", encoding="utf-8")
+        with OpenAIStub(_priced) as stub, _workspace(root, stub, model="openai/gpt-4o-mini", executor=executor) as ws:
+            client = ws.llm_client()
+            answers = client.complete_many(requests)
+            usages[executor] = client.usage.copy()  # type: ignore[attr-defined]
+        assert [type(a).__name__ for a in answers] == ["Completion"] * 4 + ["InvalidAnswerError", "LLMError"]
+    local, ray = usages["local"], usages["ray"]
+    per_call = 1000 * 0.15e-6 + 500 * 0.6e-6  # litellm's gpt-4o-mini price, through the stub's token counts
+    assert local.cost_known and local.cost == pytest.approx(5 * per_call)  # the invalid answer was paid for
+    assert ray.cost_known and ray.cost == pytest.approx(local.cost)
+    assert (
+        (ray.calls, ray.failed, ray.prompt_tokens, ray.completion_tokens)
+        == (
+            local.calls,
+            local.failed,
+            local.prompt_tokens,
+            local.completion_tokens,
+        )
+        == (5, 2, 5000, 2500)
+    )
+
+
+def _numbered(request: dict[str, Any]) -> int:
+    return int(user_text(request).split()[-1])
+
+
+def test_stopping_a_ray_run_keeps_what_was_answered_and_says_what_was_not_sent(
+    ray_cluster: Any, workspace_dir: Path
+) -> None:
+    """The first chunk answers fast, the others slowly: the stop comes while other chunks have calls in flight.
+    Those were paid for: they are answered and cached, and only what never reached the server says "not sent"."""
+
+    def script(request: dict[str, Any]) -> Reply:
+        number = _numbered(request)
+        return chat_reply(f"answer {number}", delay_s=0.05 if number < 4 else 1.5)
+
+    arrived: list[int] = []
+    requests = [LLMRequest([{"role": "user", "content": f"s {i}"}]) for i in range(32)]
+    with OpenAIStub(script) as stub, _workspace(workspace_dir, stub, executor="ray", llm_concurrency=8) as ws:
+        client = ws.llm_client()
+        answers = client.complete_many(
+            requests, on_result=lambda index, answer: arrived.append(index), should_stop=lambda: bool(arrived)
+        )
+        cached = ws.store.db.execute("SELECT count(*) FROM llm_cache").fetchone()[0]
+        usage = client.usage.copy()  # type: ignore[attr-defined]
+    sent = {_numbered(request) for request in stub.requests}
+    answered = {i for i, answer in enumerate(answers) if isinstance(answer, Completion)}
+    assert {0, 1, 2, 3} <= answered and 4 < len(sent) < 32  # stopped with calls in flight
+    assert answered == sent and cached == len(sent)
+    for index in set(range(32)) - answered:
+        assert str(answers[index]).endswith("not sent, the run was stopped"), answers[index]
+    assert sorted(arrived) == list(range(32))
+    assert (usage.calls, usage.failed) == (len(sent), 32 - len(sent))
+
+
+def test_the_rate_wait_does_not_eat_the_lease_nor_leak_the_slot() -> None:
+    """With ``llm_rpm`` a call may wait for the window after taking its slot: its lease starts when it is granted,
+    so it cannot expire while waiting (which would let another call take the slot, beyond the concurrency limit);
+    a call cancelled while waiting gives the slot back."""
+    import asyncio
+
+    from spade_lsp._ray import _Permits
+
+    async def scenario() -> dict[str, Any]:
+        permits = _Permits(2, 1, window_s=1.0)
+        await permits.acquire(10.0)
+        second = await permits.acquire(0.5)  # waits ~1 s for the window: longer than its lease
+        with pytest.raises(TimeoutError):  # both slots are in use: the third waits
+            await asyncio.wait_for(permits.acquire(10.0), 0.2)
+        in_use = permits.stats()
+        await permits.release(second)
+        with pytest.raises(TimeoutError):  # takes the freed slot, then waits for the window and is cancelled
+            await asyncio.wait_for(permits.acquire(10.0), 0.2)
+        return {**in_use, "after": permits.stats()["in_flight"]}
+
+    stats = asyncio.run(scenario())
+    assert (stats["in_flight"], stats["expired"], stats["granted"], stats["peak"]) == (2, 0, 2, 2)
+    assert stats["after"] == 1  # the cancelled call's slot was given back
+
+
+def test_a_local_cluster_uses_the_cpus_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
+    from spade_lsp import _ray
+
+    monkeypatch.setattr(_ray.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    monkeypatch.setattr(_ray.os, "cpu_count", lambda: 64)
+    original = Path.read_text
+
+    def cgroup(path: Path, *args: Any, **kwargs: Any) -> str:
+        if str(path) == "/sys/fs/cgroup/cpu.max":
+            return quota
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", cgroup)
+    quota = "max 100000\n"
+    assert _ray._usable_cpus() == 3
+    quota = "150000 100000\n"
+    assert _ray._usable_cpus() == 2
+
+
+def test_ray_address_in_the_environment_joins_that_cluster(ray_cluster: Any, tmp_path: Path) -> None:
+    """``ray.init(num_cpus=...)`` refuses when RAY_ADDRESS names a cluster: the executor joins that cluster."""
+    import os
+    import subprocess
+
+    address = ray_cluster.get_runtime_context().gcs_address
+    code = (
+        "from spade_lsp import _ray\n"
+        "ray = _ray.start(None)\n"
+        f"assert ray.get_runtime_context().gcs_address == {address!r}\n"
+        "ray.shutdown()\n"
+    )
+    env = {**os.environ, "RAY_ADDRESS": address}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr[-2000:]
 
 
 def test_spade_sample_executor_ray_end_to_end(
@@ -281,3 +467,22 @@ def test_without_ray_the_executor_says_how_to_install_it(
     err = capsys.readouterr().err
     assert code != 0 and "make ray" in err and "Traceback" not in err
     assert not model.requests
+
+
+def test_a_repositorys_content_cannot_choose_where_spade_runs(workspace_dir: Path) -> None:
+    """A prompt's front matter and the editor's settings (a repository's .vscode/settings.json) cannot set
+    ``executor`` or ``ray_address``: a hostile address would have the driver unpickle a stranger's cluster's results
+    and ship it the API key. The settings files and the command line can."""
+    from spade_lsp.config import front_matter_settings
+    from spade_lsp_server._state import client_overrides
+
+    hostile = {"executor": "ray", "ray_address": "ray://attacker.example:10001", "tau": 0.3}
+    assert front_matter_settings(hostile) == {"tau": 0.3}
+    assert client_overrides(hostile)[0] == {"tau": 0.3}
+    prompt = workspace_dir / "p.prompt"
+    prompt.write_text("---\nexecutor: ray\nray_address: ray://attacker.example:10001\n---\nKeep it short.\n")
+    with Workspace(workspace_dir) as workspace:
+        settings = workspace.settings_for(prompt)
+        assert (settings.executor, settings.ray_address) == ("local", None)
+    with Workspace(workspace_dir, overrides={"executor": "ray", "ray_address": "ray://head:10001"}) as workspace:
+        assert (workspace.settings.executor, workspace.settings.ray_address) == ("ray", "ray://head:10001")
