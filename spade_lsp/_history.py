@@ -85,6 +85,58 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _gap_shape(gap: str, *, edge: bool) -> str:
+    """What the text between two units (or before the first, after the last: ``edge``) means for the prompt.
+    Whitespace alone is a separator: a paragraph break when it holds a blank line, else a space (the same line
+    or a line break inside a paragraph); at the edges of the file it means nothing. Anything else (front matter,
+    a role line) counts line by line, each line's trailing whitespace and repeated blank lines aside."""
+    if not gap.strip():
+        if edge:
+            return ""
+        return "\n\n" if gap.count("\n") >= 2 else " "
+    lines: list[str] = []
+    for line in gap.split("\n"):
+        line = line.rstrip()
+        if line or (lines and lines[-1]):
+            lines.append(line)
+    return "\n".join(lines).strip("\n")
+
+
+def _shape(text: str, kind: PromptKind) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """A prompt as its units (kind and exact text, in order) and the separators between them; None when the
+    text does not parse (a half-typed message list)."""
+    try:
+        body = parse_prompt(text, kind=kind).body
+    except ConfigError:
+        return None
+    units = split_sentences(body)
+    gaps: list[str] = []
+    previous = 0
+    for index, unit in enumerate(units):
+        gaps.append(_gap_shape(text[previous : unit.start], edge=index == 0))
+        previous = unit.end
+    gaps.append(_gap_shape(text[previous:], edge=True))
+    return tuple(f"{unit.kind.value}:{unit.text}" for unit in units), tuple(gaps)
+
+
+def same_but_whitespace(old: str, new: str, kind: PromptKind = "text") -> bool:
+    """Whether ``new`` says what ``old`` says, differing only in whitespace that changes nothing for the model.
+
+    The units (sentences, list items, headings, code blocks) must be the same, in the same order, with the same
+    text: whitespace inside a sentence or a code block counts, since the splitter keeps it. Between units, only
+    the kind of separator counts: a space or a line break inside a paragraph, or a paragraph break (a blank
+    line); so a second blank line where one already was, trailing spaces, or spaces between two sentences on
+    a line change nothing, while a blank line that splits a paragraph in two is a change. Whitespace before the
+    first unit and after the last changes nothing; front matter and role lines count as they are, line by line
+    (trailing whitespace and repeated blank lines aside)."""
+    if old == new:
+        return True
+    if "".join(old.split()) != "".join(new.split()):
+        return False  # a character other than whitespace changed: no need to split either text
+    before, after = _shape(old, kind), _shape(new, kind)
+    return before is not None and before == after
+
+
 def _now() -> datetime:
     return datetime.now(UTC)
 
@@ -140,12 +192,28 @@ class History:
         with self.store.write():
             if from_file and not self._observation_is_current(path, key, text):
                 return None
+            if self._only_whitespace_changed(key, text, prompt_kind(path)):
+                return None  # the newest version already says this: no version without a change that matters
             # its time is taken under the write lock (now, or just after the newest version): a version recorded
             # later is never ordered before one recorded earlier
             result = self.record_revisions(path, [Revision(text=text, origin=origin)])
         if not result.added:
             return None
         return self.versions(path)[-1]
+
+    def _only_whitespace_changed(self, key: str, text: str, kind: PromptKind) -> bool:
+        """Inside the write transaction: ``text`` differs from the newest version only in whitespace that
+        does not change the prompt (see :func:`same_but_whitespace`)."""
+        prompt_id = self._prompt_id(key, create=False)
+        if prompt_id is None:
+            return False
+        newest = self.store.db.execute(
+            "SELECT content_hash FROM versions WHERE prompt_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
+            [prompt_id],
+        ).fetchone()
+        if newest is None or newest[0] == content_hash(text):
+            return False  # equal: record_revisions skips it anyway
+        return same_but_whitespace(self.content(str(newest[0])), text, kind)
 
     def _observation_is_current(self, path: Path, key: str, text: str) -> bool:
         """Inside the write transaction: whether ``text``, read from ``path`` earlier, is still the file's text
@@ -621,7 +689,7 @@ def _bare(text: str | None) -> Sentence | None:
 
 @functools.lru_cache(maxsize=1024)  # few distinct label sets, and every refresh reads one per sentence
 def _sentence_labels(kind: str, labels_json: str) -> str | None:
-    """A sentence's categories from the change that introduced it. A rewording's own label (Prompt clarification)
+    """A sentence's categories from the change that introduced it. A rewording's own label (Rewording)
     describes the edit, not the sentence: it is dropped, and a rewording with no other label leaves the sentence
     to the classifier's reading of it on its own (None)."""
     labels = json.loads(labels_json)

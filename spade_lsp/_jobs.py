@@ -605,6 +605,7 @@ def _evaluate(workspace: Workspace, prompt: Path, params: Mapping[str, Any], pro
         "errors": run.errors[:_MAX_ERROR_CELLS],
         "errors_total": len(run.errors),
         "needs_model": run.needs_model,
+        "needs_model_cells": sum(1 for e in run.errors if e.get("kind") == "needs_model"),  # not errors: no model
         "module_error": run.module_error,
         "warnings": run.warnings,
         "seconds": round(run.seconds, 3),

@@ -425,6 +425,13 @@ def ends_with(text: str, phrase: str) -> bool:
     return _normal(text[-(len(phrase) * 3 + 40) :]).endswith(_normal(phrase))
 
 
+def ends_with_question(text: str) -> bool:
+    """Whether the response's last sentence is a question: its last ``.``, ``!`` or ``?`` is a ``?`` (a sign-off
+    without punctuation, such as "The Acme Team", may follow it)."""
+    marks = re.findall(r"[.!?]", _strip_fences(text))
+    return bool(marks) and marks[-1] == "?"
+
+
 def code_blocks(text: str) -> list[str]:
     """Fenced code blocks' bodies."""
     return [match.group(1) for match in _FENCE.finditer(text)]

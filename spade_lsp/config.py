@@ -132,6 +132,13 @@ class Settings(BaseModel):
         "compares them (needs a model, the sidecar module and examples)",
     )
     daemon_autostart: bool = Field(default=True, description="the language server starts the daemon when none runs")
+    save_quiet_s: float = Field(
+        default=1.0,
+        ge=0,
+        le=60,
+        description="saves of one prompt (autosave bursts) within this many quiet seconds are recorded as one "
+        "version, the last text; 0 records every save at once",
+    )
     daemon_idle_timeout_s: float = Field(default=600.0, gt=0, description="idle daemon exits after this long")
 
     @field_validator("model_parameters")

@@ -28,7 +28,7 @@ from spade_lsp._prompts import PromptKind, PromptText, parse_prompt, prompt_kind
 from spade_lsp._types import Position, Range, Sentence, UnitKind, VersionInfo
 from spade_lsp.assertions import ASSERTION_PREFIX
 from spade_lsp.errors import ConfigError, InputError
-from spade_lsp.synthesis import placeholders_of
+from spade_lsp.synthesis import PLACEHOLDER_PATTERN, placeholders_of
 from spade_lsp.taxonomy import CATEGORY_IDS, CHECKABLE, DISPLAY_NAMES, TaxonomyClassifier
 
 if TYPE_CHECKING:  # importing the store pulls sqlite-utils (and numpy through it); the caller opens it
@@ -79,8 +79,11 @@ class InstructionView:
     introduced_in: int | None  # version number; None when the unit is not in the newest recorded version
     recorded: bool  # the unit is in the newest recorded version (else: unsaved or not recorded yet)
     covered_by: tuple[str, ...] = ()  # names of the assertions derived from it
-    checkable: bool = False  # it carries a category an assertion can check (not a rephrasing, not data)
+    checkable: bool = False  # an instruction: a check can be written for it (offline, or by a model)
     message: str | None = None  # which message of a chat prompt holds it ("system", "user 2"); None: not a chat
+    checks: tuple[str, ...] = ()  # the checks spade can write for it offline (assertion names)
+    needs_model: bool = False  # an instruction only a model can check (no measurement captures it)
+    reason: str | None = None  # why it is not an instruction, or why no check can be written offline
 
     @property
     def display_names(self) -> tuple[str, ...]:
@@ -210,7 +213,7 @@ class ReliabilityView:
 @dataclass(frozen=True, slots=True)
 class Summary:
     versions: int
-    instructions: int  # checkable ones
+    instructions: int  # the instructions: units a check can be written for (each has a diagnostic)
     covered: int
     uncovered: int
     assertions: int
@@ -247,7 +250,13 @@ class PromptOverview:
 
     @property
     def uncovered(self) -> tuple[InstructionView, ...]:
+        """Instructions no assertion covers yet (with an offline check or not)."""
         return tuple(i for i in self.instructions if i.checkable and not i.covered_by)
+
+    @property
+    def writable(self) -> tuple[InstructionView, ...]:
+        """Uncovered instructions with a check spade can write offline: what "Add assertion" writes."""
+        return tuple(i for i in self.uncovered if i.checks)
 
     def instruction_at(self, line: int, character: int) -> InstructionView | None:
         """The unit whose range holds the position (UTF-16 column)."""
@@ -445,6 +454,83 @@ def _stored_sentences(store: Store, prompt_id: int, number_of: Mapping[int, int]
 
 def _checkable(categories: Iterable[str]) -> bool:
     return any(category in CHECKABLE for category in categories)
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What spade can do with one unit of the prompt: the checks it can write offline (and the category of the
+    first one), whether only a model could check it, or why it is not an instruction."""
+
+    checks: tuple[str, ...] = ()
+    category: str | None = None
+    needs_model: bool = False
+    reason: str | None = None
+
+    @property
+    def instruction(self) -> bool:
+        return bool(self.checks) or self.needs_model
+
+
+NO_OFFLINE_CHECK: Final = (
+    "no check can be written for it without a model: it needs judgement, not a measurement "
+    "(configure an assistant model to write and run one)"
+)
+_ROLE: Final = re.compile(r"^\W*(?:you are|you're|act as|as an? |your (?:role|job|task) is)\b", re.IGNORECASE)
+
+
+def _is_data_line(text: str) -> bool:
+    """A line that labels input data rather than asking for anything: "Message: {message}", "{{name}} asks:
+    {{question}}" (placeholders, a colon, and at most three other words)."""
+    if not PLACEHOLDER_PATTERN.search(text):
+        return False
+    rest = PLACEHOLDER_PATTERN.sub(" ", text)
+    return ":" in rest and len(re.findall(r"[A-Za-z]{2,}", rest)) <= 3
+
+
+_TASK_VERB: Final = re.compile(
+    r"^\W*(?:please\s+)?(?:reply|respond|answer|write|draft|summari[sz]e|translate|classify|extract|read|help|"
+    r"review|rewrite|explain|analy[sz]e|generate|create|compose)\b",
+    re.IGNORECASE,
+)
+
+
+@lru_cache(maxsize=20_000)
+def plan_unit(text: str, categories: tuple[str, ...], kind: str, inputs: tuple[str, ...] = ()) -> Plan:
+    """The offline synthesizer's reading of one unit on its own (the sentence is its own context, so this is
+    cheap and cached): its checks, else whether it is an instruction only a model can check, else why it is
+    not an instruction. ``inputs`` are the prompt's placeholders (``{first_name}``)."""
+    from spade_lsp.synthesis import Instruction, PromptContext
+    from spade_lsp.synthesis._offline import OfflineSynthesizer
+    from spade_lsp.taxonomy import DATA_PLACEHOLDERS, PROMPT_REPHRASING, WORKFLOW_DESCRIPTION
+
+    if kind in (UnitKind.CODE.value, UnitKind.QUOTE.value, UnitKind.HEADING.value):
+        what = "a heading" if kind == UnitKind.HEADING.value else "a code block or a quoted example"
+        return Plan(reason=f"not an instruction: {what}")
+    if _ROLE.match(text):
+        return Plan(reason="not an instruction: it sets the model's role, which no single answer shows")
+    if _is_data_line(text):
+        return Plan(reason="not an instruction: it brings input data into the prompt")
+    try:
+        candidates = OfflineSynthesizer().synthesize(
+            [Instruction(text, categories, None, kind, 0, len(text))], PromptContext(text, inputs)
+        )
+    except Exception:  # a parser's bug must never cost the editor its view
+        candidates = []
+    measured = [c for c in candidates if not c.asks_llm and c.removed_in is None]
+    if measured:
+        return Plan(checks=tuple(c.name for c in measured), category=measured[0].category)
+    labels = set(categories)
+    if labels & {WORKFLOW_DESCRIPTION} and labels <= {WORKFLOW_DESCRIPTION, DATA_PLACEHOLDERS}:
+        return Plan(reason="not an instruction to check: it describes the task, not the answer")
+    if any(c.asks_llm for c in candidates) or _checkable(categories):
+        return Plan(needs_model=True, reason=NO_OFFLINE_CHECK)
+    if labels and labels <= {DATA_PLACEHOLDERS}:
+        return Plan(reason="not an instruction: it brings input data into the prompt")
+    if labels and labels <= {PROMPT_REPHRASING}:
+        return Plan(reason="not an instruction: it rewords the prompt without asking for anything new")
+    if WORKFLOW_DESCRIPTION in labels or _TASK_VERB.match(text):
+        return Plan(reason="not an instruction to check: it describes the task, not the answer")
+    return Plan(reason="not an instruction: it asks nothing of the answer")
 
 
 # -- the sidecar module ---------------------------------------------------------------------------------
@@ -998,13 +1084,18 @@ def build_overview(
     else:
         units = _split_from(stored, body) or _split(body)
     instructions: list[InstructionView] = []
+    inputs = tuple(template_placeholders(parsed_prompt) if parsed_prompt else placeholders_of(body))
     for index, unit in enumerate(units):
         known = stored.by_text.get(unit.text)
         if known is not None:
-            categories, introduced, checkable = known
+            categories, introduced, _ = known
         else:
             categories, introduced = classify_offline(unit.text), None
-            checkable = _checkable(categories)
+        plan = plan_unit(unit.text, categories, str(unit.kind), inputs)
+        if not categories and plan.category is not None:  # a check the classifier had no label for
+            categories = (plan.category,)
+        elif categories and categories[0] not in CHECKABLE and plan.category in categories[1:]:
+            categories = (plan.category, *(c for c in categories if c != plan.category))  # what is checked first
         instructions.append(
             InstructionView(
                 index=index,
@@ -1016,8 +1107,11 @@ def build_overview(
                 categories=categories,
                 introduced_in=introduced,
                 recorded=known is not None,
-                checkable=checkable,
+                checkable=plan.instruction,
                 message=_message_of(parsed_prompt, unit.start),
+                checks=plan.checks,
+                needs_model=plan.needs_model,
+                reason=plan.reason,
             )
         )
 
@@ -1061,7 +1155,7 @@ def build_overview(
         eval_run=_eval_view(run, sidecar_text) if run is not None else None,
         selection=selection,
         summary=summary,
-        placeholders=tuple(template_placeholders(parsed_prompt) if parsed_prompt else placeholders_of(body)),
+        placeholders=inputs,
         notes=notes,
         comparison=comparison,
         messages=_message_views(parsed_prompt, text),
@@ -1090,6 +1184,9 @@ def _covered(instruction: InstructionView, names: tuple[str, ...]) -> Instructio
         covered_by=names,
         checkable=instruction.checkable,
         message=instruction.message,
+        checks=instruction.checks,
+        needs_model=instruction.needs_model,
+        reason=instruction.reason,
     )
 
 

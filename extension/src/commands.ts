@@ -66,18 +66,36 @@ export function summarize(command: ServerCommand, result: unknown): string | und
       if (typeof r.run_id === "number") {
         line += ` (run ${r.run_id})`;
       }
+      // cells that could not run for want of a model are not errors: the report counts them apart, so do we
+      const waiting = list(r.needs_model).length;
+      const waitingCells = typeof r.needs_model_cells === "number" ? r.needs_model_cells : 0;
+      const errors = typeof r.errors_total === "number" ? Math.max(0, r.errors_total - waitingCells) : 0;
       if (typeof r.module_error === "string" && r.module_error) {
         line += `; the module failed to load: ${r.module_error}`;
-      } else if (typeof r.errors_total === "number" && r.errors_total > 0) {
-        line += `; ${count(r.errors_total, "cell")} raised an error`;
+      } else if (errors > 0) {
+        line += `; ${count(errors, "cell")} raised an error`;
+      }
+      if (waiting > 0) {
+        line += `; ${count(waiting, "assertion")} ${waiting === 1 ? "needs" : "need"} a model and ${waiting === 1 ? "was" : "were"} left out (configure an assistant model to run ${waiting === 1 ? "it" : "them"})`;
       }
       return line;
     }
     case "spade.select": {
       const selected = list(r.selected);
+      const notes = list(r.notes).filter((note) => note.startsWith("left out "));
+      const left = notes.length ? `; ${notes.join("; ")}` : "";
+      if (r.status === "infeasible") {
+        const best = (r.best ?? {}) as Result;
+        const reached = list(best.selected);
+        const reach = reached.length
+          ? ` The best it could reach: ${reached.join(", ")} (catches ${percent(best.coverage)} of the bad examples, flags ${percent(best.ffr)} of the good ones).`
+          : "";
+        const why = typeof r.reason === "string" ? r.reason : "the limits cannot both be met";
+        return `SPADE: no set of assertions meets both limits: ${why}.${reach} Loosen spade.tau or spade.alpha in Settings, or label more examples${left}`;
+      }
       return (
         `SPADE: selected ${count(selected.length, "assertion")} (${selected.join(", ") || "none"}); ` +
-        `coverage ${percent(r.coverage)}, false failures ${percent(r.ffr)}, ${String(r.status ?? "unknown")}`
+        `catches ${percent(r.coverage)} of the bad examples, flags ${percent(r.ffr)} of the good ones${left}`
       );
     }
     case "spade.sample": {
@@ -89,6 +107,44 @@ export function summarize(command: ServerCommand, result: unknown): string | und
     case "spade.showHistory":
       return undefined;
   }
+}
+
+/** A next step a message offers as a button: a palette command, a setting, or a file. */
+export interface MessageAction {
+  title: string;
+  /** A VS Code command id and its arguments (`prompt` stands for the prompt's URI). */
+  command: string;
+  args: unknown[];
+}
+
+/** The buttons an error or notice gets, from the next steps its words name (the server words them for the editor:
+ * palette commands, settings, "Open examples"; never CLI flags). */
+export function messageActions(message: string): MessageAction[] {
+  const out: MessageAction[] = [];
+  const add = (title: string, command: string, ...args: unknown[]): void => {
+    if (!out.some((action) => action.title === title)) {
+      out.push({ title, command, args });
+    }
+  };
+  if (/Open examples|labelled examples|no examples/i.test(message)) {
+    add("Open examples", "spade.openExamples", "prompt");
+  }
+  if (/Run evaluation|evaluation run to select from/i.test(message)) {
+    add("Run evaluation", "spade-lsp.evaluate", "prompt");
+  }
+  if (/assistant model|spade\.assistantModel/i.test(message)) {
+    add("Configure an assistant model", "workbench.action.openSettings", "spade.assistantModel");
+  }
+  if (/spade\.model setting|no model is configured/i.test(message)) {
+    add("Set the model", "workbench.action.openSettings", "spade.model");
+  }
+  if (/spade\.tau|spade\.alpha/.test(message)) {
+    add("Open selection settings", "workbench.action.openSettings", "spade.tau");
+  }
+  if (/spade\.daemonAutostart/.test(message)) {
+    add("Open setting", "workbench.action.openSettings", "spade.daemonAutostart");
+  }
+  return out;
 }
 
 /** The prompt a command is about: the URI it was invoked on (explorer, editor title), else the active editor's. */

@@ -1,8 +1,8 @@
 // Entry point: the log channel, the status-bar item, palette commands, the report view, and restarts.
 import * as vscode from "vscode";
 
-import { PALETTE, type PaletteCommand, summarize, targetUri } from "./commands";
-import { type JobStatus, type ServerState, statusView } from "./jobs";
+import { messageActions, PALETTE, type PaletteCommand, summarize, targetUri } from "./commands";
+import { type JobStatus, LongJobs, type ServerState, statusView } from "./jobs";
 import { onInterpreterChange } from "./python";
 import { type ReportFiles, ReportView } from "./reportView";
 import { Session } from "./session";
@@ -34,8 +34,42 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     onJobs(next) {
       jobs = next;
       render();
+      longJobs.changed(next);
     },
   });
+  // a job that runs for more than a moment also gets a notification with its progress and a Cancel button
+  const notices = new Map<string, { report: (job: JobStatus) => void; done: () => void }>();
+  const longJobs = new LongJobs(
+    {
+      show(job) {
+        void vscode.window.withProgress(
+          { location: vscode.ProgressLocation.Notification, title: `SPADE: ${job.title} (${job.prompt})`, cancellable: true },
+          (progress, token) =>
+            new Promise<void>((resolve) => {
+              let last = 0;
+              const report = (current: JobStatus): void => {
+                const percentage = current.percentage ?? last;
+                progress.report({ message: current.message ?? undefined, increment: Math.max(0, percentage - last) });
+                last = Math.max(last, percentage);
+              };
+              report(job);
+              notices.set(job.id, { report, done: resolve });
+              token.onCancellationRequested(() => {
+                void session.execute("spade.cancelJob", [job.id]).catch(() => undefined);
+              });
+            }),
+        );
+      },
+      update(job) {
+        notices.get(job.id)?.report(job);
+      },
+      end(id) {
+        notices.get(id)?.done();
+        notices.delete(id);
+      },
+    },
+    (callback, ms) => void setTimeout(callback, ms),
+  );
   active = session;
   const report = new ReportView();
   context.subscriptions.push(log, status, report);
@@ -86,22 +120,44 @@ async function runPalette(command: PaletteCommand, invokedOn: unknown, session: 
     return;
   }
   const viewing = command.server === "spade.report";
+  const history = command.server === "spade.showHistory";
   try {
-    const result = await session.execute(command.server, viewing ? [uri, { show: false }] : [uri]);
+    const result = await session.execute(command.server, viewing || history ? [uri, { show: false }] : [uri]);
     if (viewing) {
       await report.show(result as ReportFiles);
       return;
     }
+    if (history) {
+      // the history rendered (a Markdown preview), not the raw Markdown
+      const path = (result as { path?: unknown } | undefined)?.path;
+      if (typeof path === "string") {
+        await vscode.commands.executeCommand("markdown.showPreview", vscode.Uri.file(path));
+      }
+      return;
+    }
     const line = summarize(command.server, result);
     if (line) {
-      void vscode.window.showInformationMessage(line);
+      void offer(line, uri, false);
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (/cancelled$/.test(message)) {
       return; // the user cancelled it from the progress notification
     }
-    void vscode.window.showErrorMessage(`SPADE: ${message}`);
+    void offer(`SPADE: ${message}`, uri, true);
+  }
+}
+
+/** A notification with the next steps its words name as buttons; the chosen one runs. */
+async function offer(message: string, prompt: string, error: boolean): Promise<void> {
+  const actions = messageActions(message);
+  const titles = actions.map((action) => action.title);
+  const chosen = await (error
+    ? vscode.window.showErrorMessage(message, ...titles)
+    : vscode.window.showInformationMessage(message, ...titles));
+  const action = actions.find((item) => item.title === chosen);
+  if (action) {
+    await vscode.commands.executeCommand(action.command, ...action.args.map((arg) => (arg === "prompt" ? prompt : arg)));
   }
 }
 

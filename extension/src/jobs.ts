@@ -64,3 +64,52 @@ export function statusView(state: ServerState, jobs: readonly JobStatus[]): Stat
     command: "spade-lsp.showLog",
   };
 }
+
+/** How long a job runs before it also gets a notification with a Cancel button (shorter ones only flash). */
+export const LONG_JOB_MS = 1500;
+
+export interface JobWatchers {
+  /** A job ran longer than LONG_JOB_MS: show it; `cancel` is called when the user cancels it. */
+  show(job: JobStatus): void;
+  update(job: JobStatus): void;
+  end(id: string): void;
+}
+
+/** Which running jobs get a notification: each one still running LONG_JOB_MS after it first appeared, until it
+ * ends. `later` schedules (setTimeout in the extension, a fake clock in tests). */
+export class LongJobs {
+  private readonly started = new Map<string, JobStatus>();
+  private readonly shown = new Set<string>();
+
+  constructor(
+    private readonly watchers: JobWatchers,
+    private readonly later: (callback: () => void, ms: number) => void,
+  ) {}
+
+  changed(jobs: readonly JobStatus[]): void {
+    const now = new Map(jobs.map((job) => [job.id, job]));
+    for (const id of [...this.started.keys()]) {
+      if (!now.has(id)) {
+        this.started.delete(id);
+        if (this.shown.delete(id)) {
+          this.watchers.end(id);
+        }
+      }
+    }
+    for (const job of jobs) {
+      const known = this.started.has(job.id);
+      this.started.set(job.id, job);
+      if (!known) {
+        this.later(() => {
+          const current = this.started.get(job.id);
+          if (current && !this.shown.has(job.id)) {
+            this.shown.add(job.id);
+            this.watchers.show(current);
+          }
+        }, LONG_JOB_MS);
+      } else if (this.shown.has(job.id)) {
+        this.watchers.update(job);
+      }
+    }
+  }
+}

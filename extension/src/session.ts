@@ -25,7 +25,9 @@ export interface SessionEvents {
 /** Asks the server for `spade/jobStatus` (the server sends it only to clients that set this capability). */
 const jobStatusFeature: StaticFeature = {
   fillClientCapabilities(capabilities) {
-    capabilities.experimental = { ...(capabilities.experimental ?? {}), spadeJobStatus: true };
+    // spadeClientCommands: lenses and code actions may name this extension's commands (the history rendered)
+    // and VS Code's own (the settings editor, for "configure an assistant model")
+    capabilities.experimental = { ...(capabilities.experimental ?? {}), spadeJobStatus: true, spadeClientCommands: true };
   },
   initialize() {},
   getState() {

@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { PALETTE, summarize, targetUri } from "../src/commands";
+import { messageActions, PALETTE, summarize, targetUri } from "../src/commands";
 
 const root = path.resolve(__dirname, "..", "..");
 const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
@@ -32,7 +32,7 @@ test("palette ids never collide with the server's, and each forwards to a comman
 
 test("settings are contributed with descriptions and scopes", () => {
   const properties = manifest.contributes.configuration.properties;
-  for (const key of ["model", "apiBase", "tau", "alpha", "samplesPerInput", "promptGlobs", "daemonAutostart", "logLevel", "interpreter"]) {
+  for (const key of ["model", "apiBase", "tau", "alpha", "samplesPerInput", "promptGlobs", "daemonAutostart", "saveQuietS", "logLevel", "interpreter"]) {
     const setting = properties[`spade.${key}`];
     assert.ok(setting, key);
     assert.ok((setting.markdownDescription ?? setting.description ?? "").length > 20, key);
@@ -51,10 +51,44 @@ test("result summaries", () => {
     summarize("spade.evaluate", { run_id: 5, assertions: ["a"], examples: 1, errors_total: 2 }),
     "SPADE: evaluated 1 assertion on 1 example (run 5); 2 cells raised an error",
   );
+  // in words for people: what the figures mean, not "coverage", "FFR" or the solver's status
   assert.equal(
     summarize("spade.select", { selected: ["a", "c"], coverage: 1, ffr: 0.125, status: "optimal" }),
-    "SPADE: selected 2 assertions (a, c); coverage 100%, false failures 13%, optimal",
+    "SPADE: selected 2 assertions (a, c); catches 100% of the bad examples, flags 13% of the good ones",
   );
+  // cells that need a model are not errors (the report counts them apart): the notification agrees
+  assert.equal(
+    summarize("spade.evaluate", {
+      run_id: 6,
+      assertions: ["a", "b"],
+      examples: 6,
+      errors_total: 6,
+      needs_model: ["b"],
+      needs_model_cells: 6,
+    }),
+    "SPADE: evaluated 2 assertions on 6 examples (run 6); 1 assertion needs a model and was left out (configure an assistant model to run it)",
+  );
+  // selection without a model: what was left out, and what it reached
+  assert.equal(
+    summarize("spade.select", {
+      selected: ["a"],
+      coverage: 0.5,
+      ffr: 0,
+      status: "optimal",
+      notes: ["left out 1 assertion(s) that need a model and have none: b (they are not failures)", "other"],
+    }),
+    "SPADE: selected 1 assertion (a); catches 50% of the bad examples, flags 0% of the good ones; left out 1 assertion(s) that need a model and have none: b (they are not failures)",
+  );
+  const infeasible = summarize("spade.select", {
+    selected: [],
+    status: "infeasible",
+    reason: "coverage >= 0.6 and FFR <= 0.25 cannot both be met: with FFR <= 0.25 the best coverage is 0.333",
+    best: { selected: ["a"], coverage: 0.333, ffr: 0 },
+  });
+  assert.match(infeasible ?? "", /^SPADE: no set of assertions meets both limits: coverage >= 0\.6/);
+  assert.match(infeasible ?? "", /The best it could reach: a \(catches 33% of the bad examples, flags 0% of the good ones\)/);
+  assert.match(infeasible ?? "", /Loosen spade\.tau or spade\.alpha in Settings/);
+  assert.doesNotMatch(infeasible ?? "", /--|coverage \?/);
   assert.equal(
     summarize("spade.synthesize", { added: ["assert_x"], updated: [], sidecar: "/w/blurb_assertions.py" }),
     "SPADE: added assert_x in blurb_assertions.py",
@@ -72,4 +106,17 @@ test("the target is the URI the command was invoked on, else the active editor's
   assert.equal(targetUri({ scheme: "file", toString: () => "file:///c.prompt" }, undefined), "file:///c.prompt");
   assert.equal(targetUri(undefined, "file:///b.prompt"), "file:///b.prompt");
   assert.equal(targetUri(undefined, undefined), undefined);
+});
+
+test("a message's next steps become buttons: palette commands, settings, the examples file", () => {
+  const titles = (message: string): string[] => messageActions(message).map((action) => action.title);
+  assert.deepEqual(titles('Evaluate assertions: blurb.examples.jsonl: no examples; add labelled examples with "Open examples" (Ctrl+.)'), ["Open examples"]);
+  assert.deepEqual(titles("no check can be written for this without a model; configure an assistant model (the spade.assistantModel setting)"), ["Configure an assistant model"]);
+  assert.deepEqual(titles('Select assertions: no finished evaluation run to select from; run "SPADE: Run evaluation" first'), ["Run evaluation"]);
+  assert.deepEqual(titles("Sample reliability: no model is configured: set the spade.model setting"), ["Set the model"]);
+  assert.deepEqual(titles("SPADE: evaluated 3 assertions on 4 examples (run 4)"), []);
+  const open = messageActions("no examples")[0];
+  assert.deepEqual([open.command, open.args], ["spade.openExamples", ["prompt"]]);
+  const settings = messageActions("configure an assistant model")[0];
+  assert.deepEqual([settings.command, settings.args], ["workbench.action.openSettings", ["spade.assistantModel"]]);
 });

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from spade_lsp.overview import (
+    NO_OFFLINE_CHECK,
     AssertionStats,
     AssertionView,
     InstructionView,
@@ -14,7 +15,7 @@ from spade_lsp.overview import (
     SentenceEvent,
     VersionInfo,
 )
-from spade_lsp.taxonomy import DISPLAY_NAMES
+from spade_lsp.taxonomy import DISPLAY_NAMES, EXPLANATIONS
 
 if TYPE_CHECKING:
     from spade_lsp_server._examples import ExampleLine
@@ -84,15 +85,35 @@ def selection_text(view: AssertionView) -> str:
     return f"dropped: {view.drop_reason}" if view.drop_reason else "not selected"
 
 
-def instruction_hover(instruction: InstructionView, overview: PromptOverview, history: Sequence[SentenceEvent]) -> str:
+def category_lines(categories: Sequence[str]) -> list[str]:
+    """Each category in plain words with its one-line explanation; the SPADE id only in the diagnostic code."""
+    return [
+        f"- **{DISPLAY_NAMES.get(category, category)}**: {md_escape(EXPLANATIONS.get(category, ''))}"
+        for category in categories
+    ]
+
+
+def instruction_hover(
+    instruction: InstructionView,
+    overview: PromptOverview,
+    history: Sequence[SentenceEvent],
+    *,
+    pending: bool = False,
+    has_assistant: bool = False,
+) -> str:
     names = instruction.display_names
     lines: list[str] = []
-    if names:
+    if instruction.checkable and names:
         lines.append(f"**{names[0]}**" + (f" · {', '.join(names[1:])}" if len(names) > 1 else ""))
         lines.append("")
-        lines.append("Categories: " + ", ".join(f"`{category}`" for category in instruction.categories))
+        lines += category_lines(instruction.categories)
     else:
-        lines.append("**No SPADE category** (not an instruction an assertion can check)")
+        lines.append("**Not an instruction to check**")
+        lines.append("")
+        lines.append(md_escape(instruction.reason or "it asks nothing of the answer"))
+        if names:
+            lines.append("")
+            lines += category_lines(instruction.categories)
     if instruction.message is not None:  # a chat prompt: which message holds the sentence
         lines.append("")
         lines.append(f"In the **{md_escape(instruction.message)}** message")
@@ -104,10 +125,14 @@ def instruction_hover(instruction: InstructionView, overview: PromptOverview, hi
         lines.append(f"- {version_label(overview.versions[instruction.introduced_in - 1])}: introduced")
     elif overview.prompt is None:
         lines.append("- unsaved buffer: no history")
+    elif pending and not overview.versions:
+        lines.append("- reading the history (git commits and saved versions)…")
     elif not overview.store_available or not overview.versions:
         lines.append("- no history yet: versions are recorded when you save")
     else:
         lines.append("- not recorded yet: save the prompt to record this sentence")
+    if not instruction.checkable:
+        return "\n".join(lines)
     lines.append("")
     lines.append("**Assertions**")
     if instruction.covered_by:
@@ -115,10 +140,19 @@ def instruction_hover(instruction: InstructionView, overview: PromptOverview, hi
             view = overview.assertion(name)
             detail = f": {stats_text(view.stats)} · {selection_text(view)}" if view is not None else ""
             lines.append(f"- `{name}`{detail}")
-    elif instruction.checkable:
-        lines.append("- none yet: use the quick fix *Add assertion for this instruction*")
+    elif instruction.checks:
+        lines.append(
+            "- none yet: the quick fix *Add assertion for this instruction* (Ctrl+.) writes "
+            + ", ".join(f"`{name}`" for name in instruction.checks)
+        )
+    elif has_assistant:
+        lines.append("- none yet: the quick fix *Add assertion for this instruction* asks the assistant model")
     else:
-        lines.append("- none")
+        lines.append(f"- none: {md_escape(instruction.reason or NO_OFFLINE_CHECK)}")
+        lines.append(
+            "- next step: set an assistant model (the `spade.assistantModel` setting, "
+            "or `assistant_model` in spade.toml)"
+        )
     return "\n".join(lines)
 
 
@@ -147,13 +181,16 @@ def assertion_hover(view: AssertionView, overview: PromptOverview) -> str:
     return "\n".join(lines)
 
 
-def summary_title(overview: PromptOverview) -> str:
-    """The lens at the top of a prompt: versions, instructions, assertions, selected, and the newest sampling
-    run's P_pass with its interval (nothing before the prompt was first sampled)."""
+def summary_title(overview: PromptOverview, *, pending: bool = False) -> str:
+    """The lens at the top of a prompt: versions, instructions (as many as there are instruction diagnostics),
+    assertions, selected, and the newest sampling run's P_pass with its interval (nothing before the prompt was
+    first sampled)."""
     summary = overview.summary
     parts = []
     if overview.prompt is None:
         parts.append("unsaved (no history)")
+    elif pending and not summary.versions:
+        parts.append("reading history…")
     elif not summary.versions:
         parts.append("no versions recorded yet")
     else:
@@ -238,7 +275,7 @@ def example_hover(example: ExampleLine, history: Sequence[Mapping[str, Any]] | N
         lines.append("- the store cannot be read yet: judgements show once the workspace daemon has recorded them")
         return "\n".join(lines)
     if not history:
-        lines.append(f"- not judged yet: run `spade judge {prompt_name.replace('`', '')} --grading-notes`")
+        lines.append("- not judged yet: judging the notes needs a model (set the `spade.model` setting)")
         return "\n".join(lines)
     current: Any = object()
     for row in history:

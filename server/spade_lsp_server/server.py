@@ -179,6 +179,10 @@ class SpadeLanguageServer(LanguageServer):
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._refresh_pending: set[Path] = set()
         self._published: dict[str, Any] = {}
+        # prompts whose git history the daemon is still reading (after didOpen): their views say nothing about
+        # history until it is read, rather than "no history yet"
+        self.history_pending: set[str] = set()
+        self._lens_titles: dict[str, str] = {}  # the summary lens each prompt showed last
         self._tasks: set[asyncio.Task[Any]] = set()
         self._prepared: set[str] = set()
         self.config_supported = False
@@ -215,9 +219,13 @@ class SpadeLanguageServer(LanguageServer):
         return Columns(text, self.workspace.position_encoding)
 
     def tell(self, message: str, important: bool = False) -> None:
-        """Show ``message`` (important) or only log it in the client's output."""
+        """Show ``message`` (important) or only log it in the client's output, in the editor's words (palette
+        commands and settings, never CLI flags)."""
         if self.shutting_down:
             return
+        from spade_lsp_server._words import for_editor
+
+        message = for_editor(message)
         try:
             if important:
                 self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
@@ -379,6 +387,16 @@ class SpadeLanguageServer(LanguageServer):
         prompt_uri = self.open_uri_of(ref.prompt) or _documents.uri_of(ref.prompt)
         return state.overview(prompt_uri, ref.prompt, self.open_text_of(ref.prompt), self.open_text_of)
 
+    def has_assistant(self, ref: DocumentRef) -> bool:
+        """Whether an assistant model is configured for this prompt (it can write checks that need judgement)."""
+        state = self.workspace_state(ref.root)
+        text = self.open_text_of(ref.path) if ref.path is not None else None
+        try:
+            settings, _ = state.settings_for(text, ref.path)
+        except Exception:
+            return False
+        return bool(settings.assistant_model)
+
     def view_of(self, uri: str) -> tuple[DocumentRef, TextDocument, PromptOverview] | None:
         """What a request on an open prompt or sidecar needs: what it is, its text, and its prompt's overview;
         None for a document that is not open or not spade's, and for an examples file (no overview shows in
@@ -421,12 +439,30 @@ class SpadeLanguageServer(LanguageServer):
         if self._published.get(uri) == fingerprint:
             return
         self._published[uri] = fingerprint
+        if ref.kind == "prompt":
+            self._lenses_follow(uri, ref)
         version = f', "version": {int(document.version)}' if document.version is not None else ""
         self.protocol.notify_encoded(
             types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
             f'{{"uri": {json.dumps(uri)}, "diagnostics": {diagnostics.encode(items)}{version}}}',
         )
         log.info("published %d diagnostics for %s in %.1f ms", len(items), uri, (time.perf_counter() - started) * 1e3)
+
+    def _lenses_follow(self, uri: str, ref: DocumentRef) -> None:
+        """The summary lens counts what the diagnostics show: when its title changes with them, the client is
+        asked to re-read the lenses at once, so the two never disagree for long."""
+        from spade_lsp_server import _render
+
+        try:
+            title = _render.summary_title(self.overview_of(ref), pending=uri in self.history_pending)
+        except Exception:
+            return
+        if self._lens_titles.get(uri) == title:
+            return
+        first = uri not in self._lens_titles
+        self._lens_titles[uri] = title
+        if not first and self.client_supports("workspace.code_lens.refresh_support"):
+            self.spawn(self._refresh_lenses())
 
     def _prepare(self, text: str) -> None:
         """Warm the sentence splitter for this text (see :func:`spade_lsp.overview.prepare`) on the event loop,

@@ -33,27 +33,53 @@ def latest_eval_run(store: Store, prompt_id: int, *, prompt: str) -> StoredRun:
     """The newest finished evaluation run of a prompt as a selection input. Error cells count as failures;
     unlabelled examples are kept only for the empirical subsumption filter."""
     row = store.db.execute(
-        "SELECT id, assertions, y, m FROM eval_runs WHERE prompt_id = ? AND status = 'done' AND m IS NOT NULL "
-        "ORDER BY id DESC LIMIT 1",
+        "SELECT id, assertions, y, m, errors FROM eval_runs WHERE prompt_id = ? AND status = 'done' "
+        "AND m IS NOT NULL ORDER BY id DESC LIMIT 1",
         [prompt_id],
     ).fetchone()
     if row is None:
         raise InputError(f"{prompt}: no finished evaluation run to select from; run `spade eval` first")
-    run_id, assertions, y, m = row
+    run_id, assertions, y, m, cell_errors = row
     try:
-        problem, errors = eval_run_input(
-            json.loads(assertions), json.loads(y), json.loads(m), source=f"{prompt}: evaluation run {run_id}"
-        )
+        assertions, m, waiting = _without_model_checks(json.loads(assertions), json.loads(m), cell_errors)
+        if waiting and not assertions:
+            raise InputError(
+                f"{prompt}: every assertion of evaluation run {run_id} needs a model ({', '.join(waiting)}), so "
+                "there is nothing to select from; configure an assistant model, or add checks that need none"
+            )
+        problem, errors = eval_run_input(assertions, json.loads(y), m, source=f"{prompt}: evaluation run {run_id}")
     except json.JSONDecodeError as error:
         raise StoreError(f"evaluation run {run_id} holds invalid JSON: {error}") from error
     unlabelled = int((problem.labels == -1).sum())
     notes = []
+    if waiting:
+        notes.append(
+            f"left out {len(waiting)} assertion(s) that need a model and have none: {', '.join(waiting)} "
+            "(they are not failures; configure an assistant model to use them)"
+        )
     if errors:
         notes.append(f"{errors} cell(s) of evaluation run {run_id} were errors; they count as failures")
     if unlabelled:
         notes.append(f"{unlabelled} unlabelled example(s) excluded from coverage and FFR")
     problem = SelectionInput(problem.assertions, problem.fails, problem.labels, problem.subsumptions, tuple(notes))
     return StoredRun(int(run_id), problem, errors, unlabelled)
+
+
+def _without_model_checks(assertions: Any, m: Any, cell_errors: str | None) -> tuple[Any, Any, list[str]]:
+    """The run without the assertions that could not run for want of a model (an ``ask_llm`` with none
+    configured): their cells are no verdict, so counting them as failures would make every selection fail."""
+    waiting = sorted(
+        {
+            str(e.get("assertion"))
+            for e in (json.loads(cell_errors) if cell_errors else [])
+            if isinstance(e, dict) and e.get("kind") == "needs_model"
+        }
+    )
+    if not waiting or not isinstance(assertions, list) or not isinstance(m, list):
+        return assertions, m, []
+    keep = [j for j, a in enumerate(assertions) if not (isinstance(a, dict) and a.get("name") in waiting)]
+    rows = [[row[j] for j in keep] if isinstance(row, list) and len(row) == len(assertions) else row for row in m]
+    return [assertions[j] for j in keep], rows, waiting
 
 
 def load_subsumptions(store: Store, prompt_id: int, names: Sequence[str]) -> list[Subsumption]:

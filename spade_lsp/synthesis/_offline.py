@@ -717,6 +717,36 @@ def _formats(text: str) -> Iterator[_Draft]:
             f"checks.ends_with(response, {_literal(quoted[-1])})",
             {"family": "ends_with", "phrase": quoted[-1]},
         )
+    if end and not quoted and re.search(r"\bwith (?:a|an|one)\b[^.?!]{0,30}?\bquestion\b", lowered):
+        yield _Draft(
+            "ends_with_a_question",
+            PRESENTATION_FORMAT,
+            "The last sentence is a question (its final . ! or ? is a ?).",
+            "checks.ends_with_question(response)",
+            {"family": "ends_with_question"},
+        )
+    sign_off = re.search(
+        r"\bsign(?:s|ed)?(?!\s+(?:in|up|into|out|on)\b)(?:\s+off)?\s+(?:\w+\s+){0,2}?(?:as|with)\s+(.+?)[.!]?$",
+        text,
+        re.IGNORECASE,
+    )
+    if sign_off and not quoted and len(sign_off.group(1).split()) <= 6:
+        signature = sign_off.group(1).strip(" \"'“”‘’")
+        yield _Draft(
+            f"signs_off_as_{_slug(signature, 32)}",
+            PRESENTATION_FORMAT,
+            f"Ends with the sign-off “{signature}”.",
+            f"checks.ends_with(response, {_literal(signature)})",
+            {"family": "ends_with", "phrase": signature},
+        )
+    elif sign_off and quoted:
+        yield _Draft(
+            f"signs_off_as_{_slug(quoted[-1], 32)}",
+            PRESENTATION_FORMAT,
+            f"Ends with the sign-off “{quoted[-1]}”.",
+            f"checks.ends_with(response, {_literal(quoted[-1])})",
+            {"family": "ends_with", "phrase": quoted[-1]},
+        )
     section = re.search(
         r"\b(?:add|include|write|create|provide|with|have)\s+(?:a|an|the)\s+(?:short\s+|brief\s+)?"
         r"(?:section|heading|header|part)\s+(?:about|on|for|called|named|titled|listing)\s+"

@@ -23,15 +23,29 @@ EXCLUSION: Final = "Content/Exclusion"
 QUALITATIVE_ASSESSMENT: Final = "Content/QualitativeAssessment"
 
 DISPLAY_NAMES: Final[dict[str, str]] = {
-    PRESENTATION_FORMAT: "Response format instruction",
-    EXAMPLE_DEMONSTRATION: "Example demonstration",
-    PROMPT_REPHRASING: "Prompt clarification",
-    WORKFLOW_DESCRIPTION: "Workflow description",
-    DATA_PLACEHOLDERS: "Data integration",
-    COUNT: "Quantity instruction",
-    INCLUSION: "Inclusion instruction",
-    EXCLUSION: "Exclusion instruction",
-    QUALITATIVE_ASSESSMENT: "Qualitative criteria",
+    PRESENTATION_FORMAT: "Format rule",
+    EXAMPLE_DEMONSTRATION: "Example",
+    PROMPT_REPHRASING: "Rewording",
+    WORKFLOW_DESCRIPTION: "Steps to follow",
+    DATA_PLACEHOLDERS: "Input data",
+    COUNT: "Length or count",
+    INCLUSION: "Must include",
+    EXCLUSION: "Must avoid",
+    QUALITATIVE_ASSESSMENT: "Tone or quality",
+}
+"""Plain names for people (hovers, diagnostics, tables); the ids stay the contract."""
+
+#: One line per category, in words a prompt writer uses: what such a sentence asks of the answer.
+EXPLANATIONS: Final[dict[str, str]] = {
+    PRESENTATION_FORMAT: "how the answer is laid out: JSON, Markdown, bullets, how it starts or ends",
+    EXAMPLE_DEMONSTRATION: "a sample of the answer you want, for the model to imitate",
+    PROMPT_REPHRASING: "a sentence said differently that asks for nothing new",
+    WORKFLOW_DESCRIPTION: "steps or a role for the model; the answer itself rarely shows them",
+    DATA_PLACEHOLDERS: "where the prompt pulls in data, such as {first_name}, which the answer may have to use",
+    COUNT: "a limit on words, sentences or items",
+    INCLUSION: "something every answer must contain",
+    EXCLUSION: "something no answer may contain",
+    QUALITATIVE_ASSESSMENT: "a judgement such as concise, friendly or professional",
 }
 
 #: Category ids in the order DESIGN.md lists them; used to order labels deterministically.

@@ -20,6 +20,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -220,16 +221,31 @@ def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
 
     assert result["steps"] == ["problems", "quick fix", "evaluation", "report"]
 
-    # the Problems panel: one spade row per checkable instruction, its category and the version from git
+    # the Problems panel: one spade row per instruction, its category, the version from git and its hint (the check
+    # "Add assertion" writes; the first line's is the product's mention, as the CLI's synthesize writes it)
     rows = [row.split("\n") for row in result["problems"] if "\nspade\n" in row]
     assert [(r[0], r[2], r[3]) for r in rows] == [
         (
-            "Qualitative criteria: introduced in v3; no assertion checks it yet",
+            "Input data, Steps to follow: introduced in v1; not checked yet; Add assertion writes "
+            "assert_mentions_product",
+            "Content/DataPlaceholders",
+            "[Ln 1, Col 1]",
+        ),
+        (
+            "Tone or quality: introduced in v3; not checked yet; Add assertion writes assert_positive_tone",
             "Content/QualitativeAssessment",
             "[Ln 2, Col 1]",
         ),
-        ("Quantity instruction: introduced in v2; no assertion checks it yet", "Content/Count", "[Ln 3, Col 1]"),
-        ("Exclusion instruction: introduced in v3; no assertion checks it yet", "Content/Exclusion", "[Ln 4, Col 1]"),
+        (
+            "Length or count: introduced in v2; not checked yet; Add assertion writes assert_at_most_12_words",
+            "Content/Count",
+            "[Ln 3, Col 1]",
+        ),
+        (
+            "Must avoid: introduced in v3; not checked yet; Add assertion writes assert_excludes_cheap",
+            "Content/Exclusion",
+            "[Ln 4, Col 1]",
+        ),
     ]
     assert "SPADE" in result["status"]
 
@@ -279,7 +295,7 @@ def test_a_missing_package_is_explained_and_a_new_interpreter_restarts_the_serve
     )
     assert result["buttons"] == ["Copy install command", "Set interpreter"]
     assert result["statusShowsError"] is True
-    assert sum("introduced in v" in row for row in result["problems"]) == 3
+    assert sum("introduced in v" in row for row in result["problems"]) == 4  # four instructions
     machine = settings.parents[1] / "Machine" / "settings.json"  # the Remote scope of a code-server window
     assert json.loads(machine.read_text(encoding="utf-8"))["spade.interpreter"] == sys.executable
 
@@ -322,4 +338,132 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
         "1-comparison-lens.png",
         "2-comparison-report.png",
         "3-heatmap.png",
+    ]
+
+
+SUPPORT = [
+    "You are a support agent for Acme. Reply to the customer's message below.\n"
+    "Use the customer's first name {first_name}.\n",
+    "Never promise refunds.\nKeep the reply under 120 words.\n",
+    "Always sign off as The Acme Team.\nEnd with a question.\n\nMessage: {message}\n",
+]
+SUPPORT_EXAMPLES = [
+    ("g1", "Ana", "Where is my order?", "Hi Ana, your parcel left today. Anything else?\n\nThe Acme Team", "good"),
+    ("g2", "Bo", "The lid is broken.", "Hi Bo, a new lid is on its way. Does the rest work?\n\nThe Acme Team", "good"),
+    ("g3", "Cy", "Can I change my address?", "Hi Cy, done. Is there anything else?\n\nThe Acme Team", "good"),
+    ("b1", "Di", "It arrived late.", "Sorry. We will refund you in full.", "bad"),
+    ("b2", "Ed", "Wrong colour.", "Hello customer, we will look into it.\n\nThe Acme Team", "bad"),
+    ("b3", "Fay", "No invoice.", "Hi Fay, the invoice is attached.\n\nBest, John", "bad"),
+]  # fmt: skip
+
+
+def test_every_hint_is_explained_and_every_dead_end_is_actionable(
+    vscode: VSCode, tmp_path: Path, daemons: Daemons
+) -> None:
+    """Issue 22's scenario, no model configured: a support-reply prompt in three commits (an exclusion, a
+    placeholder mention, a sign-off, "end with a question") and six labelled examples. Every instruction has a hint
+    (its check, or why only a model could check it) and every other sentence a reason; Ctrl+. offers the next
+    steps; evaluation and selection say what they did without a model; no message names a CLI flag; a
+    whitespace-only save records no version; the history opens rendered."""
+    import git
+
+    root = tmp_path / "support"
+    root.mkdir()
+    repo = git.Repo.init(root)
+    prompt = root / "support_reply.prompt"
+    text = ""
+    for number, part in enumerate(SUPPORT, 1):
+        text += part
+        prompt.write_text(text, encoding="utf-8")
+        repo.index.add([prompt.name])
+        when = f"{1_704_103_200 + number * 86_400} +0000"
+        repo.index.commit(f"Version {number}", author_date=when, commit_date=when)
+    (root / "support_reply.examples.jsonl").write_text(
+        "".join(
+            json.dumps({"id": i, "inputs": {"first_name": n, "message": m}, "output": o, "label": label}) + "\n"
+            for i, n, m, o, label in SUPPORT_EXAMPLES
+        ),
+        encoding="utf-8",
+    )
+    (root / "spade.toml").write_text('classifier = "offline"\n', encoding="utf-8")
+    daemons.track(root)
+    base, _ = vscode.launch(root, sys.executable)
+    result, shots = vscode.drive(
+        base, root, "dead-ends", SPADE_VSCODE_PROMPT=prompt.name, SPADE_VSCODE_INSTRUCTIONS="6"
+    )
+
+    assert result["steps"] == ["hints", "hovers", "add all", "selection", "whitespace", "history"]
+    # every instruction carries a hint: the check spade writes, or why only a model can check it
+    rows = {r.split("\n")[3]: (r.split("\n")[0], r.split("\n")[2]) for r in result["problems"] if "\nspade\n" in r}
+    assert rows == {
+        "[Ln 1, Col 35]": (
+            "Tone or quality: introduced in v1; needs a model: no check can be written for it offline "
+            "(configure an assistant model)",
+            "Content/QualitativeAssessment",
+        ),
+        "[Ln 2, Col 1]": (
+            "Input data, Steps to follow: introduced in v1; not checked yet; Add assertion writes "
+            "assert_mentions_first_name",
+            "Content/DataPlaceholders",
+        ),
+        "[Ln 3, Col 1]": (
+            "Must avoid: introduced in v2; needs a model: no check can be written for it offline "
+            "(configure an assistant model)",
+            "Content/Exclusion",
+        ),
+        "[Ln 4, Col 1]": (
+            "Length or count: introduced in v2; not checked yet; Add assertion writes assert_at_most_119_words",
+            "Content/Count",
+        ),
+        "[Ln 5, Col 1]": (
+            "Format rule: introduced in v3; not checked yet; Add assertion writes assert_signs_off_as_the_acme_team",
+            "Structural/PresentationFormat",
+        ),
+        "[Ln 6, Col 1]": (
+            "Format rule: introduced in v3; not checked yet; Add assertion writes assert_ends_with_a_question",
+            "Structural/PresentationFormat",
+        ),
+    }
+    # the lens counts what the Problems panel shows, and offers the next steps
+    assert result["summary"] == "spade: 3 versions · 6 instructions · 0 assertions"
+    assert "Add assertions for 4 uncovered instructions" in result["lenses"] and "Open examples" in result["lenses"]
+    # the exclusion's hover says why there is no check and what to do; the role sentence is no instruction
+    # (VS Code shows the line's problem first, with its code; spade's own hover part follows it)
+    problem, own = result["hoverRefunds"].split("spade(Content/Exclusion)", 1)
+    assert problem.startswith("Must avoid: introduced in v2; needs a model")
+    assert own.strip().startswith("Must avoid") and "Must avoid: something no answer may contain" in own
+    assert "set an assistant model" in own and "Content/Exclusion" not in own  # the id only in the code
+    assert "Not an instruction to check" in result["hoverRole"] and "role" in result["hoverRole"]
+    # Ctrl+.: the model's setting instead of an empty "Add assertion", and the workflow's next steps
+    actions = result["actions"]
+    assert not any(a.startswith("Add assertion for this instruction") for a in actions), actions
+    assert any(a.startswith("Configure an assistant model") for a in actions), actions
+    assert any(a.startswith("Add assertions for all uncovered instructions (4)") for a in actions), actions
+    assert any(a.startswith("Open examples") for a in actions), actions
+    assert "def assert_ends_with_a_question(" in result["sidecar"]
+    assert "def assert_signs_off_as_the_acme_team(" in result["sidecar"]
+    # evaluation: cells that need a model are not errors; selection says what it left out and what it reached
+    evaluated = result["evaluated"]
+    assert evaluated.startswith("SPADE: evaluated ") and "raised an error" not in evaluated
+    selected = result["selected"]
+    assert "coverage ?" not in selected and "infeasible" not in selected
+    assert selected.startswith("SPADE: selected ") and "of the bad examples" in selected
+    assert not any("dropped by the latest selection" in r and "infeasible" in r for r in result["problemsAfter"])
+    # no message names a CLI command or flag
+    for notice in [*result["notices"], evaluated, selected]:
+        assert "--" not in notice and "`spade " not in notice, notice
+    # the whitespace-only save recorded nothing: still the three commits
+    assert result["summaryAfterSave"].startswith("spade: 3 versions")
+    with sqlite3.connect(root / ".spade" / "spade.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM versions").fetchone()[0] == 3
+    assert prompt.read_text(encoding="utf-8") != text  # the file did change (whitespace only)
+    # the history view is rendered Markdown
+    assert "Preview" in result["historyTab"]
+    assert sorted(p.name for p in shots.glob("*.png")) == [
+        "1-hints.png",
+        "2-hover-needs-a-model.png",
+        "3-quick-fixes.png",
+        "4-evaluation.png",
+        "5-selection.png",
+        "6-history.png",
     ]

@@ -3,7 +3,8 @@
 // SPADE_VSCODE_SHOTS (where screenshots go), SPADE_VSCODE_OUT (the JSON result), SPADE_VSCODE_SCENARIO
 // ("workflow"; "missing": the interpreter lacks spade-lsp until the driver sets spade.interpreter to
 // SPADE_VSCODE_GOOD_PYTHON in the Settings editor; "compare": a model is configured with automatic sampling, and
-// the driver saves a new version of the prompt). Each step records what the editor showed; the Python test
+// the driver saves a new version of the prompt; "dead-ends": no model, a support-reply prompt, every hint and
+// next step). Each step records what the editor showed; the Python test
 // asserts on it. On a failure the result carries the error and a screenshot.
 "use strict";
 const fs = require("node:fs");
@@ -70,7 +71,7 @@ async function main() {
     const width = scenario === "compare" ? 1800 : 1400; // the comparison lens is a long line
     const page = await browser.newPage({ viewport: { width, height: 900 } });
     try {
-      const scenarios = { workflow: drive, missing: missingPackage, compare };
+      const scenarios = { workflow: drive, missing: missingPackage, compare, "dead-ends": deadEnds };
       await scenarios[scenario](page);
     } catch (error) {
       result.error = String(error && error.stack ? error.stack : error);
@@ -82,10 +83,10 @@ async function main() {
   }
 }
 
-async function openPrompt(page) {
+async function openPrompt(page, name = "blurb.prompt") {
   await page.goto(url);
   await page.locator(".monaco-workbench").waitFor({ timeout: WAIT_MS });
-  const prompt = page.getByRole("treeitem", { name: "blurb.prompt", exact: true });
+  const prompt = page.getByRole("treeitem", { name, exact: true });
   await prompt.waitFor({ timeout: WAIT_MS });
   await prompt.dblclick();
   await page.locator(ACTIVE_EDITOR + " .view-lines").first().waitFor();
@@ -252,6 +253,150 @@ async function compare(page) {
     await page.screenshot({ path: path.join(shots, "3-heatmap.png") });
   }
   step("report", { report: report.text.slice(0, 6000), heatmapCells: report.heatmapCells, headings: report.headings });
+}
+
+/** Every notification text shown from now on (a toast may be gone before anyone reads it). */
+async function watchNotifications(page) {
+  await page.evaluate(() => {
+    const seen = new Set();
+    window.__spadeNotices = seen;
+    const look = () => {
+      for (const item of document.querySelectorAll(".notification-list-item-message")) {
+        if (item.textContent) {
+          seen.add(item.textContent);
+        }
+      }
+    };
+    new MutationObserver(look).observe(document.body, { subtree: true, childList: true, characterData: true });
+  });
+}
+
+async function noticesSeen(page) {
+  return page.evaluate(() => [...window.__spadeNotices]);
+}
+
+async function lensTexts(page) {
+  return (await page.locator(ACTIVE_EDITOR + " .codelens-decoration").allInnerTexts()).flatMap((t) =>
+    t.split(/\s*\|\s*/).map((lens) => lens.replace(/\s+/g, " ").trim()),
+  );
+}
+
+async function goToLine(page, line) {
+  await page.keyboard.press("Control+G");
+  await page.keyboard.type(String(line));
+  await page.keyboard.press("Enter");
+}
+
+/** The hover at the cursor (Ctrl+K Ctrl+I), as text. */
+async function hoverAt(page, line) {
+  await goToLine(page, line);
+  await page.keyboard.press("End");
+  await page.keyboard.press("Home");
+  await page.keyboard.press("ArrowRight");
+  await page.keyboard.press("Control+K");
+  await page.keyboard.press("Control+I");
+  // the hover holds the line's problem first, then spade's own part (its History section)
+  const parts = page.locator(".monaco-hover:not(.hidden) .hover-contents");
+  await parts.first().waitFor({ timeout: WAIT_MS });
+  const text = await until("spade's hover", async () => {
+    const value = (await parts.allInnerTexts().catch(() => [])).join("\n");
+    return value.includes("History") ? value : undefined;
+  });
+  await page.keyboard.press("Escape");
+  return text;
+}
+
+/** No model configured, a support-reply prompt with three commits and six labelled examples: every instruction
+ * has a hint or a reason, the next steps are quick fixes and lenses, evaluation and selection say what they did
+ * without a model, no message names a CLI flag, and a whitespace-only save records no version. */
+async function deadEnds(page) {
+  const name = process.env.SPADE_VSCODE_PROMPT || "support_reply.prompt";
+  await openPrompt(page, name);
+  await watchNotifications(page);
+  await page.keyboard.press("Control+B"); // the explorer hides: the top line's lenses are long
+  // 1. the Problems panel: one hint per instruction, with the version from git
+  await page.keyboard.press("Control+Shift+M");
+  const rows = page.locator(".markers-panel .monaco-list-row");
+  const wanted = Number(process.env.SPADE_VSCODE_INSTRUCTIONS || "5");
+  const problems = await until(`${wanted} spade hints with their versions`, async () => {
+    const texts = await rows.allInnerTexts();
+    const spade = texts.filter((t) => t.includes("\nspade\n"));
+    return spade.length === wanted && spade.every((t) => /introduced in v\d/.test(t)) ? texts : undefined;
+  });
+  const summary = await until("the summary lens with the versions", async () =>
+    (await lensTexts(page)).find((t) => /^spade: \d+ versions/.test(t)),
+  );
+  await page.screenshot({ path: path.join(shots, "1-hints.png") });
+  step("hints", { problems, summary, lenses: await lensTexts(page) });
+
+  // 2. hovers: a check's category in plain words; a sentence that is no instruction says why
+  await page.locator(ACTIVE_EDITOR + " .view-lines").first().click();
+  const hoverRefunds = await hoverAt(page, Number(process.env.SPADE_VSCODE_REFUNDS_LINE || "3"));
+  const hoverRole = await hoverAt(page, 1);
+  await goToLine(page, Number(process.env.SPADE_VSCODE_REFUNDS_LINE || "3"));
+  await page.keyboard.press("Control+K");
+  await page.keyboard.press("Control+I");
+  await page.locator(".monaco-hover:not(.hidden) .hover-contents").first().waitFor({ timeout: WAIT_MS });
+  await page.screenshot({ path: path.join(shots, "2-hover-needs-a-model.png") });
+  await page.keyboard.press("Escape");
+  step("hovers", { hoverRefunds, hoverRole });
+
+  // 3. Ctrl+. on the exclusion: no empty "Add assertion", the model's setting, and the workflow's next steps
+  await page.keyboard.press("Control+.");
+  const widget = page.locator(".action-widget .monaco-list-row");
+  await widget.first().waitFor({ timeout: WAIT_MS });
+  const actions = await until("the next steps in the quick fix menu", async () => {
+    const texts = await widget.allInnerTexts();
+    return texts.some((t) => t.includes("Add assertions for all uncovered instructions")) ? texts : undefined;
+  });
+  await page.screenshot({ path: path.join(shots, "3-quick-fixes.png") });
+  await page.locator(".action-widget .monaco-list-row", { hasText: "Add assertions for all uncovered instructions" }).first().click();
+  const sidecar = path.join(workspace, name.replace(/\.prompt$/, "_assertions.py"));
+  const module = await until("the sidecar module on disk", async () => {
+    const text = fs.existsSync(sidecar) ? fs.readFileSync(sidecar, "utf8") : "";
+    return text.includes("def assert_") ? text : undefined;
+  });
+  step("add all", { actions, sidecar: module });
+
+  // 4. Run evaluation, then Select assertions, from the palette
+  await runCommand(page, "SPADE: Run evaluation");
+  const evaluated = await until("the evaluation's notification", async () =>
+    (await notifications(page)).find((t) => t.startsWith("SPADE: evaluated")),
+  );
+  await page.screenshot({ path: path.join(shots, "4-evaluation.png") });
+  await runCommand(page, "SPADE: Select assertions");
+  const selected = await until("the selection's notification", async () =>
+    (await notifications(page)).find((t) => /^SPADE: (selected|no set of assertions)/.test(t)),
+  );
+  await page.screenshot({ path: path.join(shots, "5-selection.png") });
+  await page.keyboard.press("Control+Shift+M");
+  const after = await until("the Problems panel after selection", async () => {
+    const texts = await rows.allInnerTexts();
+    return texts.length ? texts : undefined;
+  });
+  step("selection", { evaluated, selected, problemsAfter: after });
+
+  // 5. a whitespace-only edit, saved: trailing spaces and a second blank line
+  await showFile(page, name);
+  await page.locator(ACTIVE_EDITOR + " .view-lines").first().click();
+  await goToLine(page, 2);
+  await page.keyboard.press("End");
+  await page.keyboard.type("   ");
+  await goToLine(page, Number(process.env.SPADE_VSCODE_LAST_LINE || "8"));
+  await page.keyboard.press("End");
+  await page.keyboard.press("Enter"); // a blank line after the last one
+  await page.keyboard.press("Control+S");
+  await new Promise((resolve) => setTimeout(resolve, 4000)); // the quiet period, and the daemon's record
+  const summaryAfterSave = (await lensTexts(page)).find((t) => t.startsWith("spade:"));
+  step("whitespace", { summaryAfterSave });
+
+  // 6. the history, rendered
+  await runCommand(page, "SPADE: Show prompt history");
+  const preview = page.locator(".tabs-container .tab", { hasText: "Preview" });
+  await preview.first().waitFor({ timeout: WAIT_MS });
+  const historyTab = await preview.first().innerText();
+  await page.screenshot({ path: path.join(shots, "6-history.png") });
+  step("history", { historyTab, notices: await noticesSeen(page) });
 }
 
 main().catch((error) => {

@@ -38,7 +38,7 @@ def test_history_and_deltas_tables_and_json(capsys: pytest.CaptureFixture[str], 
     assert code == 0 and [d["to_number"] for d in data["deltas"]] == [1, 2]
     assert "Content/Exclusion" in data["deltas"][1]["labels"]
     code, out, _ = run(capsys, "deltas", str(prompt), "--from", "1")
-    assert code == 0 and "v1 -> v2" in out and "Exclusion instruction" in out and "v1 (first)" not in out
+    assert code == 0 and "v1 -> v2" in out and "Must avoid" in out and "v1 (first)" not in out
 
 
 def test_import_versions_file(capsys: pytest.CaptureFixture[str], workspace_dir: Path) -> None:

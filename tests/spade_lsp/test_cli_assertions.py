@@ -77,6 +77,43 @@ def test_eval_matrix_feeds_select(capsys: pytest.CaptureFixture[str], prompt: Pa
     assert code == 0 and json.loads(out)["selected"] == chosen["selected"]
 
 
+def test_checks_that_need_a_model_are_left_out_of_selection_not_failed(
+    capsys: pytest.CaptureFixture[str], prompt: Path
+) -> None:
+    """Without a model, ``ask_llm`` cells are no verdict: selection leaves those assertions out (and says so)
+    instead of counting six failures per column, which used to make every selection infeasible."""
+    _import_and_synthesize(capsys, prompt)
+    code, out, _ = run(capsys, "eval", str(prompt), "--json")
+    waiting = sorted(json.loads(out)["needs_model"])
+    assert code == 0 and waiting
+    code, out, _ = run(capsys, "select", str(prompt), "--json")
+    chosen = json.loads(out)
+    assert code == 0 and chosen["status"] in ("optimal", "feasible") and chosen["selected"]
+    assert not set(chosen["selected"]) & set(waiting)
+    assert chosen["coverage"] == 1.0 and chosen["ffr"] == 0.0
+    assert any(note.startswith(f"left out {len(waiting)} assertion(s) that need a model") for note in chosen["notes"])
+    assert not any("were errors" in note for note in chosen["notes"])
+
+
+def test_selection_with_only_model_checks_says_there_is_nothing_to_select(
+    capsys: pytest.CaptureFixture[str], prompt: Path
+) -> None:
+    prompt.write_text("Never promise refunds.\nBe warm.\n", encoding="utf-8")
+    module = prompt.parent / "blurb_assertions.py"
+    module.write_text(
+        "from spade_lsp.assertions import ask_llm\n\n\n"
+        "def assert_no_refunds(example: dict, prompt: str, response: str) -> bool:\n"
+        "    return ask_llm('Does it avoid promising a refund?', response)\n",
+        encoding="utf-8",
+    )
+    code, _, _ = run(capsys, "import", str(prompt), "--examples", str(prompt.parent / "labelled.jsonl"))
+    assert code == 0
+    assert run(capsys, "eval", str(prompt), "--json")[0] == 0
+    code, _, err = run(capsys, "select", str(prompt))
+    assert code != 0 and "every assertion of evaluation run" in err and "needs a model (assert_no_refunds)" in err
+    assert "configure an assistant model" in err
+
+
 def test_ask_llm_is_proxied_to_the_parent_and_cached(
     capsys: pytest.CaptureFixture[str], prompt: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -38,6 +38,40 @@ def test_record_deduplicates_unchanged_content(ws: Workspace) -> None:
     assert ws.store.db.execute("SELECT COUNT(*) FROM blobs").fetchone()[0] == 2
 
 
+def test_a_save_that_changes_only_whitespace_records_no_version(ws: Workspace) -> None:
+    """Trailing spaces, a second blank line, spaces between sentences, a line break inside a paragraph and blank
+    lines at the ends say nothing new; a blank line that splits a paragraph, or whitespace inside a sentence or
+    a code block, does (the splitter keeps it), and so does front matter's indentation."""
+    prompt = ws.root / "reply.prompt"
+    base = "Be brief. Use the name {name}.\nNever promise refunds.\n\nEnd with a question.\n"
+    assert ws.history.record(prompt, base) is not None
+    for same in (
+        base.replace("brief.", "brief.  "),  # spaces after a sentence
+        base.replace("refunds.\n", "refunds.   \n"),  # trailing spaces
+        base.replace("\n\n", "\n\n\n"),  # a second blank line
+        base.replace("{name}.\n", "{name}. "),  # a line break inside a paragraph
+        "\n\n" + base + "\n\n",  # blank lines at the ends
+    ):
+        assert ws.history.record(prompt, same) is None, repr(same)
+    assert [v.number for v in ws.history.versions(prompt)] == [1]
+    # the newest version is still the first text: going back to it records nothing either
+    assert ws.history.record(prompt, base) is None
+    split = base.replace("Be brief. ", "Be brief.\n\n")  # a paragraph break between two sentences
+    assert ws.history.record(prompt, split) is not None
+    inside = split.replace("Be brief.", "Be  brief.")  # whitespace inside a sentence is kept by the splitter
+    assert ws.history.record(prompt, inside) is not None
+    fenced = ws.root / "json.prompt"
+    code = 'Answer in JSON like this:\n\n```\n{"a": 1}\n```\n'
+    assert ws.history.record(fenced, code) is not None
+    assert ws.history.record(fenced, code.replace('{"a": 1}', '{"a":  1}')) is not None  # inside a code block
+    fronted = ws.root / "front.prompt"
+    yaml = "---\nmodel:\n  name: gpt\n---\nBe brief.\n"
+    assert ws.history.record(fronted, yaml) is not None
+    assert ws.history.record(fronted, yaml.replace("  name", "    name")) is not None  # YAML indentation counts
+    indented = yaml.replace("  name", "    name")
+    assert ws.history.record(fronted, indented.replace("gpt\n", "gpt   \n")) is None  # trailing spaces do not
+
+
 def test_deltas_label_added_sentences_with_ranges_in_the_newer_version(ws: Workspace) -> None:
     prompt = ws.root / "a.prompt"
     ws.history.record(prompt, "Summarise the article.\n")

@@ -57,7 +57,9 @@ def test_without_a_store_instructions_come_from_the_text(workspace_dir: Path) ->
     assert (count.range.end.line, count.range.end.character) == (0, 20 + len("Keep it under 50 words."))
     assert count.categories == (COUNT,) and count.checkable and count.introduced_in is None and not count.recorded
     assert overview.instructions[2].categories == (EXCLUSION,)
-    assert overview.versions == () and overview.summary.instructions == 2 and overview.summary.uncovered == 2
+    # "Summarise {doc}" is an instruction too: the offline synthesizer checks that the answer mentions the doc
+    assert overview.instructions[0].checks == ("assert_mentions_doc",)
+    assert overview.versions == () and overview.summary.instructions == 3 and overview.summary.uncovered == 3
     assert overview.placeholders == ("doc",) and overview.sidecar.exists is False
     assert classify_offline("Keep it under 50 words.") == (COUNT,)
 
@@ -410,3 +412,35 @@ def test_a_check_from_a_removed_instruction_says_which_version_removed_it_and_is
     assert "removed_in=4" in (root / "blurb_assertions.py").read_text(encoding="utf-8")
     current = [a for a in views.values() if a.removed_in is None and a.sentence is not None]
     assert current and not any(a.stale for a in current)
+
+
+def test_every_unit_has_a_hint_or_a_reason(workspace_dir: Path) -> None:
+    """Issue 22: each instruction carries its offline check or why only a model can check it; every other unit
+    says why it is not an instruction; the summary counts the instructions, as many as get a diagnostic."""
+    text = (
+        "You are a support agent for Acme. Reply to the customer's message below.\n"
+        "Use the customer's first name {first_name}.\nNever promise refunds.\n"
+        "Always sign off as The Acme Team.\nEnd with a question.\n\nMessage: {message}\n"
+    )
+    overview = build_overview(None, workspace_dir, None, text)
+    plan = {i.text: (i.checkable, i.checks, i.needs_model, i.reason) for i in overview.instructions}
+    assert plan["You are a support agent for Acme."][0] is False
+    assert "role" in (plan["You are a support agent for Acme."][3] or "")
+    assert plan["Reply to the customer's message below."][:3] == (False, (), False)
+    assert "describes the task" in (plan["Reply to the customer's message below."][3] or "")
+    assert plan["Use the customer's first name {first_name}."][1] == ("assert_mentions_first_name",)
+    assert plan["Never promise refunds."][:3] == (True, (), True)
+    assert "without a model" in (plan["Never promise refunds."][3] or "")
+    assert plan["Always sign off as The Acme Team."][1] == ("assert_signs_off_as_the_acme_team",)
+    assert plan["End with a question."][1] == ("assert_ends_with_a_question",)
+    assert plan["Message: {message}"][0] is False and "input data" in (plan["Message: {message}"][3] or "")
+    assert all(checkable or reason for checkable, _, _, reason in plan.values())
+    assert overview.summary.instructions == 4 == sum(1 for i in overview.instructions if i.checkable)
+    # a check the classifier had no label for takes the check's category (the diagnostic's code)
+    sign_off = next(i for i in overview.instructions if i.text.startswith("Always sign off"))
+    assert sign_off.categories[0] == "Structural/PresentationFormat"
+    assert [i.text for i in overview.writable] == [
+        "Use the customer's first name {first_name}.",
+        "Always sign off as The Acme Team.",
+        "End with a question.",
+    ]

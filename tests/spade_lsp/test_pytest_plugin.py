@@ -121,7 +121,7 @@ def test_items_pass_and_fail_on_one_run_and_a_second_run_is_free(pytester: pytes
     assert _requests(stub) == 4 * 3  # one run for the three items: 4 inputs x 3 samples
     text = first.stdout.str()
     assert "assert_no_cheap failed: 0/12 passed (0.0%); 95% CI 0.0–24.2% lies below the minimum 90.0%" in text
-    assert "check: Exclusion instruction: Never use the word" in text
+    assert "check: Must avoid: Never use the word" in text
     assert "assert_names_product inconclusive: sample more" in text
     assert "12/12 passed (100.0%); 95% CI 75.8–100.0% straddles the minimum 90.0%" in text
     assert "Traceback" not in text and "raise _Failed" not in text  # one message each, no traceback

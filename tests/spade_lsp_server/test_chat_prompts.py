@@ -6,6 +6,7 @@ message between two commits is a delta of the system message."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
@@ -86,7 +87,9 @@ async def test_a_prompty_file_in_the_editor(editor_factory: Any, workspace_dir: 
     prompt.write_text(PROMPTY, encoding="utf-8")
     editor = await editor_factory(workspace_dir, settings=OFFLINE)
     uri = await editor.open(prompt, language="prompty")
-    diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) == 3, "three diagnostics")
+    diagnostics = await editor.diagnostics_where(
+        uri, lambda d: len(d) == 3 and "no history yet" in d[0].message, "three diagnostics, the history read"
+    )
     system, user = line_of(PROMPTY, "system:"), line_of(PROMPTY, "user:")
     words, never, tone = (line_of(PROMPTY, w) for w in ("under 80 words", "Never mention", "friendly tone"))
     by_line = {d.range.start.line: d for d in diagnostics}
@@ -94,16 +97,16 @@ async def test_a_prompty_file_in_the_editor(editor_factory: Any, workspace_dir: 
     assert all(d.source == "spade" for d in diagnostics)
     assert by_line[words].code == "Content/Count" and span(by_line[words]) == (words, 0, words, 31)
     assert by_line[words].message == (
-        "Quantity instruction (system message): no history yet (the workspace daemon records versions when you "
-        "save); no assertion checks it yet"
+        "Length or count (system message): no history yet (save to record the first version); "
+        "not checked yet; Add assertion writes assert_at_most_79_words"
     )
     assert by_line[never].code == "Content/Exclusion"
-    assert by_line[never].message.startswith("Exclusion instruction (system message): ")
+    assert by_line[never].message.startswith("Must avoid (system message): ")
     assert by_line[tone].code == "Content/QualitativeAssessment" and span(by_line[tone]) == (tone, 0, tone, 26)
-    assert by_line[tone].message.startswith("Qualitative criteria (user message): ")
+    assert by_line[tone].message.startswith("Tone or quality (user message): ")
 
     value = hover_text(await editor.hover(uri, words, 5))
-    assert value.startswith("**Quantity instruction**") and "In the **system** message" in value
+    assert value.startswith("**Length or count**") and "In the **system** message" in value
     assert "In the **user** message" in hover_text(await editor.hover(uri, tone, 3))
     assert await editor.hover(uri, line_of(PROMPTY, "max_tokens"), 4) is None  # front matter: no sentence
     placeholders = hover_text(await editor.hover(uri, line_of(PROMPTY, "{{firstName}}"), 3))
@@ -121,9 +124,9 @@ async def test_a_prompty_file_in_the_editor(editor_factory: Any, workspace_dir: 
     assert symbols[0].detail == "3 instructions" and symbols[1].detail == "2 instructions"
     children = [(c.name, c.detail, c.range.start.line) for c in symbols[0].children or []]
     assert children == [
-        ("You are a support agent for an online shop.", "Workflow description", system + 1),
-        ("Keep the answer under 80 words.", "Quantity instruction", words),
-        ("Never mention competitors.", "Exclusion instruction", never),
+        ("You are a support agent for an online shop.", "Steps to follow", system + 1),
+        ("Keep the answer under 80 words.", "Length or count", words),
+        ("Never mention competitors.", "Must avoid", never),
     ]
     assert [c.name for c in symbols[1].children or []] == [
         "{{firstName}} asks: {{question}}",
@@ -135,9 +138,9 @@ async def test_a_prompty_file_in_the_editor(editor_factory: Any, workspace_dir: 
     editor.change(uri, edited)
     diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) == 4, "the second user message")
     emoji = next(d for d in diagnostics if d.range.start.line == line_of(edited, "emoji"))
-    assert emoji.message.startswith("Exclusion instruction (user 2 message): ")
+    assert emoji.message.startswith("Must avoid (user 2 message): ")
     assert next(d for d in diagnostics if d.range.start.line == tone).message.startswith(
-        "Qualitative criteria (user 1 message): "
+        "Tone or quality (user 1 message): "
     )
     names = [s.name for s in await editor.symbols(uri)]
     assert names == ["system", "user 1", "assistant", "user 2"]
@@ -161,11 +164,11 @@ async def test_a_message_list_in_the_editor(editor_factory: Any, workspace_dir: 
     json_line, user_line = line_of(MESSAGES_YAML, "Answer in JSON."), line_of(MESSAGES_YAML, "Question:")
     fmt, count = sorted(diagnostics, key=lambda d: d.range.start.line)
     assert fmt.code == "Structural/PresentationFormat" and span(fmt) == (json_line, 6, json_line, 21)
-    assert fmt.message.startswith("Response format instruction (system message): ")
+    assert fmt.message.startswith("Format rule (system message): ")
     # inside the quoted scalar: the wording's columns in the file, the quotes and the key left out
     start = MESSAGES_YAML.splitlines()[user_line].index("Keep")
     assert count.code == "Content/Count" and span(count) == (user_line, start, user_line, start + 23)
-    assert count.message.startswith("Quantity instruction (user message): ")
+    assert count.message.startswith("Length or count (user message): ")
     assert "In the **user** message" in hover_text(await editor.hover(uri, user_line, start + 2))
     assert "In the **system** message" in hover_text(await editor.hover(uri, json_line, 8))
     assert await editor.hover(uri, 0, 3) is None  # a setting, not a sentence
@@ -180,8 +183,8 @@ async def test_a_message_list_in_the_editor(editor_factory: Any, workspace_dir: 
     assert [c.name for c in symbols[0].children or []] == ["Answer in JSON."]  # the first sentence has no category
     assert symbols[0].detail == "1 instruction" and symbols[1].detail == "2 instructions"
     assert [(c.name, c.detail) for c in symbols[1].children or []] == [
-        ("Question: {question}.", "Data integration"),
-        ("Keep it under 50 words.", "Quantity instruction"),
+        ("Question: {question}.", "Input data"),
+        ("Keep it under 50 words.", "Length or count"),
     ]
 
 
@@ -227,10 +230,15 @@ async def test_a_half_typed_message_list_breaks_nothing(editor_factory: Any, wor
     assert rng(note.range) == (0, 0, 0, 0)
     assert await editor.hover(uri, 2, 20) is None  # no sentence made of JSON syntax
     assert await editor.symbols(uri) == []
-    lenses = await editor.code_lenses(uri)
-    assert [lens.command.title for lens in lenses if lens.command] == [
-        "spade: no versions recorded yet · 0 instructions · 0 assertions"
-    ]
+
+    async def titles() -> list[str]:
+        return [lens.command.title for lens in await editor.code_lenses(uri) if lens.command]
+
+    for _ in range(100):  # the history is read just after opening: the lens says so until then
+        if "reading history" not in (await titles())[0]:
+            break
+        await asyncio.sleep(0.1)
+    assert await titles() == ["spade: no versions recorded yet · 0 instructions · 0 assertions", "Open examples"]
     editor.change(uri, valid)
     diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) == 2, "the list parsing again")
     assert [d.code for d in diagnostics] == ["Structural/PresentationFormat", "Content/Exclusion"]
@@ -264,9 +272,12 @@ async def test_a_sentence_added_to_the_system_message_is_a_delta_of_it(editor_fa
         30,
     )
     added = next(d for d in diagnostics if d.range.start.line == never)
-    assert added.message == "Exclusion instruction (system message): introduced in v2; no assertion checks it yet"
+    assert added.message == (
+        "Must avoid (system message): introduced in v2; "
+        "not checked yet; Add assertion writes assert_excludes_competitors"
+    )
     words = next(d for d in diagnostics if d.range.start.line == line_of(PROMPTY, "under 80 words"))
-    assert words.message.startswith("Quantity instruction (system message): introduced in v1")
+    assert words.message.startswith("Length or count (system message): introduced in v1")
     value = hover_text(await editor.hover(uri, never, 3))
     assert "In the **system** message" in value
     assert f"- v2 (2024-01-03, commit `{shas[1][:10]}` “System: never mention competitors”): added" in value
@@ -317,9 +328,9 @@ async def test_a_half_typed_save_is_not_a_version_and_the_history_carries_on(
         uri, lambda d: len(d) == 2 and "introduced in v2" in d[1].message, "the second version recorded", 30
     )
     assert diagnostics[0].message == (
-        "Response format instruction (system message): introduced in v1; no assertion checks it yet"
+        "Format rule (system message): introduced in v1; not checked yet; Add assertion writes assert_valid_json"
     )
-    assert diagnostics[1].message.startswith("Exclusion instruction (system message): introduced in v2")
+    assert diagnostics[1].message.startswith("Must avoid (system message): introduced in v2")
     with Workspace(workspace_dir) as workspace:
         assert len(workspace.history.versions(prompt)) == 2
         deltas = workspace.history.deltas(prompt)

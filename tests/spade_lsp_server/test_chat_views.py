@@ -63,9 +63,9 @@ def test_a_plain_prompt_lists_its_instructions(tmp_path: Path) -> None:
     text = "You are a support agent.\nKeep the answer under 80 words.\nNever mention competitors.\n"
     symbols = _symbols(tmp_path, "reply.prompt", text)
     assert [(s.name, s.detail, s.kind, s.range.start.line) for s in symbols] == [
-        ("You are a support agent.", "Workflow description", types.SymbolKind.String, 0),
-        ("Keep the answer under 80 words.", "Quantity instruction", types.SymbolKind.String, 1),
-        ("Never mention competitors.", "Exclusion instruction", types.SymbolKind.String, 2),
+        ("You are a support agent.", "Steps to follow", types.SymbolKind.String, 0),
+        ("Keep the answer under 80 words.", "Length or count", types.SymbolKind.String, 1),
+        ("Never mention competitors.", "Must avoid", types.SymbolKind.String, 2),
     ]
     assert _symbols(tmp_path, "empty.prompt", "") == []
     binary = build_overview(None, tmp_path, tmp_path / "bin.prompt", "\x00\x01\x02" * 10, read_sidecar=False)
@@ -78,7 +78,7 @@ def test_long_sentences_are_cut_and_columns_follow_the_encoding(tmp_path: Path) 
     [system, _user] = _symbols(tmp_path, "x.prompt", text, "utf-8")
     [child] = system.children or []
     assert child.name == "Never mention competitor 0, competitor 1, competitor 2, competitor 3, co…"[:59] + "…"
-    assert len(child.name) == 60 and child.detail == "Exclusion instruction"
+    assert len(child.name) == 60 and child.detail == "Must avoid"
     start = text.splitlines()[1].index("Never")
     assert child.range.start.character == len(text.splitlines()[1][:start].encode())  # UTF-8 bytes
     utf16 = _symbols(tmp_path, "x.prompt", text)[0]

@@ -119,7 +119,7 @@ async def test_a_hover_on_a_grading_note_shows_its_judgement_history(editor_fact
     assert await editor.hover(uri, 2, 5) is None  # invalid JSON: no hover, a diagnostic instead
     never = _markdown(await editor.hover(uri, 3, 1))  # no id: its line number is its id, as the engine reads it
     assert never.startswith("**Example 4** · label: unlabelled")
-    assert "- not judged yet: run `spade judge blurb.prompt --grading-notes`" in never
+    assert "- not judged yet: judging the notes needs a model (set the `spade.model` setting)" in never
     assert await editor.hover(uri, 9, 0) is None  # past the end
 
     diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) == 1, "the broken line's diagnostic")
@@ -151,7 +151,7 @@ async def test_a_hover_on_a_grading_note_shows_its_judgement_history(editor_fact
     assert _markdown(await editor.hover(uri, 2, 0)).startswith("**Example m1** · label: good")
 
     # the prompt keeps its own views: its hover and lenses are untouched by the examples file
-    assert _markdown(await editor.hover(prompt_uri, 2, 3)).startswith("**Quantity instruction**")
+    assert _markdown(await editor.hover(prompt_uri, 2, 3)).startswith("**Length or count**")
     assert await editor.code_lenses(uri) == []
     whole = types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=1))
     assert await editor.code_actions(uri, whole) == []

@@ -29,18 +29,21 @@ async def test_diagnostics_follow_the_contract_without_any_history(editor_factor
     prompt.write_text(text, encoding="utf-8")
     editor = await editor_factory(workspace_dir, settings=OFFLINE)
     uri = await editor.open(prompt)
-    diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) == 3, "three diagnostics")
+    diagnostics = await editor.diagnostics_where(
+        uri, lambda d: len(d) == 3 and "no history yet" in d[0].message, "three diagnostics, the history read"
+    )
     lines = _by_line(diagnostics)
-    assert set(lines) == {1, 2, 3}  # "You are a support agent." carries no checkable category
+    assert set(lines) == {1, 2, 3}  # "You are a support agent." sets a role: not an instruction (its hover says so)
     count = lines[1]
     assert count.source == "spade" and count.code == "Content/Count" and count.severity == INFO
+    # the hint: the check spade can write for it, and the action that writes it
     assert count.message == (
-        "Quantity instruction: no history yet (the workspace daemon records versions when you save); "
-        "no assertion checks it yet"
+        "Length or count: no history yet (save to record the first version); "
+        "not checked yet; Add assertion writes assert_at_most_79_words"
     )
     assert (count.range.start.character, count.range.end.line, count.range.end.character) == (0, 1, 31)
-    assert lines[2].code == "Content/Exclusion" and lines[2].message.startswith("Exclusion instruction: ")
-    assert lines[3].code == "Content/QualitativeAssessment" and lines[3].message.startswith("Qualitative criteria")
+    assert lines[2].code == "Content/Exclusion" and lines[2].message.startswith("Must avoid: ")
+    assert lines[3].code == "Content/QualitativeAssessment" and lines[3].message.startswith("Tone or quality")
 
     lenses = await editor.code_lenses(uri)
     titles = [lens.command.title for lens in lenses if lens.command is not None]
@@ -57,11 +60,11 @@ async def test_a_sentence_of_several_categories_is_coded_by_its_first(editor_fac
     prompt.write_text("Summarise the meeting notes.\nUse at most three bullet points.\n", encoding="utf-8")
     editor = await editor_factory(workspace_dir, settings=OFFLINE)
     uri = await editor.open(prompt)
-    [bullets] = await editor.diagnostics_where(uri, lambda d: len(d) == 1, "one diagnostic")
+    [bullets] = await editor.diagnostics_where(uri, lambda d: len(d) == 1, "one diagnostic")  # the task: none
     assert bullets.range.start.line == 1
     # a format and a quantity, not a workflow description; the code is the first in the taxonomy's order
     assert bullets.code == "Structural/PresentationFormat"
-    assert bullets.message.startswith("Response format instruction, Quantity instruction: ")
+    assert bullets.message.startswith("Format rule, Length or count: ")
 
 
 async def test_recorded_history_hovers_and_coverage(editor_factory: Any, workspace_dir: Path) -> None:
@@ -74,16 +77,18 @@ async def test_recorded_history_hovers_and_coverage(editor_factory: Any, workspa
     lines = _by_line(diagnostics)
     words = lines[2]
     assert words.code == "Content/Count" and words.severity == HINT
-    assert words.message == "Quantity instruction: introduced in v1; checked by assert_at_most_12_words"
+    assert words.message == "Length or count: introduced in v1; checked by assert_at_most_12_words"
     tone = lines[1]  # reworded in v2: a qualitative criterion, not a workflow description
     assert tone.code == "Content/QualitativeAssessment" and tone.severity == HINT
-    assert tone.message.startswith("Qualitative criteria: introduced in v2; checked by ")
+    assert tone.message.startswith("Tone or quality: introduced in v2; checked by ")
 
     hover = await editor.hover(uri, 1, 5)
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     value = hover.contents.value
-    assert value.startswith("**Qualitative criteria**")
-    assert "Categories: `Content/QualitativeAssessment`" in value
+    assert value.startswith("**Tone or quality**")
+    # the category in plain words with its one-line explanation; the SPADE id only in the diagnostic's code
+    assert "- **Tone or quality**: a judgement such as concise, friendly or professional" in value
+    assert "Content/QualitativeAssessment" not in value
     assert "- v1 (" in value and ": added as “Use a friendly tone.”" in value
     assert "- v2 (" in value and ": reworded from “Use a friendly tone.”" in value
     assert "`assert_positive_tone`: not evaluated yet · no selection yet" in value
@@ -92,7 +97,10 @@ async def test_recorded_history_hovers_and_coverage(editor_factory: Any, workspa
 
     lenses = await editor.code_lenses(uri)
     summary = lenses[0].command
-    assert summary is not None and summary.title.startswith("spade: 2 versions · 3 instructions · ")
+    # four instructions, as many as the diagnostics: "Write a product blurb for {product}." is checked by
+    # assert_mentions_product (which the offline synthesizer writes for it)
+    assert len(diagnostics) == 4 and lines[0].code == "Content/DataPlaceholders"
+    assert summary is not None and summary.title.startswith("spade: 2 versions · 4 instructions · ")
     assert summary.title.endswith(" assertions") and all(
         lens.command is None or lens.command.title != "Add assertion" for lens in lenses
     )
@@ -104,6 +112,7 @@ async def test_unsaved_edits_and_a_store_that_appears_later(editor_factory: Any,
     editor = await editor_factory(workspace_dir, settings=OFFLINE)
     uri = await editor.open(prompt)
     await editor.diagnostics_where(uri, lambda d: d and "no history yet" in d[0].message, "no history yet")
+    # (a prompt with no history is first shown without a word about history while the daemon reads it)
     record(workspace_dir, prompt, V3)  # the daemon created the store meanwhile
     edited = V3 + "Always include the price.\n"
     editor.change(uri, edited)
@@ -112,7 +121,10 @@ async def test_unsaved_edits_and_a_store_that_appears_later(editor_factory: Any,
     )
     last = _by_line(diagnostics)[4]
     assert last.code == "Content/Inclusion"
-    assert last.message == "Inclusion instruction: not recorded yet (save to record it); no assertion checks it yet"
+    assert last.message == (
+        "Must include: not recorded yet (save to record it); "
+        "needs a model: no check can be written for it offline (configure an assistant model)"
+    )
     editor.close(uri)
     await editor.wait_for(lambda: editor.diagnostics(uri) == [], "diagnostics cleared on close")
 
@@ -121,7 +133,9 @@ async def test_untitled_and_other_schemes_get_text_only_diagnostics(editor_facto
     editor = await editor_factory(workspace_dir, settings=OFFLINE)
     untitled = await editor.open("untitled:Untitled-1", "Keep it under 10 words.\n", language="plaintext")
     diagnostics = await editor.diagnostics_where(untitled, lambda d: len(d) == 1, "untitled diagnostics")
-    assert diagnostics[0].message == "Quantity instruction: unsaved buffer, no history; no assertion checks it yet"
+    assert diagnostics[0].message == (
+        "Length or count: unsaved buffer, no history; not checked yet; Add assertion writes assert_at_most_9_words"
+    )
     hover = await editor.hover(untitled, 0, 2)
     assert hover is not None and "unsaved buffer: no history" in str(hover.contents)
     remote = await editor.open("git:/repo/x.prompt?ref=HEAD", "Never use emoji.\n")
@@ -233,4 +247,4 @@ async def test_a_file_deleted_while_open_keeps_working(editor_factory: Any, work
     await editor.diagnostics_where(uri, lambda d: len(d) == 2, "diagnostics after the file was deleted")
     editor.save(uri)
     hover = await editor.hover(uri, 1, 1)
-    assert hover is not None and "Exclusion instruction" in str(hover.contents)
+    assert hover is not None and "Must avoid" in str(hover.contents)

@@ -100,7 +100,7 @@ async def test_sidecar_diagnostics_lenses_and_hovers(editor_factory: Any, worksp
     hover = await editor.hover(uri, _def_line(text, "assert_at_most_12_words"), 6)
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
     value = hover.contents.value
-    assert value.startswith("**assert_at_most_12_words** · Quantity instruction")
+    assert value.startswith("**assert_at_most_12_words** · Length or count")
     assert "From “Keep it not exceeding 12 words.” (v1)" in value
     assert "Evaluation run 1: pass 75% (3/4) · coverage 0.50 · FFR 0.00" in value
     assert "Selection: dropped: not needed for coverage" in value
@@ -178,17 +178,59 @@ async def test_prompt_code_actions(editor_factory: Any, workspace_dir: Path) -> 
     assert list(fix.diagnostics or []) == on_count and fix.is_preferred
     assert fix.command is not None and fix.command.command == "spade.addAssertions"
     assert list(fix.command.arguments or []) == [uri, ["Keep the answer under 80 words."]]
-    everything = next(a for a in actions if a.kind == "source.spade.addAssertions")
+    # the workflow's next steps are quick fixes too (Ctrl+. in VS Code lists them), not only source actions
+    everything = next(a for a in actions if a.kind == "quickfix.spade.addAssertions")
     assert everything.title == "Add assertions for all uncovered instructions (2)"
     assert everything.command is not None and list(everything.command.arguments or [])[1] == [
         "Keep the answer under 80 words.",
         "Never mention competitors.",
     ]
-    assert actions[-1].title == "Open examples" and actions[-1].kind == "source.spade.openExamples"
+    assert actions[-1].title == "Open examples" and actions[-1].kind == "quickfix.spade.openExamples"
+    assert not any(a.kind.startswith("source.") for a in actions if a.kind)  # no duplicates in the same menu
     on_hello = types.Range(start=types.Position(line=0, character=1), end=types.Position(line=0, character=1))
-    assert [a.title for a in await editor.code_actions(uri, on_hello, only=[types.CodeActionKind.QuickFix])] == []
+    anywhere = await editor.code_actions(uri, on_hello, only=[types.CodeActionKind.QuickFix])
+    assert [a.title for a in anywhere] == ["Add assertions for all uncovered instructions (2)", "Open examples"]
     sources = await editor.code_actions(uri, on_count[0].range, only=[types.CodeActionKind.Source])
     assert [a.kind for a in sources] == ["source.spade.addAssertions", "source.spade.openExamples"]
+    # the light bulb's automatic request does not offer them on every line
+    automatic = await editor.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=on_hello,
+            context=types.CodeActionContext(diagnostics=[], trigger_kind=types.CodeActionTriggerKind.Automatic),
+        )
+    )
+    assert not automatic
+
+
+async def test_an_instruction_only_a_model_can_check_offers_no_empty_add(
+    editor_factory: Any, workspace_dir: Path
+) -> None:
+    """ "Never promise refunds." needs judgement: its hint says so and names the next step, and no "Add assertion"
+    (lens or quick fix) is offered that would add nothing; "End with a question." and the sign-off get checks."""
+    prompt = workspace_dir / "support.prompt"
+    prompt.write_text(
+        "Never promise refunds.\nEnd with a question.\nAlways sign off as The Acme Team.\n", encoding="utf-8"
+    )
+    editor = await editor_factory(workspace_dir, settings=OFFLINE)
+    uri = await editor.open(prompt)
+    diagnostics = await editor.diagnostics_where(
+        uri, lambda d: len(d) == 3 and "no history yet" in d[0].message, "three hints"
+    )
+    lines = {d.range.start.line: d for d in diagnostics}
+    assert lines[0].message == (
+        "Must avoid: no history yet (save to record the first version); "
+        "needs a model: no check can be written for it offline (configure an assistant model)"
+    )
+    assert lines[1].message.endswith("Add assertion writes assert_ends_with_a_question")
+    assert lines[2].message.endswith("Add assertion writes assert_signs_off_as_the_acme_team")
+    assert lines[1].code == lines[2].code == "Structural/PresentationFormat"
+    refunds = await editor.code_actions(uri, lines[0].range, diagnostics=[lines[0]])
+    assert "Add assertion for this instruction" not in [a.title for a in refunds]
+    adds = [lens for lens in await editor.code_lenses(uri) if lens.command and lens.command.title == "Add assertion"]
+    assert [lens.range.start.line for lens in adds] == [1, 2]
+    hover = await editor.hover(uri, 0, 3)
+    assert hover is not None and "set an assistant model" in str(hover.contents)
 
 
 async def test_a_sidecar_changed_on_disk_refreshes_the_prompt(editor_factory: Any, workspace_dir: Path) -> None:
@@ -210,10 +252,12 @@ async def test_a_sidecar_changed_on_disk_refreshes_the_prompt(editor_factory: An
         )
     )
     diagnostics = await editor.diagnostics_where(
-        uri, lambda d: any(x.severity == types.DiagnosticSeverity.Hint for x in d), "the new coverage"
+        uri,
+        lambda d: any(x.severity == types.DiagnosticSeverity.Hint and "no history yet" in x.message for x in d),
+        "the new coverage",
     )
     covered = next(d for d in diagnostics if d.range.start.line == 1)  # matched after collapsing whitespace
     assert (
-        covered.message == "Exclusion instruction: no history yet (the workspace daemon records versions when you "
-        "save); checked by assert_no_competitors"
+        covered.message
+        == "Must avoid: no history yet (save to record the first version); checked by assert_no_competitors"
     )

@@ -35,7 +35,7 @@ from spade_lsp.errors import ConfigError, SpadeError
 from spade_lsp.workspace import sync_prompt
 from spade_lsp_client import _protocol as protocol
 from spade_lsp_server.daemon._runner import JobRunner, RunnerHooks, WorkspaceCache
-from spade_lsp_server.daemon._watcher import Debouncer, PromptWatcher
+from spade_lsp_server.daemon._watcher import Debouncer, PromptWatcher, debounce_delays
 
 log = logging.getLogger("spade_lsp_server.daemon")
 
@@ -121,9 +121,11 @@ class Daemon:
             settings = load_settings(root)
             self.globs: tuple[str, ...] = settings.prompt_globs
             configured_idle = settings.daemon_idle_timeout_s
+            self.save_quiet_s = settings.save_quiet_s
         except ConfigError as error:  # the daemon still starts; each record and job reports the error
             log.error("settings: %s (using the defaults until fixed)", error)
             self.globs, configured_idle = DEFAULT_PROMPT_GLOBS, 600.0
+            self.save_quiet_s = Settings().save_quiet_s
         self.idle_timeout_s = idle_timeout_s if idle_timeout_s is not None else configured_idle
         self.clients: dict[int, _Connection] = {}
         self._numbers = iter(range(1, 1 << 62))
@@ -137,6 +139,10 @@ class Daemon:
         self._read_stores: list[Store] = []
         self._record_caches: list[WorkspaceCache] = []
         self._path_locks: dict[Path, tuple[asyncio.Lock, int]] = {}  # lock, requests using it
+        # saves waiting for their prompt's quiet period: the newest text (None: the file) and editor settings, and
+        # every request that waits for the one record of the burst
+        self._saves: dict[Path, tuple[str | None, dict[str, Any] | None]] = {}
+        self._save_waiters: dict[Path, list[asyncio.Future[dict[str, Any]]]] = {}
         self._store = Store.open(root)  # applies migrations before anything else touches the store
         self.queue = JobQueue(self._store)  # used from the write thread only
         self.runner = JobRunner(
@@ -180,7 +186,7 @@ class Daemon:
 
     async def run(self) -> None:
         self._loop = asyncio.get_running_loop()
-        self._debouncer = Debouncer(self._loop, self._record_later)
+        self._debouncer = Debouncer(self._loop, self._record_later, **debounce_delays(self.save_quiet_s))
         self.recover()
         listener = self._bind()
         self._server = await asyncio.start_unix_server(self._serve, sock=listener, limit=protocol.MAX_MESSAGE_BYTES)
@@ -449,7 +455,18 @@ class Daemon:
         editor_settings = _optional(params, "settings", dict)
         if editor_settings is not None:
             validate_params("relabel", {"settings": editor_settings})  # refused here, not in a queued job
-        return await self._record(path, text, origin="save", editor_settings=editor_settings)
+        quiet = self.save_quiet_s
+        if editor_settings is not None and isinstance(editor_settings.get("save_quiet_s"), int | float):
+            quiet = float(editor_settings["save_quiet_s"])
+        if text is None or quiet <= 0 or self._debouncer is None or self._loop is None:  # an open: at once
+            return await self._record(path, text, origin="save", editor_settings=editor_settings)
+        # a burst of saves (autosave) is one version: each save replaces the text waiting for the quiet period,
+        # which the file watcher's events of the same writes extend too; every request gets the one result
+        self._saves[path] = (text, editor_settings)
+        waiter: asyncio.Future[dict[str, Any]] = self._loop.create_future()
+        self._save_waiters.setdefault(path, []).append(waiter)
+        self._debouncer.touch(path, quiet_s=quiet)
+        return await waiter
 
     async def _record(
         self, path: Path, text: str | None, *, origin: str, editor_settings: dict[str, Any] | None = None
@@ -541,11 +558,25 @@ class Daemon:
             self._debouncer.touch_threadsafe(path)
 
     def _record_later(self, path: Path) -> None:
+        text, editor_settings = self._saves.pop(path, (None, None))
+        waiters = self._save_waiters.pop(path, [])
+        origin = "save" if waiters else "watch"
+
         async def record() -> None:
             try:
-                await self._record(path, None, origin="watch")
-            except SpadeError as error:  # deleted, binary, too large... the next save tries again
-                log.info("not recorded: %s", error)
+                result = await self._record(path, text, origin=origin, editor_settings=editor_settings)
+            except Exception as error:  # deleted, binary, too large... the next save tries again
+                if not isinstance(error, SpadeError):
+                    log.exception("recording %s failed", path)
+                else:
+                    log.info("not recorded: %s", error)
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_exception(error)
+                return
+            for waiter in waiters:
+                if not waiter.done():
+                    waiter.set_result(result)
 
         self._spawn(record())
 
@@ -559,6 +590,13 @@ class Daemon:
         except ConfigError as error:
             log.error("settings: %s (keeping the prompt globs %s)", error, ", ".join(self.globs))
             return
+        try:
+            quiet = load_settings(self.root).save_quiet_s
+        except ConfigError:
+            quiet = self.save_quiet_s
+        if quiet != self.save_quiet_s and self._debouncer is not None:
+            self.save_quiet_s = quiet
+            self._debouncer.set_delays(**debounce_delays(quiet))
         if globs != self.globs:
             log.info("prompt globs now %s", ", ".join(globs))
             self.globs = globs

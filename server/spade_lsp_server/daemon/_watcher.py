@@ -41,6 +41,16 @@ SETTINGS_FILES: Final = frozenset({"spade.toml", "pyproject.toml"})
 DEBOUNCE_S: Final = 0.2
 #: ... or this long after its first unrecorded event, whichever comes first (a file written non-stop).
 MAX_DELAY_S: Final = 1.0
+#: With a longer quiet period (the ``save_quiet_s`` setting), a burst is recorded at most this many quiet periods
+#: after it began.
+MAX_DELAY_FACTOR: Final = 5.0
+
+
+def debounce_delays(save_quiet_s: float) -> dict[str, float]:
+    """The debouncer's delays for the ``save_quiet_s`` setting: at least :data:`DEBOUNCE_S` (an atomic save is a
+    burst of events), and the longest burst it waits for."""
+    quiet = max(DEBOUNCE_S, save_quiet_s)
+    return {"quiet_s": quiet, "max_delay_s": max(MAX_DELAY_S, quiet * MAX_DELAY_FACTOR)}
 
 
 def is_ignored(root: Path, relative: PurePosixPath) -> bool:
@@ -171,13 +181,19 @@ class Debouncer:
         """From any thread (watchdog's)."""
         self._loop.call_soon_threadsafe(self.touch, path)
 
-    def touch(self, path: Path) -> None:
+    def set_delays(self, *, quiet_s: float, max_delay_s: float) -> None:
+        """New delays (the ``save_quiet_s`` setting changed), for the bursts that start from now on."""
+        self._quiet_s, self._max_delay_s = quiet_s, max_delay_s
+
+    def touch(self, path: Path, *, quiet_s: float | None = None) -> None:
+        """An event on ``path``; ``quiet_s`` (an editor's own quiet period) replaces the default for this one."""
         now = self._loop.time()
         first = now
         if path in self._pending:
             first, handle = self._pending[path]
             handle.cancel()
-        when = min(now + self._quiet_s, first + self._max_delay_s)
+        quiet = self._quiet_s if quiet_s is None else quiet_s
+        when = min(now + quiet, first + max(self._max_delay_s, quiet * MAX_DELAY_FACTOR))
         self._pending[path] = (first, self._loop.call_at(when, self._due, path))
 
     def _due(self, path: Path) -> None:

@@ -17,6 +17,8 @@ from lsprotocol import types
 
 from spade_lsp.overview import PromptOverview
 from spade_lsp_server._documents import DocumentRef
+from spade_lsp_server._words import ASSISTANT_SETTING
+from spade_lsp_server.features.code_lens import EVALUATE, SELECT, _client_commands, next_steps
 from spade_lsp_server.server import SpadeLanguageServer
 
 ADD_ASSERTIONS: Final = "spade.addAssertions"
@@ -33,6 +35,8 @@ KINDS: Final = [
     KIND_REMOVE_DROPPED,
     KIND_OPEN_EXAMPLES,
     KIND_ACCEPT_REVIEWED,
+    "source.spade.evaluate",
+    "source.spade.select",
 ]
 DROPPED_CODE: Final = "spade/dropped-assertion"
 
@@ -167,6 +171,16 @@ def _accept_actions(
     return actions
 
 
+OPEN_SETTINGS: Final = "workbench.action.openSettings"  # VS Code's own command (the extension's client runs it)
+AUTOMATIC: Final = types.CodeActionTriggerKind.Automatic
+
+
+def _step_names(server: SpadeLanguageServer, ref: DocumentRef, overview: PromptOverview) -> list[str]:
+    """The code action kind suffix of each of :func:`next_steps`."""
+    names = {ADD_ASSERTIONS: "addAssertions", OPEN_EXAMPLES: "openExamples", EVALUATE: "evaluate", SELECT: "select"}
+    return [names[command] for _, command, _ in next_steps(server, ref, overview)]
+
+
 def register(server: SpadeLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS))
     def code_action(params: types.CodeActionParams) -> list[types.CodeAction] | None:
@@ -181,6 +195,7 @@ def register(server: SpadeLanguageServer) -> None:
             if overview.problem is not None:
                 return None
             columns = server.columns(document.source)
+            assistant = server.has_assistant(ref)
             if _wanted(types.CodeActionKind.QuickFix, only):
                 for instruction in overview.uncovered:
                     where = columns.range(instruction.range)
@@ -191,32 +206,57 @@ def register(server: SpadeLanguageServer) -> None:
                         for d in params.context.diagnostics
                         if d.source == "spade" and _overlaps(d.range, where) and d.code in instruction.categories
                     ]
+                    if instruction.checks or assistant:
+                        actions.append(
+                            types.CodeAction(
+                                title="Add assertion for this instruction",
+                                kind=types.CodeActionKind.QuickFix,
+                                diagnostics=related or None,
+                                is_preferred=True,
+                                command=types.Command(
+                                    title="Add assertion for this instruction",
+                                    command=ADD_ASSERTIONS,
+                                    arguments=[uri, [instruction.text]],
+                                ),
+                            )
+                        )
+                    elif _client_commands(server):  # only a model can check it: the setting that configures one
+                        actions.append(
+                            types.CodeAction(
+                                title="Configure an assistant model (it can check this instruction)",
+                                kind=types.CodeActionKind.QuickFix,
+                                diagnostics=related or None,
+                                command=types.Command(
+                                    title="Configure an assistant model",
+                                    command=OPEN_SETTINGS,
+                                    arguments=[ASSISTANT_SETTING],
+                                ),
+                            )
+                        )
+            # the workflow's next steps: quick fixes anywhere in the prompt (Ctrl+. lists them), and source actions
+            writable = overview.uncovered if assistant else overview.writable
+            steps = [
+                (title, command, arguments, name)
+                for (title, command, arguments), name in zip(
+                    next_steps(server, ref, overview), _step_names(server, ref, overview), strict=True
+                )
+            ]
+            for title, command, arguments, name in steps:
+                if name == "addAssertions":
+                    title = f"Add assertions for all uncovered instructions ({len(writable)})"
+                for kind in (f"quickfix.spade.{name}", f"source.spade.{name}"):
+                    if kind.startswith("quickfix.") and only is None and params.context.trigger_kind == AUTOMATIC:
+                        continue  # the light bulb of every line would offer them
+                    if (only is None and kind.startswith("source.")) or not _wanted(kind, only):
+                        continue
                     actions.append(
                         types.CodeAction(
-                            title="Add assertion for this instruction",
-                            kind=types.CodeActionKind.QuickFix,
-                            diagnostics=related or None,
-                            is_preferred=True,
-                            command=types.Command(
-                                title="Add assertion for this instruction",
-                                command=ADD_ASSERTIONS,
-                                arguments=[uri, [instruction.text]],
-                            ),
+                            title=title,
+                            kind=kind,
+                            command=types.Command(title=title, command=command, arguments=arguments),
                         )
                     )
-            uncovered = overview.uncovered
-            if uncovered and _wanted(KIND_ADD_ALL, only):
-                actions.append(
-                    types.CodeAction(
-                        title=f"Add assertions for all uncovered instructions ({len(uncovered)})",
-                        kind=KIND_ADD_ALL,
-                        command=types.Command(
-                            title="Add assertions for all uncovered instructions",
-                            command=ADD_ASSERTIONS,
-                            arguments=[uri, [i.text for i in uncovered]],
-                        ),
-                    )
-                )
+            return actions
         else:
             action = _remove_dropped(server, ref, overview, params)
             if action is not None:

@@ -43,6 +43,7 @@ from spade_lsp_server import _documents, _report
 from spade_lsp_server._convert import end_of
 from spade_lsp_server._documents import DocumentRef
 from spade_lsp_server._state import WorkspaceState
+from spade_lsp_server._words import for_editor
 from spade_lsp_server.server import SpadeLanguageServer
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,7 @@ COMMANDS: Final = (
     "spade.addAssertions",
     "spade.openExamples",
     "spade.acceptReviewed",
+    "spade.cancelJob",
 )
 
 
@@ -69,7 +71,7 @@ class CommandError(JsonRpcException):
     expected = True  # not a fault of the server: logged without a traceback
 
     def __init__(self, message: str, code: int = REQUEST_FAILED) -> None:
-        super().__init__(message=message, code=code)
+        super().__init__(message=for_editor(message), code=code)
 
 
 # -- arguments -------------------------------------------------------------------------------------------
@@ -390,8 +392,7 @@ async def add_assertions(
         if isinstance(warning, str) and warning.startswith("LLM-written, not reviewed"):
             server.tell(f"spade: {module.name}: {warning}", True)  # the sidecar's diagnostics show where
     if not added and not result.get("updated"):
-        hint = " (the prompt has unsaved changes: save it so the daemon sees them)" if unsaved else ""
-        server.tell(f"spade: no new assertion for {ref.path.name}{hint}", True)
+        server.tell(f"spade: no new assertion for {ref.path.name}: {_why_none(server, ref, sentences, unsaved)}", True)
     server.schedule_refresh(ref.root)
     return {
         "sidecar": str(module),
@@ -403,6 +404,25 @@ async def add_assertions(
         "applied": applied,
         "written": not through_editor,
     }
+
+
+def _why_none(server: SpadeLanguageServer, ref: DocumentRef, sentences: list[str] | None, unsaved: bool) -> str:
+    """Why synthesis added nothing, in the prompt writer's words, with the next step."""
+    if unsaved:
+        return "the prompt has unsaved changes; save it so spade reads the new sentences"
+    overview = server.overview_of(ref)
+    wanted = [i for i in overview.instructions if sentences is None or i.text in sentences]
+    if wanted and all(i.covered_by for i in wanted if i.checkable) and any(i.checkable for i in wanted):
+        return "every instruction asked for is already checked by an assertion in the sidecar module"
+    if wanted and all(i.needs_model for i in wanted if i.checkable) and any(i.checkable for i in wanted):
+        return (
+            "no check can be written for this without a model: it needs judgement, not a measurement; "
+            "configure an assistant model (the spade.assistantModel setting)"
+        )
+    if wanted and not any(i.checkable for i in wanted):
+        reason = next((i.reason for i in wanted if i.reason), None) or "it asks nothing of the answer"
+        return reason
+    return "the checks it can write are already in the sidecar module"
 
 
 def _unsaved(server: SpadeLanguageServer, prompt: Path) -> bool:
@@ -437,7 +457,12 @@ async def open_examples(server: SpadeLanguageServer, ref: DocumentRef) -> dict[s
     created = False
     if not path.exists() and server.open_text_of(path) is None:
         overview = server.overview_of(ref)
-        starter = {"id": "example-1", "inputs": {name: "" for name in overview.placeholders}, "output": ""}
+        starter = {
+            "id": "example-1",
+            "inputs": {name: "" for name in overview.placeholders},
+            "output": "",
+            "label": "good",
+        }
         text = json.dumps(starter, ensure_ascii=False) + "\n"
         if _can_edit_with_create(server):
             await apply_text(server, path, text, "spade: create examples")
@@ -540,10 +565,12 @@ def register(server: SpadeLanguageServer) -> None:
         assert ref.path is not None
         overview = server.overview_of(ref)
         path = _report.write_report(ref.root, ref.path, _report.history_markdown(overview), suffix=".history")
+        # {"show": false}: only write the file (the VS Code extension shows it rendered, as a Markdown preview)
+        wanted = not (len(args) > 1 and isinstance(args[1], Mapping) and args[1].get("show") is False)
         return {
             "versions": _report.versions_json(overview.versions),
             "path": str(path),
-            "shown": await show(server, path),
+            "shown": wanted and await show(server, path),
         }
 
     @server.command("spade.acceptReviewed")
@@ -551,6 +578,17 @@ def register(server: SpadeLanguageServer) -> None:
         ref = _target(server, "spade.acceptReviewed", args)
         params = {"accept": _review_items(server, ref, args), "by": "editor"}
         return await run_job(server, jobs, ref, "review", params, "Accept reviewed code")
+
+    @server.command("spade.cancelJob")
+    async def cancel_job(*args: Any) -> dict[str, Any]:
+        """Cancel a running job by the id ``spade/jobStatus`` gave it (the extension's notification's Cancel)."""
+        key = args[0] if args else None
+        running = jobs.running.get(key) if isinstance(key, str) else None
+        if running is None:
+            return {"cancelled": False}
+        running.cancelled = True
+        await _cancel(running)
+        return {"cancelled": True}
 
     @server.command("spade.openExamples")
     async def examples(*args: Any) -> dict[str, Any]:

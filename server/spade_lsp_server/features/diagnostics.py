@@ -2,7 +2,7 @@
 
 On a prompt: one diagnostic per instruction that carries a checkable category (source "spade", code = its
 first category id, message starting with that category's display name, then in a chat prompt the message that
-holds it: "Quantity instruction (system message): ..."), Information when no assertion covers it and Hint when one
+holds it: "Length or count (system message): ..."), Information when no assertion covers it and Hint when one
 does. A message list that does not parse (half-typed JSON) shows only its note, never sentences of its syntax.
 On a sidecar module: syntax errors, assertions that errored in the latest
 evaluation run, stale assertions (their sentence left the prompt) and assertions the latest selection drops.
@@ -70,35 +70,46 @@ def internal_error_json() -> dict[str, Any]:
     return _diagnostic(_ZERO, WARNING, CODE_INTERNAL, "spade could not analyse this file (see the server log)")
 
 
-def origin_text(instruction: InstructionView, overview: PromptOverview) -> str:
-    """Where the instruction comes from in the history, in words."""
+def origin_text(instruction: InstructionView, overview: PromptOverview, *, pending: bool = False) -> str | None:
+    """Where the instruction comes from in the history, in words; None while the history is being read (nothing
+    is said about history before it is known)."""
     if instruction.introduced_in is not None:
         return f"introduced in v{instruction.introduced_in}"
     if overview.prompt is None:
         return "unsaved buffer, no history"
-    if not overview.store_available:
-        return "no history yet (the workspace daemon records versions when you save)"
-    if not overview.versions:
+    if pending and not overview.versions:
+        return None
+    if not overview.store_available or not overview.versions:
         return "no history yet (save to record the first version)"
     return "not recorded yet (save to record it)"
 
 
-def coverage_text(instruction: InstructionView) -> str:
+def coverage_text(instruction: InstructionView, *, has_assistant: bool = False) -> str:
+    """Its hint: the assertions that check it, else the check spade can write (the "Add assertion" quick fix),
+    else why none can be written without a model."""
     names = instruction.covered_by
-    if not names:
-        return "no assertion checks it yet"
-    more = f" and {len(names) - 1} more" if len(names) > 1 else ""
-    return f"checked by {names[0]}{more}"
+    if names:
+        more = f" and {len(names) - 1} more" if len(names) > 1 else ""
+        return f"checked by {names[0]}{more}"
+    if instruction.checks:
+        more = f" and {len(instruction.checks) - 1} more" if len(instruction.checks) > 1 else ""
+        return f"not checked yet; Add assertion writes {instruction.checks[0]}{more}"
+    if instruction.needs_model:
+        if has_assistant:
+            return "not checked yet; Add assertion asks the assistant model to write a check"
+        return "needs a model: no check can be written for it offline (configure an assistant model)"
+    return "no assertion checks it yet"
 
 
-def instruction_message(instruction: InstructionView, overview: PromptOverview) -> str:
+def instruction_message(
+    instruction: InstructionView, overview: PromptOverview, *, pending: bool = False, has_assistant: bool = False
+) -> str:
     """Starts with the display name of the first category (a contract), then the others, the message that holds
-    it in a chat prompt, origin, coverage: ``Quantity instruction (system message): introduced in v2; ...``."""
+    it in a chat prompt, origin, hint: ``Length or count (system message): introduced in v2; ...``."""
     where = f" ({instruction.message} message)" if instruction.message is not None else ""
-    return (
-        f"{', '.join(instruction.display_names)}{where}: {origin_text(instruction, overview)}; "
-        f"{coverage_text(instruction)}"
-    )
+    origin = origin_text(instruction, overview, pending=pending)
+    hint = coverage_text(instruction, has_assistant=has_assistant)
+    return f"{', '.join(instruction.display_names)}{where}: " + (f"{origin}; {hint}" if origin else hint)
 
 
 class _Cache:
@@ -129,11 +140,22 @@ def encode(items: list[dict[str, Any]]) -> str:
     return "[" + ",".join(cached.get(id(item)) or json.dumps(item) for item in items) + "]"
 
 
-def prompt_diagnostics(overview: PromptOverview, columns: Columns) -> list[dict[str, Any]]:
+def prompt_diagnostics(
+    overview: PromptOverview, columns: Columns, *, pending: bool = False, has_assistant: bool = False
+) -> list[dict[str, Any]]:
+    """One diagnostic per instruction (a unit a check can be written for), with its hint; the units that are not
+    instructions say why in their hover."""
     if overview.problem is not None:
         return [_diagnostic(_ZERO, WARNING, CODE_TOO_LARGE, f"spade: {overview.problem}")]
     out = [_diagnostic(_ZERO, WARNING, CODE_NOTE, f"spade: {note}") for note in overview.notes]
-    context = (overview.prompt is None, overview.store_available, bool(overview.versions), columns.encoding)
+    context = (
+        overview.prompt is None,
+        overview.store_available,
+        bool(overview.versions),
+        columns.encoding,
+        pending,
+        has_assistant,
+    )
     for instruction in overview.instructions:
         if not instruction.checkable:
             continue
@@ -144,6 +166,8 @@ def prompt_diagnostics(overview: PromptOverview, columns: Columns) -> list[dict[
             instruction.introduced_in,
             instruction.covered_by,
             instruction.message,
+            instruction.checks,
+            instruction.needs_model,
             context,
         )
         item = _CACHE.get(key) if columns.identity else None
@@ -152,7 +176,8 @@ def prompt_diagnostics(overview: PromptOverview, columns: Columns) -> list[dict[
                 columns.range_json(instruction.range),
                 HINT if instruction.covered_by else INFORMATION,
                 instruction.categories[0],
-                instruction_message(instruction, overview),
+                instruction_message(instruction, overview, pending=pending, has_assistant=has_assistant),
+                data={"checks": list(instruction.checks), "needsModel": instruction.needs_model},
             )
             if columns.identity:
                 _CACHE.put(key, item)
@@ -187,8 +212,10 @@ def _assertion_items(view: AssertionView, overview: PromptOverview, columns: Col
                 data={"assertion": view.name, "sentence": view.sentence},
             )
         )
-    if view.selected is False and view.drop_reason is not None:
-        selection = overview.selection
+    selection = overview.selection
+    feasible = selection is None or selection.status != "infeasible"  # an infeasible one drops nothing itself
+    waiting = stats is not None and stats.examples == 0 and stats.needs_model > 0  # left out: needs a model
+    if view.selected is False and view.drop_reason is not None and feasible and not waiting:
         how = f" ({selection.method}, tau {selection.tau:g})" if selection is not None else ""
         out.append(
             _diagnostic(
@@ -309,7 +336,9 @@ def diagnostics_json(server: SpadeLanguageServer, ref: DocumentRef, document: Te
         return examples_diagnostics(document.source, columns)
     overview = server.overview_of(ref)
     if ref.kind == "prompt":
-        return prompt_diagnostics(overview, columns)
+        return prompt_diagnostics(
+            overview, columns, pending=ref.uri in server.history_pending, has_assistant=server.has_assistant(ref)
+        )
     items = unreviewed_of(server, ref, overview, document.source)
     return sidecar_diagnostics(overview, columns) + unreviewed_diagnostics(items, overview, columns, document.source)
 
@@ -350,8 +379,12 @@ async def _record_after_open(server: SpadeLanguageServer, ref: DocumentRef) -> N
     """An opened prompt's history is a need: the daemon (started when none runs, per ``daemon_autostart``)
     imports its git commits and records the file as it is on disk, then the views refresh. Recording what
     is already there changes nothing, so this is cheap on every open."""
-    await asyncio.sleep(OPEN_GRACE_S)
-    await record_version(server, ref, None)
+    try:
+        await asyncio.sleep(OPEN_GRACE_S)
+        await record_version(server, ref, None)
+    finally:
+        server.history_pending.discard(ref.uri)
+        server.schedule_refresh(ref.root, 0)
 
 
 def _encodable(text: str) -> bool:
@@ -381,10 +414,13 @@ def register(server: SpadeLanguageServer) -> None:
             ref = server.classify(uri, refresh=True)
         if ref is None:
             return
+        reads_history = ref.kind == "prompt" and ref.path is not None and ref.path.is_file()
+        if reads_history:
+            server.history_pending.add(uri)  # until the daemon has read the git history, say nothing about it
         server.publish(uri)
         for other in server.related_uris(ref):
             server.schedule_publish(other, 0)
-        if ref.kind == "prompt" and ref.path is not None and ref.path.is_file():
+        if reads_history:
             server.spawn(_record_after_open(server, ref))
         elif ref.path is not None:
             server.spawn(server.workspace_state(ref.root).daemon.attach(after_s=OPEN_GRACE_S))
@@ -419,6 +455,7 @@ def register(server: SpadeLanguageServer) -> None:
         ref = server.classify(uri)
         shown = server.shows_diagnostics(uri)
         server.forget(uri)
+        server.history_pending.discard(uri)
         if ref is None:
             return
         if ref.kind != "examples" or shown:  # an examples file that showed nothing needs no clearing

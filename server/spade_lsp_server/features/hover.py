@@ -63,7 +63,13 @@ def register(server: SpadeLanguageServer) -> None:
             history = (
                 sentence_history(state.store(), ref.root, ref.path, instruction.text) if ref.path is not None else ()
             )
-            value = _render.instruction_hover(instruction, overview, history)
+            value = _render.instruction_hover(
+                instruction,
+                overview,
+                history,
+                pending=ref.uri in server.history_pending,
+                has_assistant=server.has_assistant(ref),
+            )
             where = instruction.range
         else:
             view = next(

@@ -230,7 +230,7 @@ def _document(
 
 _EVIL = "<script>alert(1)</script> \"quoted\" and 'single'"
 _VALIDATORS = [
-    ("assert_under_100_words", "Quantity instruction: at most 100 words", 0.9),
+    ("assert_under_100_words", "Length or count: at most 100 words", 0.9),
     ("assert_no_markdown", _EVIL, 0.95),
     ("assert_mentions_product", "Inclusion: names the product", 0.8),
     ("assert_formal_tone", "Qualitative: a formal tone", 0.99),

@@ -329,3 +329,18 @@ def test_language_checks_tolerate_short_answers() -> None:
     assert run(candidate, "Oui.")  # too short to tell: no evidence against
     assert run(candidate, "Ceci est un texte écrit entièrement en français pour le test.")
     assert not run(candidate, "This is a long answer written entirely in English, not in French at all.")
+
+
+def test_a_closing_question_and_a_sign_off_are_checked_without_a_model() -> None:
+    """ "End with a question." and "Always sign off as The Acme Team." get measured checks, no ``ask_llm``."""
+    question = synthesize("End with a question.")
+    assert [c.name for c in question] == ["assert_ends_with_a_question"] and not question[0].asks_llm
+    assert run(question[0], "Thanks for writing, Ana. Could you send the order number?")
+    assert run(question[0], "Could you send the order number?\n\nThe Acme Team")  # a sign-off may follow
+    assert not run(question[0], "Is it broken? We will replace it.")
+    sign_off = synthesize("Always sign off as The Acme Team.")
+    assert [c.name for c in sign_off] == ["assert_signs_off_as_the_acme_team"] and not sign_off[0].asks_llm
+    assert run(sign_off[0], "We are on it.\n\nBest,\nThe Acme Team")
+    assert not run(sign_off[0], "We are on it.\n\nBest,\nJohn")
+    assert [c.name for c in synthesize('Sign your replies with "Best, Acme".')] == ["assert_signs_off_as_best_acme"]
+    assert synthesize("Sign in with your account before replying.") == []

@@ -169,6 +169,43 @@ async def test_a_burst_of_writes_is_recorded_once_or_twice(root: Path, daemons: 
         assert len(notes.changed("burst.prompt")) == versions(root, "burst.prompt")
 
 
+async def test_a_burst_of_editor_saves_is_one_version_after_the_quiet_period(root: Path, daemons: Daemons) -> None:
+    """Autosave: three saves within the quiet period (``save_quiet_s``, here 1.5 s from spade.toml) are one
+    version, the last text, and every request answers with it; a save after the quiet period is its own."""
+    (root / "spade.toml").write_text("save_quiet_s = 1.5\n", encoding="utf-8")
+    daemons.start(root)
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        first = await client.request("prompt/record", {"path": "blurb.prompt"})  # an open: recorded at once
+        assert first["version"] == 1
+        prompt = root / "blurb.prompt"
+        texts = [PROMPT + f"Use at most {n} words.\n" for n in (10, 20, 30)]
+        pending = []
+        started = time.monotonic()
+        for text in texts:
+            prompt.write_text(text, encoding="utf-8")  # the watcher sees each write too
+            pending.append(
+                asyncio.ensure_future(client.request("prompt/record", {"path": "blurb.prompt", "text": text}))
+            )
+            await asyncio.sleep(0.3)
+        answers = await asyncio.gather(*pending)
+        assert time.monotonic() - started >= 1.5  # nothing was recorded before the quiet period ended
+        assert [a["version"] for a in answers] == [2, 2, 2]
+        assert [a["recorded"] for a in answers] == [True, True, True]
+        assert versions(root, "blurb.prompt") == 2
+        with sqlite3.connect(root / ".spade" / "spade.db") as db:
+            newest = db.execute(
+                "SELECT b.content FROM versions v JOIN blobs b ON b.hash = v.content_hash ORDER BY v.id DESC LIMIT 1"
+            ).fetchone()[0]
+        assert newest == texts[-1]
+        # the editor's own quiet period (its settings) wins: 0 records at once
+        now = PROMPT + "Use at most 40 words.\n"
+        prompt.write_text(now, encoding="utf-8")
+        answer = await client.request(
+            "prompt/record", {"path": "blurb.prompt", "text": now, "settings": {"save_quiet_s": 0}}
+        )
+        assert answer["version"] == 3 and answer["recorded"] is True
+
+
 async def test_git_venvs_and_node_modules_are_ignored(root: Path, daemons: Daemons) -> None:
     custom_venv = root / "env"
     custom_venv.mkdir()
