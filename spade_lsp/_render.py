@@ -10,7 +10,7 @@ from tabulate import tabulate
 
 from spade_lsp._history import ChangeInfo, DeltaInfo
 from spade_lsp._types import VersionInfo
-from spade_lsp.taxonomy import DISPLAY_NAMES
+from spade_lsp.taxonomy import PLAIN_NAMES
 
 _MARK = {"added": "+", "removed": "-", "modified": "~"}
 
@@ -42,7 +42,7 @@ def render_history(prompt: str, versions: Sequence[VersionInfo]) -> str:
 
 def _change_line(change: ChangeInfo) -> str:
     where = f"L{change.range.start.line + 1}" if change.range else "   "
-    labels = ", ".join(DISPLAY_NAMES.get(label, label) for label in change.labels) or "-"
+    labels = ", ".join(PLAIN_NAMES.get(label, label) for label in change.labels) or "-"
     message = f"({change.message}) " if change.message else ""
     line = f"  {_MARK[change.kind]} {where:>5}  {message}{_clip(change.new_text or change.old_text)}  [{labels}]"
     if change.kind == "modified":
@@ -72,7 +72,7 @@ def render_sentences(prompt: str, sentences: Sequence[Any]) -> str:
             f"{s.range.start.line + 1}:{s.range.start.character + 1}",
             f"v{s.introduced_in}" if s.introduced_in else "",
             _clip(s.text, 70),
-            ", ".join(DISPLAY_NAMES.get(c, c) for c in s.categories),
+            ", ".join(PLAIN_NAMES.get(c, c) for c in s.categories),
         ]
         for s in sentences
     ]
@@ -85,7 +85,7 @@ def render_candidates(candidates: Sequence[Any]) -> str:
     rows = [
         [
             c.name,
-            DISPLAY_NAMES.get(c.category, c.category),
+            PLAIN_NAMES.get(c.category, c.category),
             f"v{c.version}" if c.version else "",
             ("asks a model: " if c.asks_llm else "") + _clip(c.description, 60),
         ]

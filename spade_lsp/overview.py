@@ -29,7 +29,7 @@ from spade_lsp._types import Position, Range, Sentence, UnitKind, VersionInfo
 from spade_lsp.assertions import ASSERTION_PREFIX
 from spade_lsp.errors import ConfigError, InputError
 from spade_lsp.synthesis import PLACEHOLDER_PATTERN, placeholders_of
-from spade_lsp.taxonomy import CATEGORY_IDS, CHECKABLE, DISPLAY_NAMES, TaxonomyClassifier
+from spade_lsp.taxonomy import CATEGORY_IDS, CHECKABLE, DISPLAY_NAMES, PLAIN_NAMES, TaxonomyClassifier
 
 if TYPE_CHECKING:  # importing the store pulls sqlite-utils (and numpy through it); the caller opens it
     from spade_lsp._store import Store
@@ -87,7 +87,13 @@ class InstructionView:
 
     @property
     def display_names(self) -> tuple[str, ...]:
+        """SPADE's names (the diagnostics' contract)."""
         return tuple(DISPLAY_NAMES.get(category, category) for category in self.categories)
+
+    @property
+    def plain_names(self) -> tuple[str, ...]:
+        """The same in a prompt writer's words (hovers, lenses, the outline)."""
+        return tuple(PLAIN_NAMES.get(category, category) for category in self.categories)
 
 
 @dataclass(frozen=True, slots=True)

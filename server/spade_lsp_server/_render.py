@@ -15,7 +15,7 @@ from spade_lsp.overview import (
     SentenceEvent,
     VersionInfo,
 )
-from spade_lsp.taxonomy import DISPLAY_NAMES, EXPLANATIONS
+from spade_lsp.taxonomy import EXPLANATIONS, PLAIN_NAMES
 
 if TYPE_CHECKING:
     from spade_lsp_server._examples import ExampleLine
@@ -88,7 +88,7 @@ def selection_text(view: AssertionView) -> str:
 def category_lines(categories: Sequence[str]) -> list[str]:
     """Each category in plain words with its one-line explanation; the SPADE id only in the diagnostic code."""
     return [
-        f"- **{DISPLAY_NAMES.get(category, category)}**: {md_escape(EXPLANATIONS.get(category, ''))}"
+        f"- **{PLAIN_NAMES.get(category, category)}**: {md_escape(EXPLANATIONS.get(category, ''))}"
         for category in categories
     ]
 
@@ -101,7 +101,7 @@ def instruction_hover(
     pending: bool = False,
     has_assistant: bool = False,
 ) -> str:
-    names = instruction.display_names
+    names = instruction.plain_names
     lines: list[str] = []
     if instruction.checkable and names:
         lines.append(f"**{names[0]}**" + (f" · {', '.join(names[1:])}" if len(names) > 1 else ""))
@@ -157,7 +157,7 @@ def instruction_hover(
 
 
 def assertion_hover(view: AssertionView, overview: PromptOverview) -> str:
-    category = DISPLAY_NAMES.get(view.category or "", view.category or "no category")
+    category = PLAIN_NAMES.get(view.category or "", view.category or "no category")
     lines = [f"**{view.name}** · {category}"]
     if view.description:
         lines += ["", md_escape(view.description)]

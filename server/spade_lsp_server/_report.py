@@ -94,7 +94,7 @@ def report_markdown(overview: PromptOverview, *, now: datetime | None = None) ->
         for i in checkable:
             introduced = f"v{i.introduced_in}" if i.introduced_in is not None else "not recorded"
             out.append(
-                f"| {i.range.start.line + 1} | {_cell(quote(i.text, 90))} | {', '.join(i.display_names)} | "
+                f"| {i.range.start.line + 1} | {_cell(quote(i.text, 90))} | {', '.join(i.plain_names)} | "
                 f"{introduced} | {', '.join(i.covered_by) or '**none**'} |"
             )
     else:

@@ -37,7 +37,7 @@ from spade_lsp.llm import Completion, LLMClient, LLMRequest
 from spade_lsp.reliability._names import Method
 from spade_lsp.reliability._stats import analyse, design_effect, sequential_decision
 from spade_lsp.reliability._validators import ValidatorSpec
-from spade_lsp.taxonomy import DISPLAY_NAMES
+from spade_lsp.taxonomy import PLAIN_NAMES
 from spade_lsp.workspace import Workspace, synced_head
 
 if TYPE_CHECKING:
@@ -309,7 +309,7 @@ def selected_assertions(
 
 def _message(category: str | None, sentence: str | None, description: str | None) -> str:
     what = description or sentence or ""
-    name = DISPLAY_NAMES.get(category or "", "")
+    name = PLAIN_NAMES.get(category or "", "")
     return f"{name}: {what}" if name and what else (what or name)
 
 

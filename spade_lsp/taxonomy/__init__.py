@@ -23,6 +23,19 @@ EXCLUSION: Final = "Content/Exclusion"
 QUALITATIVE_ASSESSMENT: Final = "Content/QualitativeAssessment"
 
 DISPLAY_NAMES: Final[dict[str, str]] = {
+    PRESENTATION_FORMAT: "Response format instruction",
+    EXAMPLE_DEMONSTRATION: "Example demonstration",
+    PROMPT_REPHRASING: "Prompt clarification",
+    WORKFLOW_DESCRIPTION: "Workflow description",
+    DATA_PLACEHOLDERS: "Data integration",
+    COUNT: "Quantity instruction",
+    INCLUSION: "Inclusion instruction",
+    EXCLUSION: "Exclusion instruction",
+    QUALITATIVE_ASSESSMENT: "Qualitative criteria",
+}
+"""SPADE's names (DESIGN.md's table): a diagnostic's message begins with them, a contract clients read."""
+
+PLAIN_NAMES: Final[dict[str, str]] = {
     PRESENTATION_FORMAT: "Format rule",
     EXAMPLE_DEMONSTRATION: "Example",
     PROMPT_REPHRASING: "Rewording",
@@ -33,7 +46,7 @@ DISPLAY_NAMES: Final[dict[str, str]] = {
     EXCLUSION: "Must avoid",
     QUALITATIVE_ASSESSMENT: "Tone or quality",
 }
-"""Plain names for people (hovers, diagnostics, tables); the ids stay the contract."""
+"""The same categories in a prompt writer's words: hovers, lenses, the outline, the CLI's tables."""
 
 #: One line per category, in words a prompt writer uses: what such a sentence asks of the answer.
 EXPLANATIONS: Final[dict[str, str]] = {

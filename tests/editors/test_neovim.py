@@ -89,18 +89,18 @@ def test_neovim_receives_categorised_diagnostics_with_git_versions(tmp_path: Pat
     by_line = {d["lnum"]: d for d in result["diagnostics"]}
     # line 0 asks for the inputs in the answer: the offline check mentions {name} and {topic}, as synthesize writes
     assert set(by_line) == {0, 1, 2, 3}, result["diagnostics"]
-    assert by_line[0]["code"] == "Content/DataPlaceholders" and by_line[0]["message"].startswith("Input data")
+    assert by_line[0]["code"] == "Content/DataPlaceholders" and by_line[0]["message"].startswith("Data integration")
     assert all(d["source"] == "spade" for d in by_line.values())
 
     count, exclusion, format_ = by_line[1], by_line[2], by_line[3]
     assert count["code"] == "Content/Count"
-    assert count["message"].startswith("Length or count")
+    assert count["message"].startswith("Quantity instruction · Length or count")
     assert "introduced in v2" in count["message"]
     assert exclusion["code"] == "Content/Exclusion"  # the sentence's first category (a contract)
-    assert exclusion["message"].startswith("Must avoid")
+    assert exclusion["message"].startswith("Exclusion instruction · Must avoid")
     assert "introduced in v3" in exclusion["message"]
     assert format_["code"] == "Structural/PresentationFormat"
-    assert format_["message"].startswith("Format rule")
+    assert format_["message"].startswith("Response format instruction · Format rule")
     # no sidecar module yet: every instruction is uncovered, which is Information (severity 3), not a Hint
     assert {d["severity"] for d in by_line.values()} == {3}
     # each carries its hint: the check "Add assertion" writes, or why only a model could check it

@@ -226,23 +226,27 @@ def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
     rows = [row.split("\n") for row in result["problems"] if "\nspade\n" in row]
     assert [(r[0], r[2], r[3]) for r in rows] == [
         (
-            "Input data, Steps to follow: introduced in v1; not checked yet; Add assertion writes "
+            "Data integration, Workflow description · Input data, Steps to follow: introduced in v1; "
+            "not checked yet; Add assertion writes "
             "assert_mentions_product",
             "Content/DataPlaceholders",
             "[Ln 1, Col 1]",
         ),
         (
-            "Tone or quality: introduced in v3; not checked yet; Add assertion writes assert_positive_tone",
+            "Qualitative criteria · Tone or quality: introduced in v3; not checked yet; "
+            "Add assertion writes assert_positive_tone",
             "Content/QualitativeAssessment",
             "[Ln 2, Col 1]",
         ),
         (
-            "Length or count: introduced in v2; not checked yet; Add assertion writes assert_at_most_12_words",
+            "Quantity instruction · Length or count: introduced in v2; not checked yet; "
+            "Add assertion writes assert_at_most_12_words",
             "Content/Count",
             "[Ln 3, Col 1]",
         ),
         (
-            "Must avoid: introduced in v3; not checked yet; Add assertion writes assert_excludes_cheap",
+            "Exclusion instruction · Must avoid: introduced in v3; not checked yet; "
+            "Add assertion writes assert_excludes_cheap",
             "Content/Exclusion",
             "[Ln 4, Col 1]",
         ),
@@ -397,30 +401,36 @@ def test_every_hint_is_explained_and_every_dead_end_is_actionable(
     rows = {r.split("\n")[3]: (r.split("\n")[0], r.split("\n")[2]) for r in result["problems"] if "\nspade\n" in r}
     assert rows == {
         "[Ln 1, Col 35]": (
-            "Tone or quality: introduced in v1; needs a model: no check can be written for it offline "
+            "Qualitative criteria · Tone or quality: introduced in v1; needs a model: "
+            "no check can be written for it offline "
             "(configure an assistant model)",
             "Content/QualitativeAssessment",
         ),
         "[Ln 2, Col 1]": (
-            "Input data, Steps to follow: introduced in v1; not checked yet; Add assertion writes "
+            "Data integration, Workflow description · Input data, Steps to follow: introduced in v1; "
+            "not checked yet; Add assertion writes "
             "assert_mentions_first_name",
             "Content/DataPlaceholders",
         ),
         "[Ln 3, Col 1]": (
-            "Must avoid: introduced in v2; needs a model: no check can be written for it offline "
+            "Exclusion instruction · Must avoid: introduced in v2; needs a model: "
+            "no check can be written for it offline "
             "(configure an assistant model)",
             "Content/Exclusion",
         ),
         "[Ln 4, Col 1]": (
-            "Length or count: introduced in v2; not checked yet; Add assertion writes assert_at_most_119_words",
+            "Quantity instruction · Length or count: introduced in v2; not checked yet; "
+            "Add assertion writes assert_at_most_119_words",
             "Content/Count",
         ),
         "[Ln 5, Col 1]": (
-            "Format rule: introduced in v3; not checked yet; Add assertion writes assert_signs_off_as_the_acme_team",
+            "Response format instruction · Format rule: introduced in v3; not checked yet; "
+            "Add assertion writes assert_signs_off_as_the_acme_team",
             "Structural/PresentationFormat",
         ),
         "[Ln 6, Col 1]": (
-            "Format rule: introduced in v3; not checked yet; Add assertion writes assert_ends_with_a_question",
+            "Response format instruction · Format rule: introduced in v3; not checked yet; "
+            "Add assertion writes assert_ends_with_a_question",
             "Structural/PresentationFormat",
         ),
     }
@@ -430,7 +440,7 @@ def test_every_hint_is_explained_and_every_dead_end_is_actionable(
     # the exclusion's hover says why there is no check and what to do; the role sentence is no instruction
     # (VS Code shows the line's problem first, with its code; spade's own hover part follows it)
     problem, own = result["hoverRefunds"].split("spade(Content/Exclusion)", 1)
-    assert problem.startswith("Must avoid: introduced in v2; needs a model")
+    assert problem.startswith("Exclusion instruction · Must avoid: introduced in v2; needs a model")
     assert own.strip().startswith("Must avoid") and "Must avoid: something no answer may contain" in own
     assert "set an assistant model" in own and "Content/Exclusion" not in own  # the id only in the code
     assert "Not an instruction to check" in result["hoverRole"] and "role" in result["hoverRole"]

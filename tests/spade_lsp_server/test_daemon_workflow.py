@@ -52,13 +52,14 @@ async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> N
     count = _line(diagnostics, 2)
     assert count.code == "Content/Count" and count.severity == INFO
     assert (
-        count.message
-        == "Length or count: introduced in v2; not checked yet; Add assertion writes assert_at_most_12_words"
+        count.message == "Quantity instruction · Length or count: introduced in v2; not checked yet; "
+        "Add assertion writes assert_at_most_12_words"
     )
     assert _line(diagnostics, 3).message == (
-        "Must avoid: introduced in v3; not checked yet; Add assertion writes assert_excludes_cheap"
+        "Exclusion instruction · Must avoid: introduced in v3; not checked yet; "
+        "Add assertion writes assert_excludes_cheap"
     )
-    assert _line(diagnostics, 1).message.startswith("Tone or quality: introduced in v3")
+    assert _line(diagnostics, 1).message.startswith("Qualitative criteria · Tone or quality: introduced in v3")
 
     hover = await editor.hover(uri, 2, 4)
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
@@ -97,7 +98,10 @@ async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> N
     assert "    sentence='Keep it not exceeding 12 words.',\n    version=2,\n" in source
     assert source.startswith('"""Assertions on the outputs of blurb.prompt')
     diagnostics = await editor.diagnostics_where(uri, lambda d: _line(d, 2).severity == HINT, "the new coverage")
-    assert _line(diagnostics, 2).message == "Length or count: introduced in v2; checked by assert_at_most_12_words"
+    assert (
+        _line(diagnostics, 2).message
+        == "Quantity instruction · Length or count: introduced in v2; checked by assert_at_most_12_words"
+    )
     tokens = [token for token, reports in editor.client.progress_reports.items() if reports]
     reports = editor.client.progress_reports[tokens[-1]]
     assert isinstance(reports[0], types.WorkDoneProgressBegin) and reports[0].title == "Add assertions"
@@ -303,7 +307,7 @@ async def test_a_dead_daemon_is_reported_once_and_restarted(editor_factory: Any,
         uri, lambda d: any("introduced in v2" in x.message for x in d), "a new daemon to record v2", 30
     )
     assert _line(diagnostics, 4).message == (
-        "Must include: introduced in v2; "
+        "Inclusion instruction · Must include: introduced in v2; "
         "needs a model: no check can be written for it offline (configure an assistant model)"
     )
     second_pid = _daemon_pid(workspace_dir)

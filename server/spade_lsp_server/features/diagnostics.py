@@ -104,12 +104,14 @@ def coverage_text(instruction: InstructionView, *, has_assistant: bool = False) 
 def instruction_message(
     instruction: InstructionView, overview: PromptOverview, *, pending: bool = False, has_assistant: bool = False
 ) -> str:
-    """Starts with the display name of the first category (a contract), then the others, the message that holds
-    it in a chat prompt, origin, hint: ``Length or count (system message): introduced in v2; ...``."""
+    """Starts with the display name of the first category (a contract: SPADE's name), then the others, the same in
+    plain words, the message that holds it in a chat prompt, origin, hint:
+    ``Quantity instruction · Length or count (system message): introduced in v2; ...``."""
     where = f" ({instruction.message} message)" if instruction.message is not None else ""
     origin = origin_text(instruction, overview, pending=pending)
     hint = coverage_text(instruction, has_assistant=has_assistant)
-    return f"{', '.join(instruction.display_names)}{where}: " + (f"{origin}; {hint}" if origin else hint)
+    names = f"{', '.join(instruction.display_names)} · {', '.join(instruction.plain_names)}"
+    return f"{names}{where}: " + (f"{origin}; {hint}" if origin else hint)
 
 
 class _Cache:

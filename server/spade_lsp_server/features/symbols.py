@@ -50,7 +50,7 @@ def instruction_symbol(
     where = columns.range(span)
     return types.DocumentSymbol(
         name=_short(instruction.text, NAME_LENGTH) or instruction.kind,
-        detail=", ".join(instruction.display_names),
+        detail=", ".join(instruction.plain_names),
         kind=INSTRUCTION_KIND,
         range=where,
         selection_range=where,
