@@ -43,7 +43,8 @@ async def test_diagnostics_follow_the_contract_without_any_history(editor_factor
     )
     assert (count.range.start.character, count.range.end.line, count.range.end.character) == (0, 1, 31)
     assert lines[2].code == "Content/Exclusion" and lines[2].message.startswith("Exclusion instruction · Must avoid: ")
-    assert lines[3].code == "Content/QualitativeAssessment" and lines[3].message.startswith("Qualitative criteria · Tone or quality")
+    assert lines[3].code == "Content/QualitativeAssessment"
+    assert lines[3].message.startswith("Qualitative criteria · Tone or quality")
 
     lenses = await editor.code_lenses(uri)
     titles = [lens.command.title for lens in lenses if lens.command is not None]
