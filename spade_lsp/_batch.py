@@ -219,14 +219,8 @@ class BatchLiteLLMClient(LiteLLMClient):
         the rows then left for the next run."""
         results: list[Completion | LLMError | None] = [None] * len(requests)
         keys = [self._key(request) for request in requests]
-        for index, text in self._cached_many(keys).items():
-            schema = requests[index].response_schema
-            if schema is not None:
-                try:
-                    text = _normalised(_read_json(text, schema))
-                except _Invalid:
-                    continue  # asked again, and replaced
-            self._deliver(results, index, Completion(text=text, cached=True, calls=0), on_result)
+        for index, answer in self._cached_answers(requests, keys).items():
+            self._deliver(results, index, answer, on_result)
         pending: dict[str, list[int]] = {}
         for index, result in enumerate(results):
             if result is None:

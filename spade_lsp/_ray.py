@@ -55,9 +55,6 @@ from spade_lsp.llm import (
     LiteLLMClient,
     LLMRequest,
     Usage,
-    _Invalid,
-    _normalised,
-    _read_json,
 )
 
 if TYPE_CHECKING:
@@ -489,19 +486,12 @@ class RayLLMClient(LiteLLMClient):
         keys = [self._key(request) for request in requests]
         structured = any(request.response_schema is not None for request in requests)
         capability = self._capability() if structured else None
-        found = self._cached_many(keys)
+        found = self._cached_answers(requests, keys)
         for index in range(len(requests)):
-            text = found.get(index)
-            schema = requests[index].response_schema
-            if text is not None and schema is not None:
-                try:
-                    text = _normalised(_read_json(text, schema))
-                except _Invalid:
-                    text = None
-            if text is None:
+            answer = found.get(index)
+            if answer is None:
                 pending.append(index)
                 continue
-            answer = Completion(text=text, cached=True, calls=0)
             self.usage.add(answer)
             cached(index, answer)
         if not pending:

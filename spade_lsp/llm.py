@@ -602,17 +602,11 @@ class LiteLLMClient:
         keys = [self._key(request) for request in requests]
         structured = any(request.response_schema is not None for request in requests)
         capability = self._capability() if structured else None
-        for index, text in self._cached_many(keys).items():
-            schema = requests[index].response_schema
-            if schema is not None:
-                try:
-                    text = _normalised(_read_json(text, schema))
-                except _Invalid:
-                    continue  # an invalid answer cached by an older spade-lsp: ask again, and replace it
-            results[index] = Completion(text=text, cached=True, calls=0)
-            self.usage.add(results[index])  # type: ignore[arg-type]
+        for index, completion in self._cached_answers(requests, keys).items():
+            results[index] = completion
+            self.usage.add(completion)
             if on_result is not None:
-                on_result(index, results[index])  # type: ignore[arg-type]
+                on_result(index, completion)
         pending = {i for i, result in enumerate(results) if result is None}
         if not pending:
             return results  # type: ignore[return-value]
@@ -824,6 +818,21 @@ class LiteLLMClient:
             ).fetchone()
             capability.load(None if row is None else (str(row[0]), str(row[1])))
         return capability
+
+    def _cached_answers(self, requests: Sequence[LLMRequest], keys: Sequence[str]) -> dict[int, Completion]:
+        """The cached answers of ``requests`` (by index): a structured one is read and normalised as a fresh
+        answer is, and one that no longer validates (cached by an older spade-lsp) is left out, to be asked
+        again and replaced."""
+        found: dict[int, Completion] = {}
+        for index, text in self._cached_many(keys).items():
+            schema = requests[index].response_schema
+            if schema is not None:
+                try:
+                    text = _normalised(_read_json(text, schema))
+                except _Invalid:
+                    continue
+            found[index] = Completion(text=text, cached=True, calls=0)
+        return found
 
     def _cached_many(self, keys: Sequence[str]) -> dict[int, str]:
         if self.store is None or not keys:
