@@ -32,6 +32,8 @@ from typing import Any
 
 from aiohttp import web
 
+from tests.support.openai_stub import LoopbackServer
+
 
 @dataclass(frozen=True)
 class LineError:
@@ -84,8 +86,10 @@ class _Batch:
     shown: set[str] = field(default_factory=set)  # the statuses a retrieve has shown so far
 
 
-class BatchStub:
+class BatchStub(LoopbackServer):
     """The server (see the module's docstring); a context manager that runs it in a thread of its own."""
+
+    max_body_bytes = 256 * 1024 * 1024  # batch input files
 
     def __init__(
         self,
@@ -376,8 +380,7 @@ class BatchStub:
 
     # -- the server --------------------------------------------------------------------------------------------
 
-    async def _start(self) -> None:
-        app = web.Application(client_max_size=256 * 1024 * 1024)
+    def _routes(self, app: web.Application) -> None:
         app.router.add_post("/v1/files", self._upload)
         app.router.add_get("/v1/files/{id}", self._file)
         app.router.add_get("/v1/files/{id}/content", self._content)
@@ -386,37 +389,6 @@ class BatchStub:
         app.router.add_get("/v1/batches/{id}", self._retrieve)
         app.router.add_post("/v1/batches/{id}/cancel", self._cancel)
         app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, 0)
-        await site.start()
-        server = site._server
-        assert server is not None and server.sockets
-        self.port = int(server.sockets[0].getsockname()[1])
-
-    def __enter__(self) -> BatchStub:
-        self._loop = asyncio.new_event_loop()
-        started = threading.Event()
-
-        def run() -> None:
-            assert self._loop is not None
-            asyncio.set_event_loop(self._loop)
-            self._loop.run_until_complete(self._start())
-            started.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="batch-stub", daemon=True)
-        self._thread.start()
-        if not started.wait(10):
-            raise RuntimeError("the batch stub did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None and self._runner is not None and self._thread is not None
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
 
 
 def main() -> None:

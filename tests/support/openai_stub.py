@@ -24,7 +24,7 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from aiohttp import web
 
@@ -159,8 +159,59 @@ class Faults:
             return [kind for kind, _ in self.sent.get(key, [])]
 
 
+class LoopbackServer:
+    """An aiohttp app on loopback, served from its own thread and event loop for the ``with`` block; subclasses
+    add their routes (``_routes``) and hold ``host``, ``port`` (0: any free one), ``_loop``, ``_runner`` and
+    ``_thread``."""
+
+    max_body_bytes = 64 * 1024 * 1024
+    host: str
+    port: int
+    _loop: asyncio.AbstractEventLoop | None
+    _runner: web.AppRunner | None
+    _thread: threading.Thread | None
+
+    def _routes(self, app: web.Application) -> None:
+        raise NotImplementedError
+
+    async def _start(self) -> None:
+        app = web.Application(client_max_size=self.max_body_bytes)
+        self._routes(app)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
+        await site.start()
+        server = site._server
+        assert server is not None and server.sockets
+        self.port = int(server.sockets[0].getsockname()[1])
+
+    def __enter__(self) -> Self:
+        self._loop = asyncio.new_event_loop()
+        started = threading.Event()
+
+        def run() -> None:
+            assert self._loop is not None
+            asyncio.set_event_loop(self._loop)
+            self._loop.run_until_complete(self._start())
+            started.set()
+            self._loop.run_forever()
+
+        self._thread = threading.Thread(target=run, name=type(self).__name__, daemon=True)
+        self._thread.start()
+        if not started.wait(10):
+            raise RuntimeError(f"{type(self).__name__} did not start")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._loop is not None and self._runner is not None and self._thread is not None
+        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()
+
+
 @dataclass
-class OpenAIStub:
+class OpenAIStub(LoopbackServer):
     script: Callable[[dict[str, Any]], Reply]
     requests: list[dict[str, Any]] = field(default_factory=list)
     headers: list[dict[str, str]] = field(default_factory=list)
@@ -192,40 +243,8 @@ class OpenAIStub:
             status=reply.status, text=payload, content_type="application/json", headers=reply.headers or None
         )
 
-    async def _start(self) -> None:
-        app = web.Application(client_max_size=64 * 1024 * 1024)
+    def _routes(self, app: web.Application) -> None:
         app.router.add_post("/{tail:.*}", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, self.host, self.port, backlog=1024)
-        await site.start()
-        server = site._server
-        assert server is not None and server.sockets
-        self.port = int(server.sockets[0].getsockname()[1])
-
-    def __enter__(self) -> OpenAIStub:
-        self._loop = asyncio.new_event_loop()
-        started = threading.Event()
-
-        def run() -> None:
-            assert self._loop is not None
-            asyncio.set_event_loop(self._loop)
-            self._loop.run_until_complete(self._start())
-            started.set()
-            self._loop.run_forever()
-
-        self._thread = threading.Thread(target=run, name="openai-stub", daemon=True)
-        self._thread.start()
-        if not started.wait(10):
-            raise RuntimeError("the OpenAI stub did not start")
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        assert self._loop is not None and self._runner is not None and self._thread is not None
-        asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(10)
-        self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(10)
-        self._loop.close()
 
 
 def echo_model(latency_s: float) -> Callable[[dict[str, Any]], Reply]:
