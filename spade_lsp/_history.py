@@ -689,7 +689,7 @@ def _bare(text: str | None) -> Sentence | None:
 
 @functools.lru_cache(maxsize=1024)  # few distinct label sets, and every refresh reads one per sentence
 def _sentence_labels(kind: str, labels_json: str) -> str | None:
-    """A sentence's categories from the change that introduced it. A rewording's own label (Rewording)
+    """A sentence's categories from the change that introduced it. A rewording's own label (Prompt clarification)
     describes the edit, not the sentence: it is dropped, and a rewording with no other label leaves the sentence
     to the classifier's reading of it on its own (None)."""
     labels = json.loads(labels_json)
