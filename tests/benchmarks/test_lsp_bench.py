@@ -243,7 +243,8 @@ async def test_ten_editor_windows_share_one_daemon(tmp_path: Path, daemons: Daem
         uris = [await _open(server, prompt, text) for server, prompt in zip(servers, prompts, strict=True)]
 
         def recorded(diagnostics: list[dict[str, Any]]) -> bool:
-            return len(diagnostics) == 2 and all("introduced in v1" in d["message"] for d in diagnostics)
+            # three instructions: the placeholder's mention, the count and the exclusion, each with its history
+            return len(diagnostics) == 3 and all("introduced in v1" in d["message"] for d in diagnostics)
 
         await asyncio.gather(
             *(server.diagnostics_where(uri, recorded) for server, uri in zip(servers, uris, strict=True))
