@@ -14,8 +14,6 @@ to its ``collected_at``, to the run's end. Run with ``make bench`` or
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -28,6 +26,7 @@ from spade_lsp.reliability import SampleOptions, sample_prompt
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import SAMPLING_SIDECAR, V3
 from tests.support.floors import at_least, below
+from tests.support.openai_stub import server_process
 
 INPUTS, SAMPLES = 100, 100
 REQUESTS = INPUTS * SAMPLES
@@ -40,18 +39,8 @@ pytestmark = [pytest.mark.benchmark, pytest.mark.timeout(600)]
 
 @pytest.fixture(scope="module")
 def batch_server() -> Iterator[str]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "tests.support.batch_stub", "--complete-after", str(PROVIDER_S)],
-        stdout=subprocess.PIPE,
-        text=True,
-        cwd=Path(__file__).resolve().parents[2],
-    )
-    try:
-        assert process.stdout is not None
-        yield process.stdout.readline().strip()
-    finally:
-        process.terminate()
-        process.wait(10)
+    with server_process("tests.support.batch_stub", "--complete-after", str(PROVIDER_S)) as api_base:
+        yield api_base
 
 
 def _seconds(start: str, end: str) -> float:

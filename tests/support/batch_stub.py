@@ -32,7 +32,7 @@ from typing import Any
 
 from aiohttp import web
 
-from tests.support.openai_stub import LoopbackServer
+from tests.support.openai_stub import LoopbackServer, completion_body
 
 
 @dataclass(frozen=True)
@@ -45,22 +45,6 @@ class LineError:
 
 
 Answer = Callable[[dict[str, Any]], "dict[str, Any] | LineError | str"]
-
-
-def completion_body(content: str, *, prompt_tokens: int = 10, completion_tokens: int = 5) -> dict[str, Any]:
-    """A chat completion whose message content is ``content``."""
-    return {
-        "id": "chatcmpl-batch",
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": "stub",
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
 
 
 def echo(body: dict[str, Any]) -> str:

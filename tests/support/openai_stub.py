@@ -37,21 +37,26 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+def completion_body(content: str, *, prompt_tokens: int = 10, completion_tokens: int = 5) -> dict[str, Any]:
+    """A well-formed chat completion's JSON whose message content is ``content``."""
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": "stub",
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
 def chat_reply(content: str, *, prompt_tokens: int = 10, completion_tokens: int = 5, delay_s: float = 0.0) -> Reply:
     """A well-formed chat completion whose message content is ``content``."""
     return Reply(
-        body={
-            "id": "chatcmpl-test",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": "stub",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        },
+        body=completion_body(content, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens),
         delay_s=delay_s,
     )
 
@@ -285,9 +290,17 @@ def judge_model(latency_s: float) -> Callable[[dict[str, Any]], Reply]:
 def stub_process(latency_s: float, *, judge: bool = False) -> Iterator[str]:
     """The fixed-latency model in a process of its own (so a benchmark measures the client, not the stub);
     yields its api_base."""
-    command = [sys.executable, "-m", "tests.support.openai_stub", "--latency", str(latency_s)]
+    arguments = ["--latency", str(latency_s), *(["--judge"] if judge else [])]
+    with server_process("tests.support.openai_stub", *arguments) as api_base:
+        yield api_base
+
+
+@contextlib.contextmanager
+def server_process(module: str, *arguments: str) -> Iterator[str]:
+    """``python -m module arguments`` from the checkout, a loopback server that prints its api_base on its first
+    line; yields that api_base and stops the process after."""
     process = subprocess.Popen(
-        [*command, "--judge"] if judge else command,
+        [sys.executable, "-m", module, *arguments],
         stdout=subprocess.PIPE,
         text=True,
         cwd=Path(__file__).resolve().parents[2],
