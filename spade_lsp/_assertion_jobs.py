@@ -33,11 +33,11 @@ from spade_lsp._prompts import (
     template_placeholders,
 )
 from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
-from spade_lsp._store import Store
 from spade_lsp.config import Settings
 from spade_lsp.errors import ConfigError, InputError, LLMError, ModelNotConfiguredError, SpadeError, StoreError
 from spade_lsp.llm import LLMClient, parse_json_answer
 from spade_lsp.sandbox import PYTHON_ONLY_WARNING, ModuleSource, SandboxCase, SandboxLimits, run_assertions
+from spade_lsp.store import Store
 from spade_lsp.synthesis import (
     Candidate,
     Instruction,

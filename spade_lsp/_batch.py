@@ -548,7 +548,7 @@ class BatchLiteLLMClient(LiteLLMClient):
         try:
             on_progress(done, total)
         except Exception as error:
-            from spade_lsp._jobs import JobCancelled
+            from spade_lsp.errors import JobCancelled
 
             if isinstance(error, JobCancelled):  # the user cancelled the job: stop the batches' spending too
                 for row in rows:

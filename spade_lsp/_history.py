@@ -21,9 +21,9 @@ from spade_lsp import _git
 from spade_lsp._deltas import diff_texts
 from spade_lsp._prompts import PromptKind, PromptText, decode_prompt, parse_prompt, prompt_kind, read_prompt_file
 from spade_lsp._sentences import split_sentences
-from spade_lsp._store import Store
 from spade_lsp._types import ChangeKind, Position, Range, Sentence, SentenceChange, VersionInfo
 from spade_lsp.errors import ConfigError, InputError
+from spade_lsp.store import Store
 from spade_lsp.taxonomy import PROMPT_REPHRASING, TaxonomyClassifier, delta_labels, ordered
 
 

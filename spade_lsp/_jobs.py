@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from sqlite_utils.db import NotFoundError
 
-from spade_lsp._store import Store
-from spade_lsp.errors import InputError, SpadeError
+from spade_lsp._progress import Progress
+from spade_lsp.errors import InputError, JobCancelled, SpadeError
+from spade_lsp.store import Store
 from spade_lsp.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -59,13 +60,6 @@ LEASE_S: Final = 30.0
 RENEW_EVERY_S: Final = 10.0
 PRUNE_AFTER_DAYS: Final = 30
 LIST_LIMIT: Final = 100
-
-#: ``progress(message, percentage)``: called between phases; raises :class:`JobCancelled` to stop the job.
-Progress = Callable[[str, float | None], None]
-
-
-class JobCancelled(SpadeError):
-    """Raised by a job's progress callback once cancellation was requested; the job ends ``cancelled``."""
 
 
 class JobNotFoundError(SpadeError):

@@ -139,6 +139,80 @@ def parse_prompt(text: str, *, source: str = "<prompt>", kind: PromptKind = "tex
 _JINJA_TAG = re.compile(r"\{%.*?%\}|\{#.*?#\}", re.DOTALL)
 
 
+_TOP_KEY = re.compile(r"[^\s#\-\]},]|-[^\s-]")
+_MESSAGES_KEY = re.compile(r"""(["']?)messages\1[ \t]*:(?:[ \t]|$)""")
+#: What a prompt's own settings are called in messages, by the prompt's kind.
+SETTINGS_SOURCE_NAMES: Final[dict[PromptKind, str]] = {
+    "text": "front matter",
+    "prompty": "front matter",
+    "messages": "the settings beside messages",
+}
+
+
+def settings_block(text: str | None, kind: PromptKind) -> str | None:
+    """The part of a prompt's text that holds its own settings, as text that names them (what
+    an editor caches on), or None when it holds none.
+
+    Front matter: the ``---`` block. A message list: the top-level entries other than ``messages``, found
+    without parsing the messages (a keystroke in a long conversation re-reads a few lines, not the file); a list
+    of messages with nothing beside it, and JSON that does not parse (half-typed), hold none."""
+    if not text:
+        return None
+    if kind != "messages":
+        match = _FRONT_MATTER.match(text) if text.startswith("---") else None
+        return match.group(0) if match is not None else None
+    stripped = text.lstrip("\ufeff \t\r\n")
+    if stripped.startswith("["):
+        return None
+    if stripped.startswith("{"):  # JSON (or a YAML flow mapping): parsed whole, its other keys kept
+        try:
+            loaded = json.loads(stripped)
+        except ValueError:
+            loaded = _yaml_or_none(stripped)
+        if not isinstance(loaded, dict):
+            return None
+        others = {str(key): value for key, value in loaded.items() if key != "messages"}
+        return json.dumps(others, sort_keys=True, default=str) if others else None
+    kept: list[str] = []
+    keep = False
+    for line in text.splitlines(keepends=True):
+        if line.rstrip() in ("---", "...") or line.startswith("%"):
+            keep = False  # a document marker or a directive: never part of an entry
+            continue
+        if _TOP_KEY.match(line):
+            keep = _MESSAGES_KEY.match(line) is None
+        if keep:
+            kept.append(line)
+    block = "".join(kept)
+    return block if block.strip() else None
+
+
+def _yaml_or_none(text: str) -> Any:
+    try:
+        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: per keystroke
+    except (yaml.YAMLError, RecursionError):
+        return None
+
+
+def block_settings(block: str, kind: PromptKind) -> dict[str, Any]:
+    """The mapping in a block that :func:`settings_block` found: front matter that is not a YAML mapping raises
+    :class:`~spade_lsp.errors.ConfigError`; a message list's half-typed entries hold none."""
+    if kind != "messages":
+        return _split_front_matter(block, SETTINGS_SOURCE_NAMES[kind])[0]
+    if block.startswith("{"):
+        loaded: Any = json.loads(block)
+    else:
+        loaded = _yaml_or_none(block)
+    return dict(loaded) if isinstance(loaded, dict) else {}
+
+
+def own_settings(text: str | None, kind: PromptKind) -> dict[str, Any]:
+    """A prompt's own settings, unfiltered: its front matter, or for a message list the keys beside
+    ``messages`` (see :func:`spade_lsp.config.resolve` for which of them are settings)."""
+    block = settings_block(text, kind)
+    return {} if block is None else block_settings(block, kind)
+
+
 def _blank_jinja_tags(body: str, templating: Templating) -> str:
     """Jinja2 statements and comments (``{% if x %}``, ``{# note #}``) are markup, not wording: blanked, so the
     sentences around them read as sentences (``{{ x }}`` placeholders stay, as ``{x}`` ones do)."""

@@ -143,7 +143,7 @@ class _State:
         with no store has none (nothing is created)."""
         found = self.selections.get(root)
         if found is None:
-            from spade_lsp._store import STORE_DIR, STORE_FILE
+            from spade_lsp.store import STORE_DIR, STORE_FILE
 
             found = {}
             if (root / STORE_DIR / STORE_FILE).is_file():

@@ -59,9 +59,9 @@ from spade_lsp.llm import (
 
 if TYPE_CHECKING:
     from spade_lsp._roles import Endpoint
-    from spade_lsp._store import Store
     from spade_lsp.config import Settings
     from spade_lsp.sandbox import AskLLM, ModuleSource, SandboxCase, SandboxLimits, SandboxResult
+    from spade_lsp.store import Store
 
 __all__ = ["NOT_INSTALLED", "RayLLMClient", "import_ray", "ray_client", "run_assertions_ray", "start"]
 

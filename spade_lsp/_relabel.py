@@ -6,12 +6,12 @@ CLI import). A delta whose labels the model could not give keeps its offline lab
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spade_lsp._fallbacks import Fallbacks
+from spade_lsp._progress import Progress
 from spade_lsp._roles import assistant_endpoint
 from spade_lsp.config import Settings
 from spade_lsp.errors import SpadeError
@@ -73,7 +73,7 @@ def relabel_prompt(
     path: Path,
     *,
     settings: Settings | None = None,
-    progress: Callable[[str, float | None], None] | None = None,
+    progress: Progress | None = None,
 ) -> RelabelResult:
     """Label every delta of ``path`` not yet labelled by the assistant model; each delta is one call (cached in
     the store, so a re-run costs nothing). Failures fall back to the offline labels, never raise."""

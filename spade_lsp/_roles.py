@@ -16,9 +16,9 @@ from typing import TYPE_CHECKING, Final, Literal
 from spade_lsp.errors import ConfigError, ModelNotConfiguredError
 
 if TYPE_CHECKING:
-    from spade_lsp._store import Store
     from spade_lsp.config import Settings
     from spade_lsp.llm import LiteLLMClient, LLMClient
+    from spade_lsp.store import Store
 
 Role = Literal["pipeline", "assistant"]
 

@@ -8,12 +8,15 @@ import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 from spade_lsp._files import MAX_SETTINGS_BYTES, read_limited_text
 from spade_lsp.errors import ConfigError
+
+if TYPE_CHECKING:
+    from spade_lsp._prompts import PromptKind
 
 DEFAULT_PROMPT_GLOBS = (
     "**/*.prompt",
@@ -290,6 +293,46 @@ def prompty_model_settings(model: Mapping[str, Any]) -> dict[str, Any]:
     if extra:
         settings["model_parameters"] = extra
     return settings
+
+
+def resolve(
+    root: Path,
+    prompt_text: str | None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    kind: PromptKind = "text",
+    files: Settings | None = None,
+    overrides_source: str = "overrides",
+) -> Settings:
+    """One prompt's settings, the one way every entry point gets them (the CLI, a daemon job, the editor):
+    the workspace's files at ``root`` (or ``files``, already loaded from them), then the prompt's own settings
+    (front matter; for a message list the keys beside ``messages``), then ``overrides`` (the command line's
+    options, or the editor's settings), each overriding the one before. Overrides never set
+    :data:`FILE_ONLY_SETTINGS`. Raises :class:`~spade_lsp.errors.ConfigError` naming the source at fault."""
+    from spade_lsp._prompts import SETTINGS_SOURCE_NAMES, own_settings
+
+    settings = files if files is not None else load_settings(root)
+    settings = settings.merged(
+        front_matter_settings(own_settings(prompt_text, kind)), source=SETTINGS_SOURCE_NAMES[kind]
+    )
+    chosen = {k: v for k, v in (overrides or {}).items() if k.replace("-", "_") not in FILE_ONLY_SETTINGS}
+    return settings.merged(chosen, source=overrides_source)
+
+
+def resolve_file(
+    root: Path, prompt: Path, overrides: Mapping[str, Any] | None = None, *, overrides_source: str = "overrides"
+) -> Settings:
+    """:func:`resolve` for a prompt file as it is on disk; a prompt that cannot be read has no settings of its
+    own (reading it is the consumer's error to report)."""
+    from spade_lsp._prompts import prompt_kind, read_prompt_file
+    from spade_lsp.errors import PromptFileError
+
+    files = load_settings(root)
+    try:
+        text: str | None = read_prompt_file(prompt, max_bytes=files.max_prompt_bytes)
+    except PromptFileError:
+        text = None
+    return resolve(root, text, overrides, kind=prompt_kind(prompt), files=files, overrides_source=overrides_source)
 
 
 def _validate(data: dict[str, Any], source: str) -> Settings:

@@ -96,6 +96,10 @@ class SandboxError(SpadeError):
     """The assertion sandbox could not run at all (a worker failed to start); assertion failures are not this."""
 
 
+class JobCancelled(SpadeError):
+    """Raised by a job's progress callback once cancellation was requested; the job ends ``cancelled``."""
+
+
 class DaemonError(SpadeError):
     """The workspace daemon answered a request with an error; ``code`` is its JSON-RPC error code."""
 

@@ -49,8 +49,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final, Literal, Protocol, TypeVar
 
-from spade_lsp._store import Store
 from spade_lsp.errors import LLMError
+from spade_lsp.store import Store
 
 __all__ = [
     "STRUCTURED_MODES",

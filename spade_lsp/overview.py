@@ -32,7 +32,7 @@ from spade_lsp.synthesis import PLACEHOLDER_PATTERN, placeholders_of
 from spade_lsp.taxonomy import CATEGORY_IDS, CHECKABLE, DISPLAY_NAMES, PLAIN_NAMES, TaxonomyClassifier
 
 if TYPE_CHECKING:  # importing the store pulls sqlite-utils (and numpy through it); the caller opens it
-    from spade_lsp._store import Store
+    from spade_lsp.store import Store
 
 __all__ = [
     "AssertionStats",

@@ -18,9 +18,9 @@ from spade_lsp._roles import (
     pipeline_endpoint,
     require,
 )
-from spade_lsp._store import Store
 from spade_lsp.config import FILE_ONLY_SETTINGS, Settings, find_workspace_root, front_matter_settings, load_settings
 from spade_lsp.llm import LLMClient
+from spade_lsp.store import Store
 
 #: The settings a client is made with (:func:`~spade_lsp._roles.make_client`): prompts that differ in them (by
 #: front matter, say) get clients of their own.

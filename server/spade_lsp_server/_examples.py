@@ -20,7 +20,7 @@ from spade_lsp.errors import InputError
 from spade_lsp.overview import prompt_key
 
 if TYPE_CHECKING:
-    from spade_lsp._store import Store
+    from spade_lsp.store import Store
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")  # LSP's line breaks (str.splitlines knows more)
 

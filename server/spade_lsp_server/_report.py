@@ -13,7 +13,7 @@ from spade_lsp.overview import PromptOverview, VersionInfo
 from spade_lsp_server._render import pct, quote, ratio, reliability_text, selection_text, stats_text
 
 if TYPE_CHECKING:
-    from spade_lsp._store import Store  # sqlite-utils imports numpy: the server only reads through _readstore
+    from spade_lsp.store import Store  # sqlite-utils imports numpy: the server only reads through store.open_readonly
 
 REPORTS_DIR: Final = Path(".spade") / "reports"
 _GITIGNORE: Final = "# spade-lsp's local state; never committed\n*\n"

@@ -8,101 +8,30 @@ the store's ``data_version`` and the effective settings), so unchanged documents
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from spade_lsp._files import MAX_PROMPT_READ_BYTES, MAX_SIDECAR_BYTES, read_limited, read_limited_text, sidecar_path
-from spade_lsp._prompts import PromptKind, parse_prompt, prompt_kind
-from spade_lsp.config import NOT_FROM_CONTENT, Settings, front_matter_settings, load_settings
+from spade_lsp._prompts import PromptKind, prompt_kind, settings_block
+from spade_lsp.config import NOT_FROM_CONTENT, Settings, load_settings, resolve
 from spade_lsp.errors import InputError, SpadeError
 from spade_lsp.overview import PromptOverview, build_overview
+from spade_lsp.store import data_version, open_readonly
 from spade_lsp_server._daemon import DaemonLink, Notify, Tell
-from spade_lsp_server._readstore import data_version, open_store
 
 if TYPE_CHECKING:
-    from spade_lsp._store import Store
+    from spade_lsp.store import Store
 
 log = logging.getLogger(__name__)
 
 _SETTING_KEYS = frozenset(Settings.model_fields) - NOT_FROM_CONTENT
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(\r?\n|\Z)", re.DOTALL)
+
+
 #: A top-level key of a YAML mapping (at column 0), and whether it is ``messages``.
-_TOP_KEY = re.compile(r"[^\s#\-\]},]|-[^\s-]")
-_MESSAGES_KEY = re.compile(r"""(["']?)messages\1[ \t]*:(?:[ \t]|$)""")
-_SOURCE_NAMES: dict[PromptKind, str] = {
-    "text": "front matter",
-    "prompty": "front matter",
-    "messages": "the settings beside messages",
-}
-
-
-def _settings_source(text: str | None, kind: PromptKind) -> str | None:
-    """The part of a prompt's text that holds its own settings, as text that names them (what
-    :meth:`WorkspaceState.settings_for` caches on), or None when it holds none.
-
-    Front matter: the ``---`` block. A message list: the top-level entries other than ``messages``, found
-    without parsing the messages (a keystroke in a long conversation re-reads a few lines, not the file); a list
-    of messages with nothing beside it, and JSON that does not parse (half-typed), hold none."""
-    if not text:
-        return None
-    if kind != "messages":
-        match = _FRONT_MATTER.match(text) if text.startswith("---") else None
-        return match.group(0) if match is not None else None
-    stripped = text.lstrip("\ufeff \t\r\n")
-    if stripped.startswith("["):
-        return None
-    if stripped.startswith("{"):  # JSON (or a YAML flow mapping): parsed whole, its other keys kept
-        try:
-            loaded = json.loads(stripped)
-        except ValueError:
-            loaded = _yaml_or_none(stripped)
-        if not isinstance(loaded, dict):
-            return None
-        others = {str(key): value for key, value in loaded.items() if key != "messages"}
-        return json.dumps(others, sort_keys=True, default=str) if others else None
-    kept: list[str] = []
-    keep = False
-    for line in text.splitlines(keepends=True):
-        if line.rstrip() in ("---", "...") or line.startswith("%"):
-            keep = False  # a document marker or a directive: never part of an entry
-            continue
-        if _TOP_KEY.match(line):
-            keep = _MESSAGES_KEY.match(line) is None
-        if keep:
-            kept.append(line)
-    block = "".join(kept)
-    return block if block.strip() else None
-
-
-def _yaml_or_none(text: str) -> Any:
-    import yaml
-
-    try:
-        return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))  # libyaml: per keystroke
-    except (yaml.YAMLError, RecursionError):
-        return None
-
-
-def _settings_of(source: str, kind: PromptKind) -> Mapping[str, Any]:
-    """The mapping that :func:`_settings_source` found (empty when it is not one: the overview says why)."""
-    if kind != "messages":
-        try:
-            return parse_prompt(source).front_matter
-        except SpadeError:
-            return {}  # the overview reports invalid front matter itself
-    if source.startswith("{"):
-        loaded: Any = json.loads(source)
-    else:
-        loaded = _yaml_or_none(source)
-    return loaded if isinstance(loaded, dict) else {}
-
-
 def _snake(key: str) -> str:
     """``promptGlobs`` / ``prompt-globs`` -> ``prompt_globs`` (editors tend to camelCase their settings)."""
     out = "".join(f"_{c.lower()}" if c.isupper() else c for c in key).replace("-", "_")
@@ -187,7 +116,7 @@ class WorkspaceState:
         does), or for a message list (``.prompt.json``, ``.prompt.yaml``) the keys beside ``messages``; which
         applies depends on the file's name (``prompt``; None: an unsaved buffer, read as a plain prompt)."""
         kind = prompt_kind(prompt) if prompt is not None else "text"
-        source = _settings_source(text, kind)
+        source = settings_block(text, kind)
         if source is None:
             return self.settings, ()
         cached = self._front_matter.get((kind, source))
@@ -196,11 +125,14 @@ class WorkspaceState:
         notes: tuple[str, ...] = ()
         settings = self.settings
         try:
-            known = front_matter_settings(_settings_of(source, kind))
-            if known:
-                settings = self.file_settings.merged(known, source=_SOURCE_NAMES[kind]).merged(
-                    self.client_values, source="editor settings (spade)"
-                )
+            settings = resolve(
+                self.root,
+                source,
+                self.client_values,
+                kind=kind,
+                files=self.file_settings,
+                overrides_source="editor settings (spade)",
+            )
         except SpadeError as error:  # shown on the prompt; the workspace's settings apply meanwhile
             notes = (str(error),)
         if len(self._front_matter) > 256:
@@ -213,7 +145,7 @@ class WorkspaceState:
     def store(self) -> Store | None:
         """The read-only store, opened on first use and re-tried while it does not exist yet."""
         if self._store is None:
-            self._store, why = open_store(self.root)
+            self._store, why = open_readonly(self.root)
             if why is not None and why != self._store_error:
                 log.info("the store of %s is not readable yet: %s", self.root, why)
             self._store_error = why

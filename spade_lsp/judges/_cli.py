@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
+from spade_lsp._progress import Progress
 from spade_lsp.errors import InputError
 from spade_lsp.reliability._cli import scale_flags
 
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 
 #: Runs a judge job in the workspace's daemon when one runs (None: run in this process).
 DaemonJudge = Callable[[argparse.Namespace, dict[str, Any]], "dict[str, Any] | None"]
-Progress = Callable[[str, float | None], None]
 
 NOISE_SOURCES: Final = ("examples", "sampled")
 #: Sample-index offset between two resamples of a whole pipeline (its units use indices below this).

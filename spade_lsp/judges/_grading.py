@@ -18,12 +18,13 @@ import math
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 from spade_lsp._fallbacks import Fallbacks
+from spade_lsp._progress import Progress
 from spade_lsp.errors import InputError, StoreError
 from spade_lsp.judges._agreement import agreement, positive_rate
 from spade_lsp.judges._ask import PROBLEMS, Answer, Message, Question, ask_many
@@ -53,8 +54,6 @@ Arm = Literal["with_notes", "without_notes"]
 ARMS: Final[tuple[Arm, Arm]] = ("with_notes", "without_notes")
 GRADING_SCALE: Final = Scale.discrete(["Yes", "No", "Unsure"], passing=["Yes"])
 RUN_NAME: Final = "grading-notes"
-#: ``progress(message, percentage)``; it may raise (the daemon's raises JobCancelled) to stop the run.
-Progress = Callable[[str, float | None], None]
 
 _SYSTEM: Final = (
     "You grade an AI assistant's response to a user's message: is it a good answer, given the context? "
@@ -145,7 +144,7 @@ def grade_with_notes(
             last_report[0] = now
             report(f"grading: {arrived[0]} of {len(plan)} answers", round(100 * arrived[0] / len(plan), 1))
 
-    from spade_lsp._jobs import JobCancelled
+    from spade_lsp.errors import JobCancelled
 
     try:
         report(f"grading {len(items)} example(s): {len(plan)} judge calls", 0.0)

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal
 
+from spade_lsp._progress import Progress
 from spade_lsp.errors import InputError
 from spade_lsp.judges._items import JudgeItem, items_from_examples
 
@@ -35,7 +36,6 @@ NoiseSource = Literal["examples", "sampled"]
 Scores = Sequence[Sequence[Sequence[float | None]]]
 #: What a judge callable returns for one resample: a score per item, None where it gave no usable answer.
 Judge = Callable[[Sequence[JudgeItem], int], Sequence[float | None]]
-Progress = Callable[[str, float | None], None]
 DECIMALS: Final = 6
 _TOLERANCE: Final = 1e-12
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 from spade_lsp._fallbacks import Fallbacks
 from spade_lsp._files import MAX_SETTINGS_BYTES, read_limited_text
+from spade_lsp._progress import Progress
 from spade_lsp.errors import ConfigError, InputError
 from spade_lsp.judges._ask import PROBLEMS, Answer, JudgeClients, Question, ask_many
 from spade_lsp.judges._items import JudgeItem
@@ -53,7 +54,6 @@ __all__ = [
 UnitKind = Literal["judge", "verify", "pairwise", "categorical"]
 Connection = Literal["chain", "dense", "broadcast", "cumulative"]
 PoolMethod = Literal["majority", "mean", "weighted"]
-Progress = Callable[[str, float | None], None]
 #: Called after each layer with its answers, ``answers[unit][item]`` (the workspace runner stores them).
 LayerDone = Callable[["Layer", list[list[Answer]]], None]
 
@@ -958,7 +958,7 @@ def run_pipeline(
 ) -> dict[str, Any]:
     """Judge ``prompt``'s examples with ``pipeline``, store the run (every unit's answer and the pooled one)
     and return its document. A run that raises is stored as failed (cancelled for a cancelled job)."""
-    from spade_lsp._jobs import JobCancelled
+    from spade_lsp.errors import JobCancelled
     from spade_lsp.judges._items import items_from_examples
     from spade_lsp.judges._runs import Judgement, finish_run, save_judgements, start_run
 

@@ -21,13 +21,14 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Final, Literal, Protocol, overload
 
-from spade_lsp._store import Store
+from spade_lsp._progress import Progress
 from spade_lsp.errors import InputError, LLMError
 from spade_lsp.judges._ask import PROBLEMS, RETRY_STRIDE, Answer, JudgeClients, Question, ask_many
 from spade_lsp.judges._runs import Judgement, finish_run, save_judgements, start_run
 from spade_lsp.judges._scales import Scale
 from spade_lsp.llm import Completion, LLMClient, LLMRequest, Usage
 from spade_lsp.reliability._stats import Rate, rate
+from spade_lsp.store import Store
 
 __all__ = [
     "TESTS",
@@ -56,7 +57,6 @@ __all__ = [
 
 Aggregation = Literal["mean", "min", "max", "sum", "count"]
 Message = Mapping[str, str]
-Progress = Callable[[str, float | None], None]
 DECIMALS: Final = 6
 MISSING_GROUP: Final = "(none)"
 _DECISION: Final = re.compile(

@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:  # the language server reads note histories: keep its imports to the standard library
-    from spade_lsp._store import Store
     from spade_lsp.judges._ask import Answer
+    from spade_lsp.store import Store
 
 __all__ = ["Judgement", "RunKind", "finish_run", "note_history", "save_judgements", "start_run"]
 

@@ -10,7 +10,7 @@ store; the comparison pairs cell (input, sample) of the baseline with the same c
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -19,6 +19,7 @@ from typing import Any, Final, Literal, cast
 import numpy as np
 
 from spade_lsp._fallbacks import Fallbacks
+from spade_lsp._progress import Progress
 from spade_lsp.errors import InputError
 from spade_lsp.reliability._paired import PairedDifference, paired_difference
 from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
@@ -28,7 +29,6 @@ from spade_lsp.workspace import Workspace, synced_head
 __all__ = ["OVERALL", "CompareOptions", "Variant", "compare_job_options", "compare_prompt", "plan_variants"]
 
 Kind = Literal["versions", "models", "temperatures"]
-Progress = Callable[[str, float | None], None]
 #: The row for "every check passed on this output" (P_pass), compared like a check.
 OVERALL: Final = "all checks"
 _ORDER: Final = {"worse": 0, "better": 1, "no detectable difference": 2}

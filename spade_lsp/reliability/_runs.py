@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, cast
 from spade_lsp.errors import InputError
 
 if TYPE_CHECKING:
-    from spade_lsp._store import Store  # sqlite-utils would import numpy into the language server
+    from spade_lsp.store import Store  # sqlite-utils would import numpy into the language server
 
 
 def stored_document(store: Store, prompt_key: str, *, run_id: int | None = None) -> dict[str, Any] | None:

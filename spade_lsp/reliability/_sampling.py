@@ -18,7 +18,6 @@ import json
 import math
 import random
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -29,6 +28,7 @@ import numpy as np
 from spade_lsp._examples import Example, prompt_examples
 from spade_lsp._fallbacks import Fallbacks
 from spade_lsp._files import sidecar_path
+from spade_lsp._progress import Progress
 from spade_lsp._prompts import PromptText, conversation_text, parse_prompt, prompt_kind, render_messages
 from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
 from spade_lsp.config import Settings
@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 
 __all__ = ["VERIFIER_COLUMN", "SampleOptions", "latest_document", "sample_prompt", "selected_assertions"]
 
-#: ``progress(message, percentage)``; it may raise (the daemon's raises JobCancelled) to stop the run.
-Progress = Callable[[str, float | None], None]
 
 _ROUND_CALLS: Final = 256  # the most calls between two writes when nothing stops early
 _PROGRESS_EVERY_S: Final = 0.5
@@ -360,7 +358,7 @@ class _Sampler:
             self.verifier = LLMVerifier(verifier_client, plan.criteria)
 
     def run(self) -> dict[str, Any]:
-        from spade_lsp._jobs import JobCancelled
+        from spade_lsp.errors import JobCancelled
 
         self.run_id = self._start()
         try:

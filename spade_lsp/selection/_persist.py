@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from spade_lsp._store import Store
 from spade_lsp.errors import InputError, StoreError
 from spade_lsp.selection._matrix import ORIGINS, SelectionInput, Subsumption, eval_run_input
 from spade_lsp.selection._select import Selection
+from spade_lsp.store import Store
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.judges._items import JudgeItem
 from spade_lsp.judges._pipeline import Pipeline
 from spade_lsp.llm import LiteLLMClient

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest
 from tests.support.floors import at_most, figure
 from tests.support.openai_stub import stub_process

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest
 from spade_lsp.sandbox import ModuleSource, SandboxCase, SandboxLimits, run_assertions
 from tests.benchmarks.test_sandbox_bench import _module, _response

@@ -13,7 +13,7 @@ import pytest
 from spade_lsp import cli
 from spade_lsp._batch import BatchLiteLLMClient, batch_price
 from spade_lsp._roles import Endpoint, make_client
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.config import Settings
 from spade_lsp.errors import ConfigError, LLMError
 from spade_lsp.llm import Completion, LLMRequest
@@ -186,7 +186,7 @@ def test_a_batch_cancelled_at_the_provider_is_reported(store: Store) -> None:
 
 
 def test_a_cancelled_job_cancels_its_batch_and_the_next_run_collects_what_was_kept(store: Store) -> None:
-    from spade_lsp._jobs import JobCancelled
+    from spade_lsp.errors import JobCancelled
 
     with BatchStub(complete_after_s=2.0) as stub:
 

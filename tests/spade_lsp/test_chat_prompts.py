@@ -393,7 +393,7 @@ def test_a_message_list_that_does_not_parse_is_not_recorded(workspace_dir: Path)
 
 
 def test_prompty_histories_recorded_before_chat_prompts_are_read_again(workspace_dir: Path) -> None:
-    from spade_lsp._store import _chat_prompts
+    from spade_lsp.store._database import _chat_prompts
 
     prompt = workspace_dir / "support.prompty"
     prompt.write_text(PROMPTY, encoding="utf-8")

@@ -26,7 +26,7 @@ def _json(*args: str, cwd: Path) -> Any:
 
 
 def _jobs(root: Path) -> list[dict[str, Any]]:
-    from spade_lsp._store import Store
+    from spade_lsp.store import Store
 
     store = Store.open_readonly(root)
     assert store is not None

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from spade_lsp._history import History, Revision
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp._types import ChangeKind, SentenceChange
 from spade_lsp.errors import InputError
 from spade_lsp.taxonomy import COUNT, DATA_PLACEHOLDERS, EXCLUSION, PROMPT_REPHRASING

@@ -23,7 +23,7 @@ from spade_lsp._jobs import (
     execute,
     validate_params,
 )
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.errors import InputError
 from spade_lsp.workspace import Workspace
 

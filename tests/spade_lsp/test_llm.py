@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from spade_lsp._roles import make_client, pipeline_endpoint, require
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.config import Settings
 from spade_lsp.errors import LLMError, ModelNotConfiguredError
 from spade_lsp.llm import (

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.errors import LLMError
 from spade_lsp.llm import Completion, InvalidAnswerError, LiteLLMClient, LLMRequest, cache_key
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply

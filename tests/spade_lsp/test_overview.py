@@ -16,7 +16,7 @@ import pytest
 from spade_lsp import overview
 from spade_lsp._assertion_jobs import evaluate, make_synthesizer, synthesize
 from spade_lsp._sentences import split_sentences
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.cli import main as cli_main
 from spade_lsp.overview import (
     build_overview,

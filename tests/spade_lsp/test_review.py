@@ -14,7 +14,7 @@ import pytest
 
 from spade_lsp._jobs import JobParamsError, validate_params
 from spade_lsp._review import function_texts, sha_of, unreviewed
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.cli import main
 from spade_lsp.overview import prompt_key
 from tests.spade_lsp_client.daemons import Daemons, daemons

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.errors import StoreError, StoreLockedError
 
 

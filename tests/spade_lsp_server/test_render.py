@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from spade_lsp._assertion_jobs import make_synthesizer, synthesize
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.overview import build_overview
 from spade_lsp.workspace import Workspace
 from spade_lsp_server import _render

@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from spade_lsp._jobs import Job, JobCancelled, JobQueue, JobStateError, execute
-from spade_lsp._store import Store
-from spade_lsp.errors import SpadeError, StoreLockedError
+from spade_lsp._jobs import Job, JobQueue, JobStateError, execute
+from spade_lsp.errors import JobCancelled, SpadeError, StoreLockedError
+from spade_lsp.store import Store
 from spade_lsp.workspace import Workspace
 
 log = logging.getLogger("spade_lsp_server.daemon.runner")

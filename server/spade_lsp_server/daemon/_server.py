@@ -29,9 +29,9 @@ from spade_lsp import __version__
 from spade_lsp._files import atomic_write_text, examples_path, sidecar_path
 from spade_lsp._jobs import RENEW_EVERY_S, Job, JobNotFoundError, JobParamsError, JobQueue, validate_params
 from spade_lsp._relabel import wants_relabel_settings
-from spade_lsp._store import Store
 from spade_lsp.config import DEFAULT_PROMPT_GLOBS, Settings, load_settings
 from spade_lsp.errors import ConfigError, SpadeError
+from spade_lsp.store import Store
 from spade_lsp.workspace import sync_prompt
 from spade_lsp_client import _protocol as protocol
 from spade_lsp_server.daemon._runner import JobRunner, RunnerHooks, WorkspaceCache

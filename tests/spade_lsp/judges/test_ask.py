@@ -87,7 +87,7 @@ def test_bad_answers_are_asked_again_with_a_new_sample_index_then_recorded() -> 
 
 
 def test_reasks_are_fresh_calls_not_the_cached_bad_answer(tmp_path: Any) -> None:
-    from spade_lsp._store import Store
+    from spade_lsp.store import Store
 
     bad, good = '{"explanation": "e", "score": "maybe"}', '{"explanation": "e", "score": true}'
     replies = iter([bad, good, bad])

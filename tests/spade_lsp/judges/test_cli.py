@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from spade_lsp import cli
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, user_text
 
 SHE = re.compile(r"\b(she|her)\b", re.IGNORECASE)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.errors import InputError
 from spade_lsp.judges._ask import Question, ask_many
 from spade_lsp.judges._items import JudgeItem

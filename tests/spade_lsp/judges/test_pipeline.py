@@ -468,7 +468,7 @@ def test_each_unit_uses_its_model_and_temperature() -> None:
 
 
 def test_repeated_units_are_independent_samples(tmp_path: Path) -> None:
-    from spade_lsp._store import Store
+    from spade_lsp.store import Store
 
     script = Counting({"A lovely kettle.": [_answer(5), _answer(4), _answer(2), _answer(1), _answer(3), _answer(3)]})
     pipeline = _three_judges("majority")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.errors import InputError, LLMError
 from spade_lsp.judges._prompt_tests import (
     PRONOUNS,

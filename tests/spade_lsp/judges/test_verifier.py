@@ -108,7 +108,7 @@ def test_unusable_answers_are_asked_again_with_a_new_sample_index_then_raise() -
 
 
 def test_reasks_are_fresh_calls_under_new_cache_keys(tmp_path: Path) -> None:
-    from spade_lsp._store import Store
+    from spade_lsp.store import Store
 
     # an unusable answer that is still JSON: a prose one would make the client's first request try lower modes
     bad = json.dumps({"reasons": ["wrong"], "verdict": "MAYBE"})

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from spade_lsp._store import Store
+from spade_lsp.store import Store
 from spade_lsp.llm import Completion, LiteLLMClient, cache_key
 from spade_lsp.reliability._retry import (
     DEFAULT_FEEDBACK_TEMPLATE,

@@ -19,6 +19,7 @@ from sqlite_utils import Database, Migrations
 
 from spade_lsp._files import disk_full_error, make_private_dir
 from spade_lsp.errors import DiskFullError, StoreError, StoreLockedError
+from spade_lsp.store._paths import STORE_DIR, STORE_FILE
 
 try:
     import resource
@@ -27,8 +28,6 @@ except ImportError:  # not on every platform
 
 log = logging.getLogger(__name__)
 
-STORE_DIR: Final = ".spade"
-STORE_FILE: Final = "spade.db"
 DEFAULT_BUSY_TIMEOUT_S: Final = 5.0
 
 _MIGRATIONS = Migrations("spade_lsp")

@@ -1,6 +1,6 @@
 """The store, opened read-only, without loading numpy.
 
-``spade_lsp._store`` builds on sqlite-utils, which imports numpy (and pandas) at import time when they are
+``spade_lsp.store._database`` builds on sqlite-utils, which imports numpy (and pandas) at import time when they are
 installed, only to map their scalar types to column types; a reader never needs that. Importing it with
 those two marked missing keeps numpy (about 15 MB and 30 ms) out of the language server; sqlite-utils treats
 them as optional and carries on. The marks are removed right after, so nothing else is affected.
@@ -16,28 +16,28 @@ from typing import TYPE_CHECKING
 from spade_lsp.errors import SpadeError
 
 if TYPE_CHECKING:
-    from spade_lsp._store import Store
+    from spade_lsp.store._database import Store
 
 _BLOCKED = ("numpy", "pandas")
 
 
 def _store_module() -> type[Store]:
-    if "spade_lsp._store" not in sys.modules:
+    if "spade_lsp.store._database" not in sys.modules:
         marked = [name for name in _BLOCKED if name not in sys.modules]
         for name in marked:
             sys.modules[name] = None  # type: ignore[assignment]  # "import numpy" now raises ImportError
         try:
-            import spade_lsp._store  # noqa: F401
+            import spade_lsp.store._database  # noqa: F401
         finally:
             for name in marked:
                 if sys.modules.get(name, 0) is None:
                     del sys.modules[name]
-    from spade_lsp._store import Store
+    from spade_lsp.store._database import Store
 
     return Store
 
 
-def open_store(root: Path) -> tuple[Store | None, str | None]:
+def open_readonly(root: Path) -> tuple[Store | None, str | None]:
     """The workspace's store opened read-only, or (None, why) while it does not exist or cannot be read yet
     (the daemon creates and migrates it; the caller tries again later)."""
     store_class = _store_module()
