@@ -54,9 +54,11 @@ demo: venv
 	  echo "demo: the local model could not be installed (see above); the demo runs offline only"
 	$(BIN)/spade demo
 
+# lint-imports: the layering and the private modules ([tool.importlinter] in pyproject.toml)
 lint: dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports --no-cache
 
 typecheck: dev
 	$(BIN)/mypy --strict spade_lsp client/spade_lsp_client server/spade_lsp_server

@@ -46,6 +46,32 @@ _ROLE_LINE = re.compile(
 _NOT_BREAK = re.compile(r"[^\r\n]")
 
 
+PLACEHOLDER_PATTERN = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{([A-Za-z_]\w*)\}")
+"""``{var}`` and ``{{var}}`` (group 1 or 2 is the name): what spade reads as a placeholder everywhere."""
+
+
+def placeholders_of(text: str) -> list[str]:
+    """``{var}`` and ``{{var}}`` names in order of first appearance."""
+    names: dict[str, None] = {}
+    for match in PLACEHOLDER_PATTERN.finditer(text):
+        names.setdefault(match.group(1) or match.group(2), None)
+    return list(names)
+
+
+def render_prompt(template: str, inputs: Mapping[str, Any]) -> tuple[str, list[str]]:
+    """The template with ``{var}``/``{{var}}`` filled from ``inputs``; names missing from inputs are listed."""
+    missing: list[str] = []
+
+    def fill(match: re.Match[str]) -> str:
+        name = match.group(1) or match.group(2)
+        if name not in inputs:
+            missing.append(name)
+            return match.group(0)
+        return str(inputs[name])
+
+    return PLACEHOLDER_PATTERN.sub(fill, template), missing
+
+
 def prompt_kind(path: Path | str) -> PromptKind:
     """What a prompt file holds, by its name (see the module's docstring)."""
     name = str(path).lower()
@@ -404,8 +430,6 @@ def render_messages(
         if parsed.templating == "jinja2":
             content, lacking = _render_jinja(message.content, inputs, f"{source}: the {message.role} message")
         else:
-            from spade_lsp.synthesis import render_prompt
-
             content, lacking = render_prompt(message.content, inputs)
         missing.update(dict.fromkeys(lacking))
         entry = {"role": message.role, "content": content}
@@ -441,8 +465,6 @@ def template_placeholders(parsed: PromptText) -> list[str]:
             names.update(dict.fromkeys(_jinja_names(message.content)))
             names.update(dict.fromkeys(_SINGLE_BRACE.findall(message.content)))
         else:
-            from spade_lsp.synthesis import placeholders_of
-
             names.update(dict.fromkeys(placeholders_of(message.content)))
     return list(names)
 

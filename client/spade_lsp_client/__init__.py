@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from spade_lsp.errors import DaemonError, DaemonUnavailableError
 from spade_lsp_client._client import DaemonClient, daemon_running, ensure_daemon, run_job
-from spade_lsp_client._protocol import (
+from spade_lsp_client.protocol import (
     FINISHED_STATUSES,
     INTERNAL_ERROR,
     INVALID_PARAMS,

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from spade_lsp._files import make_private_dir
 from spade_lsp.errors import DaemonError, DaemonUnavailableError
-from spade_lsp_client import _protocol as protocol
+from spade_lsp_client import protocol
 
 log = logging.getLogger("spade_lsp_client")
 

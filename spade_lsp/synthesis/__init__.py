@@ -8,11 +8,11 @@ sentence, version and category it came from, and the sidecar module renders it (
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from spade_lsp._prompts import PLACEHOLDER_PATTERN, placeholders_of, render_prompt
 from spade_lsp._types import ChangeKind
 
 __all__ = [
@@ -25,31 +25,6 @@ __all__ = [
     "placeholders_of",
     "render_prompt",
 ]
-
-PLACEHOLDER_PATTERN = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{([A-Za-z_]\w*)\}")
-"""``{var}`` and ``{{var}}`` (group 1 or 2 is the name): what spade reads as a placeholder everywhere."""
-
-
-def placeholders_of(text: str) -> list[str]:
-    """``{var}`` and ``{{var}}`` names in order of first appearance."""
-    names: dict[str, None] = {}
-    for match in PLACEHOLDER_PATTERN.finditer(text):
-        names.setdefault(match.group(1) or match.group(2), None)
-    return list(names)
-
-
-def render_prompt(template: str, inputs: Mapping[str, Any]) -> tuple[str, list[str]]:
-    """The template with ``{var}``/``{{var}}`` filled from ``inputs``; names missing from inputs are listed."""
-    missing: list[str] = []
-
-    def fill(match: re.Match[str]) -> str:
-        name = match.group(1) or match.group(2)
-        if name not in inputs:
-            missing.append(name)
-            return match.group(0)
-        return str(inputs[name])
-
-    return PLACEHOLDER_PATTERN.sub(fill, template), missing
 
 
 @dataclass(frozen=True, slots=True)

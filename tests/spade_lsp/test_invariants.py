@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import ast
 import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+import grimp
 
 from tests.support.ray_cluster import require_ray
 
@@ -33,16 +34,38 @@ def _ray_control() -> str:
 
 
 def test_the_engine_never_imports_lsp_libraries() -> None:
-    offenders = []
-    for path in ENGINE.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names = []
-            if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom) and node.module:
-                names = [node.module]
-            offenders += [f"{path.name}: {n}" for n in names if n.split(".")[0] in {"pygls", "lsprotocol"}]
-    assert offenders == []
+    """Every import statement of every engine module (lazy and TYPE_CHECKING ones included, as import-linter's
+    graph sees them), with the language server, which does import them, as the positive control."""
+    graph = grimp.build_graph("spade_lsp", "spade_lsp_server", include_external_packages=True, cache_dir=None)
+    lsp = {"pygls", "lsprotocol"}
+
+    def importers_of_lsp(package: str) -> set[str]:
+        return {
+            module
+            for module in graph.find_descendants(package) | {package}
+            if graph.find_modules_directly_imported_by(module) & lsp
+        }
+
+    assert importers_of_lsp("spade_lsp") == set()
+    assert "spade_lsp_server.server" in importers_of_lsp("spade_lsp_server")
+
+
+def test_importing_every_engine_module_loads_no_lsp_library() -> None:
+    """At run time too: an import made some other way (importlib, __import__) would show up in sys.modules."""
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "import spade_lsp\n"
+        "names = [m.name for m in pkgutil.walk_packages(spade_lsp.__path__, 'spade_lsp.')]\n"
+        "assert len(names) > 50, names\n"
+        "for name in names:\n"
+        "    importlib.import_module(name)\n"
+        "loaded = sorted(n for n in ('pygls', 'lsprotocol') if n in sys.modules)\n"
+        "assert loaded == [], loaded\n"
+        "import spade_lsp_server.server\n"
+        "assert 'pygls' in sys.modules and 'lsprotocol' in sys.modules, 'the check above proves nothing'\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
 
 
 def test_only_the_llm_module_imports_litellm() -> None:

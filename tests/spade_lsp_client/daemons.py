@@ -168,7 +168,7 @@ class RawConnection:
     """A plain blocking socket speaking newline-delimited JSON: for malformed input no client would send."""
 
     def __init__(self, root: Path) -> None:
-        from spade_lsp_client._protocol import socket_address, socket_path
+        from spade_lsp_client.protocol import socket_address, socket_path
 
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.settimeout(10)

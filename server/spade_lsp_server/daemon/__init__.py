@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from spade_lsp._files import make_private_dir
-from spade_lsp_client import _protocol as protocol
+from spade_lsp_client import protocol
 
 __all__ = ["main"]
 

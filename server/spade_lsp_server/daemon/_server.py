@@ -33,7 +33,7 @@ from spade_lsp.config import DEFAULT_PROMPT_GLOBS, Settings, load_settings
 from spade_lsp.errors import ConfigError, SpadeError
 from spade_lsp.store import Store
 from spade_lsp.workspace import sync_prompt
-from spade_lsp_client import _protocol as protocol
+from spade_lsp_client import protocol
 from spade_lsp_server.daemon._runner import JobRunner, RunnerHooks, WorkspaceCache
 from spade_lsp_server.daemon._watcher import Debouncer, PromptWatcher, debounce_delays
 
