@@ -1,8 +1,111 @@
 """spade-lsp's engine: prompt history, sentence deltas, the SPADE taxonomy, and (later) assertions.
 
 The engine knows nothing about LSP: it never imports pygls or lsprotocol.
+
+Public API for the language server and the daemon client (the engine's own modules import its private modules
+directly)::
+
+    Position, Range                                   # the engine's text coordinates
+    PROMPT_SUFFIXES, prompt_stem, examples_path, sidecar_path, atomic_write_text, make_private_dir
+    read_limited, read_limited_text, MAX_PROMPT_READ_BYTES, MAX_SIDECAR_BYTES    # size-capped reads
+    PromptKind, prompt_kind, prompt_settings_block    # a prompt file's kind and its own settings
+    load_user_json, read_example_row                  # one line of an examples file, read as the engine reads it
+    Fallback                                          # a step that fell back, and why
+    UnreviewedFunction, unreviewed_functions, UNREVIEWED_DIAGNOSTIC_CODE   # LLM-written code nobody accepted
+    accepted_functions                                # the (name, sha) pairs an acceptance names, checked
+
+Names load on first use: importing the package itself loads nothing else.
 """
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names below load on first use
+    from spade_lsp._examples import read_row as read_example_row
+    from spade_lsp._fallbacks import Fallback
+    from spade_lsp._files import (
+        MAX_PROMPT_READ_BYTES,
+        MAX_SIDECAR_BYTES,
+        PROMPT_SUFFIXES,
+        atomic_write_text,
+        examples_path,
+        make_private_dir,
+        prompt_stem,
+        read_limited,
+        read_limited_text,
+        sidecar_path,
+    )
+    from spade_lsp._inputs import loads as load_user_json
+    from spade_lsp._prompts import PromptKind, prompt_kind
+    from spade_lsp._prompts import settings_block as prompt_settings_block
+    from spade_lsp._review import DIAGNOSTIC_CODE as UNREVIEWED_DIAGNOSTIC_CODE
+    from spade_lsp._review import Unreviewed as UnreviewedFunction
+    from spade_lsp._review import accepted_items as accepted_functions
+    from spade_lsp._review import unreviewed as unreviewed_functions
+    from spade_lsp._types import Position, Range
+
 __version__ = "0.1.0"
+
+#: public name -> (private module, its name there)
+_LAZY: dict[str, tuple[str, str]] = {
+    "Position": ("_types", "Position"),
+    "Range": ("_types", "Range"),
+    "MAX_PROMPT_READ_BYTES": ("_files", "MAX_PROMPT_READ_BYTES"),
+    "MAX_SIDECAR_BYTES": ("_files", "MAX_SIDECAR_BYTES"),
+    "PROMPT_SUFFIXES": ("_files", "PROMPT_SUFFIXES"),
+    "atomic_write_text": ("_files", "atomic_write_text"),
+    "examples_path": ("_files", "examples_path"),
+    "make_private_dir": ("_files", "make_private_dir"),
+    "prompt_stem": ("_files", "prompt_stem"),
+    "read_limited": ("_files", "read_limited"),
+    "read_limited_text": ("_files", "read_limited_text"),
+    "sidecar_path": ("_files", "sidecar_path"),
+    "PromptKind": ("_prompts", "PromptKind"),
+    "prompt_kind": ("_prompts", "prompt_kind"),
+    "prompt_settings_block": ("_prompts", "settings_block"),
+    "load_user_json": ("_inputs", "loads"),
+    "read_example_row": ("_examples", "read_row"),
+    "Fallback": ("_fallbacks", "Fallback"),
+    "UNREVIEWED_DIAGNOSTIC_CODE": ("_review", "DIAGNOSTIC_CODE"),
+    "UnreviewedFunction": ("_review", "Unreviewed"),
+    "unreviewed_functions": ("_review", "unreviewed"),
+    "accepted_functions": ("_review", "accepted_items"),
+}
+
+__all__ = [
+    "MAX_PROMPT_READ_BYTES",
+    "MAX_SIDECAR_BYTES",
+    "PROMPT_SUFFIXES",
+    "UNREVIEWED_DIAGNOSTIC_CODE",
+    "Fallback",
+    "Position",
+    "PromptKind",
+    "Range",
+    "UnreviewedFunction",
+    "__version__",
+    "accepted_functions",
+    "atomic_write_text",
+    "examples_path",
+    "load_user_json",
+    "make_private_dir",
+    "prompt_kind",
+    "prompt_settings_block",
+    "prompt_stem",
+    "read_example_row",
+    "read_limited",
+    "read_limited_text",
+    "sidecar_path",
+    "unreviewed_functions",
+]
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:  # a submodule not imported yet: `from spade_lsp import checks` then imports it
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = where
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
+    globals()[name] = value
+    return value

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,19 +33,20 @@ from spade_lsp._prompts import (
 )
 from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
 from spade_lsp.config import Settings
-from spade_lsp.errors import ConfigError, InputError, LLMError, ModelNotConfiguredError, SpadeError, StoreError
+from spade_lsp.errors import ConfigError, InputError, LLMError, ModelNotConfiguredError, SpadeError
 from spade_lsp.llm import LLMClient, parse_json_answer
 from spade_lsp.sandbox import PYTHON_ONLY_WARNING, ModuleSource, SandboxCase, SandboxLimits, run_assertions
-from spade_lsp.store import Store
+from spade_lsp.store import Store, insert_eval_run, stored_eval_run
 from spade_lsp.synthesis import (
     Candidate,
     Instruction,
     PromptContext,
+    SidecarUpdate,
     Synthesizer,
     earlier_instructions,
     placeholders_of,
+    plan_sidecar,
 )
-from spade_lsp.synthesis._sidecar import SidecarUpdate, plan_sidecar
 from spade_lsp.workspace import Workspace, sync_prompt
 
 #: Rough tokens an ``ask_llm`` assertion spends beyond the response itself (question and instructions).
@@ -63,19 +63,21 @@ class SynthesisResult:
     unreviewed: list[str] = field(default_factory=list)  # LLM-written functions of ``text`` nobody accepted yet
 
 
-def make_synthesizer(workspace: Workspace, choice: str = "auto", *, prompt: Path | None = None) -> Synthesizer:
+def make_synthesizer(
+    workspace: Workspace, choice: str = "auto", *, settings: Settings, prompt: Path | None = None
+) -> Synthesizer:
     """``offline`` (the default without an assistant model), ``llm`` (needs one), or ``auto``: the assistant
-    model when one is configured. The pipeline's model is never asked unless ``assistant_model = "same"``."""
-    settings = workspace.settings_for(prompt) if prompt is not None else workspace.settings
+    model when one is configured in ``settings`` (the prompt's, resolved by the caller). The pipeline's model is
+    never asked unless ``assistant_model = "same"``."""
     if choice == "llm" or (choice == "auto" and workspace.has_assistant(settings)):
-        from spade_lsp.synthesis._llm import NAME, LLMSynthesizer
+        from spade_lsp.synthesis import LLM_SYNTHESIZER, LLMSynthesizer
 
         if not workspace.has_assistant(settings):  # asked for by name: say how to configure one
             raise ModelNotConfiguredError(f"--synthesizer llm needs a model; {HOW_TO_CONFIGURE_ASSISTANT}")
         try:
             client = workspace.assistant_client(settings, what="--synthesizer llm")
         except SpadeError as error:  # configured but cannot start (the local model is not installed, say)
-            return _Unavailable(NAME, LLMError(str(error)))
+            return _Unavailable(LLM_SYNTHESIZER, LLMError(str(error)))
         limits = SandboxLimits(confinement=settings.sandbox)  # generated functions are validated confined
         return LLMSynthesizer(client, example=_first_example(prompt), limits=limits)
     return _offline_synthesizer()
@@ -93,7 +95,7 @@ class _Unavailable:
 
 
 def _offline_synthesizer() -> Synthesizer:
-    from spade_lsp.synthesis._offline import OfflineSynthesizer
+    from spade_lsp.synthesis import OfflineSynthesizer
 
     return OfflineSynthesizer()
 
@@ -203,7 +205,7 @@ def _record_provenance(
         removed=update.removed,
         model=model if isinstance(model, str) else None,
     )
-    return [item.name for item in unreviewed(workspace.store.db, key, text)]
+    return [item.name for item in unreviewed(workspace.store, key, text)]
 
 
 def write_synthesis(result: SynthesisResult) -> None:
@@ -324,10 +326,13 @@ def evaluate(
     workspace: Workspace,
     prompt: Path,
     *,
+    settings: Settings,
     examples_file: Path | None = None,
     limits: SandboxLimits | None = None,
 ) -> EvalRun:
-    """Run every assertion of the prompt's sidecar module on its examples, in the sandbox, and store the run."""
+    """Run every assertion of the prompt's sidecar module on its examples, in the sandbox, and store the run.
+    ``settings`` are the prompt's, resolved by the caller (the sandbox's confinement, the assistant model that
+    answers ``ask_llm``)."""
     module = sidecar_path(prompt)
     if not module.exists():
         raise InputError(f"{module}: no sidecar module; run `spade synthesize {prompt}` first")
@@ -345,7 +350,6 @@ def evaluate(
     )
     cases, warnings = _cases(examples, template)
     warnings[:0] = read_warnings
-    settings = workspace.settings_for(prompt)
     ask = assistant_ask(workspace, settings)
     limits = dataclasses.replace(limits or SandboxLimits(), confinement=settings.sandbox)
     if limits.confinement == "python-only":
@@ -408,26 +412,13 @@ def _unreviewed_in(workspace: Workspace, prompt: Path, text: str) -> set[str]:
     from spade_lsp._review import unreviewed
 
     key = workspace.history.prompt_key(prompt)
-    return {item.name for item in unreviewed(workspace.store.db, key, text)}
+    return {item.name for item in unreviewed(workspace.store, key, text)}
 
 
 def load_eval_run(store: Store, run_id: int) -> EvalRun:
     """A stored evaluation run (one the daemon ran, say), as :func:`evaluate` returned it."""
-    row = store.db.execute(
-        "SELECT assertions, examples, y, m, errors, seconds FROM eval_runs WHERE id = ?", [run_id]
-    ).fetchone()
-    if row is None:
-        raise StoreError(f"evaluation run {run_id} is not in the store")
-    assertions, examples, y, m, errors, seconds = row
-    return EvalRun(
-        run_id,
-        json.loads(assertions),
-        json.loads(examples),
-        json.loads(y),
-        json.loads(m or "[]"),
-        json.loads(errors or "[]"),
-        float(seconds or 0.0),
-    )
+    row = stored_eval_run(store, run_id)
+    return EvalRun(row.run_id, row.assertions, row.examples, row.y, row.m, row.errors, row.seconds)
 
 
 def _module_error(module: Path, error: Any) -> str | None:
@@ -507,24 +498,18 @@ def _store_run(
         "examples_file": examples.name,
         "prompt_name": prompt_stem(prompt),
     }
-    with workspace.store.write() as db:
-        prompt_id = db.execute("SELECT id FROM prompts WHERE path = ?", [key]).fetchone()[0]
-        cursor = db.execute(
-            "INSERT INTO eval_runs (prompt_id, started_at, finished_at, status, module_hash, examples_hash, parameters,"
-            " assertions, examples, y, m, errors, seconds) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                prompt_id,
-                started,
-                datetime.now(UTC).isoformat(),
-                module_hash,
-                _sha256(examples, limit=MAX_EXAMPLES_BYTES, what="an examples file"),
-                json.dumps(parameters),
-                json.dumps(run.assertions),
-                json.dumps(run.examples),
-                json.dumps(run.y),
-                json.dumps(run.m),
-                json.dumps(run.errors),
-                run.seconds,
-            ],
-        )
-        return int(cursor.lastrowid or 0)
+    return insert_eval_run(
+        workspace.store,
+        key,
+        started_at=started,
+        finished_at=datetime.now(UTC).isoformat(),
+        module_hash=module_hash,
+        examples_hash=_sha256(examples, limit=MAX_EXAMPLES_BYTES, what="an examples file"),
+        parameters=parameters,
+        assertions=run.assertions,
+        examples=run.examples,
+        y=run.y,
+        m=run.m,
+        errors=run.errors,
+        seconds=run.seconds,
+    )

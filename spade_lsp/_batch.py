@@ -33,7 +33,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any, Final
 
 from spade_lsp.errors import LLMError
@@ -50,6 +50,16 @@ from spade_lsp.llm import (
     _mode_parameters,
     _normalised,
     _read_json,
+)
+from spade_lsp.store import (
+    claim_llm_batches,
+    close_llm_batch_lost,
+    collect_llm_batch,
+    delete_llm_batch,
+    llm_batch_state,
+    submitted_llm_batches,
+    take_over_llm_batch,
+    update_llm_batch,
 )
 
 __all__ = ["BatchLiteLLMClient", "BatchPrice", "batch_price", "collect_open_batches"]
@@ -215,7 +225,7 @@ class BatchLiteLLMClient(LiteLLMClient):
         (open ones that already hold them, else new ones). ``on_progress(done, total)`` runs at every poll; an
         exception from it (or from ``on_result``) leaves the batches running for a later run to resume. When
         ``should_stop()`` turns true the batches are cancelled at the provider and what they answered is kept;
-        so are they when ``on_progress`` raises :class:`~spade_lsp._jobs.JobCancelled` (the job was cancelled),
+        so are they when ``on_progress`` raises :class:`~spade_lsp.errors.JobCancelled` (the job was cancelled),
         the rows then left for the next run."""
         results: list[Completion | LLMError | None] = [None] * len(requests)
         keys = [self._key(request) for request in requests]
@@ -255,20 +265,16 @@ class BatchLiteLLMClient(LiteLLMClient):
         provider no longer has closes as 'lost'. The number of rows closed."""
         if self.store is None:
             return 0
-        found = self.store.db.execute(
-            "SELECT id, batch_id, model FROM llm_batches WHERE collected_at IS NULL AND batch_id IS NOT NULL "
-            "AND endpoint = ? ORDER BY id",
-            [self.endpoint],
-        ).fetchall()
         closed = 0
-        for row_id, batch_id, model in found:
-            if int(row_id) in exclude:
+        for submitted in submitted_llm_batches(self.store, self.endpoint):
+            if submitted.id in exclude:
                 continue
-            client = self if model == self.model else self.with_model(str(model))
+            batch_id, model = submitted.batch_id, submitted.model
+            client = self if model == self.model else self.with_model(model)
             assert isinstance(client, BatchLiteLLMClient)
-            row = _Row(int(row_id), set(), batch_id=str(batch_id), status="")
+            row = _Row(submitted.id, set(), batch_id=batch_id, status="")
             try:
-                batch = client._call(f"polling batch {batch_id}", "retrieve_batch", batch_id=str(batch_id))
+                batch = client._call(f"polling batch {batch_id}", "retrieve_batch", batch_id=batch_id)
             except _CallFailed as error:
                 if error.gone:
                     client._close_lost(row.id, f"{error}: the batch is gone; its requests will be submitted again")
@@ -311,48 +317,17 @@ class BatchLiteLLMClient(LiteLLMClient):
         wanted = list(lines)
         if self.store is None:
             return [self._new_row(0, chunk, lines) for chunk in self._chunks(wanted, lines)]
-        rows: dict[int, _Row] = {}
-        with self.store.write() as db:
-            stale = (datetime.now(UTC) - timedelta(seconds=self._lease_s())).isoformat()
-            for start in range(0, len(wanted), 500):
-                part = wanted[start : start + 500]
-                marks = ",".join("?" * len(part))
-                found = db.execute(
-                    "SELECT b.id, b.batch_id, b.input_file_id, b.status, b.updated_at, k.key FROM llm_batch_keys k "
-                    f"JOIN llm_batches b ON b.id = k.batch_row WHERE b.collected_at IS NULL AND k.key IN ({marks})",
-                    part,
-                ).fetchall()
-                for row_id, batch_id, file_id, status, updated_at, key in found:
-                    row = rows.get(int(row_id))
-                    if row is None:
-                        row = rows[int(row_id)] = _Row(int(row_id), set(), batch_id, file_id, str(status))
-                        if not batch_id and not file_id and str(updated_at) < stale:
-                            row.error = LLMError("lost")  # its process died uploading: nothing was accepted
-                    row.keys.add(str(key))
-            now = _now()
-            for row in rows.values():
-                if row.error is not None:
-                    db.execute(
-                        "UPDATE llm_batches SET status = 'lost', error = ?, updated_at = ?, collected_at = ? "
-                        "WHERE id = ?",
-                        ["the process uploading it stopped before the upload was recorded", now, now, row.id],
-                    )
-            live = [row for row in rows.values() if row.error is None]
-            covered = {key for row in live for key in row.keys}
-            new: list[_Row] = []
-            for chunk in self._chunks([key for key in wanted if key not in covered], lines):
-                digest = self._digest(chunk)
-                cursor = db.execute(
-                    "INSERT INTO llm_batches (digest, model, endpoint, requested, status, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, 'uploading', ?, ?)",
-                    [digest, self.model, self.endpoint, len(chunk), now, now],
-                )
-                row_id = int(cursor.lastrowid or 0)
-                db.conn.executemany(
-                    "INSERT INTO llm_batch_keys (batch_row, key) VALUES (?, ?)", [(row_id, key) for key in chunk]
-                )
-                new.append(self._new_row(row_id, chunk, lines, digest))
-        return [*live, *new]
+        claimed = claim_llm_batches(
+            self.store,
+            wanted,
+            model=self.model,
+            endpoint=self.endpoint,
+            lease_s=self._lease_s(),
+            lost_error="the process uploading it stopped before the upload was recorded",
+            split=lambda keys: [(self._digest(chunk), chunk) for chunk in self._chunks(keys, lines)],
+        )
+        live = [_Row(o.id, o.keys, o.batch_id, o.input_file_id, o.status) for o in claimed.open]
+        return [*live, *(self._new_row(n.id, n.keys, lines, n.digest) for n in claimed.new)]
 
     def _chunks(self, keys: Sequence[str], lines: Mapping[str, bytes]) -> list[list[str]]:
         """``keys`` split so that no chunk exceeds the provider's request count or input file size."""
@@ -387,9 +362,7 @@ class BatchLiteLLMClient(LiteLLMClient):
         except LLMError as error:
             row.error = error
             if self.store is not None and row.id:
-                with self.store.write() as db:
-                    db.execute("DELETE FROM llm_batch_keys WHERE batch_row = ?", [row.id])
-                    db.execute("DELETE FROM llm_batches WHERE id = ?", [row.id])
+                delete_llm_batch(self.store, row.id)
             return
         row.input_file_id, row.data = str(uploaded.id), b""
         self._update(row.id, input_file_id=row.input_file_id, status="submitting")
@@ -416,34 +389,25 @@ class BatchLiteLLMClient(LiteLLMClient):
                 row.error = LLMError(f"{error}; the upload is kept: run again to create the batch")
             return
         row.batch_id, row.status = str(batch.id), str(batch.status)
-        self._update(row.id, batch_id=row.batch_id, status=row.status, submitted_at=_now())
+        self._update(row.id, batch_id=row.batch_id, status=row.status, submitted=True)
 
     def _resume(self, row: _Row) -> None:
         """An adopted row without a batch id: left to the process submitting it while its lease lasts (re-read
         from the store), else taken over (one process only: a conditional update), found in the provider's list
         by its input file, or created from it."""
         if self.store is not None:
-            found = self.store.db.execute(
-                "SELECT batch_id, input_file_id, status, updated_at, collected_at FROM llm_batches WHERE id = ?",
-                [row.id],
-            ).fetchone()
-            if found is None or found[4] is not None:
+            found = llm_batch_state(self.store, row.id)
+            if found is None or found.collected_at is not None:
                 row.error = LLMError(f"{self.model}: batch row {row.id} was closed by another process: run again")
                 return
-            row.batch_id, row.input_file_id, row.status = found[0], found[1], str(found[2])
+            row.batch_id, row.input_file_id, row.status = found.batch_id, found.input_file_id, found.status
             if row.batch_id:
                 return
-            touched = datetime.fromisoformat(str(found[3]))
+            touched = datetime.fromisoformat(found.updated_at)
             touched = touched if touched.tzinfo is not None else touched.replace(tzinfo=UTC)
             if row.status in _SUBMITTING and (datetime.now(UTC) - touched).total_seconds() < self._lease_s():
                 return  # another process is submitting it: wait
-            with self.store.write() as db:
-                taken = db.execute(
-                    "UPDATE llm_batches SET status = 'submitting', updated_at = ? WHERE id = ? AND status = ? "
-                    "AND updated_at = ? AND batch_id IS NULL AND collected_at IS NULL",
-                    [_now(), row.id, row.status, found[3]],
-                ).rowcount
-            if not taken:
+            if not take_over_llm_batch(self.store, row.id, status=row.status, updated_at=found.updated_at):
                 return  # another process took it first: wait for it
         if not row.input_file_id:
             row.error = LLMError(f"{self.model}: batch row {row.id} has no upload: run again to submit it")
@@ -458,7 +422,7 @@ class BatchLiteLLMClient(LiteLLMClient):
             return
         if found_id is not None:
             row.batch_id, row.status = found_id, "validating"
-            self._update(row.id, batch_id=found_id, status="validating", submitted_at=_now())
+            self._update(row.id, batch_id=found_id, status="validating", submitted=True)
             return
         self._create(row)
 
@@ -811,48 +775,51 @@ class BatchLiteLLMClient(LiteLLMClient):
         cached, one resumed before finds the row open."""
         if self.store is None or not row.id:
             return
-        now = _now()
         batch = row.batch
         counts = getattr(batch, "request_counts", None)
-        error = "; ".join(row.file_errors) or None
-        with self.store.write() as db:
-            db.conn.executemany(
-                "INSERT OR REPLACE INTO llm_cache (key, model, response, created_at) VALUES (?, ?, ?, ?)",
-                [(key, self.model, json.dumps({"text": text}), now) for key, text in entries],
-            )
-            db.execute(
-                "UPDATE llm_batches SET status = ?, completed = ?, failed = ?, error = ?, updated_at = ?, "
-                "collected_at = ? WHERE id = ?",
-                [
-                    "lost" if row.lost else str(batch.status),
-                    int(getattr(counts, "completed", 0) or 0),
-                    int(getattr(counts, "failed", 0) or 0),
-                    error,
-                    now,
-                    now,
-                    row.id,
-                ],
-            )
+        collect_llm_batch(
+            self.store,
+            row.id,
+            model=self.model,
+            entries=entries,
+            status="lost" if row.lost else str(batch.status),
+            completed=int(getattr(counts, "completed", 0) or 0),
+            failed=int(getattr(counts, "failed", 0) or 0),
+            error="; ".join(row.file_errors) or None,
+        )
 
     def _close_lost(self, row_id: int, error: str) -> None:
         """Close a row whose batch will never answer: its keys are submitted again by the next run."""
         if self.store is None or not row_id:
             return
-        now = _now()
-        with self.store.write() as db:
-            db.execute(
-                "UPDATE llm_batches SET status = 'lost', error = ?, updated_at = ?, collected_at = ? WHERE id = ?",
-                [error, now, now, row_id],
-            )
+        close_llm_batch_lost(self.store, row_id, error)
 
-    def _update(self, row_id: int, **values: Any) -> None:
+    def _update(
+        self,
+        row_id: int,
+        *,
+        status: str | None = None,
+        input_file_id: str | None = None,
+        batch_id: str | None = None,
+        completed: int | None = None,
+        failed: int | None = None,
+        error: str | None = None,
+        submitted: bool = False,
+    ) -> None:
+        """Set the given columns of row ``row_id`` (None: unchanged; ``submitted``: accepted by the provider now)."""
         if self.store is None or not row_id:
             return
-        columns = ", ".join(f"{name} = ?" for name in values)
-        with self.store.write() as db:
-            db.execute(
-                f"UPDATE llm_batches SET {columns}, updated_at = ? WHERE id = ?", [*values.values(), _now(), row_id]
-            )
+        update_llm_batch(
+            self.store,
+            row_id,
+            status=status,
+            input_file_id=input_file_id,
+            batch_id=batch_id,
+            completed=completed,
+            failed=failed,
+            error=error,
+            submitted=submitted,
+        )
 
 
 def collect_open_batches(client: LiteLLMClient) -> int:
@@ -904,7 +871,3 @@ def _batch_errors(errors: Any) -> str:
 def _line(error: Exception) -> str:
     message = str(error).splitlines()[0] if str(error) else ""
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat()

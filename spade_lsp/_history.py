@@ -15,7 +15,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from spade_lsp import _git
 from spade_lsp._deltas import diff_texts
@@ -23,7 +22,7 @@ from spade_lsp._prompts import PromptKind, PromptText, decode_prompt, parse_prom
 from spade_lsp._sentences import split_sentences
 from spade_lsp._types import ChangeKind, Position, Range, Sentence, SentenceChange, VersionInfo
 from spade_lsp.errors import ConfigError, InputError
-from spade_lsp.store import Store
+from spade_lsp.store import ChangeRow, HistoryRepository, SentenceRow, Store, prompt_key
 from spade_lsp.taxonomy import PROMPT_REPHRASING, TaxonomyClassifier, delta_labels, ordered
 
 
@@ -150,6 +149,7 @@ class History:
 
     def __init__(self, store: Store, workspace_root: Path, classifier: TaxonomyClassifier) -> None:
         self.store = store
+        self.repository = HistoryRepository(store)
         self.root = workspace_root.resolve()
         self.classifier = classifier
         self._categories_cache: dict[str, str] = {}
@@ -157,24 +157,11 @@ class History:
     # -- identity -------------------------------------------------------------------------------------
 
     def prompt_key(self, path: Path) -> str:
-        """The prompt's id in the store: its path relative to the workspace root, with / separators."""
-        resolved = path.resolve()
-        try:
-            return resolved.relative_to(self.root).as_posix()
-        except ValueError:
-            return resolved.as_posix()
-
-    def _prompt_id(self, key: str, *, create: bool) -> int | None:
-        rows = list(self.store.db.query("SELECT id FROM prompts WHERE path = ?", [key]))
-        if rows:
-            return int(rows[0]["id"])
-        if not create:
-            return None
-        cursor = self.store.db.execute("INSERT INTO prompts (path, created_at) VALUES (?, ?)", [key, _iso(_now())])
-        return int(cursor.lastrowid or 0)
+        """The prompt's id in the store (:func:`spade_lsp.store.prompt_key`)."""
+        return prompt_key(self.root, path)
 
     def prompts(self) -> list[str]:
-        return [row["path"] for row in self.store.db.query("SELECT path FROM prompts ORDER BY path")]
+        return self.repository.prompt_paths()
 
     # -- recording --------------------------------------------------------------------------------------
 
@@ -189,7 +176,7 @@ class History:
         observed modifications in order, never the order in which readers happened to write: a rescan never
         records text older than the newest version."""
         key = self.prompt_key(path)
-        with self.store.write():
+        with self.repository.transaction():
             if from_file and not self._observation_is_current(path, key, text):
                 return None
             if self._only_whitespace_changed(key, text, prompt_kind(path)):
@@ -204,16 +191,13 @@ class History:
     def _only_whitespace_changed(self, key: str, text: str, kind: PromptKind) -> bool:
         """Inside the write transaction: ``text`` differs from the newest version only in whitespace that
         does not change the prompt (see :func:`same_but_whitespace`)."""
-        prompt_id = self._prompt_id(key, create=False)
+        prompt_id = self.repository.prompt_id(key)
         if prompt_id is None:
             return False
-        newest = self.store.db.execute(
-            "SELECT content_hash FROM versions WHERE prompt_id = ? ORDER BY created_at DESC, id DESC LIMIT 1",
-            [prompt_id],
-        ).fetchone()
-        if newest is None or newest[0] == content_hash(text):
+        newest = self.repository.newest_version(prompt_id)
+        if newest is None or newest.content_hash == content_hash(text):
             return False  # equal: record_revisions skips it anyway
-        return same_but_whitespace(self.content(str(newest[0])), text, kind)
+        return same_but_whitespace(self.content(newest.content_hash), text, kind)
 
     def _observation_is_current(self, path: Path, key: str, text: str) -> bool:
         """Inside the write transaction: whether ``text``, read from ``path`` earlier, is still the file's text
@@ -225,100 +209,69 @@ class History:
             return False  # changed (grown, removed, unreadable) since it was read: not the file's text any more
         if now_on_disk != text:
             return False
-        prompt_id = self._prompt_id(key, create=False)
+        prompt_id = self.repository.prompt_id(key)
         if prompt_id is None:
             return True
-        newest = self.store.db.execute(
-            "SELECT content_hash, created_at, origin FROM versions WHERE prompt_id = ? "
-            "ORDER BY created_at DESC, id DESC LIMIT 1",
-            [prompt_id],
-        ).fetchone()
-        if newest is None or newest[0] == content_hash(text) or newest[2] == "git":
+        newest = self.repository.newest_version(prompt_id)
+        if newest is None or newest.content_hash == content_hash(text) or newest.origin == "git":
             return True  # nothing newer to be older than; equal (nothing to record); a commit time is no save time
         # ctime too: it cannot be set back (a copy that keeps an old mtime is still a change made now)
         changed = datetime.fromtimestamp(max(status.st_mtime_ns, status.st_ctime_ns) / 1e9, UTC)
-        return changed >= datetime.fromisoformat(newest[1]) - _CLOCK_SLACK
+        return changed >= datetime.fromisoformat(newest.created_at) - _CLOCK_SLACK
 
     def record_revisions(self, path: Path, revisions: Iterable[Revision]) -> ImportResult:
         """Record several versions in one transaction, skipping any equal to its neighbour in time."""
         key = self.prompt_key(path)
         result = ImportResult(warnings=[])
-        with self.store.write() as db:
-            prompt_id = self._prompt_id(key, create=True)
-            assert prompt_id is not None
+        with self.repository.transaction():
+            prompt_id = self.repository.create_prompt(key, _iso(_now()))
             base = self._next_free_time(prompt_id)
             for index, revision in enumerate(revisions):
                 created = revision.created_at or base + timedelta(microseconds=index)
-                if self._insert_version(db, prompt_id, revision, created):
+                if self._insert_version(prompt_id, revision, created):
                     result.added += 1
                 else:
                     result.unchanged += 1
-            if result.added or (result.unchanged and not self._has_sentences(prompt_id)):
+            if result.added or (result.unchanged and not self.repository.has_sentences(prompt_id)):
                 self._refresh(prompt_id)  # new versions; or sentences a migration dropped, rebuilt at the next save
         return result
 
-    def _has_sentences(self, prompt_id: int) -> bool:
-        return (
-            self.store.db.execute(
-                "SELECT 1 FROM sentences s JOIN versions v ON v.id = s.version_id WHERE v.prompt_id = ? LIMIT 1",
-                [prompt_id],
-            ).fetchone()
-            is not None
-        )
-
     def _next_free_time(self, prompt_id: int) -> datetime:
         """Now, or just after the newest version if its time lies ahead (clock skew, future commits)."""
-        row = self.store.db.execute("SELECT MAX(created_at) FROM versions WHERE prompt_id = ?", [prompt_id]).fetchone()
+        newest = self.repository.latest_created_at(prompt_id)
         now = _now()
-        if row and row[0]:
-            latest = datetime.fromisoformat(row[0]) + timedelta(microseconds=1)
+        if newest is not None:
+            latest = datetime.fromisoformat(newest) + timedelta(microseconds=1)
             return max(now, latest)
         return now
 
-    def _insert_version(self, db: Any, prompt_id: int, revision: Revision, created: datetime) -> bool:
+    def _insert_version(self, prompt_id: int, revision: Revision, created: datetime) -> bool:
+        """Inside the write transaction: store ``revision`` unless the version just before or after its time
+        holds the same text (or it is a commit already recorded)."""
         digest = content_hash(revision.text)
         created_iso = _iso(created)
-        if revision.commit_sha is not None:
-            seen = db.execute(
-                "SELECT 1 FROM versions WHERE prompt_id = ? AND commit_sha = ?",
-                [prompt_id, revision.commit_sha],
-            ).fetchone()
-            if seen:
-                return False
-        before = db.execute(
-            "SELECT id, content_hash FROM versions WHERE prompt_id = ? AND created_at <= ? "
-            "ORDER BY created_at DESC, id DESC LIMIT 1",
-            [prompt_id, created_iso],
-        ).fetchone()
-        if before and before[1] == digest:
+        repository = self.repository
+        if revision.commit_sha is not None and repository.has_commit(prompt_id, revision.commit_sha):
             return False
-        after = db.execute(
-            "SELECT id, content_hash, commit_sha FROM versions WHERE prompt_id = ? AND created_at > ? "
-            "ORDER BY created_at, id LIMIT 1",
-            [prompt_id, created_iso],
-        ).fetchone()
-        if after and after[1] == digest:
-            if revision.commit_sha and after[2] is None:
+        before = repository.version_at_or_before(prompt_id, created_iso)
+        if before is not None and before.content_hash == digest:
+            return False
+        after = repository.version_after(prompt_id, created_iso)
+        if after is not None and after.content_hash == digest:
+            if revision.commit_sha and after.commit_sha is None:
                 # The same text was saved before it was committed: keep one version, with the commit.
-                db.execute(
-                    "UPDATE versions SET commit_sha = ?, commit_message = ?, author = ? WHERE id = ?",
-                    [revision.commit_sha, revision.commit_message, revision.author, after[0]],
-                )
+                repository.set_commit(after.id, revision.commit_sha, revision.commit_message, revision.author)
             return False
-        db.execute("INSERT OR IGNORE INTO blobs (hash, content) VALUES (?, ?)", [digest, revision.text])
-        db.execute(
-            "INSERT INTO versions (prompt_id, content_hash, created_at, recorded_at, origin, commit_sha, "
-            "commit_message, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                prompt_id,
-                digest,
-                created_iso,
-                _iso(_now()),
-                revision.origin,
-                revision.commit_sha,
-                revision.commit_message,
-                revision.author,
-            ],
+        repository.insert_version(
+            prompt_id,
+            text=revision.text,
+            content_hash=digest,
+            created_at=created_iso,
+            recorded_at=_iso(_now()),
+            origin=revision.origin,
+            commit_sha=revision.commit_sha,
+            commit_message=revision.commit_message,
+            author=revision.author,
         )
         return True
 
@@ -350,24 +303,17 @@ class History:
 
     # -- reading --------------------------------------------------------------------------------------
 
-    def _version_rows(self, prompt_id: int) -> list[dict[str, Any]]:
-        return list(
-            self.store.db.query(
-                "SELECT id, content_hash, created_at, origin, commit_sha, commit_message, author "
-                "FROM versions WHERE prompt_id = ? ORDER BY created_at, id",
-                [prompt_id],
-            )
-        )
+    def _version_rows(self, prompt_id: int) -> list[VersionInfo]:
+        return self.repository.versions(prompt_id)
 
     def versions(self, path: Path) -> list[VersionInfo]:
-        prompt_id = self._prompt_id(self.prompt_key(path), create=False)
+        prompt_id = self.repository.prompt_id(self.prompt_key(path))
         if prompt_id is None:
             return []
-        return [VersionInfo(number=number, **row) for number, row in enumerate(self._version_rows(prompt_id), 1)]
+        return self._version_rows(prompt_id)
 
     def content(self, content_hash_: str) -> str:
-        rows = list(self.store.db.query("SELECT content FROM blobs WHERE hash = ?", [content_hash_]))
-        return str(rows[0]["content"]) if rows else ""
+        return self.repository.content(content_hash_) or ""
 
     def _body(self, digest: str, kind: PromptKind) -> str:
         """A version's wording (front matter and message markup blanked), so units' offsets hold in the full
@@ -382,24 +328,22 @@ class History:
 
     def _messages(self, version_id: int, kind: PromptKind) -> PromptText | None:
         """A version parsed, when it is a chat prompt (None otherwise, or when it does not parse)."""
-        row = self.store.db.execute(
-            "SELECT b.content FROM versions v JOIN blobs b ON b.hash = v.content_hash WHERE v.id = ?", [version_id]
-        ).fetchone()
+        content = self.repository.version_content(version_id)
         try:
-            parsed = parse_prompt(str(row[0]), kind=kind) if row else None
+            parsed = parse_prompt(content, kind=kind) if content is not None else None
         except ConfigError:
             return None
         return parsed if parsed is not None and parsed.is_chat else None
 
     def _kind(self, prompt_id: int) -> PromptKind:
         """How the prompt's file is read (:func:`~spade_lsp._prompts.prompt_kind`, by its name)."""
-        row = self.store.db.execute("SELECT path FROM prompts WHERE id = ?", [prompt_id]).fetchone()
-        return prompt_kind(row[0]) if row else "text"
+        path = self.repository.prompt_path(prompt_id)
+        return prompt_kind(path) if path is not None else "text"
 
     def deltas(self, path: Path, *, from_number: int | None = None, to_number: int | None = None) -> list[DeltaInfo]:
         """Deltas ending at versions ``from_number+1 .. to_number`` (the first version's delta compares it
         with nothing). Missing ones are computed with the current classifier and stored."""
-        prompt_id = self._prompt_id(self.prompt_key(path), create=False)
+        prompt_id = self.repository.prompt_id(self.prompt_key(path))
         if prompt_id is None:
             return []
         rows = self._version_rows(prompt_id)
@@ -411,100 +355,64 @@ class History:
             raise InputError(f"--to {to_number}: {self.prompt_key(path)} has versions 1..{len(rows)}")
         self._ensure_deltas(prompt_id, rows)
         out: list[DeltaInfo] = []
-        number_of = {row["id"]: n for n, row in enumerate(rows, 1)}
+        number_of = {row.id: row.number for row in rows}
         for number in range(first, last + 1):
             row = rows[number - 1]
-            previous = rows[number - 2]["id"] if number > 1 else None
-            out.append(self._load_delta(prompt_id, previous, row["id"], number_of))
+            previous = rows[number - 2].id if number > 1 else None
+            out.append(self._load_delta(prompt_id, previous, row.id, number_of))
         return out
 
-    def _ensure_deltas(self, prompt_id: int, rows: Sequence[dict[str, Any]]) -> None:
-        existing = {
-            (r["from_version_id"], r["to_version_id"])
-            for r in self.store.db.query(
-                "SELECT from_version_id, to_version_id FROM deltas WHERE prompt_id = ? AND classifier = ?",
-                [prompt_id, self.classifier.name],
-            )
-        }
+    def _ensure_deltas(self, prompt_id: int, rows: Sequence[VersionInfo]) -> None:
+        existing = self.repository.delta_pairs(prompt_id, self.classifier.name)
         missing = [
             (rows[i - 1] if i else None, rows[i])
             for i in range(len(rows))
-            if ((rows[i - 1]["id"] if i else None), rows[i]["id"]) not in existing
+            if ((rows[i - 1].id if i else None), rows[i].id) not in existing
         ]
         if not missing:
             return
         kind = self._kind(prompt_id)
-        with self.store.write() as db:
+        with self.repository.transaction():
             for previous, current in missing:
-                old = self._body(previous["content_hash"], kind) if previous else ""
-                changes = diff_texts(old, self._body(current["content_hash"], kind))
-                self._store_delta(db, prompt_id, previous["id"] if previous else None, current["id"], changes)
+                old = self._body(previous.content_hash, kind) if previous else ""
+                changes = diff_texts(old, self._body(current.content_hash, kind))
+                self._store_delta(prompt_id, previous.id if previous else None, current.id, changes)
 
-    def _store_delta(
-        self, db: Any, prompt_id: int, from_id: int | None, to_id: int, changes: Sequence[SentenceChange]
-    ) -> None:
+    def _store_delta(self, prompt_id: int, from_id: int | None, to_id: int, changes: Sequence[SentenceChange]) -> None:
         per_change = self.classifier.classify_changes(changes) if changes else []
-        now = _iso(_now())
-        cursor = db.execute(
-            "INSERT OR REPLACE INTO deltas (prompt_id, from_version_id, to_version_id, classifier, labels, "
-            "computed_at) VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                prompt_id,
-                from_id,
-                to_id,
-                self.classifier.name,
-                json.dumps(ordered(delta_labels(per_change))),
-                now,
-            ],
-        )
-        delta_id = cursor.lastrowid
-        db.conn.executemany(
-            "INSERT INTO changes (delta_id, ord, kind, old_text, new_text, similarity, start_line, start_char, "
-            "end_line, end_char, labels) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    delta_id,
-                    index,
-                    change.kind.value,
-                    change.old.text if change.old else None,
-                    change.new.text if change.new else None,
-                    change.similarity,
-                    *(_range_columns(change.new.range) if change.new else (None, None, None, None)),
-                    json.dumps(ordered(labels)),
-                )
-                for index, (change, labels) in enumerate(zip(changes, per_change, strict=True))
-            ],
+        self.repository.insert_delta(
+            prompt_id,
+            from_id,
+            to_id,
+            classifier=self.classifier.name,
+            labels=json.dumps(ordered(delta_labels(per_change))),
+            computed_at=_iso(_now()),
+            changes=[_change_row(change, labels) for change, labels in zip(changes, per_change, strict=True)],
         )
 
     def _load_delta(self, prompt_id: int, from_id: int | None, to_id: int, number_of: dict[int, int]) -> DeltaInfo:
-        delta = next(
-            self.store.db.query(
-                "SELECT id, labels, IFNULL(labelled_by, classifier) AS classifier FROM deltas "
-                "WHERE to_version_id = ? AND IFNULL(from_version_id, 0) = ? AND classifier = ?",
-                [to_id, from_id or 0, self.classifier.name],
-            )
-        )
+        delta = self.repository.delta(from_id, to_id, self.classifier.name)
         kind = self._kind(prompt_id)
         newer = self._messages(to_id, kind)
         older = self._messages(from_id, kind) if from_id is not None else None
         changes = tuple(
             ChangeInfo(
-                kind=row["kind"],
-                old_text=row["old_text"],
-                new_text=row["new_text"],
-                similarity=row["similarity"],
+                kind=row.kind,
+                old_text=row.old_text,
+                new_text=row.new_text,
+                similarity=row.similarity,
                 range=_range_from_row(row),
-                labels=tuple(json.loads(row["labels"])),
+                labels=tuple(json.loads(row.labels)),
                 message=_message_label(newer, older, row),
             )
-            for row in self.store.db.query("SELECT * FROM changes WHERE delta_id = ? ORDER BY ord", [delta["id"]])
+            for row in self.repository.changes(delta.id)
         )
         return DeltaInfo(
             from_number=number_of[from_id] if from_id else None,
             to_number=number_of[to_id],
-            labels=tuple(json.loads(delta["labels"])),
+            labels=tuple(json.loads(delta.labels)),
             changes=changes,
-            classifier=delta["classifier"],
+            classifier=delta.classifier,
         )
 
     def _refresh(self, prompt_id: int) -> None:
@@ -516,31 +424,17 @@ class History:
         # than the sentence read on its own (later rows overwrite earlier ones)
         introduced: dict[str, int] = {}
         from_change: dict[str, tuple[str, str]] = {}  # text -> (kind, labels) of that change
-        for text, version_id, kind, labels in self.store.db.conn.execute(
-            "SELECT c.new_text, d.to_version_id, c.kind, c.labels FROM changes c "
-            "JOIN deltas d ON d.id = c.delta_id JOIN versions v ON v.id = d.to_version_id "
-            "WHERE d.prompt_id = ? AND d.classifier = ? AND c.new_text IS NOT NULL "
-            "AND NOT (c.kind = 'modified' AND c.similarity >= 1.0) "  # a move neither introduces nor labels it
-            "ORDER BY v.created_at, v.id",
-            [prompt_id, self.classifier.name],
-        ):
+        # (a move neither introduces nor labels it: the repository leaves moves out)
+        for text, version_id, kind, labels in self.repository.introducing_changes(prompt_id, self.classifier.name):
             introduced[text] = version_id
             from_change[text] = (kind, labels)
         head = rows[-1]
-        units = split_sentences(self._body(head["content_hash"], self._kind(prompt_id)))
-        db = self.store.db
-        db.execute(
-            "DELETE FROM sentences WHERE version_id IN (SELECT id FROM versions WHERE prompt_id = ?)",
-            [prompt_id],
-        )
-        db.conn.executemany(
-            "INSERT INTO sentences (version_id, ord, kind, text, start_offset, end_offset, start_line, "
-            "start_char, end_line, end_char, categories, introduced_version_id) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
+        units = split_sentences(self._body(head.content_hash, self._kind(prompt_id)))
+        self.repository.replace_sentences(
+            prompt_id,
+            head.id,
+            (
                 (
-                    head["id"],
-                    index,
                     unit.kind.value,
                     unit.text,
                     unit.start,
@@ -549,8 +443,8 @@ class History:
                     self._unit_categories(unit.text, from_change.get(unit.text)),
                     introduced.get(unit.text),
                 )
-                for index, unit in enumerate(units)
-            ],
+                for unit in units
+            ),
         )
 
     def _unit_categories(self, text: str, change: tuple[str, str] | None) -> str:
@@ -570,73 +464,58 @@ class History:
     def unlabelled_deltas(self, path: Path, labelled_by: str) -> list[tuple[int, list[SentenceChange]]]:
         """The prompt's deltas whose labels did not come from ``labelled_by`` yet, oldest first: each delta's
         id and its changes (texts and kinds; offsets are not needed to label them)."""
-        prompt_id = self._prompt_id(self.prompt_key(path), create=False)
+        prompt_id = self.repository.prompt_id(self.prompt_key(path))
         if prompt_id is None:
             return []
         self._ensure_deltas(prompt_id, self._version_rows(prompt_id))
         out: list[tuple[int, list[SentenceChange]]] = []
-        for (delta_id,) in self.store.db.execute(
-            "SELECT d.id FROM deltas d JOIN versions v ON v.id = d.to_version_id WHERE d.prompt_id = ? AND "
-            "d.classifier = ? AND IFNULL(d.labelled_by, '') != ? ORDER BY v.created_at, v.id",
-            [prompt_id, self.classifier.name, labelled_by],
-        ).fetchall():
-            rows = self.store.db.execute(
-                "SELECT kind, old_text, new_text, similarity FROM changes WHERE delta_id = ? ORDER BY ord", [delta_id]
-            ).fetchall()
+        for delta_id in self.repository.unlabelled_delta_ids(prompt_id, self.classifier.name, labelled_by):
             changes = [
-                SentenceChange(ChangeKind(kind), _bare(old), _bare(new), similarity)
-                for kind, old, new, similarity in rows
+                SentenceChange(ChangeKind(row.kind), _bare(row.old_text), _bare(row.new_text), row.similarity)
+                for row in self.repository.changes(delta_id)
             ]
-            out.append((int(delta_id), changes))
+            out.append((delta_id, changes))
         return out
 
     def relabel(self, path: Path, labels: Mapping[int, Sequence[frozenset[str]]], labelled_by: str) -> None:
         """Store another classifier's labels for deltas of :meth:`unlabelled_deltas` (per change, in order) in
         one transaction, then rebuild the newest version's sentence categories from them."""
-        prompt_id = self._prompt_id(self.prompt_key(path), create=False)
+        prompt_id = self.repository.prompt_id(self.prompt_key(path))
         if prompt_id is None or not labels:
             return
-        with self.store.write() as db:
+        with self.repository.transaction():
             for delta_id, per_change in labels.items():
-                ids = [
-                    row[0] for row in db.execute("SELECT id FROM changes WHERE delta_id = ? ORDER BY ord", [delta_id])
-                ]
+                ids = self.repository.change_ids(delta_id)
                 if len(ids) != len(per_change):
                     raise ValueError(f"delta {delta_id} has {len(ids)} changes, not {len(per_change)}")
-                db.conn.executemany(
-                    "UPDATE changes SET labels = ? WHERE id = ?",
+                self.repository.relabel_delta(
+                    delta_id,
                     [
-                        (json.dumps(ordered(change)), change_id)
+                        (change_id, json.dumps(ordered(change)))
                         for change, change_id in zip(per_change, ids, strict=True)
                     ],
-                )
-                db.execute(
-                    "UPDATE deltas SET labels = ?, labelled_by = ? WHERE id = ?",
-                    [json.dumps(ordered(delta_labels(per_change))), labelled_by, delta_id],
+                    json.dumps(ordered(delta_labels(per_change))),
+                    labelled_by,
                 )
             self._refresh(prompt_id)
 
     def sentences(self, path: Path) -> list[SentenceInfo]:
         """The newest version's sentences, with categories and the version number that introduced each."""
-        prompt_id = self._prompt_id(self.prompt_key(path), create=False)
+        prompt_id = self.repository.prompt_id(self.prompt_key(path))
         if prompt_id is None:
             return []
-        number_of = {row["id"]: n for n, row in enumerate(self._version_rows(prompt_id), 1)}
+        number_of = {row.id: row.number for row in self._version_rows(prompt_id)}
         return [
             SentenceInfo(
-                text=row["text"],
-                kind=row["kind"],
+                text=row.text,
+                kind=row.kind,
                 range=_range_from_row(row) or Range(Position(0, 0), Position(0, 0)),
-                start=row["start_offset"],
-                end=row["end_offset"],
-                categories=tuple(json.loads(row["categories"])),
-                introduced_in=number_of.get(row["introduced_version_id"]),
+                start=row.start_offset,
+                end=row.end_offset,
+                categories=tuple(json.loads(row.categories)),
+                introduced_in=number_of.get(row.introduced_version_id) if row.introduced_version_id else None,
             )
-            for row in self.store.db.query(
-                "SELECT s.* FROM sentences s JOIN versions v ON v.id = s.version_id WHERE v.prompt_id = ? "
-                "ORDER BY s.ord",
-                [prompt_id],
-            )
+            for row in self.repository.sentences(prompt_id)
         ]
 
 
@@ -644,15 +523,31 @@ def _range_columns(value: Range) -> tuple[int, int, int, int]:
     return (value.start.line, value.start.character, value.end.line, value.end.character)
 
 
-def _message_label(newer: PromptText | None, older: PromptText | None, row: Mapping[str, Any]) -> str | None:
+def _change_row(change: SentenceChange, labels: frozenset[str] | set[str]) -> ChangeRow:
+    """A change as stored: its range in the newer version (none for a removal) and its labels."""
+    new_range = change.new.range if change.new else None
+    return ChangeRow(
+        kind=change.kind.value,
+        old_text=change.old.text if change.old else None,
+        new_text=change.new.text if change.new else None,
+        similarity=change.similarity,
+        start_line=new_range.start.line if new_range else None,
+        start_char=new_range.start.character if new_range else None,
+        end_line=new_range.end.line if new_range else None,
+        end_char=new_range.end.character if new_range else None,
+        labels=json.dumps(ordered(labels)),
+    )
+
+
+def _message_label(newer: PromptText | None, older: PromptText | None, row: ChangeRow) -> str | None:
     """The chat message a change is in: found by its range in the newer version, or for a removal by its text in
     the older one."""
-    if row["start_line"] is not None and newer is not None:
-        offset = _offset(newer.text, int(row["start_line"]), int(row["start_char"]))
+    if row.start_line is not None and row.start_char is not None and newer is not None:
+        offset = _offset(newer.text, row.start_line, row.start_char)
         index = newer.message_index(offset)
         return newer.message_label(index) if index is not None else None
-    if row["old_text"] and older is not None:
-        at = older.body.find(str(row["old_text"]))
+    if row.old_text and older is not None:
+        at = older.body.find(row.old_text)
         index = older.message_index(at) if at >= 0 else None
         return older.message_label(index) if index is not None else None
     return None
@@ -674,10 +569,10 @@ def _offset(text: str, line: int, character: int) -> int:
     return offset
 
 
-def _range_from_row(row: dict[str, Any]) -> Range | None:
-    if row.get("start_line") is None:
+def _range_from_row(row: ChangeRow | SentenceRow) -> Range | None:
+    if row.start_line is None or row.start_char is None or row.end_line is None or row.end_char is None:
         return None
-    return Range(Position(row["start_line"], row["start_char"]), Position(row["end_line"], row["end_char"]))
+    return Range(Position(row.start_line, row.start_char), Position(row.end_line, row.end_char))
 
 
 def _bare(text: str | None) -> Sentence | None:

@@ -223,18 +223,19 @@ def export_promptfoo(
     workspace: Workspace,
     prompt: Path,
     *,
+    settings: Settings,
     output: Path | None = None,
     force: bool = False,
     provider: str | None = None,
     python: str | None = None,
 ) -> PromptfooExport:
-    """Write the promptfoo config (default ``promptfooconfig.yaml`` beside the prompt) and its adapter module."""
+    """Write the promptfoo config (default ``promptfooconfig.yaml`` beside the prompt) and its adapter module.
+    ``settings`` are the prompt's, resolved once by the caller (:func:`spade_lsp.config.resolve_file`)."""
     from spade_lsp._examples import prompt_examples
     from spade_lsp._prompts import parse_prompt, prompt_kind, read_prompt_file
-    from spade_lsp.reliability._sampling import selected_assertions
+    from spade_lsp.reliability import selected_assertions
 
     prompt = prompt.resolve()
-    settings = workspace.settings_for(prompt)
     text = read_prompt_file(prompt, max_bytes=settings.max_prompt_bytes)
     parsed = parse_prompt(text, source=str(prompt), kind=prompt_kind(prompt))
     if not parsed.messages:
@@ -363,10 +364,16 @@ def _adapter_source(prompt: Path, module: Path, adapter: Path, names: Sequence[s
         "from spade_lsp.promptfoo import check",
         "",
         f"SIDECAR = Path(__file__).resolve().parent / {sidecar!r}",
+        f"PROMPT = Path(__file__).resolve().parent / {_relative(prompt.resolve(), adapter.parent)!r}",
         "",
     ]
     for name in names:
-        lines += ["", f"def {name}(output, context):", f"    return check(SIDECAR, {name!r}, output, context)", ""]
+        lines += [
+            "",
+            f"def {name}(output, context):",
+            f"    return check(SIDECAR, {name!r}, output, context, prompt=PROMPT)",
+            "",
+        ]
     return "\n".join(lines)
 
 
@@ -374,10 +381,12 @@ def _adapter_source(prompt: Path, module: Path, adapter: Path, names: Sequence[s
 
 
 class _LazyAsk:
-    """``ask_llm`` answered by the assistant model of the sidecar's workspace, opened at the first question."""
+    """``ask_llm`` answered by the assistant model of the sidecar's workspace (made from the prompt's ``settings``),
+    opened at the first question."""
 
-    def __init__(self, module: Path) -> None:
+    def __init__(self, module: Path, settings: Settings) -> None:
         self.module = module
+        self.settings = settings
         self.answer: Any = None
         self.workspace: Workspace | None = None
 
@@ -387,7 +396,7 @@ class _LazyAsk:
             from spade_lsp.workspace import Workspace
 
             self.workspace = Workspace.for_path(self.module)
-            self.answer = assistant_ask(self.workspace, self.workspace.settings)
+            self.answer = assistant_ask(self.workspace, self.settings)
             if self.answer is None:
                 from spade_lsp.assertions import AskLLMUnavailable
 
@@ -420,26 +429,32 @@ def _prompt_of(rendered: Any) -> tuple[str, list[dict[str, str]] | None]:
     return "", None
 
 
-def check(module: Path | str, name: str, output: Any, context: Mapping[str, Any]) -> dict[str, Any]:
+def check(
+    module: Path | str, name: str, output: Any, context: Mapping[str, Any], *, prompt: Path | str | None = None
+) -> dict[str, Any]:
     """Run assertion ``name`` of the sidecar ``module`` on one promptfoo output, in spade's sandbox: the
     example is ``context["vars"]``, the prompt promptfoo's rendered prompt. Returns promptfoo's GradingResult:
-    ``pass``, ``score`` (1.0 or 0.0) and ``reason``; an error in the check is a fail naming it."""
-    from spade_lsp.config import find_workspace_root, load_settings
+    ``pass``, ``score`` (1.0 or 0.0) and ``reason``; an error in the check is a fail naming it. The settings
+    (sandbox, assistant model for ``ask_llm``) are resolved once for the call from the workspace's files and the
+    prompt file ``prompt``'s own (an adapter written before it named the prompt: the workspace's files only)."""
+    from spade_lsp.config import find_workspace_root, resolve, resolve_file
     from spade_lsp.errors import SpadeError
     from spade_lsp.sandbox import ModuleSource, SandboxCase, SandboxLimits, run_assertions
 
     path = Path(module).resolve()
     variables = context.get("vars") if isinstance(context, Mapping) else None
     example = dict(variables) if isinstance(variables, Mapping) else {}
-    prompt, messages = _prompt_of(context.get("prompt") if isinstance(context, Mapping) else None)
+    rendered, messages = _prompt_of(context.get("prompt") if isinstance(context, Mapping) else None)
     response = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-    ask = _LazyAsk(path)
+    ask: _LazyAsk | None = None
     try:
-        settings = load_settings(find_workspace_root(path))
+        root = find_workspace_root(path)
+        settings = resolve_file(root, Path(prompt).resolve()) if prompt is not None else resolve(root, None)
+        ask = _LazyAsk(path, settings)
         source = read_limited_text(path, limit=MAX_SIDECAR_BYTES, what="a sidecar module")
         result = run_assertions(
             ModuleSource(source, str(path)),
-            [SandboxCase(example, prompt, response, messages)],
+            [SandboxCase(example, rendered, response, messages)],
             names=[name],
             limits=SandboxLimits(confinement=settings.sandbox, workers=1),
             ask_llm=ask,
@@ -447,7 +462,8 @@ def check(module: Path | str, name: str, output: Any, context: Mapping[str, Any]
     except SpadeError as error:
         return {"pass": False, "score": 0.0, "reason": f"spade: {error}"}
     finally:
-        ask.close()
+        if ask is not None:
+            ask.close()
     if result.module_error is not None:
         where = f"{path.name}:{result.module_error.line}" if result.module_error.line else path.name
         return {"pass": False, "score": 0.0, "reason": f"spade: {where}: {result.module_error.message}"}

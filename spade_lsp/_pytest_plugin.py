@@ -31,7 +31,8 @@ from spade_lsp._files import PROMPT_SUFFIXES
 if TYPE_CHECKING:
     from _pytest._code.code import TerminalRepr, TracebackStyle
 
-    from spade_lsp.reliability._sampling import SampleOptions
+    from spade_lsp.config import Settings
+    from spade_lsp.reliability import SampleOptions
     from spade_lsp.workspace import Workspace
 
 __all__ = [
@@ -49,9 +50,10 @@ __all__ = [
 
 #: What an inconclusive verdict (the interval straddles the minimum) does to its item.
 INCONCLUSIVE: Final = ("fail", "skip", "pass")
+_OVERRIDES_SOURCE: Final = "pytest options"
 #: The seed that draws the inputs when ``--spade-inputs`` takes fewer than all: fixed, so re-runs hit the cache.
 DEFAULT_SEED: Final = 0
-_VERIFIER: Final = "verifier"  # the verifier's column (spade_lsp.reliability._sampling.VERIFIER_COLUMN)
+_VERIFIER: Final = "verifier"  # the verifier's column (spade_lsp.reliability.VERIFIER_COLUMN)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -121,11 +123,17 @@ class _State:
     config: pytest.Config
     workspaces: dict[Path, Workspace] = field(default_factory=dict)
     selections: dict[Path, dict[str, list[str]]] = field(default_factory=dict)
+    resolved: dict[Path, Settings] = field(default_factory=dict)
     runs: dict[tuple[Path, SampleOptions], dict[str, Any] | Exception] = field(default_factory=dict)
 
     @property
     def enabled(self) -> bool:
         return bool(self.config.getoption("spade"))
+
+    def overrides(self) -> dict[str, Any]:
+        """The settings the command line overrides: ``--spade-model``."""
+        model = self.config.getoption("spade_model")
+        return {} if model is None else {"model": model}
 
     def workspace(self, root: Path) -> Workspace:
         """The workspace at ``root``, opened once, with ``--spade-model`` as an override."""
@@ -133,10 +141,23 @@ class _State:
         if workspace is None:
             from spade_lsp.workspace import Workspace
 
-            model = self.config.getoption("spade_model")
-            overrides = {} if model is None else {"model": model}
-            workspace = self.workspaces[root] = Workspace(root, overrides=overrides, overrides_source="pytest options")
+            workspace = self.workspaces[root] = Workspace(
+                root, overrides=self.overrides(), overrides_source=_OVERRIDES_SOURCE
+            )
         return workspace
+
+    def settings(self, prompt: Path) -> Settings:
+        """The prompt's settings, resolved once a session: the workspace's files, its own (front matter), then
+        ``--spade-model``."""
+        prompt = prompt.resolve()
+        settings = self.resolved.get(prompt)
+        if settings is None:
+            from spade_lsp.config import find_workspace_root, resolve_file
+
+            settings = self.resolved[prompt] = resolve_file(
+                find_workspace_root(prompt), prompt, self.overrides(), overrides_source=_OVERRIDES_SOURCE
+            )
+        return settings
 
     def selected(self, root: Path) -> dict[str, list[str]]:
         """Each prompt's newest selection in the workspace at ``root``: its key -> the selected names. A workspace
@@ -147,13 +168,15 @@ class _State:
 
             found = {}
             if (root / STORE_DIR / STORE_FILE).is_file():
-                found = _newest_selections(self.workspace(root))
+                from spade_lsp.store import newest_selections
+
+                found = newest_selections(self.workspace(root).store)
             self.selections[root] = found
         return found
 
     def options(self, **given: Any) -> SampleOptions:
         """The command line's sampling options, then ``given`` (SampleOptions fields) over them."""
-        from spade_lsp.reliability._sampling import SampleOptions
+        from spade_lsp.reliability import SampleOptions
 
         known = {f.name for f in fields(SampleOptions)}
         unknown = sorted(set(given) - known)
@@ -172,10 +195,11 @@ class _State:
         key = (prompt, options)
         if key not in self.runs:
             from spade_lsp.config import find_workspace_root
-            from spade_lsp.reliability._sampling import sample_prompt
+            from spade_lsp.reliability import sample_prompt
 
             try:
-                self.runs[key] = sample_prompt(self.workspace(find_workspace_root(prompt)), prompt, options)
+                workspace = self.workspace(find_workspace_root(prompt))
+                self.runs[key] = sample_prompt(workspace, prompt, options, settings=self.settings(prompt))
             except Exception as error:  # a spade error, or a bug: either way the prompt's other items see it too
                 self.runs[key] = error
         outcome = self.runs[key]
@@ -194,24 +218,6 @@ _STATE: Final = pytest.StashKey[_State]()
 
 def _state(config: pytest.Config) -> _State:
     return config.stash[_STATE]
-
-
-def _newest_selections(workspace: Workspace) -> dict[str, list[str]]:
-    """Prompt key -> the names its newest selection chose (as ``spade sample`` reads it)."""
-    import json
-
-    rows = workspace.store.db.execute(
-        "SELECT p.path, s.selected FROM selections s JOIN prompts p ON p.id = s.prompt_id "
-        "WHERE s.id = (SELECT max(id) FROM selections WHERE prompt_id = s.prompt_id) ORDER BY p.path"
-    ).fetchall()
-    found: dict[str, list[str]] = {}
-    for path, selected in rows:
-        try:
-            names = json.loads(selected)
-        except (TypeError, ValueError):
-            names = []
-        found[str(path)] = [str(name) for name in names] if isinstance(names, list) else []
-    return found
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -280,7 +286,7 @@ class SpadePromptFile(pytest.File):
         if self.problem is not None:
             raise self.problem
         names = self.checks or _sidecar_assertions(self.path)  # an empty selection: every assertion, as sampling
-        settings = _state(self.config).workspace(_root(self.path)).settings_for(self.path)
+        settings = _state(self.config).settings(self.path)
         if settings.verifier and _VERIFIER not in names:
             names = [*names, _VERIFIER]
         for name in names:
@@ -297,12 +303,6 @@ class SpadePromptFile(pytest.File):
         if isinstance(excinfo.value, SpadeError):
             return f"{self.name}: {excinfo.value}"
         return super().repr_failure(excinfo)
-
-
-def _root(prompt: Path) -> Path:
-    from spade_lsp.config import find_workspace_root
-
-    return find_workspace_root(prompt)
 
 
 def _sidecar_assertions(prompt: Path) -> list[str]:

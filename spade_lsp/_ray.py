@@ -35,7 +35,6 @@ import asyncio
 import collections
 import contextlib
 import contextvars
-import json
 import logging
 import math
 import os
@@ -56,6 +55,7 @@ from spade_lsp.llm import (
     LLMRequest,
     Usage,
 )
+from spade_lsp.store import llm_cache_size, model_responses
 
 if TYPE_CHECKING:
     from spade_lsp._roles import Endpoint
@@ -646,11 +646,7 @@ def _snapshot(client: LiteLLMClient) -> Any:
     when they are too many to ship (then the tasks ask again, and the driver caches the answers as ever)."""
     if client.store is None:
         return None
-    db = client.store.db
-    count, size = db.execute(
-        "SELECT count(*), coalesce(sum(length(key) + length(response)), 0) FROM llm_cache WHERE model = ?",
-        [client.model],
-    ).fetchone()
+    count, size = llm_cache_size(client.store, client.model)
     if not count:
         return None
     if size > _SNAPSHOT_BYTES:
@@ -663,12 +659,7 @@ def _snapshot(client: LiteLLMClient) -> Any:
             _SNAPSHOT_BYTES // (1024 * 1024),
         )
         return None
-    rows = db.execute("SELECT key, response FROM llm_cache WHERE model = ?", [client.model]).fetchall()
-    cached: dict[str, str] = {}
-    for key, response in rows:
-        with contextlib.suppress(ValueError, TypeError, KeyError):
-            cached[str(key)] = str(json.loads(response)["text"])  # as the local client reads its cache
-    return import_ray().put(cached)
+    return import_ray().put(model_responses(client.store, client.model))  # as the local client reads its cache
 
 
 def _ask_spec(ask_llm: AskLLM | None, module: ModuleSource) -> tuple[_AskSpec | None, Any, LiteLLMClient | None]:

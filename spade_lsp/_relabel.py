@@ -18,7 +18,7 @@ from spade_lsp.errors import SpadeError
 from spade_lsp.workspace import Workspace
 
 if TYPE_CHECKING:
-    from spade_lsp.taxonomy._llm import LLMClassifier
+    from spade_lsp.taxonomy import LLMClassifier
 
 STEP = "taxonomy labels"
 KEPT = "kept the offline labels"
@@ -40,10 +40,9 @@ class RelabelResult:
         }
 
 
-def wants_relabel(workspace: Workspace, settings: Settings | None = None) -> bool:
+def wants_relabel(workspace: Workspace, settings: Settings) -> bool:
     """Whether deltas should be relabelled by a model: an assistant is configured (or injected) and the
     classifier is not pinned to ``offline``."""
-    settings = settings or workspace.settings
     return settings.classifier != "offline" and workspace.has_assistant(settings)
 
 
@@ -59,7 +58,7 @@ def assistant_classifier(workspace: Workspace, settings: Settings, fallbacks: Fa
         if settings.classifier == "llm":
             fallbacks.add(STEP, "classifier = 'llm' but no assistant model is configured", KEPT)
         return None
-    from spade_lsp.taxonomy._llm import LLMClassifier
+    from spade_lsp.taxonomy import LLMClassifier
 
     try:
         return LLMClassifier(workspace.assistant_client(settings, what="taxonomy labels"))
@@ -72,13 +71,14 @@ def relabel_prompt(
     workspace: Workspace,
     path: Path,
     *,
-    settings: Settings | None = None,
+    settings: Settings,
     progress: Progress | None = None,
 ) -> RelabelResult:
     """Label every delta of ``path`` not yet labelled by the assistant model; each delta is one call (cached in
-    the store, so a re-run costs nothing). Failures fall back to the offline labels, never raise."""
+    the store, so a re-run costs nothing). Failures fall back to the offline labels, never raise. ``settings``
+    are the prompt's, resolved by the caller."""
     result = RelabelResult(None)
-    classifier = assistant_classifier(workspace, settings or workspace.settings_for(path), result.fallbacks)
+    classifier = assistant_classifier(workspace, settings, result.fallbacks)
     if classifier is None:
         return result
     result.classifier = classifier.name

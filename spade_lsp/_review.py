@@ -24,20 +24,21 @@ functions until someone accepts them there.
 
 from __future__ import annotations
 
-import argparse
 import ast
 import hashlib
 import re
-import sys
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from spade_lsp.assertions import ASSERTION_PREFIX
 from spade_lsp.errors import InputError
 from spade_lsp.overview import decorator_metadata
+
+if TYPE_CHECKING:
+    from spade_lsp.store import Store
 
 LLM_SYNTHESIZER: Final = "llm"
 #: The diagnostic code and the editor command; the CLI subcommand is ``spade review``.
@@ -118,30 +119,9 @@ def function_texts(text: str) -> list[FunctionText]:
 # -- the store ------------------------------------------------------------------------------------------------
 
 
-def _prompt_id(db: Any, key: str) -> int | None:
-    row = db.execute("SELECT id FROM prompts WHERE path = ?", [key]).fetchone()
-    return int(row[0]) if row else None
-
-
-def _records(db: Any, prompt_id: int | None) -> tuple[dict[str, tuple[str, str | None]], dict[str, set[str]]]:
-    """LLM records (name -> (sha as written, model)) and accepted texts (name -> shas) of one prompt."""
-    if prompt_id is None:
-        return {}, {}
-    written = {
-        str(name): (str(sha), model)
-        for name, sha, model in db.execute(
-            "SELECT name, sha, model FROM generated_code WHERE prompt_id = ?", [prompt_id]
-        ).fetchall()
-    }
-    accepted: dict[str, set[str]] = {}
-    for name, sha in db.execute("SELECT name, sha FROM code_reviews WHERE prompt_id = ?", [prompt_id]).fetchall():
-        accepted.setdefault(str(name), set()).add(str(sha))
-    return written, accepted
-
-
-def unreviewed(db: Any | None, key: str, text: str | None) -> list[Unreviewed]:
-    """The module's LLM-written functions whose current text was never accepted, in module order. ``db`` is a
-    store's connection (read-only is fine) or None (no store yet: only decorators say who wrote what)."""
+def unreviewed(store: Store | None, key: str, text: str | None) -> list[Unreviewed]:
+    """The module's LLM-written functions whose current text was never accepted, in module order. ``store`` may
+    be opened read-only, or None (no store yet: only decorators say who wrote what)."""
     if not text:
         return []
     functions = function_texts(text)
@@ -149,8 +129,11 @@ def unreviewed(db: Any | None, key: str, text: str | None) -> list[Unreviewed]:
         return []
     written: dict[str, tuple[str, str | None]] = {}
     accepted: dict[str, set[str]] = {}
-    if db is not None:
-        written, accepted = _records(db, _prompt_id(db, key))
+    if store is not None:  # the repository loads when a store is open (the language server's is read-only)
+        from spade_lsp.store import review_records
+
+        records = review_records(store, key)
+        written, accepted = records.written, records.accepted
     out: list[Unreviewed] = []
     for function in functions:
         record = written.get(function.name)
@@ -171,7 +154,7 @@ def unreviewed(db: Any | None, key: str, text: str | None) -> list[Unreviewed]:
 
 
 def record_synthesis(
-    store: Any,
+    store: Store,
     key: str,
     text: str,
     *,
@@ -188,38 +171,26 @@ def record_synthesis(
     dropped = sorted(set(template) | set(removed))
     if not llm and not dropped:
         return
-    now = datetime.now(UTC).isoformat()
-    with store.write() as db:
-        prompt_id = _prompt_id(db, key)
-        if prompt_id is None:
-            raise InputError(f"{key}: not recorded in the store yet; save the prompt first")
-        for name in dropped:
-            db.execute("DELETE FROM generated_code WHERE prompt_id = ? AND name = ?", [prompt_id, name])
-        for name in llm:
-            db.execute(
-                "INSERT INTO generated_code (prompt_id, name, sha, synthesizer, model, written_at) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (prompt_id, name) DO UPDATE SET "
-                "sha = excluded.sha, synthesizer = excluded.synthesizer, model = excluded.model, "
-                "written_at = excluded.written_at",
-                [prompt_id, name, shas[name], LLM_SYNTHESIZER, model, now],
-            )
+    from spade_lsp.store import record_generated_code
+
+    record_generated_code(
+        store,
+        key,
+        {name: shas[name] for name in llm},
+        dropped=dropped,
+        synthesizer=LLM_SYNTHESIZER,
+        model=model,
+        at=datetime.now(UTC).isoformat(),
+    )
 
 
-def accept(store: Any, key: str, items: Sequence[tuple[str, str]], *, by: str) -> list[str]:
+def accept(store: Store, key: str, items: Sequence[tuple[str, str]], *, by: str) -> list[str]:
     """Record that the user accepted each ``(name, sha)``: that function with exactly that text."""
     if by not in REVIEWERS:
         raise ValueError(f"unknown reviewer {by!r}")
-    now = datetime.now(UTC).isoformat()
-    with store.write() as db:
-        prompt_id = _prompt_id(db, key)
-        if prompt_id is None:
-            raise InputError(f"{key}: not recorded in the store yet; save the prompt first")
-        for name, sha in items:
-            db.execute(
-                "INSERT OR IGNORE INTO code_reviews (prompt_id, name, sha, accepted_at, accepted_by) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [prompt_id, name, sha, now, by],
-            )
+    from spade_lsp.store import record_acceptances
+
+    record_acceptances(store, key, items, by=by, at=datetime.now(UTC).isoformat())
     return [name for name, _ in items]
 
 
@@ -243,12 +214,11 @@ def check_review_params(params: Mapping[str, Any]) -> list[tuple[str, str]]:
     return out
 
 
-def review_job(workspace: Any, prompt: Path, params: Mapping[str, Any]) -> dict[str, Any]:
-    """The daemon's ``review`` job: record the editor's (or the CLI's) acceptances of exact function texts."""
+def review_job(workspace: Any, prompt: Path, items: Sequence[tuple[str, str]], *, by: str) -> dict[str, Any]:
+    """The ``review`` job (:mod:`spade_lsp.jobs.review`): record the editor's (or the CLI's) acceptances of
+    exact function texts."""
     from spade_lsp.workspace import sync_prompt
 
-    items = check_review_params(params)
-    by = str(params.get("by") or "editor")
     if by not in REVIEWERS:
         raise InputError(f"params.by: expected one of {', '.join(REVIEWERS)}")
     sync_prompt(workspace, prompt)  # a clone whose prompt was never recorded has no row to tie them to yet
@@ -263,77 +233,7 @@ def _sidecar(prompt: Path) -> Path:
     return sidecar_path(prompt)
 
 
-# -- the CLI: spade review PROMPT [--accept NAME ...] [--all] ---------------------------------------------------
-
-
-def add_review_parser(commands: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:
-    review = commands.add_parser(
-        "review",
-        help="list the sidecar's LLM-written functions nobody reviewed yet, or accept them after reading them",
-        description="Without options: list the LLM-written functions of PROMPT's sidecar module whose current "
-        "text was not accepted (exit 1 when there are any). An acceptance holds for the exact text accepted: "
-        "editing a function is not accepting it.",
-    )
-    review.add_argument("prompt", type=Path)
-    group = review.add_mutually_exclusive_group()
-    group.add_argument("--accept", action="append", metavar="NAME", help="accept this function as it is now (repeat)")
-    group.add_argument("--all", action="store_true", help="accept every unreviewed function as it is now")
-    common(review)
-
-
-def run_review(
-    args: argparse.Namespace,
-    out: TextIO,
-    open_workspace: Callable[[argparse.Namespace, Path], Any],
-    in_daemon: Callable[[argparse.Namespace, dict[str, Any]], dict[str, Any] | None],
-) -> int:
-    """``spade review``: 0 when nothing is left unreviewed (or acceptances were recorded), 1 when listing finds
-    unreviewed functions; acceptances go through the daemon when one runs (the store's one writer)."""
-    from spade_lsp._assertion_jobs import _read_sidecar
-    from spade_lsp.workspace import sync_prompt
-
-    module = _sidecar(args.prompt)
-    text = _read_sidecar(module)
-    if text is None:
-        raise InputError(f"{module}: no sidecar module; run `spade synthesize {args.prompt}` first")
-    with open_workspace(args, args.prompt) as workspace:
-        key = workspace.history.prompt_key(args.prompt)
-        pending = unreviewed(workspace.store.db, key, text)
-        chosen: list[Unreviewed] = []
-        if args.all:
-            chosen = list(pending)
-        elif args.accept:
-            by_name = {item.name: item for item in pending}
-            present = {function.name for function in function_texts(text)}
-            for name in dict.fromkeys(args.accept):
-                if name in by_name:
-                    chosen.append(by_name[name])
-                elif name in present:
-                    print(f"spade: {name} needs no review (already accepted, or not LLM-written)", file=sys.stderr)
-                else:
-                    raise InputError(f"{module}: no function {name}")
-        accepted: list[str] = []
-        if chosen:
-            params = {"accept": [{"name": item.name, "sha": item.sha} for item in chosen], "by": "cli"}
-            result = in_daemon(args, params)
-            if result is None:
-                sync_prompt(workspace, args.prompt)
-                accepted = accept(workspace.store, key, [(i.name, i.sha) for i in chosen], by="cli")
-            else:
-                accepted = list(result.get("accepted") or [])
-            pending = unreviewed(workspace.store.db, key, text)
-    if args.json:
-        import json
-
-        document = {"sidecar": str(module), "accepted": accepted, "unreviewed": [p.to_json() for p in pending]}
-        out.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
-    else:
-        for name in accepted:
-            out.write(f"accepted {name}\n")
-        for item in pending:
-            out.write(f"{module}:{item.line + 1}: {item.name}: {item.message}\n")
-        if not pending:
-            out.write(f"{module}: no unreviewed LLM-written function\n")
-        elif not accepted:
-            out.write(f"read them, then: spade review {args.prompt} --accept NAME (or --all)\n")
-    return 1 if pending and not (args.all or args.accept) else 0
+def accepted_items(value: Any) -> list[tuple[str, str]]:
+    """``accept`` as ``(name, sha)`` pairs: a non-empty list of ``{"name": "assert_...", "sha": <sha256 hex>}``;
+    :class:`~spade_lsp.errors.InputError` naming what is wrong."""
+    return check_review_params({"accept": value})

@@ -47,10 +47,13 @@ import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final, Literal, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar
 
 from spade_lsp.errors import LLMError
-from spade_lsp.store import Store
+from spade_lsp.store import StoredCapability, cached_responses, load_capability, save_responses
+
+if TYPE_CHECKING:
+    from spade_lsp.store import Store
 
 __all__ = [
     "STRUCTURED_MODES",
@@ -812,11 +815,8 @@ class LiteLLMClient:
         """This client's (api_base, model) capability, read from the store the first time."""
         capability = self._capabilities.get(self.endpoint, self.model)
         if self.store is not None and not capability.loaded:
-            row = self.store.db.execute(
-                "SELECT structured_mode, reason FROM llm_capabilities WHERE api_base = ? AND model = ?",
-                [self.endpoint, self.model],
-            ).fetchone()
-            capability.load(None if row is None else (str(row[0]), str(row[1])))
+            stored = load_capability(self.store, self.endpoint, self.model)
+            capability.load(None if stored is None else (stored.structured_mode, stored.reason))
         return capability
 
     def _cached_answers(self, requests: Sequence[LLMRequest], keys: Sequence[str]) -> dict[int, Completion]:
@@ -841,14 +841,9 @@ class LiteLLMClient:
         for index, key in enumerate(keys):
             positions.setdefault(key, []).append(index)
         found: dict[int, str] = {}
-        unique = list(positions)
-        for start in range(0, len(unique), 500):
-            chunk = unique[start : start + 500]
-            marks = ",".join("?" * len(chunk))
-            rows = self.store.db.execute(f"SELECT key, response FROM llm_cache WHERE key IN ({marks})", chunk)
-            for key, response in rows.fetchall():
-                for index in positions[key]:
-                    found[index] = str(json.loads(response)["text"])
+        for key, text in cached_responses(self.store, list(positions)).items():
+            for index in positions[key]:
+                found[index] = text
         return found
 
     def _remember_many(self, entries: Sequence[tuple[str, str]], capability: _Capability | None) -> None:
@@ -856,18 +851,12 @@ class LiteLLMClient:
         learnt = capability.unsaved() if capability is not None else None
         if self.store is None or (not entries and learnt is None):
             return
-        now = datetime.now(UTC).isoformat()
-        with self.store.write() as db:
-            db.conn.executemany(
-                "INSERT OR REPLACE INTO llm_cache (key, model, response, created_at) VALUES (?, ?, ?, ?)",
-                [(key, self.model, json.dumps({"text": text}), now) for key, text in entries],
-            )
-            if learnt is not None:
-                db.conn.execute(
-                    "INSERT OR REPLACE INTO llm_capabilities (api_base, model, structured_mode, reason, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?)",
-                    [self.endpoint, self.model, STRUCTURED_MODES[learnt[0]], learnt[1], now],
-                )
+        stored = (
+            None
+            if learnt is None
+            else StoredCapability(self.endpoint, self.model, STRUCTURED_MODES[learnt[0]], learnt[1])
+        )
+        save_responses(self.store, self.model, entries, capability=stored)
         if learnt is not None and capability is not None:
             with capability.lock:
                 capability.stored = learnt[0]

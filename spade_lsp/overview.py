@@ -2,9 +2,10 @@
 
 Everything here only *reads*: the store (opened read-only by the caller, or None before the daemon created it),
 the prompt's current text (the editor's buffer), and the sidecar module's text. The sidecar module is parsed
-statically with :mod:`ast`, never imported or run (generated code runs only in sandbox workers). Evaluation
-runs, selections and subsumption pairs are read straight from their tables, so the language server never
-imports the selection package (numpy, the solvers).
+statically with :mod:`ast`, never imported or run (generated code runs only in sandbox workers). Everything
+stored is read through :mod:`spade_lsp.store` (the history's repository and the overview's queries): evaluation
+runs, selections and subsumption pairs come back as stored rows, so the language server never imports the
+selection package (numpy, the solvers).
 
 The result is plain frozen dataclasses with engine :class:`~spade_lsp._types.Range` values (UTF-16 columns,
 as LSP counts them); the server turns them into diagnostics, hovers, lenses and code actions.
@@ -16,7 +17,6 @@ import ast
 import hashlib
 import json
 import re
-import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -24,14 +24,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from spade_lsp._files import MAX_SIDECAR_BYTES, read_limited, read_limited_text, sidecar_path
-from spade_lsp._prompts import PromptKind, PromptText, parse_prompt, prompt_kind, template_placeholders
+from spade_lsp._prompts import PromptKind, PromptText, parse_prompt, prompt_kind, settings_block, template_placeholders
 from spade_lsp._types import Position, Range, Sentence, UnitKind, VersionInfo
 from spade_lsp.assertions import ASSERTION_PREFIX
 from spade_lsp.errors import ConfigError, InputError
+from spade_lsp.store import (
+    DatabaseError,
+    HistoryRepository,
+    SentenceRow,
+    load_subsumption_rows,
+    newest_comparison_document,
+    newest_eval_run,
+    newest_reliability,
+    newest_selection,
+    prompt_key,
+)
 from spade_lsp.synthesis import PLACEHOLDER_PATTERN, placeholders_of
 from spade_lsp.taxonomy import CATEGORY_IDS, CHECKABLE, DISPLAY_NAMES, PLAIN_NAMES, TaxonomyClassifier
 
-if TYPE_CHECKING:  # importing the store pulls sqlite-utils (and numpy through it); the caller opens it
+if TYPE_CHECKING:  # importing the Store class pulls sqlite-utils (and numpy through it); the caller opens it
     from spade_lsp.store import Store
 
 __all__ = [
@@ -56,7 +67,6 @@ __all__ = [
 ]
 
 _MARKER_LINE: Final = re.compile(r"^# spade: generated [0-9a-f]{12}\s*$")
-_FRONT_MATTER_BLOCK: Final = re.compile(r"\A---[ \t]*\r?\n(.*?\r?\n)?---[ \t]*(\r?\n|\Z)", re.DOTALL)
 _CHUNK_START: Final = re.compile(r"^(@|def |async def |class |from |import |[A-Za-z_]\w*\s*=)")
 _BINARY_PROBE: Final = 8192
 _MAX_ERROR_MESSAGES: Final = 3
@@ -293,7 +303,7 @@ _CLASSIFIED: dict[str, tuple[str, ...]] = {}
 
 @lru_cache(maxsize=1)
 def _offline_classifier() -> TaxonomyClassifier:
-    from spade_lsp.taxonomy._offline import OfflineClassifier
+    from spade_lsp.taxonomy import OfflineClassifier
 
     return OfflineClassifier()
 
@@ -309,15 +319,6 @@ def classify_offline(text: str) -> tuple[str, ...]:
             _CLASSIFIED.clear()
         _CLASSIFIED[text] = cached
     return cached
-
-
-def prompt_key(root: Path, prompt: Path) -> str:
-    """The prompt's id in the store (as :meth:`History.prompt_key` computes it)."""
-    resolved = prompt.resolve()
-    try:
-        return resolved.relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return resolved.as_posix()
 
 
 def _size_problem(size: int, max_bytes: int) -> str | None:
@@ -347,11 +348,11 @@ def _body(text: str, kind: PromptKind = "text") -> tuple[str, tuple[str, ...], P
     try:
         parsed = parse_prompt(text, kind=kind)
     except ConfigError as error:
-        match = _FRONT_MATTER_BLOCK.match(text)
-        if match is None:  # a message list that does not parse: its text as it is
+        block = settings_block(text, "text")  # the front matter, read as a text prompt's
+        if block is None:  # a message list that does not parse: its text as it is
             return text, (str(error).removeprefix("<prompt>: "),), None
-        blank = re.sub(r"[^\r\n]", " ", match.group(0))
-        return blank + text[match.end() :], (f"invalid front matter: {error}",), None
+        blank = re.sub(r"[^\r\n]", " ", block)
+        return blank + text[len(block) :], (f"invalid front matter: {error}",), None
     return parsed.body, (), parsed
 
 
@@ -379,24 +380,9 @@ def _message_views(parsed: PromptText | None, text: str) -> tuple[MessageView, .
     return tuple(views)
 
 
-def _query(store: Store, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-    return list(store.db.execute(sql, list(params)).fetchall())
-
-
-def _prompt_id(store: Store, key: str) -> int | None:
-    rows = _query(store, "SELECT id FROM prompts WHERE path = ?", [key])
-    return int(rows[0][0]) if rows else None
-
-
-def _versions(store: Store, prompt_id: int) -> tuple[list[VersionInfo], dict[int, int], str | None]:
+def _versions(history: HistoryRepository, prompt_id: int) -> tuple[list[VersionInfo], dict[int, int], str | None]:
     """The versions oldest first, version id -> number, and the newest version's content hash."""
-    rows = _query(
-        store,
-        "SELECT id, content_hash, created_at, origin, commit_sha, commit_message, author FROM versions "
-        "WHERE prompt_id = ? ORDER BY created_at, id",
-        [prompt_id],
-    )
-    versions = [VersionInfo(row[0], n, *row[1:]) for n, row in enumerate(rows, 1)]
+    versions = history.versions(prompt_id)
     return (
         versions,
         {version.id: version.number for version in versions},
@@ -417,45 +403,45 @@ class _Stored:
 _STORED: dict[tuple[str, int], tuple[tuple[int, int], _Stored]] = {}
 
 
-def _stored_sentences(store: Store, prompt_id: int, number_of: Mapping[int, int], prompt_kind_: PromptKind) -> _Stored:
+def _stored_sentences(
+    history: HistoryRepository,
+    prompt_id: int,
+    number_of: Mapping[int, int],
+    head_hash: str | None,
+    prompt_kind_: PromptKind,
+) -> _Stored:
     """Memoised per store file and prompt on (largest version id, number of versions): the sentences table is
     only rebuilt when versions are recorded, and re-reading 2,000 rows on every keystroke would cost more than
-    everything else an edit needs."""
+    everything else an edit needs. ``head_hash``: the newest version's content hash."""
     stamp = (max(number_of), len(number_of)) if number_of else (0, 0)
-    key = (str(store.path), prompt_id)
+    key = (str(history.store.path), prompt_id)
     cached = _STORED.get(key)
     if cached is not None and cached[0] == stamp:
         return cached[1]
     by_text: dict[str, tuple[tuple[str, ...], int | None, bool]] = {}
     units: list[Sentence] = []
-    for row in _query(
-        store,
-        "SELECT s.text, s.categories, s.introduced_version_id, s.kind, s.start_offset, s.end_offset, s.start_line, "
-        "s.start_char, s.end_line, s.end_char FROM sentences s JOIN versions v ON v.id = s.version_id "
-        "WHERE v.prompt_id = ? ORDER BY s.ord",
-        [prompt_id],
-    ):
-        text, categories, introduced = row[0], row[1], row[2]
-        try:
-            kind = UnitKind(row[3])
-        except ValueError:
-            kind = UnitKind.SENTENCE
-        units.append(Sentence(text, row[4], row[5], Range(Position(row[6], row[7]), Position(row[8], row[9])), kind))
-        if text not in by_text:
-            labels = tuple(json.loads(categories))
-            by_text[text] = (labels, number_of.get(introduced) if introduced else None, _checkable(labels))
-    head = _query(
-        store,
-        "SELECT b.hash, b.content FROM versions v JOIN blobs b ON b.hash = v.content_hash WHERE v.prompt_id = ? "
-        "ORDER BY v.created_at DESC, v.id DESC LIMIT 1",
-        [prompt_id],
-    )
-    head_hash, head_body = (str(head[0][0]), _body(str(head[0][1]), prompt_kind_)[0]) if head else (None, None)
-    stored = _Stored(by_text, tuple(units), head_hash, head_body)
+    for row in history.sentences(prompt_id):
+        units.append(_unit(row))
+        if row.text not in by_text:
+            labels = tuple(json.loads(row.categories))
+            introduced = row.introduced_version_id
+            by_text[row.text] = (labels, number_of.get(introduced) if introduced else None, _checkable(labels))
+    head = history.content(head_hash) if head_hash is not None else None
+    head_body = _body(head, prompt_kind_)[0] if head is not None else None
+    stored = _Stored(by_text, tuple(units), head_hash if head is not None else None, head_body)
     if len(_STORED) > 64:
         _STORED.clear()
     _STORED[key] = (stamp, stored)
     return stored
+
+
+def _unit(row: SentenceRow) -> Sentence:
+    try:
+        kind = UnitKind(row.kind)
+    except ValueError:
+        kind = UnitKind.SENTENCE
+    start, end = Position(row.start_line, row.start_char), Position(row.end_line, row.end_char)
+    return Sentence(row.text, row.start_offset, row.end_offset, Range(start, end), kind)
 
 
 def _checkable(categories: Iterable[str]) -> bool:
@@ -505,8 +491,7 @@ def plan_unit(text: str, categories: tuple[str, ...], kind: str, inputs: tuple[s
     """The offline synthesizer's reading of one unit on its own (the sentence is its own context, so this is
     cheap and cached): its checks, else whether it is an instruction only a model can check, else why it is
     not an instruction. ``inputs`` are the prompt's placeholders (``{first_name}``)."""
-    from spade_lsp.synthesis import Instruction, PromptContext
-    from spade_lsp.synthesis._offline import OfflineSynthesizer
+    from spade_lsp.synthesis import Instruction, OfflineSynthesizer, PromptContext
     from spade_lsp.taxonomy import DATA_PLACEHOLDERS, PROMPT_REPHRASING, WORKFLOW_DESCRIPTION
 
     if kind in (UnitKind.CODE.value, UnitKind.QUOTE.value, UnitKind.HEADING.value):
@@ -676,24 +661,15 @@ class _Run:
 
 
 def _load_run(store: Store, prompt_id: int, run_id: int | None = None) -> _Run | None:
-    sql = (
-        "SELECT id, finished_at, module_hash, assertions, y, m, errors, seconds, examples FROM eval_runs "
-        "WHERE prompt_id = ? AND status = 'done' AND m IS NOT NULL "
-    )
-    params: list[Any] = [prompt_id]
-    if run_id is not None:
-        sql += "AND id = ? "
-        params.append(run_id)
-    rows = _query(store, sql + "ORDER BY id DESC LIMIT 1", params)
-    if not rows:
+    row = newest_eval_run(store, prompt_id, run_id)
+    if row is None:
         return None
-    row = rows[0]
     try:
-        assertions = json.loads(row[3])
-        y = json.loads(row[4])
-        m = json.loads(row[5])
-        errors = json.loads(row[6]) if row[6] else []
-        examples = json.loads(row[8])
+        assertions = json.loads(row.assertions)
+        y = json.loads(row.y)
+        m = json.loads(row.m)
+        errors = json.loads(row.errors) if row.errors else []
+        examples = json.loads(row.examples)
     except (json.JSONDecodeError, TypeError):
         return None
     names = tuple(str(a.get("name")) for a in assertions if isinstance(a, dict))
@@ -703,15 +679,15 @@ def _load_run(store: Store, prompt_id: int, run_id: int | None = None) -> _Run |
     if any(len(cells) != len(names) for cells in matrix):
         return None
     return _Run(
-        int(row[0]),
-        row[1],
-        str(row[2]),
+        row.id,
+        row.finished_at,
+        row.module_hash,
         names,
         tuple(str(example) for example in examples),
         tuple(y),
         matrix,
         tuple(e for e in errors if isinstance(e, dict)),
-        row[7],
+        row.seconds,
     )
 
 
@@ -814,32 +790,20 @@ def _selected_subsumers(name: str, subsumers: Mapping[str, set[str]], selected: 
 
 
 def _reliability_view(store: Store, prompt_id: int) -> ReliabilityView | None:
-    """Read with SQLite's JSON functions, so the tensor in the document is never loaded into Python."""
-    try:
-        rows = _query(
-            store,
-            "SELECT id, version, model, json_extract(document, '$.p_pass.measured.rate'), "
-            "json_extract(document, '$.p_pass.measured.ci_low'), json_extract(document, '$.p_pass.measured.ci_high'), "
-            "json_extract(document, '$.confidence'), finished_at, (SELECT json_group_array(json_extract(v.value, "
-            "'$.name')) FROM json_each(document, '$.validators') v WHERE json_extract(v.value, '$.verdict') = 'fail') "
-            "FROM sample_runs WHERE prompt_id = ? AND status = 'done' ORDER BY id DESC LIMIT 1",
-            [prompt_id],
-        )
-    except sqlite3.OperationalError:
-        return None  # a store from before sampling existed (the daemon migrates it)
-    if not rows:
+    """The newest finished sampling run (its document's tensor is never loaded into Python)."""
+    row = newest_reliability(store, prompt_id)
+    if row is None:
         return None
-    run_id, version, model, rate, low, high, confidence, finished_at, failing = rows[0]
     return ReliabilityView(
-        run_id=int(run_id),
-        version=None if version is None else int(version),
-        model=str(model),
-        p_pass=rate,
-        ci_low=low,
-        ci_high=high,
-        confidence=float(confidence or 0.95),
-        failing=tuple(json.loads(failing or "[]")),
-        finished_at=finished_at,
+        run_id=row.run_id,
+        version=row.version,
+        model=row.model,
+        p_pass=row.p_pass,
+        ci_low=row.ci_low,
+        ci_high=row.ci_high,
+        confidence=float(row.confidence or 0.95),
+        failing=tuple(json.loads(row.failing or "[]")),
+        finished_at=row.finished_at,
     )
 
 
@@ -848,41 +812,29 @@ def _comparison_line(store: Store, prompt_id: int, newest: int | None) -> str | 
     compare``); None before one was made."""
     if newest is None:
         return None
-    try:
-        rows = _query(
-            store,
-            "SELECT document FROM comparisons WHERE prompt_id = ? AND candidate_version = ? ORDER BY id DESC LIMIT 1",
-            [prompt_id, newest],
-        )
-    except sqlite3.OperationalError:
-        return None  # a store from before comparisons existed (the daemon migrates it)
-    if not rows:
+    document = newest_comparison_document(store, prompt_id, newest)
+    if document is None:
         return None
-    from spade_lsp.reliability._compare_render import lens_title
+    from spade_lsp.reliability import lens_title
 
     try:
-        return lens_title(json.loads(rows[0][0]))
+        return lens_title(json.loads(document))
     except (ValueError, KeyError, IndexError, TypeError):
         return None
 
 
 def _selection_view(store: Store, prompt_id: int, latest: _Run | None) -> SelectionView | None:
-    rows = _query(
-        store,
-        "SELECT id, eval_run_id, method, tau, alpha, selected, coverage, ffr, status, created_at FROM selections "
-        "WHERE prompt_id = ? ORDER BY id DESC LIMIT 1",
-        [prompt_id],
-    )
-    if not rows:
+    row = newest_selection(store, prompt_id)
+    if row is None:
         return None
-    sid, run_id, method, tau, alpha, selected_json, coverage, ffr, status, created_at = rows[0]
+    run_id, tau, status = row.eval_run_id, row.tau, row.status
     try:
-        selected = tuple(str(name) for name in json.loads(selected_json))
+        selected = tuple(str(name) for name in json.loads(row.selected))
     except (json.JSONDecodeError, TypeError):
         selected = ()
     run = latest if latest is not None and latest.id == run_id else None
     if run is None and run_id is not None:
-        run = _load_run(store, prompt_id, int(run_id))
+        run = _load_run(store, prompt_id, run_id)
     considered = run.names if run is not None else selected
     reasons: dict[str, str] = {}
     subsumed_by: dict[str, tuple[str, ...]] = {}
@@ -890,9 +842,7 @@ def _selection_view(store: Store, prompt_id: int, latest: _Run | None) -> Select
         column = {name: j for j, name in enumerate(run.names)}
         fails = {name: _fails(run, j) for name, j in column.items()}
         pairs: list[tuple[str, str]] = []
-        for subsumer, subsumed, origin in _query(
-            store, "SELECT subsumer, subsumed, origin FROM subsumptions WHERE prompt_id = ?", [prompt_id]
-        ):
+        for subsumer, subsumed, origin in load_subsumption_rows(store, prompt_id):
             if subsumer not in column or subsumed not in column:
                 continue
             # like selection: the examples rule a static or LLM pair out when the subsumed one fails where the
@@ -916,16 +866,16 @@ def _selection_view(store: Store, prompt_id: int, latest: _Run | None) -> Select
             else:
                 reasons[name] = "not needed for coverage"
     return SelectionView(
-        id=int(sid),
-        method=str(method),
-        tau=float(tau),
-        alpha=float(alpha),
-        status=str(status),
+        id=row.id,
+        method=row.method,
+        tau=tau,
+        alpha=row.alpha,
+        status=status,
         selected=selected,
-        coverage=coverage,
-        ffr=ffr,
-        created_at=str(created_at),
-        eval_run_id=int(run_id) if run_id is not None else None,
+        coverage=row.coverage,
+        ffr=row.ffr,
+        created_at=row.created_at,
+        eval_run_id=run_id,
         considered=tuple(considered),
         reasons=reasons,
         subsumed_by=subsumed_by,
@@ -1068,15 +1018,16 @@ def build_overview(
     comparison: str | None = None
     if store is not None and key is not None:
         try:
-            prompt_id = _prompt_id(store, key)
+            history = HistoryRepository(store)
+            prompt_id = history.prompt_id(key)
             if prompt_id is not None:
-                versions, number_of, head_hash = _versions(store, prompt_id)
-                stored = _stored_sentences(store, prompt_id, number_of, prompt_kind(key))
+                versions, number_of, head_hash = _versions(history, prompt_id)
+                stored = _stored_sentences(history, prompt_id, number_of, head_hash, prompt_kind(key))
                 run = _load_run(store, prompt_id)
                 selection = _selection_view(store, prompt_id, run)
                 reliability = _reliability_view(store, prompt_id)
                 comparison = _comparison_line(store, prompt_id, versions[-1].number if versions else None)
-        except (sqlite3.Error, UnicodeError) as error:
+        except (DatabaseError, UnicodeError) as error:
             notes += (f"the store could not be read ({error}); showing the text only",)
             versions, stored, run, selection, head_hash = [], _Stored({}, ()), None, None, None
             comparison = None
@@ -1306,23 +1257,19 @@ def sentence_history(store: Store | None, root: Path, prompt: Path, text: str) -
     if store is None:
         return ()
     try:
-        prompt_id = _prompt_id(store, prompt_key(root, prompt))
+        history = HistoryRepository(store)
+        prompt_id = history.prompt_id(prompt_key(root, prompt))
         if prompt_id is None:
             return ()
-        versions, number_of, _ = _versions(store, prompt_id)
-        rows = _query(
-            store,
-            "SELECT c.kind, c.old_text, c.new_text, d.to_version_id FROM changes c JOIN deltas d ON d.id = c.delta_id "
-            "WHERE d.prompt_id = ? AND c.new_text IS NOT NULL",
-            [prompt_id],
-        )
-    except (sqlite3.Error, UnicodeError):
+        versions, number_of, _ = _versions(history, prompt_id)
+        rows = history.sentence_changes(prompt_id)
+    except (DatabaseError, UnicodeError):
         return ()
     by_new: dict[str, list[tuple[str, str | None, int]]] = {}
-    for kind, old_text, new_text, version_id in rows:
-        number = number_of.get(version_id)
+    for row in rows:
+        number = number_of.get(row.to_version_id)
         if number is not None:
-            by_new.setdefault(new_text, []).append((kind, old_text, number))
+            by_new.setdefault(row.new_text, []).append((row.kind, row.old_text, number))
     events: dict[tuple[int, str, str, str | None], SentenceEvent] = {}
     seen = {text}
     frontier = [text]

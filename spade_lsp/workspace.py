@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +17,7 @@ from spade_lsp._roles import (
     pipeline_endpoint,
     require,
 )
-from spade_lsp.config import FILE_ONLY_SETTINGS, Settings, find_workspace_root, front_matter_settings, load_settings
+from spade_lsp.config import FILE_ONLY_SETTINGS, Settings, find_workspace_root, load_settings
 from spade_lsp.llm import LLMClient
 from spade_lsp.store import Store
 
@@ -64,7 +63,7 @@ class Workspace:
         self._clients: dict[tuple[Any, ...], LLMClient] = {}
         # Recording a version never waits on an LLM: deltas are labelled offline at once; an assistant model
         # relabels them afterwards (:func:`spade_lsp._relabel.relabel_prompt`, a daemon job).
-        from spade_lsp.taxonomy._offline import OfflineClassifier
+        from spade_lsp.taxonomy import OfflineClassifier
 
         self.history = History(self.store, self.root, OfflineClassifier())
 
@@ -72,26 +71,6 @@ class Workspace:
     def for_path(cls, path: Path, **kwargs: Any) -> Workspace:
         """The workspace that holds ``path`` (see :func:`find_workspace_root`)."""
         return cls(find_workspace_root(path), **kwargs)
-
-    def prompt_settings(self, front_matter: Mapping[str, Any], *, source: str) -> Settings:
-        """One prompt's settings: the workspace's files, then its front matter, then the overrides (command-line
-        options, or the editor's settings for a job the editor started), which beat both."""
-        return self.settings.merged(front_matter_settings(front_matter), source=source).merged(
-            self._overrides, source=self._overrides_source
-        )
-
-    def settings_for(self, prompt: Path) -> Settings:
-        """One prompt's settings, its front matter read from the file as it is on disk (see
-        :meth:`prompt_settings`); a prompt that cannot be read has the workspace's settings."""
-        from spade_lsp._prompts import parse_prompt, prompt_kind, read_prompt_file
-        from spade_lsp.errors import PromptFileError
-
-        try:
-            text = read_prompt_file(prompt, max_bytes=self.settings.max_prompt_bytes)
-        except PromptFileError:
-            return self.settings
-        front_matter = parse_prompt(text, source=str(prompt), kind=prompt_kind(prompt)).front_matter
-        return self.prompt_settings(front_matter, source=f"{prompt} front matter")
 
     def llm_client(self, settings: Settings | None = None) -> LLMClient:
         """The pipeline's model (``model``) under ``settings`` (default: the workspace's), or

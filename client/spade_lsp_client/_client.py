@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Final
 
-from spade_lsp._files import make_private_dir
+from spade_lsp import make_private_dir
 from spade_lsp.errors import DaemonError, DaemonUnavailableError
 from spade_lsp_client import protocol
 

@@ -12,7 +12,7 @@ from typing import Any, Final
 
 from lsprotocol import types
 
-from spade_lsp._types import Position, Range
+from spade_lsp import Position, Range
 
 UTF16: Final = types.PositionEncodingKind.Utf16
 _LINE_BREAK: Final = re.compile(r"\r\n|\r|\n")

@@ -15,7 +15,7 @@ from urllib.parse import urlparse
 
 from pygls.uris import from_fs_path, to_fs_path
 
-from spade_lsp._files import PROMPT_SUFFIXES, examples_path, sidecar_path
+from spade_lsp import PROMPT_SUFFIXES, examples_path, sidecar_path
 
 #: Language ids an editor may give a prompt buffer that has no file name to match (``untitled:``).
 PROMPT_LANGUAGE_IDS: Final = frozenset({"prompt", "prompty", "spade-prompt", "plaintext", "markdown"})

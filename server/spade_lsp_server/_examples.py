@@ -9,15 +9,14 @@ its id, as :func:`spade_lsp._examples.read_examples` gives it.
 from __future__ import annotations
 
 import re
-import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spade_lsp._examples import read_row
-from spade_lsp._inputs import loads
+from spade_lsp import load_user_json, read_example_row
 from spade_lsp.errors import InputError
-from spade_lsp.overview import prompt_key
+from spade_lsp.store import DatabaseError, HistoryRepository, prompt_key
+from spade_lsp.store import note_history as stored_history
 
 if TYPE_CHECKING:
     from spade_lsp.store import Store
@@ -50,12 +49,12 @@ def read_line(text: str, line: int) -> ExampleLine | None:
     if not body.strip():
         return None
     try:
-        row = loads(body, where=f"line {line + 1}")  # as the engine reads it: deep nesting is refused too
+        row = load_user_json(body, where=f"line {line + 1}")  # as the engine reads it: deep nesting is refused too
     except InputError as error:
         return ExampleLine(line, problem=str(error).removeprefix(f"line {line + 1}: "))
     if not isinstance(row, dict):
         return ExampleLine(line, problem=f"expected a JSON object, got {type(row).__name__}")
-    example, problems = read_row(row, default_id=str(line + 1))
+    example, problems = read_example_row(row, default_id=str(line + 1))
     if example is None:
         return ExampleLine(line, problem="; ".join(problem.message for problem in problems))
     warnings = tuple(f"{problem.message}; {problem.outcome}" for problem in problems)
@@ -80,16 +79,14 @@ def read_lines(source: str) -> list[ExampleLine]:
 
 
 def note_history(store: Store | None, root: Path, prompt: Path, example_id: str) -> list[dict[str, Any]] | None:
-    """The example's grading-note judgements, newest first (:func:`spade_lsp.judges._runs.note_history`); None
+    """The example's grading-note judgements, newest first (:func:`spade_lsp.store.note_history`); None
     while the store cannot be read. An empty list when the prompt or the example was never judged."""
     if store is None:
         return None
-    from spade_lsp.judges._runs import note_history as stored_history  # light: no LLM library, no numpy
-
     try:
-        row = store.db.execute("SELECT id FROM prompts WHERE path = ?", [prompt_key(root, prompt)]).fetchone()
-        if row is None:
+        prompt_id = HistoryRepository(store).prompt_id(prompt_key(root, prompt))
+        if prompt_id is None:
             return []
-        return stored_history(store, int(row[0]), example_id)
-    except sqlite3.Error:  # a store written by an older daemon (no judge tables yet), or one being replaced
+        return stored_history(store, prompt_id, example_id)
+    except DatabaseError:  # a store written by an older daemon (no judge tables yet), or one being replaced
         return None

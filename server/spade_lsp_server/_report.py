@@ -3,12 +3,11 @@ under ``.spade/reports/`` and shown with ``window/showDocument``."""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from spade_lsp._files import atomic_write_text, make_private_dir, prompt_stem
+from spade_lsp import atomic_write_text, make_private_dir, prompt_stem
 from spade_lsp.overview import PromptOverview, VersionInfo
 from spade_lsp_server._render import pct, quote, ratio, reliability_text, selection_text, stats_text
 
@@ -158,14 +157,13 @@ def write_reliability_report(root: Path, prompt: Path, store: Store | None, key:
     the newest comparison of versions, models or temperatures first when there is one."""
     if store is None or key is None:
         return None
-    from spade_lsp.reliability._compare_render import render_comparison_html
-    from spade_lsp.reliability._html import render_html
-    from spade_lsp.reliability._runs import stored_comparison, stored_document
+    from spade_lsp.reliability import render_comparison_html, render_html
+    from spade_lsp.store import DatabaseError, stored_comparison, stored_document
 
     try:
         document = stored_document(store, key)
         comparison = stored_comparison(store, key)
-    except sqlite3.OperationalError:
+    except DatabaseError:
         return None  # a store from before sampling (or comparisons) existed
     if document is None:
         return None

@@ -15,8 +15,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from spade_lsp._files import MAX_PROMPT_READ_BYTES, MAX_SIDECAR_BYTES, read_limited, read_limited_text, sidecar_path
-from spade_lsp._prompts import PromptKind, prompt_kind, settings_block
+from spade_lsp import (
+    MAX_PROMPT_READ_BYTES,
+    MAX_SIDECAR_BYTES,
+    PromptKind,
+    prompt_kind,
+    prompt_settings_block,
+    read_limited,
+    read_limited_text,
+    sidecar_path,
+)
 from spade_lsp.config import NOT_FROM_CONTENT, Settings, load_settings, resolve
 from spade_lsp.errors import InputError, SpadeError
 from spade_lsp.overview import PromptOverview, build_overview
@@ -116,7 +124,7 @@ class WorkspaceState:
         does), or for a message list (``.prompt.json``, ``.prompt.yaml``) the keys beside ``messages``; which
         applies depends on the file's name (``prompt``; None: an unsaved buffer, read as a plain prompt)."""
         kind = prompt_kind(prompt) if prompt is not None else "text"
-        source = settings_block(text, kind)
+        source = prompt_settings_block(text, kind)
         if source is None:
             return self.settings, ()
         cached = self._front_matter.get((kind, source))

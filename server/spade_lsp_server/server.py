@@ -29,7 +29,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 from pygls.workspace import TextDocument
 
-from spade_lsp._fallbacks import Fallback
+from spade_lsp import Fallback
 from spade_lsp.overview import PromptOverview
 from spade_lsp_server import _documents
 from spade_lsp_server._convert import Columns, code_units

@@ -6,7 +6,7 @@ Public API::
     Question, Answer, ask_many(client, questions)         # batched structured judging with re-asks
     agreement(judgements, labels), cohen_kappa(table)     # alignment with human labels
     LLMVerifier                                           # PASS/FAIL with reasons (reliability.Verifier)
-    grade_with_notes(workspace, prompt, ...)              # grading notes, with and without notes
+    grade_with_notes(workspace, prompt, settings=...)     # grading notes, with and without notes
     Pipeline.load(path) / Pipeline.from_dict(...)         # compound judge pipelines (TOML or YAML)
     measure_noise(...), noise_report(S[input][output][resample])  # judge disagreement vs generator variance
     PromptResponseTest, TestItem, run_prompt_test, TESTS  # ModelGauge-style prompt-response tests
@@ -18,7 +18,75 @@ Names load on first use: nothing here is imported by the language server.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names below load on first use
+    from spade_lsp.judges._agreement import (
+        Agreement,
+        Kappa,
+        agreement,
+        cohen_kappa,
+        positive_rate,
+    )
+    from spade_lsp.judges._ask import (
+        Answer,
+        JudgeClients,
+        Question,
+        answer_schema,
+        ask_many,
+        read_answer,
+    )
+    from spade_lsp.judges._grading import (
+        GRADING_SCALE,
+        grade_with_notes,
+        grading_report,
+        mcnemar_exact,
+        render_grading_report,
+    )
+    from spade_lsp.judges._items import (
+        JudgeItem,
+        items_from_examples,
+    )
+    from spade_lsp.judges._noise import (
+        measure_noise,
+        noise_items,
+        noise_report,
+    )
+    from spade_lsp.judges._pipeline import (
+        Pipeline,
+        PipelineResult,
+        render_pipeline_report,
+        run_pipeline,
+    )
+    from spade_lsp.judges._prompt_tests import (
+        TESTS,
+        Annotator,
+        CodeAnnotator,
+        Interaction,
+        ItemAnnotations,
+        JudgeAnnotator,
+        PromptResponseTest,
+        PromptWithContext,
+        TestItem,
+        aggregate,
+        render_test_report,
+        run_prompt_test,
+    )
+    from spade_lsp.judges._scales import (
+        OutOfScale,
+        Scale,
+    )
+    from spade_lsp.judges._test_files import (
+        TestFile,
+        load_test_file,
+        looks_like_test_file,
+    )
+    from spade_lsp.judges._verifier import (
+        DEFAULT_CRITERIA,
+        VERDICT_SCHEMA,
+        LLMVerifier,
+        read_verdict,
+    )
 
 _WHERE = {
     "Scale": "_scales",
@@ -52,7 +120,10 @@ _WHERE = {
     "run_prompt_test": "_prompt_tests",
     "TestFile": "_test_files",
     "load_test_file": "_test_files",
+    "looks_like_test_file": "_test_files",
+    "render_test_report": "_prompt_tests",
     "LLMVerifier": "_verifier",
+    "DEFAULT_CRITERIA": "_verifier",
     "VERDICT_SCHEMA": "_verifier",
     "read_verdict": "_verifier",
     "GRADING_SCALE": "_grading",
@@ -64,11 +135,56 @@ _WHERE = {
     "PipelineResult": "_pipeline",
     "run_pipeline": "_pipeline",
     "render_pipeline_report": "_pipeline",
-    "Judgement": "_runs",
-    "note_history": "_runs",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "DEFAULT_CRITERIA",
+    "GRADING_SCALE",
+    "TESTS",
+    "VERDICT_SCHEMA",
+    "Agreement",
+    "Annotator",
+    "Answer",
+    "CodeAnnotator",
+    "Interaction",
+    "ItemAnnotations",
+    "JudgeAnnotator",
+    "JudgeClients",
+    "JudgeItem",
+    "Kappa",
+    "LLMVerifier",
+    "OutOfScale",
+    "Pipeline",
+    "PipelineResult",
+    "PromptResponseTest",
+    "PromptWithContext",
+    "Question",
+    "Scale",
+    "TestFile",
+    "TestItem",
+    "aggregate",
+    "agreement",
+    "answer_schema",
+    "ask_many",
+    "cohen_kappa",
+    "grade_with_notes",
+    "grading_report",
+    "items_from_examples",
+    "load_test_file",
+    "looks_like_test_file",
+    "mcnemar_exact",
+    "measure_noise",
+    "noise_items",
+    "noise_report",
+    "positive_rate",
+    "read_answer",
+    "read_verdict",
+    "render_grading_report",
+    "render_pipeline_report",
+    "render_test_report",
+    "run_pipeline",
+    "run_prompt_test",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -13,8 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from spade_lsp.reliability._names import Method
-from spade_lsp.reliability._stats import Rate, _z, rate
+from spade_lsp.reliability import Method, Rate, normal_quantile, rate
 
 __all__ = ["Agreement", "Kappa", "agreement", "cohen_kappa", "positive_rate"]
 
@@ -87,7 +86,7 @@ def cohen_kappa(table: Sequence[Sequence[float]], *, confidence: float = 0.95) -
         n * (1 - expected) ** 4
     )
     se = math.sqrt(max(variance, 0.0))
-    z = _z(confidence)
+    z = normal_quantile(confidence)
     return Kappa(value, se, max(-1.0, value - z * se), min(1.0, value + z * se))
 
 

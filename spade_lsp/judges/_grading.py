@@ -29,13 +29,13 @@ from spade_lsp.errors import InputError, StoreError
 from spade_lsp.judges._agreement import agreement, positive_rate
 from spade_lsp.judges._ask import PROBLEMS, Answer, Message, Question, ask_many
 from spade_lsp.judges._items import JudgeItem, items_from_examples
-from spade_lsp.judges._runs import Judgement, finish_run, save_judgements, start_run
 from spade_lsp.judges._scales import Scale
 from spade_lsp.llm import LLMClient
-from spade_lsp.reliability._names import Method
-from spade_lsp.reliability._stats import _z, rate
+from spade_lsp.reliability import Method, normal_quantile, rate
+from spade_lsp.store import Judgement, finish_judge_run, save_judgements, start_judge_run
 
 if TYPE_CHECKING:
+    from spade_lsp.config import Settings
     from spade_lsp.workspace import Workspace
 
 __all__ = [
@@ -90,13 +90,16 @@ def grade_with_notes(
     workspace: Workspace,
     prompt: Path,
     *,
+    settings: Settings,
     client: LLMClient | None = None,
     compare: bool = True,
     progress: Progress | None = None,
     retries: int = 2,
 ) -> dict[str, Any]:
     """Judge the prompt's examples against their grading notes (and, with ``compare``, every example without
-    one), all questions in one batch; store the run and its judgements and return its document."""
+    one), all questions in one batch; store the run and its judgements and return its document. ``settings``
+    are the prompt's, resolved once by the caller: the judge (unless ``client`` is given) and the interval come
+    from them."""
     source = items_from_examples(workspace, prompt)
     items = source.items
     if not any(item.note for item in items):
@@ -104,7 +107,6 @@ def grade_with_notes(
             f"{prompt}: no example with an output has a grading note; add "
             '"grading_note": "what a good answer must contain" to the examples\' lines'
         )
-    settings = workspace.settings_for(prompt)
     judge = client if client is not None else workspace.judge_client(settings)
     report = progress or (lambda message, percentage: None)
     plan: list[tuple[int, Arm]] = [(i, "with_notes") for i, item in enumerate(items) if item.note]
@@ -115,7 +117,7 @@ def grade_with_notes(
         for i, arm in plan
     ]
     store = workspace.store
-    run_id = start_run(
+    run_id = start_judge_run(
         store,
         kind="grading",
         name=RUN_NAME,
@@ -164,7 +166,9 @@ def grade_with_notes(
     except BaseException as error:
         status = "cancelled" if isinstance(error, JobCancelled | KeyboardInterrupt) else "failed"
         with contextlib.suppress(StoreError):  # the original error is the one to report
-            finish_run(store, run_id, status=status, error=str(error).splitlines()[0] if str(error) else repr(error))
+            finish_judge_run(
+                store, run_id, status=status, error=str(error).splitlines()[0] if str(error) else repr(error)
+            )
         raise
     spent = usage.minus(before) if usage is not None and before is not None else None
     document = {
@@ -178,7 +182,7 @@ def grade_with_notes(
         "usage": spent.to_json() if spent is not None else None,
         "warnings": source.warnings + document["warnings"],
     }
-    finish_run(store, run_id, status="done", document=document)
+    finish_judge_run(store, run_id, status="done", document=document)
     report("grading done", 100.0)
     return document
 
@@ -315,7 +319,7 @@ def _comparison(
             deltas = [int(a) - int(b) for a, b in zip(first, second, strict=True)]
             variance = math.fsum((d - mean) ** 2 for d in deltas) / (n - 1)
             se = math.sqrt(variance / n)
-            z = _z(confidence)
+            z = normal_quantile(confidence)
             difference |= {
                 "se": _rounded(se),
                 "ci_low": _rounded(max(-1.0, mean - z * se)),

@@ -12,6 +12,7 @@ from spade_lsp._examples import Example, read_examples
 from spade_lsp._files import examples_path
 from spade_lsp._prompts import PromptText, parse_prompt, prompt_kind, render_conversation
 from spade_lsp.errors import InputError
+from spade_lsp.store import prompt_id as stored_prompt_id
 from spade_lsp.workspace import Workspace, synced_head
 
 __all__ = ["JudgeItem", "PromptItems", "item_from_example", "items_from_examples"]
@@ -84,5 +85,7 @@ def items_from_examples(workspace: Workspace, prompt: Path) -> PromptItems:
     if not items:
         raise InputError(f"{source}: no example has an output to judge")
     key = workspace.history.prompt_key(prompt)
-    prompt_id = workspace.store.db.execute("SELECT id FROM prompts WHERE path = ?", [key]).fetchone()[0]
-    return PromptItems(key, int(prompt_id), version, items, skipped, warnings)
+    prompt_id = stored_prompt_id(workspace.store, key)
+    if prompt_id is None:  # synced_head records it
+        raise InputError(f"{prompt}: not recorded in the store; save the prompt first")
+    return PromptItems(key, prompt_id, version, items, skipped, warnings)

@@ -84,7 +84,7 @@ def noise_report(scores: Scores, *, confidence: float = 0.95) -> dict[str, Any]:
     are None, and ``notes`` says why."""
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence {confidence!r} is not a fraction strictly between 0 and 1")
-    from spade_lsp.reliability._stats import _z, rate
+    from spade_lsp.reliability import normal_quantile, rate
 
     groups: list[list[list[float]]] = []  # per input, per output: the valid resamples
     valid = missing = widest = 0
@@ -154,7 +154,7 @@ def noise_report(scores: Scores, *, confidence: float = 0.95) -> dict[str, Any]:
     }
     pass_rate: dict[str, Any] | None = None
     if binary and overall is not None:
-        z = _z(confidence)
+        z = normal_quantile(confidence)
         low = high = None
         if judge_se is not None:
             low, high = max(0.0, overall - z * judge_se), min(1.0, overall + z * judge_se)
@@ -271,16 +271,12 @@ def _sampled_items(workspace: Workspace, prompt: Path) -> list[list[JudgeItem]]:
     from spade_lsp._examples import prompt_examples
     from spade_lsp._files import examples_path
     from spade_lsp._prompts import parse_prompt, prompt_kind, render_conversation
+    from spade_lsp.store import latest_sampled_outputs
 
-    db = workspace.store.db
-    row = db.execute(
-        "SELECT r.id, r.version, r.inputs FROM sample_runs r JOIN prompts p ON p.id = r.prompt_id "
-        "WHERE p.path = ? AND r.status = 'done' ORDER BY r.id DESC LIMIT 1",
-        [workspace.history.prompt_key(prompt)],
-    ).fetchone()
-    if row is None:
+    sampled = latest_sampled_outputs(workspace.store, workspace.history.prompt_key(prompt))
+    if sampled is None:
         raise InputError(f"{prompt}: no finished sampling run to take outputs from; run `spade sample {prompt}` first")
-    run_id, version, inputs_json = int(row[0]), row[1], row[2]
+    run_id, version = sampled.run_id, sampled.version
     versions = workspace.history.versions(prompt)
     chosen = next((v for v in versions if v.number == version), versions[-1] if versions else None)
     if chosen is None:
@@ -293,15 +289,11 @@ def _sampled_items(workspace: Workspace, prompt: Path) -> list[list[JudgeItem]]:
         examples = {example.id: example for example in prompt_examples(prompt, template)}
     except InputError:
         examples = {}  # no examples file any more: every input is reported gone below
-    input_ids = [str(value) for value in json.loads(inputs_json)]
+    input_ids = sampled.inputs
     by_input: dict[int, list[JudgeItem]] = {}
     gone: set[str] = set()
-    for index, sample, output in db.execute(
-        "SELECT input, sample, output FROM sample_outputs WHERE run_id = ? AND output IS NOT NULL "
-        "ORDER BY input, sample",
-        [run_id],
-    ).fetchall():
-        example_id = input_ids[int(index)] if 0 <= int(index) < len(input_ids) else None
+    for index, sample, output in sampled.outputs:
+        example_id = input_ids[index] if 0 <= index < len(input_ids) else None
         example = examples.get(example_id) if example_id is not None else None
         if example is None:
             gone.add(str(example_id))

@@ -34,6 +34,7 @@ from spade_lsp.judges._scales import Scale
 from spade_lsp.llm import LLMClient
 
 if TYPE_CHECKING:
+    from spade_lsp.config import Settings
     from spade_lsp.workspace import Workspace
 
 __all__ = [
@@ -952,27 +953,29 @@ def run_pipeline(
     prompt: Path,
     pipeline: Pipeline,
     *,
+    settings: Settings,
     client: LLMClient | JudgeClients | None = None,
     progress: Progress | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> dict[str, Any]:
     """Judge ``prompt``'s examples with ``pipeline``, store the run (every unit's answer and the pooled one)
-    and return its document. A run that raises is stored as failed (cancelled for a cancelled job)."""
+    and return its document. A run that raises is stored as failed (cancelled for a cancelled job). ``settings``
+    are the prompt's, resolved once by the caller; the judge is made from them unless ``client`` is given."""
     from spade_lsp.errors import JobCancelled
     from spade_lsp.judges._items import items_from_examples
-    from spade_lsp.judges._runs import Judgement, finish_run, save_judgements, start_run
+    from spade_lsp.store import Judgement, finish_judge_run, save_judgements, start_judge_run
 
     started = time.perf_counter()
     started_at = datetime.now(UTC).isoformat()
     source = items_from_examples(workspace, prompt)
-    base = client if client is not None else workspace.judge_client(workspace.settings_for(prompt))
+    base = client if client is not None else workspace.judge_client(settings)
     pool = base if isinstance(base, JudgeClients) else JudgeClients(base)
     usage = getattr(pool.default, "usage", None)
     before = usage.copy() if usage is not None else None
     store = workspace.store
     model = pipeline.model or pool.default.model
     parameters = {"pipeline": pipeline.to_spec(), "file": pipeline.source, "items": len(source.items)}
-    run_id = start_run(
+    run_id = start_judge_run(
         store,
         kind="pipeline",
         name=pipeline.name,
@@ -1014,11 +1017,11 @@ def run_pipeline(
         }
     except BaseException as error:
         status = "cancelled" if isinstance(error, JobCancelled | KeyboardInterrupt) else "failed"
-        finish_run(
+        finish_judge_run(
             store, run_id, status=status, error=str(error).splitlines()[0] if str(error) else type(error).__name__
         )
         raise
-    finish_run(store, run_id, status="cancelled" if result.stopped else "done", document=document)
+    finish_judge_run(store, run_id, status="cancelled" if result.stopped else "done", document=document)
     return document
 
 

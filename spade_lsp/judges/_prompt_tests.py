@@ -24,11 +24,10 @@ from typing import Any, Final, Literal, Protocol, overload
 from spade_lsp._progress import Progress
 from spade_lsp.errors import InputError, LLMError
 from spade_lsp.judges._ask import PROBLEMS, RETRY_STRIDE, Answer, JudgeClients, Question, ask_many
-from spade_lsp.judges._runs import Judgement, finish_run, save_judgements, start_run
 from spade_lsp.judges._scales import Scale
 from spade_lsp.llm import Completion, LLMClient, LLMRequest, Usage
-from spade_lsp.reliability._stats import Rate, rate
-from spade_lsp.store import Store
+from spade_lsp.reliability import Rate, rate
+from spade_lsp.store import Judgement, Store, finish_judge_run, save_judgements, start_judge_run
 
 __all__ = [
     "TESTS",
@@ -625,18 +624,18 @@ def run_prompt_test(
         parameters["file"] = test.source
     run_id = None
     if store is not None:
-        run_id = start_run(store, kind="test", name=test.name, parameters=parameters, model=sut.model)
+        run_id = start_judge_run(store, kind="test", name=test.name, parameters=parameters, model=sut.model)
     try:
         document = _run(test, items, annotators, sut, judge, store, run_id, progress)
     except BaseException as error:
         if store is not None and run_id is not None:
             status = "failed" if isinstance(error, Exception) else "cancelled"
-            finish_run(store, run_id, status=status, error=str(error) or type(error).__name__)
+            finish_judge_run(store, run_id, status=status, error=str(error) or type(error).__name__)
         raise
     document["seconds"] = round(time.perf_counter() - started, 3)
     if store is not None and run_id is not None:
         document["run_id"] = run_id
-        finish_run(store, run_id, status="done", document=document)
+        finish_judge_run(store, run_id, status="done", document=document)
     return document
 
 

@@ -21,8 +21,7 @@ from spade_lsp.errors import LLMError
 from spade_lsp.judges._ask import RETRY_STRIDE, Answer, JudgeClients, Message, json_object
 from spade_lsp.judges._scales import OutOfScale, Scale
 from spade_lsp.llm import Completion, InvalidAnswerError, LLMClient, LLMRequest
-from spade_lsp.reliability._retry import Verdict
-from spade_lsp.reliability._validators import DEFAULT_MINIMUM, Validator
+from spade_lsp.reliability import DEFAULT_MINIMUM, Validator, Verdict
 
 __all__ = ["DEFAULT_CRITERIA", "VERDICT_SCHEMA", "LLMVerifier", "read_verdict"]
 

@@ -3,7 +3,7 @@
 Public API::
 
     Validator, ValidatorSpec                      # (name, message, predicate, minimum)
-    sample_prompt(workspace, prompt, SampleOptions(...)) -> document       # the binomial experiments
+    sample_prompt(workspace, prompt, SampleOptions(...), settings=...) -> document   # the binomial experiments
     analyse(tensor, validators, inputs, ...) -> statistics of R[input][sample][validator]
     binomial_interval, clustered_rate, sequential_decision, expected_attempts, attempts_for
     retry_until_valid, retry_until_verified, llm_generator, Verdict, Verifier   # production retry
@@ -15,13 +15,50 @@ Names load on first use: the statistics pull in numpy and scipy, which the langu
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from spade_lsp.reliability._names import METHODS, Method
+
+if TYPE_CHECKING:  # the names below load on first use
+    from spade_lsp.reliability._compare import CompareOptions, compare_prompt
+    from spade_lsp.reliability._compare_render import lens_title, render_comparison, render_comparison_html
+    from spade_lsp.reliability._html import render_html
+    from spade_lsp.reliability._retry import (
+        Attempt,
+        RetryResult,
+        Verdict,
+        Verifier,
+        llm_generator,
+        retry_until_valid,
+        retry_until_verified,
+    )
+    from spade_lsp.reliability._sampling import (
+        VERIFIER_COLUMN,
+        SampleOptions,
+        latest_document,
+        sample_prompt,
+        selected_assertions,
+    )
+    from spade_lsp.reliability._stats import (
+        Rate,
+        analyse,
+        attempts_for,
+        binomial_interval,
+        clustered_rate,
+        expected_attempts,
+        normal_quantile,
+        rate,
+        sequential_decision,
+    )
+    from spade_lsp.reliability._validators import DEFAULT_MINIMUM, Validator, ValidatorSpec
 
 _WHERE = {
     "Validator": "_validators",
     "ValidatorSpec": "_validators",
     "DEFAULT_MINIMUM": "_validators",
     "SampleOptions": "_sampling",
+    "VERIFIER_COLUMN": "_sampling",
+    "selected_assertions": "_sampling",
     "sample_prompt": "_sampling",
     "latest_document": "_sampling",
     "Rate": "_stats",
@@ -30,6 +67,7 @@ _WHERE = {
     "binomial_interval": "_stats",
     "clustered_rate": "_stats",
     "expected_attempts": "_stats",
+    "normal_quantile": "_stats",
     "rate": "_stats",
     "sequential_decision": "_stats",
     "Attempt": "_retry",
@@ -40,9 +78,47 @@ _WHERE = {
     "retry_until_valid": "_retry",
     "retry_until_verified": "_retry",
     "render_html": "_html",
+    "CompareOptions": "_compare",
+    "compare_prompt": "_compare",
+    "lens_title": "_compare_render",
+    "render_comparison": "_compare_render",
+    "render_comparison_html": "_compare_render",
 }
 
-__all__ = sorted(_WHERE)
+__all__ = [
+    "DEFAULT_MINIMUM",
+    "METHODS",
+    "VERIFIER_COLUMN",
+    "Attempt",
+    "CompareOptions",
+    "Method",
+    "Rate",
+    "RetryResult",
+    "SampleOptions",
+    "Validator",
+    "ValidatorSpec",
+    "Verdict",
+    "Verifier",
+    "analyse",
+    "attempts_for",
+    "binomial_interval",
+    "clustered_rate",
+    "compare_prompt",
+    "expected_attempts",
+    "latest_document",
+    "lens_title",
+    "llm_generator",
+    "normal_quantile",
+    "rate",
+    "render_comparison",
+    "render_comparison_html",
+    "render_html",
+    "retry_until_valid",
+    "retry_until_verified",
+    "sample_prompt",
+    "selected_assertions",
+    "sequential_decision",
+]
 
 
 def __getattr__(name: str) -> Any:

@@ -9,24 +9,24 @@ store; the comparison pairs cell (input, sample) of the baseline with the same c
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal, cast
+from typing import Any, Final, Literal
 
 import numpy as np
 
 from spade_lsp._fallbacks import Fallbacks
 from spade_lsp._progress import Progress
+from spade_lsp.config import Settings
 from spade_lsp.errors import InputError
 from spade_lsp.reliability._paired import PairedDifference, paired_difference
 from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
 from spade_lsp.reliability._stats import _passed_all
 from spade_lsp.workspace import Workspace, synced_head
 
-__all__ = ["OVERALL", "CompareOptions", "Variant", "compare_job_options", "compare_prompt", "plan_variants"]
+__all__ = ["OVERALL", "CompareOptions", "Variant", "compare_prompt", "plan_variants"]
 
 Kind = Literal["versions", "models", "temperatures"]
 #: The row for "every check passed on this output" (P_pass), compared like a check.
@@ -99,9 +99,15 @@ def plan_variants(workspace: Workspace, prompt: Path, options: CompareOptions) -
 
 
 def compare_prompt(
-    workspace: Workspace, prompt: Path, options: CompareOptions | None = None, *, progress: Progress | None = None
+    workspace: Workspace,
+    prompt: Path,
+    options: CompareOptions | None = None,
+    *,
+    settings: Settings,
+    progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Sample every variant, compare each candidate with the baseline, store and return the document."""
+    """Sample every variant, compare each candidate with the baseline, store and return the document.
+    ``settings`` are the prompt's, resolved by the caller; every variant is sampled under them."""
     options = options or CompareOptions()
     report = progress or (lambda message, percentage: None)
     kind, variants = plan_variants(workspace, prompt, options)
@@ -123,7 +129,7 @@ def compare_prompt(
             version=variant.version,
             model=variant.model,
         )
-        documents.append(sample_prompt(workspace, prompt, sample, progress=scaled))
+        documents.append(sample_prompt(workspace, prompt, sample, settings=settings, progress=scaled))
     document = compare_documents(kind, variants, documents, options)
     _store(workspace, prompt, kind, document)
     return document
@@ -217,43 +223,15 @@ def _tensor(document: Mapping[str, Any]) -> np.ndarray[Any, np.dtype[np.float64]
 
 
 def _store(workspace: Workspace, prompt: Path, kind: Kind, document: dict[str, Any]) -> None:
+    from spade_lsp.store import insert_comparison
+
     variants = document["variants"]
-    with workspace.store.write() as db:
-        prompt_id = db.execute("SELECT id FROM prompts WHERE path = ?", [workspace.history.prompt_key(prompt)])
-        row = prompt_id.fetchone()
-        cursor = db.execute(
-            "INSERT INTO comparisons (prompt_id, kind, baseline_run_id, candidate_version, document, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [
-                row[0],
-                kind,
-                variants[0]["run_id"],
-                variants[-1]["version"],
-                json.dumps(document),
-                document["created_at"],
-            ],
-        )
-    document["comparison_id"] = int(cursor.lastrowid or 0)
-
-
-def compare_job_options(params: Mapping[str, Any]) -> CompareOptions:
-    """A ``compare`` job's params (or the CLI's flags) as options."""
-
-    def pair(name: str) -> tuple[Any, ...] | None:
-        value = params.get(name)
-        return None if value is None else tuple(value)
-
-    return CompareOptions(
-        versions=cast("tuple[int, int] | None", pair("versions")),  # its length is checked by CompareOptions
-        baseline=params.get("baseline"),
-        models=pair("models"),
-        temperatures=pair("temperatures"),
-        inputs=params.get("inputs"),
-        samples=params.get("samples"),
-        seed=int(params.get("seed", 0)),
-        temperature=params.get("temperature"),
-        confidence=params.get("confidence"),
-        effect=float(params.get("effect", 0.10)),
-        power=float(params.get("power", 0.80)),
-        verify=params.get("verify"),
+    document["comparison_id"] = insert_comparison(
+        workspace.store,
+        workspace.history.prompt_key(prompt),
+        kind=kind,
+        baseline_run_id=variants[0]["run_id"],
+        candidate_version=variants[-1]["version"],
+        document=document,
+        created_at=document["created_at"],
     )

@@ -37,11 +37,21 @@ from spade_lsp.llm import Completion, LLMClient, LLMRequest
 from spade_lsp.reliability._names import Method
 from spade_lsp.reliability._stats import analyse, design_effect, sequential_decision
 from spade_lsp.reliability._validators import ValidatorSpec
+from spade_lsp.store import (
+    SampleOutputRow,
+    SampleResultRow,
+    finish_sample_run,
+    newest_selected,
+    save_sample_round,
+    start_sample_run,
+    stored_document,
+)
+from spade_lsp.store import prompt_id as stored_prompt_id
 from spade_lsp.taxonomy import PLAIN_NAMES
 from spade_lsp.workspace import Workspace, synced_head
 
 if TYPE_CHECKING:
-    from spade_lsp.judges._verifier import LLMVerifier
+    from spade_lsp.judges import LLMVerifier
     from spade_lsp.sandbox import AskLLM, AssertionDescriptor, SandboxCase
 
 __all__ = ["VERIFIER_COLUMN", "SampleOptions", "latest_document", "sample_prompt", "selected_assertions"]
@@ -123,13 +133,17 @@ def sample_prompt(
     prompt: Path,
     options: SampleOptions | None = None,
     *,
+    settings: Settings,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Sample the prompt's pipeline, store the run, and return its document (docs/reliability.md)."""
+    """Sample the prompt's pipeline, store the run, and return its document (docs/reliability.md).
+
+    ``settings`` are the prompt's, resolved once by the caller (:func:`spade_lsp.config.resolve_file`: the
+    workspace's files, the prompt's front matter, then the overrides): the pipeline's client is made from them,
+    so a ``model`` in the front matter is the model sampled."""
     options = options or SampleOptions()
     report = progress or (lambda message, percentage: None)
-    plan = _plan(workspace, prompt, options)
-    settings = plan.settings
+    plan = _plan(workspace, prompt, options, settings)
     if options.model is not None and options.model != settings.model:  # a compared model, on its own endpoint
         settings = settings.merged({"model": options.model}, source="the compared model")
     client = workspace.llm_client(settings)  # ModelNotConfiguredError says how to configure one
@@ -151,8 +165,6 @@ def sample_prompt(
 
 def latest_document(workspace: Workspace, prompt: Path, *, run_id: int | None = None) -> dict[str, Any]:
     """The document of a finished sampling run: ``run_id``, else the prompt's newest."""
-    from spade_lsp.reliability._runs import stored_document
-
     document = stored_document(workspace.store, workspace.history.prompt_key(prompt), run_id=run_id)
     if document is None:
         raise InputError(f"{prompt}: no finished sampling run; run `spade sample {prompt}` first")
@@ -162,7 +174,7 @@ def latest_document(workspace: Workspace, prompt: Path, *, run_id: int | None = 
 # -- planning ---------------------------------------------------------------------------------------------
 
 
-def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
+def _plan(workspace: Workspace, prompt: Path, options: SampleOptions, settings: Settings) -> _Plan:
     module = sidecar_path(prompt)
     if not module.exists():
         raise InputError(f"{module}: no sidecar module to validate with; run `spade synthesize {prompt}` first")
@@ -173,7 +185,6 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
             raise InputError(f"{prompt}: no version {options.version}; it has v1..v{version} (see `spade history`)")
         version, text = options.version, workspace.history.content(recorded[options.version].content_hash)
     parsed = parse_prompt(text, source=str(prompt), kind=prompt_kind(prompt))
-    settings = workspace.prompt_settings(parsed.front_matter, source=f"{prompt} front matter")
     examples = _draw(prompt_examples(prompt, parsed, warnings), options, settings, warnings)
     validators = _validators(workspace, prompt, module, settings, warnings)
     verify = bool(settings.verifier) if options.verify is None else options.verify
@@ -185,7 +196,7 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
     if verify:
         if any(v.name == VERIFIER_COLUMN for v in validators):
             raise InputError(f"{module}: an assertion is named {VERIFIER_COLUMN!r}, the verifier's column; rename it")
-        from spade_lsp.judges._verifier import DEFAULT_CRITERIA
+        from spade_lsp.judges import DEFAULT_CRITERIA
 
         message = f"LLM verifier: {criteria or DEFAULT_CRITERIA}"
         validators.append(ValidatorSpec(VERIFIER_COLUMN, message, settings.min_success))
@@ -194,13 +205,14 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions) -> _Plan:
         warnings.append(f"no input for {', '.join(missing)} in some examples: the placeholder is sent as written")
     if settings.executor == "ray" and settings.batch:
         warnings.append("executor ray with batch: the provider's batch API takes the LLM calls; Ray runs validation")
-    prompt_id = workspace.store.db.execute(
-        "SELECT id FROM prompts WHERE path = ?", [workspace.history.prompt_key(prompt)]
-    ).fetchone()[0]
+    prompt_key = workspace.history.prompt_key(prompt)
+    prompt_id = stored_prompt_id(workspace.store, prompt_key)
+    if prompt_id is None:  # synced_head records it
+        raise InputError(f"{prompt}: not recorded in the store; save the prompt first")
     temperature = options.temperature if options.temperature is not None else settings.temperature
     return _Plan(
-        prompt_key=workspace.history.prompt_key(prompt),
-        prompt_id=int(prompt_id),
+        prompt_key=prompt_key,
+        prompt_id=prompt_id,
         version=version,
         template=parsed,
         examples=examples,
@@ -282,19 +294,11 @@ def selected_assertions(
     runnable = [a for a in info.assertions if a.problem is None]
     if not runnable:
         raise InputError(f"{module}: no runnable assertions")
-    row = workspace.store.db.execute(
-        "SELECT s.selected FROM selections s JOIN prompts p ON p.id = s.prompt_id WHERE p.path = ? "
-        "ORDER BY s.id DESC LIMIT 1",
-        [workspace.history.prompt_key(prompt)],
-    ).fetchone()
-    if row is None:
+    names = newest_selected(workspace.store, workspace.history.prompt_key(prompt))
+    if names is None:
         warnings.append(f"no selection yet: every assertion is {use} (run `spade select {prompt}` to choose)")
         return runnable
-    try:
-        loaded = json.loads(row[0])
-    except (TypeError, ValueError):
-        loaded = []
-    selected = {str(name) for name in loaded} if isinstance(loaded, list) else set()
+    selected = set(names)
     chosen = [a for a in runnable if a.name in selected]
     gone = selected - {a.name for a in runnable}
     if gone:
@@ -353,7 +357,7 @@ class _Sampler:
         self.verifier: LLMVerifier | None = None
         self.verifier_problem: str | None = None
         if plan.verify and verifier_client is not None:
-            from spade_lsp.judges._verifier import LLMVerifier
+            from spade_lsp.judges import LLMVerifier
 
             self.verifier = LLMVerifier(verifier_client, plan.criteria)
 
@@ -559,39 +563,34 @@ class _Sampler:
             "sidecar": plan.module.name,
             "verifier": _verifier_json(plan),
         }
-        with self.workspace.store.write() as db:
-            cursor = db.execute(
-                "INSERT INTO sample_runs (prompt_id, version, model, status, parameters, inputs, validators, "
-                "started_at) VALUES (?, ?, ?, 'running', ?, ?, ?, ?)",
-                [
-                    plan.prompt_id,
-                    plan.version,
-                    self.client.model,
-                    json.dumps(parameters),
-                    json.dumps([e.id for e in plan.examples]),
-                    json.dumps([{"name": v.name, "message": v.message, "minimum": v.minimum} for v in plan.validators]),
-                    self.started_at,
-                ],
-            )
-            return int(cursor.lastrowid or 0)
+        return start_sample_run(
+            self.workspace.store,
+            prompt_id=plan.prompt_id,
+            version=plan.version,
+            model=self.client.model,
+            parameters=parameters,
+            inputs=[e.id for e in plan.examples],
+            validators=[{"name": v.name, "message": v.message, "minimum": v.minimum} for v in plan.validators],
+            started_at=self.started_at,
+        )
 
     def _save_round(
         self,
         outputs: list[tuple[int, int, Completion | LLMError]],
         results: list[tuple[int, int, int, int | None, str | None]],
     ) -> None:
-        rows: list[tuple[int, int, int, str | None, str | None, int, int, int, float | None]] = []
+        """The round's outputs and results, in one transaction before the next round starts."""
+        rows: list[SampleOutputRow] = []
         for i, j, answer in outputs:
             if isinstance(answer, Completion):
                 self.cached += int(answer.cached)
                 rows.append(
-                    (
-                        self.run_id,
+                    SampleOutputRow(
                         i,
                         j,
                         answer.text,
                         None,
-                        int(answer.cached),
+                        bool(answer.cached),
                         answer.prompt_tokens,
                         answer.completion_tokens,
                         answer.cost,
@@ -599,32 +598,12 @@ class _Sampler:
                 )
             else:
                 self.failed.append(str(answer))
-                rows.append((self.run_id, i, j, None, str(answer), 0, 0, 0, None))
-        with self.workspace.store.write() as db:
-            db.conn.executemany(
-                "INSERT OR REPLACE INTO sample_outputs (run_id, input, sample, output, error, cached, prompt_tokens, "
-                "completion_tokens, cost) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            db.conn.executemany(
-                "INSERT OR REPLACE INTO sample_results (run_id, input, sample, validator, passed, error) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [(self.run_id, *row) for row in results],
-            )
+                rows.append(SampleOutputRow(i, j, None, str(answer), False, 0, 0, None))
+        save_sample_round(self.workspace.store, self.run_id, rows, [SampleResultRow(*row) for row in results])
 
     def _finish(self, status: str, document: dict[str, Any] | None, error: str | None) -> None:
         try:
-            with self.workspace.store.write() as db:
-                db.execute(
-                    "UPDATE sample_runs SET status = ?, document = ?, error = ?, finished_at = ? WHERE id = ?",
-                    [
-                        status,
-                        None if document is None else json.dumps(document),
-                        error,
-                        datetime.now(UTC).isoformat(),
-                        self.run_id,
-                    ],
-                )
+            finish_sample_run(self.workspace.store, self.run_id, status=status, document=document, error=error)
         except StoreError:
             if status == "done":
                 raise
@@ -697,7 +676,7 @@ def _verifier_json(plan: _Plan) -> dict[str, Any] | None:
     """What the verifier column judged against, or None without one."""
     if not plan.verify:
         return None
-    from spade_lsp.judges._verifier import DEFAULT_CRITERIA
+    from spade_lsp.judges import DEFAULT_CRITERIA
 
     return {"name": VERIFIER_COLUMN, "criteria": plan.criteria or DEFAULT_CRITERIA}
 

@@ -81,6 +81,12 @@ def _z(confidence: float) -> float:
     return float(stats.norm.ppf(0.5 + confidence / 2))
 
 
+def normal_quantile(confidence: float) -> float:
+    """The two-sided normal quantile for ``confidence`` (1.96 for 0.95): what an interval's half-width is in
+    standard errors."""
+    return _z(confidence)
+
+
 def binomial_interval(
     successes: float, trials: float, *, method: Method = "wilson", confidence: float = 0.95
 ) -> tuple[float, float]:

@@ -572,10 +572,10 @@ def _orphan_guard(parent: int) -> None:
 
 def _read_roots(extra: list[str]) -> tuple[str, ...]:
     """Python's own files (stdlib, site-packages, this package), the private directory, and ``extra``."""
-    import spade_lsp
-
     roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, _S.tmpdir, *extra}
-    roots.add(os.path.dirname(os.path.abspath(spade_lsp.__file__)))
+    # the package's directory, found through a module of it: importing `spade_lsp` itself would tie this core
+    # module to every layer its public names come from (import-linter's layers contract)
+    roots.add(os.path.dirname(os.path.abspath(_assertions.__file__)))
     return tuple(sorted({os.path.realpath(root) for root in roots}))
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from spade_lsp.selection._names import METHODS, SOLVERS, Method, Solver
 
 if TYPE_CHECKING:  # the names below load on first use: numpy and the solvers stay off the CLI's start-up path
+    from spade_lsp.selection._llm import propose_llm_subsumptions
     from spade_lsp.selection._matrix import (
         AssertionSpec,
         SelectionInput,
@@ -19,6 +20,13 @@ if TYPE_CHECKING:  # the names below load on first use: numpy and the solvers st
         eval_run_input,
         load_matrix_file,
         matrix_from_json,
+    )
+    from spade_lsp.selection._persist import (
+        StoredRun,
+        latest_eval_run,
+        load_subsumptions,
+        save_selection,
+        save_subsumptions,
     )
     from spade_lsp.selection._select import CrossValidation, Selection, select
     from spade_lsp.selection._stats import stratified_folds, wilson_interval
@@ -32,6 +40,12 @@ if TYPE_CHECKING:  # the names below load on first use: numpy and the solvers st
     )
 
 _LAZY: dict[str, str] = {
+    "StoredRun": "_persist",
+    "latest_eval_run": "_persist",
+    "load_subsumptions": "_persist",
+    "propose_llm_subsumptions": "_llm",
+    "save_selection": "_persist",
+    "save_subsumptions": "_persist",
     "AssertionSpec": "_matrix",
     "CrossValidation": "_select",
     "Relation": "_subsumption",
@@ -71,13 +85,19 @@ __all__ = [
     "Selection",
     "SelectionInput",
     "Solver",
+    "StoredRun",
     "Subsumption",
     "build_relation",
     "check_subsumes",
     "dag_roots",
     "eval_run_input",
+    "latest_eval_run",
     "load_matrix_file",
+    "load_subsumptions",
     "matrix_from_json",
+    "propose_llm_subsumptions",
+    "save_selection",
+    "save_subsumptions",
     "select",
     "static_subsumptions",
     "stratified_folds",

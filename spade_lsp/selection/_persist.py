@@ -1,20 +1,24 @@
-"""Selection in the store: reading the latest evaluation run, storing subsumption pairs and selections.
-
-Every write is one :meth:`Store.write` transaction (migration ``0003_selection`` holds the tables).
-"""
+"""Selection in the store: the latest evaluation run as a selection input, subsumption pairs and selections,
+through the repository in :mod:`spade_lsp.store` (each write one transaction there)."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 from spade_lsp.errors import InputError, StoreError
 from spade_lsp.selection._matrix import ORIGINS, SelectionInput, Subsumption, eval_run_input
 from spade_lsp.selection._select import Selection
-from spade_lsp.store import Store
+from spade_lsp.store import (
+    SelectionRecord,
+    Store,
+    load_subsumption_rows,
+    newest_finished_eval_run,
+    save_selection_record,
+    save_subsumption_rows,
+)
 
 
 @dataclass(frozen=True)
@@ -25,21 +29,13 @@ class StoredRun:
     unlabelled: int
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
-
-
 def latest_eval_run(store: Store, prompt_id: int, *, prompt: str) -> StoredRun:
     """The newest finished evaluation run of a prompt as a selection input. Error cells count as failures;
     unlabelled examples are kept only for the empirical subsumption filter."""
-    row = store.db.execute(
-        "SELECT id, assertions, y, m, errors FROM eval_runs WHERE prompt_id = ? AND status = 'done' "
-        "AND m IS NOT NULL ORDER BY id DESC LIMIT 1",
-        [prompt_id],
-    ).fetchone()
+    row = newest_finished_eval_run(store, prompt_id)
     if row is None:
         raise InputError(f"{prompt}: no finished evaluation run to select from; run `spade eval` first")
-    run_id, assertions, y, m, cell_errors = row
+    run_id, assertions, y, m, cell_errors = row.id, row.assertions, row.y, row.m, row.errors
     try:
         assertions, m, waiting = _without_model_checks(json.loads(assertions), json.loads(m), cell_errors)
         if waiting and not assertions:
@@ -85,20 +81,13 @@ def _without_model_checks(assertions: Any, m: Any, cell_errors: str | None) -> t
 def load_subsumptions(store: Store, prompt_id: int, names: Sequence[str]) -> list[Subsumption]:
     """Stored pairs of a prompt between assertions that still exist."""
     known = set(names)
-    rows = store.db.execute(
-        "SELECT subsumer, subsumed, origin FROM subsumptions WHERE prompt_id = ? ORDER BY id", [prompt_id]
-    ).fetchall()
+    rows = load_subsumption_rows(store, prompt_id)
     return [Subsumption(a, b, origin) for a, b, origin in rows if a in known and b in known and origin in ORIGINS]
 
 
 def save_subsumptions(store: Store, prompt_id: int, pairs: Sequence[Subsumption]) -> None:
-    with store.write() as db:
-        for pair in pairs:
-            db.execute(
-                "INSERT OR IGNORE INTO subsumptions (prompt_id, subsumer, subsumed, origin, created_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                [prompt_id, pair.subsumer, pair.subsumed, pair.origin, _now()],
-            )
+    """Store a prompt's pairs in one transaction; a pair already stored is kept."""
+    save_subsumption_rows(store, prompt_id, [(pair.subsumer, pair.subsumed, pair.origin) for pair in pairs])
 
 
 def save_selection(
@@ -111,26 +100,19 @@ def save_selection(
     eval_run_id: int | None = None,
 ) -> int:
     """Store a selection with the parameters that produced it; returns its id."""
-    with store.write() as db:
-        cursor = db.execute(
-            "INSERT INTO selections (prompt_id, eval_run_id, source, method, tau, alpha, parameters, selected, "
-            "coverage, ffr, status, excluded_not_subsumed, solve_seconds, created_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                prompt_id,
-                eval_run_id,
-                source,
-                selection.method,
-                selection.tau,
-                selection.alpha,
-                json.dumps(dict(parameters), sort_keys=True),
-                json.dumps(list(selection.selected)),
-                selection.coverage,
-                selection.ffr,
-                selection.status,
-                json.dumps(list(selection.excluded_not_subsumed)),
-                selection.solve_seconds,
-                _now(),
-            ],
-        )
-        return int(cursor.lastrowid or 0)
+    record = SelectionRecord(
+        source=source,
+        method=selection.method,
+        tau=selection.tau,
+        alpha=selection.alpha,
+        parameters=parameters,
+        selected=list(selection.selected),
+        coverage=selection.coverage,
+        ffr=selection.ffr,
+        status=selection.status,
+        excluded_not_subsumed=list(selection.excluded_not_subsumed),
+        solve_seconds=selection.solve_seconds,
+        prompt_id=prompt_id,
+        eval_run_id=eval_run_id,
+    )
+    return save_selection_record(store, record)

@@ -171,7 +171,7 @@ def _selection_schema(db: Database) -> None:
 @_MIGRATIONS(name="0004_jobs")
 def _jobs_schema(db: Database) -> None:
     """The daemon's durable job queue: a job is claimed with a lease and finished in the same transaction that
-    stores its result, so killing the daemon never loses an acknowledged job (see spade_lsp._jobs)."""
+    stores its result, so killing the daemon never loses an acknowledged job (see spade_lsp.store._jobs)."""
     db.executescript(
         """
         CREATE TABLE jobs (

@@ -10,19 +10,40 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Protocol
 
 from spade_lsp._prompts import PLACEHOLDER_PATTERN, placeholders_of, render_prompt
 from spade_lsp._types import ChangeKind
 
+if TYPE_CHECKING:  # the names below load on first use: the synthesizers import pydantic and the sandbox
+    from spade_lsp.synthesis._llm import NAME as LLM_SYNTHESIZER
+    from spade_lsp.synthesis._llm import LLMSynthesizer
+    from spade_lsp.synthesis._offline import OfflineSynthesizer
+    from spade_lsp.synthesis._sidecar import SidecarUpdate, plan_sidecar
+
+#: public name -> (private module, its name there)
+_LAZY: dict[str, tuple[str, str]] = {
+    "LLM_SYNTHESIZER": ("_llm", "NAME"),
+    "LLMSynthesizer": ("_llm", "LLMSynthesizer"),
+    "OfflineSynthesizer": ("_offline", "OfflineSynthesizer"),
+    "SidecarUpdate": ("_sidecar", "SidecarUpdate"),
+    "plan_sidecar": ("_sidecar", "plan_sidecar"),
+}
+
 __all__ = [
+    "LLM_SYNTHESIZER",
     "PLACEHOLDER_PATTERN",
     "Candidate",
     "Instruction",
+    "LLMSynthesizer",
+    "OfflineSynthesizer",
     "PromptContext",
+    "SidecarUpdate",
     "Synthesizer",
     "earlier_instructions",
     "placeholders_of",
+    "plan_sidecar",
     "render_prompt",
 ]
 
@@ -112,3 +133,13 @@ class Synthesizer(Protocol):
     def synthesize(self, instructions: Sequence[Instruction], context: PromptContext) -> list[Candidate]:
         """Candidates for the instructions, in instruction order; names unique within the list."""
         ...
+
+
+def __getattr__(name: str) -> Any:
+    where = _LAZY.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, attribute = where
+    value = getattr(import_module(f"{__name__}.{module}"), attribute)
+    globals()[name] = value
+    return value

@@ -8,9 +8,20 @@ is configured. Both satisfy :class:`TaxonomyClassifier`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Protocol
+from importlib import import_module
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from spade_lsp._types import SentenceChange
+
+if TYPE_CHECKING:  # the classifiers load on first use: the LLM one imports pydantic and the LLM layer
+    from spade_lsp.taxonomy._llm import LLMClassifier
+    from spade_lsp.taxonomy._offline import OfflineClassifier
+
+_LAZY: dict[str, str] = {
+    "LLMClassifier": "_llm",
+    "OfflineClassifier": "_offline",
+}
+
 
 PRESENTATION_FORMAT: Final = "Structural/PresentationFormat"
 EXAMPLE_DEMONSTRATION: Final = "Structural/ExampleDemonstration"
@@ -95,3 +106,35 @@ def delta_labels(per_change: Sequence[frozenset[str]]) -> frozenset[str]:
     for labels in per_change:
         out |= labels
     return frozenset(out)
+
+
+__all__ = [
+    "CATEGORY_IDS",
+    "CHECKABLE",
+    "COUNT",
+    "DATA_PLACEHOLDERS",
+    "DISPLAY_NAMES",
+    "EXAMPLE_DEMONSTRATION",
+    "EXCLUSION",
+    "EXPLANATIONS",
+    "INCLUSION",
+    "PLAIN_NAMES",
+    "PRESENTATION_FORMAT",
+    "PROMPT_REPHRASING",
+    "QUALITATIVE_ASSESSMENT",
+    "WORKFLOW_DESCRIPTION",
+    "LLMClassifier",
+    "OfflineClassifier",
+    "TaxonomyClassifier",
+    "delta_labels",
+    "ordered",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value

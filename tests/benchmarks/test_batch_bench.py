@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from spade_lsp.config import resolve_file
 from spade_lsp.llm import _import_litellm
 from spade_lsp.reliability import SampleOptions, sample_prompt
 from spade_lsp.workspace import Workspace
@@ -61,7 +62,8 @@ def test_10000_requests_through_one_provider_batch(batch_server: str, tmp_path: 
         _import_litellm()  # its import is not part of the run
 
         started = time.perf_counter()
-        document = sample_prompt(workspace, prompt, SampleOptions(inputs=INPUTS, samples=SAMPLES, early_stopping=False))
+        options = SampleOptions(inputs=INPUTS, samples=SAMPLES, early_stopping=False)
+        document = sample_prompt(workspace, prompt, options, settings=resolve_file(root, prompt, overrides))
         seconds = time.perf_counter() - started
         batch_row = workspace.store.db.execute(
             "SELECT requested, status, submitted_at, updated_at, collected_at FROM llm_batches"

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from spade_lsp.store import Store
 from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest
+from spade_lsp.store import Store
 from tests.support.floors import at_most, figure
 from tests.support.openai_stub import stub_process
 
@@ -82,6 +82,7 @@ def test_sampling_2000_outputs_end_to_end(latency_server: str, tmp_path: Path) -
     ideal; the gap to the bare LLM layer is the rounds' tails and the sandbox."""
     import json
 
+    from spade_lsp.config import resolve_file
     from spade_lsp.reliability import SampleOptions, sample_prompt
     from spade_lsp.workspace import Workspace
 
@@ -96,7 +97,8 @@ def test_sampling_2000_outputs_end_to_end(latency_server: str, tmp_path: Path) -
     overrides = {"model": "openai/latency-stub", "api_base": latency_server, "llm_concurrency": CONCURRENCY}
     with Workspace(root, overrides=overrides) as workspace:
         started = time.perf_counter()
-        document = sample_prompt(workspace, prompt, SampleOptions(samples=20, early_stopping=False))
+        settings = resolve_file(root, prompt, overrides)
+        document = sample_prompt(workspace, prompt, SampleOptions(samples=20, early_stopping=False), settings=settings)
         seconds = time.perf_counter() - started
     assert document["calls"] == CALLS and document["calls_failed"] == 0
     assert all(v["trials"] == CALLS and v["verdict"] == "pass" for v in document["validators"])

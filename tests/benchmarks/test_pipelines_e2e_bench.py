@@ -51,7 +51,7 @@ def run_pipeline(root: Path, bench: Path, name: str) -> tuple[SynthesisResult, E
         workspace.history.record_revisions(prompt, [Revision(text=t, origin="import") for t in versions])
         merge_examples(examples_path(prompt), load_examples_file(source / "examples.jsonl"))
         synthesized = synthesize(workspace, prompt, OfflineSynthesizer())
-        run = evaluate(workspace, prompt)
+        run = evaluate(workspace, prompt, settings=workspace.settings)
     return synthesized, run
 
 

@@ -27,9 +27,9 @@ from typing import Any
 
 import pytest
 
-from spade_lsp.store import Store
 from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest
 from spade_lsp.sandbox import ModuleSource, SandboxCase, SandboxLimits, run_assertions
+from spade_lsp.store import Store
 from tests.benchmarks.test_sandbox_bench import _module, _response
 from tests.support.floors import at_least, at_most, figure
 from tests.support.openai_stub import stub_process

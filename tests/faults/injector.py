@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from spade_lsp._jobs import INTERRUPTED
+from spade_lsp.store import INTERRUPTED
 from spade_lsp_client import DaemonClient, DaemonError, DaemonUnavailableError, daemon_running, run_job
 from tests.spade_lsp_client.daemons import daemon_pid, process_gone
 from tests.support.blurb import EXAMPLES, SAMPLING_SIDECAR, V3

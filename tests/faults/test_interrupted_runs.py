@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from spade_lsp._jobs import INTERRUPTED
+from spade_lsp.store import INTERRUPTED
 from spade_lsp_client import DaemonClient
 from tests.spade_lsp_client.daemons import SETTINGS, Daemons, daemons, wait_until
 from tests.support.blurb import sampling_workspace

@@ -13,10 +13,10 @@ import pytest
 from spade_lsp import cli
 from spade_lsp._batch import BatchLiteLLMClient, batch_price
 from spade_lsp._roles import Endpoint, make_client
-from spade_lsp.store import Store
 from spade_lsp.config import Settings
 from spade_lsp.errors import ConfigError, LLMError
 from spade_lsp.llm import Completion, LLMRequest
+from spade_lsp.store import Store, claim_llm_batches, llm_batch_state, take_over_llm_batch, update_llm_batch
 from tests.support.batch_stub import BatchStub, LineError, echo
 
 pytestmark = pytest.mark.timeout(120)
@@ -670,3 +670,45 @@ def test_chunks_are_capped_by_count_and_bytes_and_submitted_before_any_is_polled
         assert [len(b.lines) for b in stub.batches.values()][3:] == [2, 2]
         uploads = [content for purpose, content in stub.files.values() if purpose == "batch"]
         assert len(uploads) == 5 and all(len(content) <= 500 for content in uploads[3:])
+
+
+# -- the store's batch rows (spade_lsp.store) -----------------------------------------------------------------------
+
+
+def _split(keys: list[str]) -> list[tuple[str, list[str]]]:
+    return [(f"digest-{'-'.join(keys)}", keys)] if keys else []
+
+
+def test_a_claim_adopts_open_rows_and_inserts_only_the_keys_none_holds(store: Store) -> None:
+    claim = {"model": "m", "endpoint": "", "lease_s": 3600.0, "lost_error": "died uploading", "split": _split}
+    first = claim_llm_batches(store, ["a", "b"], **claim)
+    assert first.open == [] and [(n.digest, list(n.keys)) for n in first.new] == [("digest-a-b", ["a", "b"])]
+    second = claim_llm_batches(store, ["b", "c"], **claim)
+    [adopted] = second.open
+    assert (adopted.id, adopted.keys, adopted.status) == (first.new[0].id, {"b"}, "uploading")
+    assert [list(n.keys) for n in second.new] == [["c"]]
+    # a row whose process died before recording its upload, its lease long over: closed as lost, asked again
+    with store.write() as db:
+        db.execute("UPDATE llm_batches SET updated_at = '2000-01-01' WHERE id = ?", [first.new[0].id])
+    third = claim_llm_batches(store, ["a", "c"], **claim)
+    assert [o.id for o in third.open] == [second.new[0].id] and [list(n.keys) for n in third.new] == [["a"]]
+    state = llm_batch_state(store, first.new[0].id)
+    assert state is not None and (state.status, state.collected_at is not None) == ("lost", True)
+    assert store.db.execute("SELECT error FROM llm_batches WHERE id = ?", [first.new[0].id]).fetchone() == (
+        "died uploading",
+    )
+
+
+def test_a_batch_row_update_sets_only_the_columns_given(store: Store) -> None:
+    claim = {"model": "m", "endpoint": "", "lease_s": 3600.0, "lost_error": "lost", "split": _split}
+    [row] = claim_llm_batches(store, ["a"], **claim).new
+    update_llm_batch(store, row.id, input_file_id="file-1", status="submitting")
+    update_llm_batch(store, row.id, batch_id="batch-1", status="validating", submitted=True)
+    update_llm_batch(store, row.id, completed=1, failed=0)
+    found = store.db.execute(
+        "SELECT input_file_id, batch_id, status, completed, failed, error, submitted_at IS NOT NULL, collected_at "
+        "FROM llm_batches WHERE id = ?",
+        [row.id],
+    ).fetchone()
+    assert found == ("file-1", "batch-1", "validating", 1, 0, None, 1, None)
+    assert take_over_llm_batch(store, row.id, status="validating", updated_at="2000-01-01") is False

@@ -19,7 +19,7 @@ from spade_lsp._prompts import (
     render_messages,
     template_placeholders,
 )
-from spade_lsp.config import front_matter_settings, prompty_model_settings
+from spade_lsp.config import front_matter_settings, prompty_model_settings, resolve_file
 from spade_lsp.errors import ConfigError, PromptFileError
 from spade_lsp.overview import build_overview
 from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
@@ -216,8 +216,8 @@ def test_prompty_model_configuration_becomes_settings(monkeypatch: pytest.Monkey
 def test_model_parameters_cannot_take_what_spade_sets(workspace_dir: Path) -> None:
     prompt = workspace_dir / "p.prompty"
     prompt.write_text("---\nmodel:\n  parameters:\n    stream: true\n---\nuser:\nhi\n", encoding="utf-8")
-    with Workspace(workspace_dir) as workspace, pytest.raises(ConfigError, match="stream: set by spade itself"):
-        workspace.settings_for(prompt)
+    with pytest.raises(ConfigError, match="stream: set by spade itself"):
+        resolve_file(workspace_dir, prompt)
 
 
 def test_prompty_sample_inputs(tmp_path: Path) -> None:
@@ -290,8 +290,12 @@ def test_sampling_sends_the_messages_as_written_with_the_prompty_model_and_param
     prompt = _chat_workspace(workspace_dir, "support.prompty", PROMPTY)
     with OpenAIStub(lambda request: chat_reply("Hello Ann, it ships today.")) as stub:
         # settings give only the endpoint: the model, max_tokens, temperature and top_p are the Prompty file's
-        with Workspace(workspace_dir, overrides={"api_base": stub.api_base, "classifier": "offline"}) as workspace:
-            document = sample_prompt(workspace, prompt, SampleOptions(samples=2, early_stopping=False))
+        overrides = {"api_base": stub.api_base, "classifier": "offline"}
+        settings = resolve_file(workspace_dir, prompt, overrides)
+        with Workspace(workspace_dir, overrides=overrides) as workspace:
+            document = sample_prompt(
+                workspace, prompt, SampleOptions(samples=2, early_stopping=False), settings=settings
+            )
         requests: list[dict[str, Any]] = list(stub.requests)
     assert len(requests) == 4  # two examples (the file's and the Prompty sample) x two samples
     first = requests[0]
@@ -310,7 +314,9 @@ def test_settings_override_the_prompty_model(workspace_dir: Path) -> None:
     with OpenAIStub(lambda request: chat_reply("Fine.")) as stub:
         overrides = {"model": "openai/other", "api_base": stub.api_base, "classifier": "offline"}
         with Workspace(workspace_dir, overrides=overrides) as workspace:
-            sample_prompt(workspace, prompt, SampleOptions(samples=1))
+            sample_prompt(
+                workspace, prompt, SampleOptions(samples=1), settings=resolve_file(workspace_dir, prompt, overrides)
+            )
         assert {r["model"] for r in stub.requests} == {"other"}
 
 
@@ -319,7 +325,9 @@ def test_a_message_list_is_sampled_as_written(workspace_dir: Path) -> None:
     with OpenAIStub(lambda request: chat_reply("Soon.")) as stub:
         overrides = {"model": "openai/stub", "api_base": stub.api_base, "classifier": "offline"}
         with Workspace(workspace_dir, overrides=overrides) as workspace:
-            document = sample_prompt(workspace, prompt, SampleOptions(samples=1))
+            document = sample_prompt(
+                workspace, prompt, SampleOptions(samples=1), settings=resolve_file(workspace_dir, prompt, overrides)
+            )
         [request] = stub.requests
     assert request["messages"] == [
         {"role": "system", "content": "You are terse.\nAnswer in at most two sentences.\n"},
@@ -374,7 +382,9 @@ def test_a_one_message_prompt_sends_what_it_sent_before_chat_prompts(workspace_d
     with OpenAIStub(lambda request: chat_reply("Soon.")) as stub:
         overrides = {"model": "openai/stub", "api_base": stub.api_base, "classifier": "offline"}
         with Workspace(workspace_dir, overrides=overrides) as workspace:
-            sample_prompt(workspace, prompt, SampleOptions(samples=1))
+            sample_prompt(
+                workspace, prompt, SampleOptions(samples=1), settings=resolve_file(workspace_dir, prompt, overrides)
+            )
         [request] = stub.requests
     assert request["messages"] == [{"role": "user", "content": "Answer Where is it?\nbriefly."}]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from spade_lsp._history import History, Revision
-from spade_lsp.store import Store
 from spade_lsp._types import ChangeKind, SentenceChange
-from spade_lsp.errors import InputError
+from spade_lsp.errors import InputError, StoreError
+from spade_lsp.store import HistoryRepository, Store, prompt_key
 from spade_lsp.taxonomy import COUNT, DATA_PLACEHOLDERS, EXCLUSION, PROMPT_REPHRASING
 from spade_lsp.workspace import Workspace, sync_prompt
 
@@ -238,3 +238,39 @@ def test_a_sentence_keeps_the_labels_of_the_change_that_introduced_it(workspace_
     moved = {s.text: s for s in history.sentences(prompt)}
     assert moved["Keep it short."].categories == (COUNT,) and moved["Keep it short."].introduced_in == 1
     store.close()
+
+
+def test_the_repository_commits_writes_grouped_in_a_transaction_together_or_not_at_all(ws: Workspace) -> None:
+    repository = HistoryRepository(ws.store)
+    with pytest.raises(RuntimeError), repository.transaction():
+        prompt_id = repository.create_prompt("a.prompt", "2024-01-01T00:00:00+00:00")
+        repository.insert_version(
+            prompt_id,
+            text="Keep it short.",
+            content_hash="h1",
+            created_at="2024-01-01T00:00:00+00:00",
+            recorded_at="2024-01-01T00:00:00+00:00",
+            origin="save",
+        )
+        assert repository.prompt_id("a.prompt") == prompt_id  # the transaction reads its own writes
+        raise RuntimeError("a failure half-way")
+    assert repository.prompt_id("a.prompt") is None and repository.content("h1") is None
+    assert not ws.store.db.conn.in_transaction
+    prompt_id = repository.create_prompt("a.prompt", "2024-01-02T00:00:00+00:00")  # alone: its own transaction
+    assert repository.create_prompt("a.prompt", "later") == prompt_id and repository.prompt_paths() == ["a.prompt"]
+
+
+def test_a_read_only_repository_reads_the_history_and_refuses_to_write(ws: Workspace) -> None:
+    prompt = ws.root / "a.prompt"
+    ws.history.record(prompt, "Summarise {text}. Use at most 50 words.")
+    reader = Store.open_readonly(ws.root)
+    assert reader is not None
+    with reader:
+        repository = HistoryRepository(reader)
+        prompt_id = repository.prompt_id(prompt_key(ws.root, prompt))
+        assert prompt_id is not None
+        [version] = repository.versions(prompt_id)
+        assert repository.content(version.content_hash) == "Summarise {text}. Use at most 50 words."
+        assert [row.text for row in repository.sentences(prompt_id)] == ["Summarise {text}.", "Use at most 50 words."]
+        with pytest.raises(StoreError, match="read-only"):
+            repository.create_prompt("b.prompt", "now")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import sqlite3
 import threading
@@ -12,19 +13,11 @@ from typing import Any
 
 import pytest
 
-from spade_lsp._jobs import (
-    MAX_ATTEMPTS,
-    Job,
-    JobCancelled,
-    JobNotFoundError,
-    JobParamsError,
-    JobQueue,
-    JobStateError,
-    execute,
-    validate_params,
-)
-from spade_lsp.store import Store
-from spade_lsp.errors import InputError
+import spade_lsp.jobs
+from spade_lsp._progress import Progress
+from spade_lsp.errors import InputError, JobCancelled
+from spade_lsp.jobs import JOB_KINDS, JobParams, JobParamsError, run_job, spec, validate_params
+from spade_lsp.store import MAX_ATTEMPTS, Job, JobNotFoundError, JobQueue, JobStateError, Store
 from spade_lsp.workspace import Workspace
 
 PROMPT = 'Write a product blurb for {product}.\nKeep it not exceeding 12 words.\nNever use the word "cheap".\n'
@@ -51,8 +44,18 @@ def workspace(workspace_dir: Path) -> Iterator[Workspace]:
 
 
 def job(kind: str, params: dict[str, Any] | None = None, path: str = "blurb.prompt") -> Job:
-    """A job as the runner sees it after a claim (for calling :func:`execute` directly)."""
+    """A job as the runner sees it after a claim (for calling :func:`run_job` directly)."""
     return Job(1, kind, path, params or {}, "running", 1, None, None, None, False, "now", "now", None)
+
+
+def execute(workspace: Workspace, queued: Job, progress: Progress) -> dict[str, Any]:
+    """What the daemon's runner does with a claimed job."""
+    return run_job(workspace, queued, progress)
+
+
+def submit(queue: JobQueue, kind: str, path: str, params: dict[str, Any], *, client: str | None = None) -> Job:
+    """What the daemon does with ``job/submit``: the registry checks the params, then the queue stores them."""
+    return queue.enqueue(kind, path, validate_params(kind, params).to_json(), client=client)
 
 
 def no_progress(message: str, percentage: float | None) -> None:
@@ -62,14 +65,22 @@ def no_progress(message: str, percentage: float | None) -> None:
 # -- the table --------------------------------------------------------------------------------------------
 
 
-def test_enqueue_checks_params_and_stores_nothing_bad(queue: JobQueue) -> None:
-    queued = queue.enqueue("evaluate", "a.prompt", {"workers": 2}, client="cli-1")
+def test_submitting_checks_params_and_stores_nothing_bad(queue: JobQueue) -> None:
+    queued = submit(queue, "evaluate", "a.prompt", {"workers": 2}, client="cli-1")
     assert (queued.status, queued.attempts, queued.params, queued.client) == ("queued", 0, {"workers": 2}, "cli-1")
     assert queued.to_json()["cancel_requested"] is False and "lease_owner" not in queued.to_json()
     for kind, params in [("dance", {}), ("evaluate", {"workers": 0}), ("synthesize", {"sentences": []})]:
         with pytest.raises(JobParamsError):
-            queue.enqueue(kind, "a.prompt", params)
+            submit(queue, kind, "a.prompt", params)
     assert [j.id for j in queue.list()] == [queued.id]
+
+
+def test_the_queue_stores_params_as_given_without_looking_inside(queue: JobQueue) -> None:
+    """Validation is the registry's (the daemon validates before it enqueues); the queue is persistence."""
+    stored = queue.enqueue("select", "a.prompt", {"tau": 0.3, "settings": {"model": "openai/m"}})
+    assert queue.get(stored.id).params == {"tau": 0.3, "settings": {"model": "openai/m"}}
+    checked = validate_params("select", queue.get(stored.id).params)  # the runner checks them again
+    assert (checked.tau, checked.settings) == (0.3, {"model": "openai/m"})
 
 
 @pytest.mark.parametrize(
@@ -97,7 +108,7 @@ def test_validate_params_names_the_bad_key(kind: str, params: dict[str, Any], me
 
 
 def test_validate_params_accepts_what_the_protocol_documents() -> None:
-    assert validate_params("synthesize", {"synthesizer": "offline", "sentences": ["A."], "write": False}) == {
+    assert validate_params("synthesize", {"synthesizer": "offline", "sentences": ["A."], "write": False}).to_json() == {
         "synthesizer": "offline",
         "sentences": ["A."],
         "write": False,
@@ -109,7 +120,7 @@ def test_validate_params_accepts_what_the_protocol_documents() -> None:
     )
     assert validate_params("judge", {"pipeline": "/w/judges.toml", "noise": 5, "noise_source": "sampled"})
     editor = {"model": "openai/m", "api_base": "http://127.0.0.1:9/v1", "tau": 0.3}
-    assert validate_params("compare", {"samples": 2, "settings": editor})["settings"] == editor  # any kind's
+    assert validate_params("compare", {"samples": 2, "settings": editor}).settings == editor  # any kind's
     for bad in ({"samples": 0}, {"interval": "normal"}, {"early_stopping": "yes"}, {"sample": 3}):
         with pytest.raises(JobParamsError):
             validate_params("sample", bad)
@@ -262,6 +273,24 @@ def test_a_killed_writer_leaves_no_half_finished_job(workspace_dir: Path) -> Non
         assert db.execute("SELECT status, result FROM jobs").fetchall() == [("running", None)]
 
 
+# -- the registry ---------------------------------------------------------------------------------------------
+
+
+def test_every_kind_is_one_module_with_its_params_model_and_run() -> None:
+    """Adding a kind is one module here plus its name in ``JOB_KINDS``; nothing else lists the kinds."""
+    package = Path(spade_lsp.jobs.__file__).parent
+    modules = {path.stem for path in package.glob("*.py") if not path.stem.startswith("_")}
+    assert modules == set(JOB_KINDS)
+    for kind in JOB_KINDS:
+        found = spec(kind)
+        assert found is importlib.import_module(f"spade_lsp.jobs.{kind}").SPEC and found.kind == kind
+        assert issubclass(found.params, JobParams) and found.params is not JobParams
+        assert found.params.model_config.get("extra") == "forbid" and found.params.model_config.get("frozen")
+        assert "settings" in found.params.model_fields and callable(found.run)
+    with pytest.raises(JobParamsError, match="unknown job kind"):
+        spec("dance")
+
+
 # -- the job kinds -----------------------------------------------------------------------------------------
 
 
@@ -333,7 +362,7 @@ def test_a_judge_job_needs_a_pipeline_or_grading_notes(workspace: Workspace) -> 
         validate_params("judge", {"grading_notes": True, "noise": 3})
     with pytest.raises(JobParamsError, match="from 2 to 100"):
         validate_params("judge", {"pipeline": "/x.toml", "noise": 1})
-    assert validate_params("judge", {"grading_notes": True, "compare": False}) == {
+    assert validate_params("judge", {"grading_notes": True, "compare": False}).to_json() == {
         "grading_notes": True,
         "compare": False,
     }

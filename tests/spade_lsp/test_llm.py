@@ -12,7 +12,6 @@ from typing import Any
 import pytest
 
 from spade_lsp._roles import make_client, pipeline_endpoint, require
-from spade_lsp.store import Store
 from spade_lsp.config import Settings
 from spade_lsp.errors import LLMError, ModelNotConfiguredError
 from spade_lsp.llm import (
@@ -22,6 +21,7 @@ from spade_lsp.llm import (
     LLMRequest,
     parse_json_answer,
 )
+from spade_lsp.store import Store
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
 
 MESSAGES = [{"role": "user", "content": "Say hi"}]

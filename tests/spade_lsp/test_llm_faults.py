@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
+from spade_lsp.config import resolve_file
 from spade_lsp.errors import LLMError
-from spade_lsp.judges._ask import Question, ask_many
-from spade_lsp.judges._scales import Scale
+from spade_lsp.judges import Question, Scale, ask_many
 from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest
-from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
+from spade_lsp.reliability import SampleOptions, sample_prompt
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import CheapEveryFourth, sampling_workspace
 from tests.support.openai_stub import FAULT_KINDS, Faults, OpenAIStub, chat_reply, judge_model, user_text
@@ -183,7 +183,9 @@ def test_sampling_under_a_storm_keeps_what_was_answered_and_reports_the_servers_
             "llm_concurrency": 24,
         }
         with Workspace(workspace_dir, overrides=overrides) as workspace:
-            document = sample_prompt(workspace, prompt, SampleOptions(samples=samples, early_stopping=False))
+            options = SampleOptions(samples=samples, early_stopping=False)
+            settings = resolve_file(workspace_dir, prompt, overrides)
+            document = sample_prompt(workspace, prompt, options, settings=settings)
             rows = workspace.store.db.execute(
                 "SELECT output IS NOT NULL, COUNT(*) FROM sample_outputs WHERE run_id = ? GROUP BY 1",
                 [document["run_id"]],

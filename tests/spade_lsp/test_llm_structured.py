@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from spade_lsp.store import Store
 from spade_lsp.errors import LLMError
 from spade_lsp.llm import Completion, InvalidAnswerError, LiteLLMClient, LLMRequest, cache_key
+from spade_lsp.store import Store
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply
 
 MODEL = "openai/stub-model"

@@ -9,6 +9,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import git
 import pytest
@@ -16,8 +17,9 @@ import pytest
 from spade_lsp import overview
 from spade_lsp._assertion_jobs import evaluate, make_synthesizer, synthesize
 from spade_lsp._sentences import split_sentences
-from spade_lsp.store import Store
+from spade_lsp._types import Sentence
 from spade_lsp.cli import main as cli_main
+from spade_lsp.config import resolve_file
 from spade_lsp.overview import (
     build_overview,
     classify_offline,
@@ -25,6 +27,14 @@ from spade_lsp.overview import (
     prompt_key,
     sentence_history,
     utf16_len,
+)
+from spade_lsp.store import (
+    HistoryRepository,
+    SelectionRecord,
+    Store,
+    insert_eval_run,
+    save_selection_record,
+    save_subsumption_rows,
 )
 from spade_lsp.taxonomy import COUNT, EXCLUSION, INCLUSION, QUALITATIVE_ASSESSMENT
 from spade_lsp.workspace import Workspace, sync_prompt
@@ -52,7 +62,7 @@ def test_without_a_store_instructions_come_from_the_text(workspace_dir: Path) ->
     assert texts == ["Summarise {doc} 😀.", "Keep it under 50 words.", "Never mention prices."]
     count = overview.instructions[1]
     # the emoji is two UTF-16 code units: "Keep" is at str index 19 but at column 20
-    assert text.index("Keep") == 19
+    assert (count.start, count.end) == (19, 19 + len("Keep it under 50 words."))
     assert (count.range.start.line, count.range.start.character) == (0, 20)
     assert (count.range.end.line, count.range.end.character) == (0, 20 + len("Keep it under 50 words."))
     assert count.categories == (COUNT,) and count.checkable and count.introduced_in is None and not count.recorded
@@ -138,7 +148,7 @@ def test_git_commits_name_the_versions(tmp_path: Path) -> None:
 def test_sidecar_is_read_statically_and_matches_instructions(blurb: Path) -> None:
     root = blurb.parent
     with Workspace(root) as workspace:
-        synthesize(workspace, blurb, make_synthesizer(workspace, "offline"))
+        synthesize(workspace, blurb, make_synthesizer(workspace, "offline", settings=resolve_file(root, blurb)))
     module = root / "blurb_assertions.py"
     source = module.read_text(encoding="utf-8")
     extra = (
@@ -198,9 +208,9 @@ def test_a_syntax_error_is_located_and_the_other_functions_survive() -> None:
 def test_latest_evaluation_gives_pass_rate_coverage_and_ffr(blurb: Path) -> None:
     root = blurb.parent
     with Workspace(root) as workspace:
-        synthesize(workspace, blurb, make_synthesizer(workspace, "offline"))
-        evaluate(workspace, blurb)
-        run = evaluate(workspace, blurb)  # the newest done run is the one shown
+        synthesize(workspace, blurb, make_synthesizer(workspace, "offline", settings=resolve_file(root, blurb)))
+        evaluate(workspace, blurb, settings=resolve_file(root, blurb))
+        run = evaluate(workspace, blurb, settings=resolve_file(root, blurb))  # the newest done run is the one shown
     overview = build_overview(_store(root), root, blurb, V3)
     assert overview.eval_run is not None and overview.eval_run.id == run.run_id
     assert (overview.eval_run.examples, overview.eval_run.good, overview.eval_run.bad) == (4, 2, 2)
@@ -223,46 +233,53 @@ def test_latest_evaluation_gives_pass_rate_coverage_and_ffr(blurb: Path) -> None
 
 def _stored_run(root: Path, prompt: Path, names: list[str], y: list[int], m: list[list[int | None]]) -> int:
     """An evaluation run written the way ``_assertion_jobs.evaluate`` writes it."""
-    with Workspace(root) as workspace, workspace.store.write() as db:
-        prompt_id = db.execute("SELECT id FROM prompts WHERE path = ?", [prompt_key(root, prompt)]).fetchone()[0]
-        errors = [
-            {"example": f"e{i}", "assertion": names[j], "kind": "exception", "message": "ZeroDivisionError: x"}
-            for i, row in enumerate(m)
-            for j, cell in enumerate(row)
-            if cell is None
-        ]
-        cursor = db.execute(
-            "INSERT INTO eval_runs (prompt_id, started_at, finished_at, status, module_hash, examples_hash, "
-            "parameters, assertions, examples, y, m, errors, seconds) VALUES (?, 't', 't', 'done', 'h', 'h', '{}', "
-            "?, ?, ?, ?, ?, 0.1)",
-            [
-                prompt_id,
-                json.dumps([{"name": n, "cost": 0.0} for n in names]),
-                json.dumps([f"e{i}" for i in range(len(y))]),
-                json.dumps(y),
-                json.dumps(m),
-                json.dumps(errors),
-            ],
+    errors: list[dict[str, Any]] = [
+        {"example": f"e{i}", "assertion": names[j], "kind": "exception", "message": "ZeroDivisionError: x"}
+        for i, row in enumerate(m)
+        for j, cell in enumerate(row)
+        if cell is None
+    ]
+    with Workspace(root) as workspace:
+        return insert_eval_run(
+            workspace.store,
+            prompt_key(root, prompt),
+            started_at="t",
+            finished_at="t",
+            module_hash="h",
+            examples_hash="h",
+            parameters={},
+            assertions=[{"name": n, "cost": 0.0} for n in names],
+            examples=[f"e{i}" for i in range(len(y))],
+            y=list(y),
+            m=m,
+            errors=errors,
+            seconds=0.1,
         )
-        return int(cursor.lastrowid or 0)
 
 
 def _stored_selection(
     root: Path, prompt: Path, run_id: int, selected: list[str], pairs: list[tuple[str, str, str]], status: str
 ) -> None:
-    with Workspace(root) as workspace, workspace.store.write() as db:
-        prompt_id = db.execute("SELECT id FROM prompts WHERE path = ?", [prompt_key(root, prompt)]).fetchone()[0]
-        for subsumer, subsumed, origin in pairs:
-            db.execute(
-                "INSERT INTO subsumptions (prompt_id, subsumer, subsumed, origin, created_at) VALUES (?, ?, ?, ?, 't')",
-                [prompt_id, subsumer, subsumed, origin],
-            )
-        db.execute(
-            "INSERT INTO selections (prompt_id, eval_run_id, source, method, tau, alpha, parameters, selected, "
-            "coverage, ffr, status, excluded_not_subsumed, solve_seconds, created_at) "
-            "VALUES (?, ?, 'eval_run', 'sub', 0.25, 0.6, '{}', ?, 1.0, 0.0, ?, '[]', 0.01, 't')",
-            [prompt_id, run_id, json.dumps(selected), status],
+    with Workspace(root) as workspace:
+        prompt_id = HistoryRepository(workspace.store).prompt_id(prompt_key(root, prompt))
+        assert prompt_id is not None
+        save_subsumption_rows(workspace.store, prompt_id, pairs)
+        record = SelectionRecord(
+            source="eval_run",
+            method="sub",
+            tau=0.25,
+            alpha=0.6,
+            parameters={},
+            selected=selected,
+            coverage=1.0,
+            ffr=0.0,
+            status=status,
+            excluded_not_subsumed=[],
+            solve_seconds=0.01,
+            prompt_id=prompt_id,
+            eval_run_id=run_id,
         )
+        save_selection_record(workspace.store, record)
 
 
 def test_selection_reasons_for_dropped_assertions(blurb: Path) -> None:
@@ -304,8 +321,8 @@ def test_an_infeasible_selection_drops_nothing(blurb: Path) -> None:
 def test_a_real_selection_agrees_with_spade_select(blurb: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = blurb.parent
     with Workspace(root) as workspace:
-        synthesize(workspace, blurb, make_synthesizer(workspace, "offline"))
-        evaluate(workspace, blurb)
+        synthesize(workspace, blurb, make_synthesizer(workspace, "offline", settings=resolve_file(root, blurb)))
+        evaluate(workspace, blurb, settings=resolve_file(root, blurb))
     assert cli_main(["select", str(blurb), "--workspace", str(root), "--json", "--alpha", "0.5"]) in (0, 1)
     printed = json.loads(capsys.readouterr().out)
     overview = build_overview(_store(root), root, blurb, V3)
@@ -348,9 +365,11 @@ def test_the_read_model_never_imports_numpy_or_the_solvers() -> None:
 
 def test_content_hash_matches_the_store(blurb: Path) -> None:
     """The recorded-text shortcut compares sha256 of the UTF-8 text with the version's content hash."""
-    store = _store(blurb.parent)
-    row = store.db.execute("SELECT content_hash FROM versions ORDER BY created_at DESC LIMIT 1").fetchone()
-    assert row[0] == hashlib.sha256(V3.encode("utf-8")).hexdigest()
+    history = HistoryRepository(_store(blurb.parent))
+    prompt_id = history.prompt_id(prompt_key(blurb.parent, blurb))
+    assert prompt_id is not None
+    newest = history.newest_version(prompt_id)
+    assert newest is not None and newest.content_hash == hashlib.sha256(V3.encode("utf-8")).hexdigest()
 
 
 _PIECES = [
@@ -364,8 +383,16 @@ def test_edits_split_from_the_stored_units_match_a_full_split(monkeypatch: pytes
     """The shortcut that re-splits only the paragraphs an edit touched gives exactly the units of a full split
     (random edits of random prompts: sentences, bullets, headings, blank and indented lines, placeholders)."""
     monkeypatch.setattr(overview, "_MAX_REGION", 1.0)  # take the shortcut whenever it is sound
+    split = overview._split
+    resplit: list[int] = []  # the length of each piece the shortcut hands the splitter
+
+    def counting_split(body: str) -> list[Sentence]:
+        resplit.append(len(body))
+        return list(split(body))
+
+    monkeypatch.setattr(overview, "_split", counting_split)
     rng = random.Random(20240601)
-    taken = 0
+    saved = 0  # edits for which the shortcut split less than the whole text
     for _ in range(600):
         head = "".join(rng.choice(_PIECES) for _ in range(rng.randint(5, 60)))
         stored = overview._Stored({}, tuple(split_sentences(head)), "hash", head)
@@ -375,11 +402,12 @@ def test_edits_split_from_the_stored_units_match_a_full_split(monkeypatch: pytes
             j = min(len(text), i + rng.randint(0, 12))
             inserted = "".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 2)))
             text = text[:i] + (inserted if rng.random() < 0.7 else "") + text[j:]
+        resplit.clear()
         units = overview._split_from(stored, text)
         assert units is not None
         assert list(units) == split_sentences(text)
-        taken += 1
-    assert taken == 600
+        saved += sum(resplit) < len(text)
+    assert saved > 300  # the shortcut's point: most edits re-split only the paragraphs they touch
     fenced = overview._Stored(
         {}, tuple(split_sentences("a.\n\n```\nx\n\ny\n```\n")), "hash", "a.\n\n```\nx\n\ny\n```\n"
     )
@@ -402,7 +430,9 @@ def test_a_check_from_a_removed_instruction_says_which_version_removed_it_and_is
     v4 = V3.replace("Keep it not exceeding 12 words.\n", "")  # the limit is lifted (or relaxed) in v4
     record(root, blurb, v4)
     with Workspace(root) as workspace:
-        result = synthesize(workspace, blurb, make_synthesizer(workspace, "offline"))
+        result = synthesize(
+            workspace, blurb, make_synthesizer(workspace, "offline", settings=resolve_file(root, blurb))
+        )
     assert any(c.removed_in == 4 for c in result.candidates)
     overview = build_overview(_store(root), root, blurb, v4)
     views = {a.name: a for a in overview.sidecar.assertions}

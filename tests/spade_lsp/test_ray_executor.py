@@ -15,9 +15,10 @@ from typing import Any
 import pytest
 
 from spade_lsp import cli
+from spade_lsp.config import resolve_file
 from spade_lsp.errors import ConfigError
 from spade_lsp.llm import Completion, LLMRequest
-from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
+from spade_lsp.reliability import SampleOptions, sample_prompt
 from spade_lsp.sandbox import ModuleSource, SandboxCase, SandboxLimits, run_assertions
 from spade_lsp.workspace import Workspace
 from tests.spade_lsp.sandbox import _attacks
@@ -36,9 +37,12 @@ def model() -> Iterator[OpenAIStub]:
         yield stub
 
 
+def _overrides(stub: OpenAIStub, **overrides: Any) -> dict[str, Any]:
+    return {"model": "openai/stub", "api_base": stub.api_base, "classifier": "offline", **overrides}
+
+
 def _workspace(root: Path, stub: OpenAIStub, **overrides: Any) -> Workspace:
-    settings = {"model": "openai/stub", "api_base": stub.api_base, "classifier": "offline", **overrides}
-    return Workspace(root, overrides=settings)
+    return Workspace(root, overrides=_overrides(stub, **overrides))
 
 
 def _outputs(workspace: Workspace, run_id: int) -> dict[int, list[str]]:
@@ -70,7 +74,8 @@ def test_sampling_under_ray_gives_the_local_verdicts_and_outputs(
         (root / "spade.toml").write_text("", encoding="utf-8")
         prompt = sampling_workspace(root)
         with OpenAIStub(CheapEveryFourth()) as stub, _workspace(root, stub, executor=executor) as workspace:
-            documents[executor] = sample_prompt(workspace, prompt, options)
+            settings = resolve_file(root, prompt, _overrides(stub, executor=executor))
+            documents[executor] = sample_prompt(workspace, prompt, options, settings=settings)
             outputs[executor] = _outputs(workspace, documents[executor]["run_id"])
             assert len(stub.requests) == 32
     local, ray = documents["local"], documents["ray"]
@@ -481,8 +486,7 @@ def test_a_repositorys_content_cannot_choose_where_spade_runs(workspace_dir: Pat
     assert client_overrides(hostile)[0] == {"tau": 0.3}
     prompt = workspace_dir / "p.prompt"
     prompt.write_text("---\nexecutor: ray\nray_address: ray://attacker.example:10001\n---\nKeep it short.\n")
-    with Workspace(workspace_dir) as workspace:
-        settings = workspace.settings_for(prompt)
-        assert (settings.executor, settings.ray_address) == ("local", None)
+    settings = resolve_file(workspace_dir, prompt)
+    assert (settings.executor, settings.ray_address) == ("local", None)
     with Workspace(workspace_dir, overrides={"executor": "ray", "ray_address": "ray://head:10001"}) as workspace:
         assert (workspace.settings.executor, workspace.settings.ray_address) == ("ray", "ray://head:10001")

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from spade_lsp._jobs import JobParamsError, validate_params
 from spade_lsp._review import function_texts, sha_of, unreviewed
-from spade_lsp.store import Store
 from spade_lsp.cli import main
+from spade_lsp.jobs import JobParamsError, validate_params
 from spade_lsp.overview import prompt_key
+from spade_lsp.store import Store
 from tests.spade_lsp_client.daemons import Daemons, daemons
 from tests.support.blurb import examples_jsonl
 from tests.support.cli import run
@@ -79,7 +79,7 @@ def _module(prompt: Path) -> Path:
 def _pending(prompt: Path) -> list[tuple[str, str]]:
     text = _module(prompt).read_text(encoding="utf-8")
     with Store.open(prompt.parent) as store:
-        return [(item.name, item.state) for item in unreviewed(store.db, prompt_key(prompt.parent, prompt), text)]
+        return [(item.name, item.state) for item in unreviewed(store, prompt_key(prompt.parent, prompt), text)]
 
 
 def test_llm_synthesis_records_unreviewed_code_and_only_acceptance_clears_it(
@@ -196,7 +196,7 @@ def test_a_module_from_elsewhere_is_flagged_by_its_decorator(workspace_dir: Path
     assert "no review is recorded in this workspace" in item.message
     assert unreviewed(None, "blurb.prompt", text + "def broken(:\n") == []
     with Store.open(workspace_dir) as store:  # a store without the prompt: the same
-        assert [i.name for i in unreviewed(store.db, "blurb.prompt", text)] == ["assert_llm"]
+        assert [i.name for i in unreviewed(store, "blurb.prompt", text)] == ["assert_llm"]
 
 
 def test_the_digest_covers_decorator_and_body_split_as_python_splits_lines() -> None:
@@ -214,7 +214,7 @@ def test_the_digest_covers_decorator_and_body_split_as_python_splits_lines() -> 
 
 def test_review_job_params_are_checked() -> None:
     good = {"accept": [{"name": "assert_a", "sha": "0" * 64}], "by": "editor"}
-    assert validate_params("review", good) == good
+    assert validate_params("review", good).to_json() == good
     for bad, message in [
         ({}, "non-empty list"),
         ({"accept": [{"name": "import os", "sha": "0" * 64}]}, "is not an assert_* function name"),

@@ -12,7 +12,7 @@ import pytest
 
 from spade_lsp._roles import assistant_endpoint, pipeline_endpoint
 from spade_lsp.cli import main
-from spade_lsp.config import Settings
+from spade_lsp.config import Settings, resolve_file
 from spade_lsp.errors import ModelNotConfiguredError
 from spade_lsp.workspace import Workspace
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply
@@ -48,15 +48,15 @@ def test_front_matter_and_overrides_decide_a_prompts_models(workspace_dir: Path)
     prompt.write_text("---\nassistant_model: openai/from-front-matter\ntau: 0.1\n---\nBe brief.\n", encoding="utf-8")
     (workspace_dir / "spade.toml").write_text('model = "openai/from-file"\n', encoding="utf-8")
     with Workspace(workspace_dir) as ws:
-        settings = ws.settings_for(prompt)
+        settings = resolve_file(workspace_dir, prompt)
         assert (settings.model, settings.assistant_model, settings.tau) == (
             "openai/from-file",
             "openai/from-front-matter",
             0.1,
         )
         assert ws.has_assistant(settings) and not ws.has_assistant()
-    with Workspace(workspace_dir, overrides={"assistant_model": "openai/flag"}) as ws:
-        assert ws.settings_for(prompt).assistant_model == "openai/flag"  # flags beat front matter
+    flags = {"assistant_model": "openai/flag"}
+    assert resolve_file(workspace_dir, prompt, flags).assistant_model == "openai/flag"  # flags beat front matter
 
 
 def test_an_assistant_is_required_by_name_where_one_is_needed(workspace_dir: Path) -> None:

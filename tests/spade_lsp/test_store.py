@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from spade_lsp.store import Store
 from spade_lsp.errors import StoreError, StoreLockedError
+from spade_lsp.store import Store
 
 
 def test_open_creates_wal_store_with_schema_and_gitignore(workspace_dir: Path) -> None:

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from spade_lsp._files import atomic_write_text
-from spade_lsp.store import Store
 from spade_lsp.errors import DiskFullError
+from spade_lsp.store import Store
 from spade_lsp.workspace import Workspace
 
 PROMPT = "Keep it under 10 words.\n"
@@ -49,7 +49,6 @@ def test_sqlite_full_says_the_disk_is_full_and_keeps_the_earlier_data(workspace_
 def test_the_cli_reports_a_full_disk_in_one_line(
     workspace_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from spade_lsp import _store
     from spade_lsp.cli import main
 
     prompt = workspace_dir / "p.prompt"
@@ -57,14 +56,14 @@ def test_the_cli_reports_a_full_disk_in_one_line(
     assert main(["history", str(prompt)]) == 0
     capsys.readouterr()
     prompt.write_text(PROMPT + "Never say cheap. " * 20_000, encoding="utf-8")
-    opened = _store.Store.__init__
+    opened = Store.__init__
 
     def small(self: Store, *args: object, **kwargs: object) -> None:
         opened(self, *args, **kwargs)  # type: ignore[arg-type]
         pages = self.db.execute("PRAGMA page_count").fetchone()[0]
         self.db.execute(f"PRAGMA max_page_count = {pages}")
 
-    monkeypatch.setattr(_store.Store, "__init__", small)
+    monkeypatch.setattr(Store, "__init__", small)
     assert main(["history", str(prompt)]) == 2
     _, err = capsys.readouterr()
     assert err.startswith("spade: error: the disk is full: nothing was written (") and err.count("\n") == 1

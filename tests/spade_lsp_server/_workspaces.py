@@ -9,6 +9,7 @@ from pathlib import Path
 import git
 
 from spade_lsp._assertion_jobs import evaluate, make_synthesizer, synthesize
+from spade_lsp.config import resolve_file
 from spade_lsp.overview import prompt_key
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import V1, V2, V3, examples_jsonl
@@ -24,13 +25,13 @@ def write_examples(prompt: Path) -> Path:
 
 def synthesize_offline(root: Path, prompt: Path) -> Path:
     with Workspace(root) as workspace:
-        synthesize(workspace, prompt, make_synthesizer(workspace, "offline"))
+        synthesize(workspace, prompt, make_synthesizer(workspace, "offline", settings=workspace.settings))
     return prompt.with_name(prompt.name.split(".")[0] + "_assertions.py")
 
 
 def evaluate_now(root: Path, prompt: Path) -> int:
     with Workspace(root) as workspace:
-        return evaluate(workspace, prompt).run_id
+        return evaluate(workspace, prompt, settings=resolve_file(root, prompt)).run_id
 
 
 def store_selection(root: Path, prompt: Path, run_id: int, selected: list[str], pairs: list[tuple[str, str]]) -> None:

@@ -13,7 +13,9 @@ from typing import Any
 from lsprotocol import types
 
 from spade_lsp.judges._ask import Answer
-from spade_lsp.judges._runs import Judgement, finish_run, save_judgements, start_run
+from spade_lsp.store import Judgement, save_judgements
+from spade_lsp.store import finish_judge_run as finish_run
+from spade_lsp.store import start_judge_run as start_run
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import V3, record
 

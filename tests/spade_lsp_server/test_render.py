@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from spade_lsp._assertion_jobs import make_synthesizer, synthesize
-from spade_lsp.store import Store
+from spade_lsp.config import resolve_file
 from spade_lsp.overview import build_overview
+from spade_lsp.store import Store
 from spade_lsp.workspace import Workspace
 from spade_lsp_server import _render
 from tests.support.blurb import V1, V2, V3, examples_jsonl, record
@@ -28,7 +29,9 @@ def test_a_check_of_a_removed_instruction_says_so_until_the_sentence_is_back(wor
     record(workspace_dir, prompt, V1, V2, V3, v4)
     (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl())
     with Workspace(workspace_dir) as workspace:
-        synthesize(workspace, prompt, make_synthesizer(workspace, "offline"))
+        synthesize(
+            workspace, prompt, make_synthesizer(workspace, "offline", settings=resolve_file(workspace_dir, prompt))
+        )
     removed = _hover(workspace_dir, prompt, v4)
     assert "removed or reworded in v4 (a removed limit may be a relaxed one)" in removed and "stale" not in removed
     back = _hover(workspace_dir, prompt, v4 + LIMIT)  # the limit is written again, not saved yet

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from spade_lsp._files import make_private_dir
+from spade_lsp import make_private_dir
 from spade_lsp_client import protocol
 
 __all__ = ["main"]

@@ -7,18 +7,17 @@ here: evaluation hands it to the sandbox's worker processes.
 
 from __future__ import annotations
 
-import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
-from spade_lsp._jobs import Job, JobQueue, JobStateError, execute
 from spade_lsp.errors import JobCancelled, SpadeError, StoreLockedError
-from spade_lsp.store import Store
+from spade_lsp.jobs import run_job
+from spade_lsp.store import Job, JobQueue, JobStateError, Store
 from spade_lsp.workspace import Workspace
 
 log = logging.getLogger("spade_lsp_server.daemon.runner")
@@ -34,8 +33,8 @@ class _Interrupted(Exception):
 
 
 class WorkspaceCache:
-    """One thread's Workspace, reopened when spade.toml or pyproject.toml changes (settings are read once
-    per open) or when a job brings other editor settings than the job before it."""
+    """One thread's Workspace, reopened when spade.toml or pyproject.toml changes (the workspace's settings are
+    read once per open). A job's own settings are resolved when it runs (:func:`spade_lsp.jobs.run_job`)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -51,13 +50,12 @@ class WorkspaceCache:
                 stamps.append(None)
         return tuple(stamps)
 
-    def get(self, editor_settings: Mapping[str, Any] | None = None) -> Workspace:
-        """The workspace, with the settings of the editor that started the job (they beat the files)."""
-        overrides = dict(editor_settings or {})
-        stamp = (*self._settings_stamp(), json.dumps(overrides, sort_keys=True, default=str))
+    def get(self) -> Workspace:
+        """The workspace (its files' settings; each job resolves its prompt's own)."""
+        stamp = self._settings_stamp()
         if self._workspace is None or stamp != self._stamp:
             self.close()
-            self._workspace = Workspace(self.root, overrides=overrides, overrides_source="editor settings (spade)")
+            self._workspace = Workspace(self.root)
             self._stamp = stamp
         return self._workspace
 
@@ -190,7 +188,7 @@ class JobRunner:
     ) -> Job | None:
         """Run the job and store how it ended; None when it was handed back to the queue."""
         try:
-            result = execute(workspaces.get(job.params.get("settings")), job, progress)  # validated when queued
+            result = run_job(workspaces.get(), job, progress)  # validated when queued, and again here
         except JobCancelled:
             return self._store(lambda: queue.mark_cancelled(job.id, self.owner), job)
         except _Interrupted:

@@ -25,13 +25,20 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from spade_lsp import __version__
-from spade_lsp._files import atomic_write_text, examples_path, sidecar_path
-from spade_lsp._jobs import RENEW_EVERY_S, Job, JobNotFoundError, JobParamsError, JobQueue, validate_params
-from spade_lsp._relabel import wants_relabel_settings
-from spade_lsp.config import DEFAULT_PROMPT_GLOBS, Settings, load_settings
+from spade_lsp import __version__, atomic_write_text, examples_path, sidecar_path
+from spade_lsp.config import DEFAULT_PROMPT_GLOBS, Settings, load_settings, resolve_file
 from spade_lsp.errors import ConfigError, SpadeError
-from spade_lsp.store import Store
+from spade_lsp.jobs import EDITOR_SETTINGS, JobParamsError, validate_params
+from spade_lsp.jobs.relabel import wants_relabel_settings
+from spade_lsp.store import (
+    RENEW_EVERY_S,
+    Job,
+    JobNotFoundError,
+    JobQueue,
+    Store,
+    recorded_prompt_keys,
+    version_count,
+)
 from spade_lsp.workspace import sync_prompt
 from spade_lsp_client import protocol
 from spade_lsp_server.daemon._runner import JobRunner, RunnerHooks, WorkspaceCache
@@ -268,9 +275,7 @@ class Daemon:
         """Re-read the prompts the store knows once at start, so what changed while no daemon ran (a git
         checkout, another editor) is recorded now rather than at the prompt's next save."""
         try:
-            keys = await self._read(
-                lambda queue: [str(row[0]) for row in queue.store.db.execute("SELECT path FROM prompts")]
-            )
+            keys = await self._read(lambda queue: recorded_prompt_keys(queue.store))
         except SpadeError as error:
             log.warning("cannot list the recorded prompts: %s", error)
             return
@@ -508,7 +513,7 @@ class Daemon:
         if not (sidecar_path(path).exists() and examples_path(path).exists()):
             log.info("no automatic comparison of %s: it needs its sidecar module and examples", key)
             return
-        params = {"settings": editor_settings} if editor_settings else {}
+        params = validate_params("compare", {"settings": editor_settings} if editor_settings else {}).to_json()
         job = await self._write(lambda queue: queue.enqueue("compare", key, params, client="daemon"))
         log.info("queued job %d: compare %s v%d with v%d", job.id, key, version, version - 1)
         self.runner.wake()
@@ -516,7 +521,7 @@ class Daemon:
     async def _relabel_later(self, key: str, editor_settings: dict[str, Any] | None) -> None:
         """Versions are recorded with offline labels; with an assistant model set, a background job relabels
         them (the editor refreshes when it finishes, as after any job)."""
-        params = {"settings": editor_settings} if editor_settings else {}
+        params = validate_params("relabel", {"settings": editor_settings} if editor_settings else {}).to_json()
 
         def enqueue(queue: JobQueue) -> Job | None:
             """One queued relabel per prompt and settings: a burst of saves is labelled by one job."""
@@ -535,7 +540,8 @@ class Daemon:
     ) -> tuple[int | None, bool, list[str], Settings | None]:
         """In the recorder thread: git history, then the text (given, or read from disk). The last value is the
         prompt's settings when a version was recorded (they decide the background relabelling and comparison),
-        None otherwise or when they are invalid."""
+        None otherwise or when they are invalid: resolved as a job resolves them (:func:`resolve_file`: the
+        files, the prompt's front matter, then the saving editor's settings)."""
         cache: WorkspaceCache | None = getattr(self._local, "workspaces", None)
         if cache is None:
             cache = self._local.workspaces = WorkspaceCache(self.root)
@@ -548,7 +554,7 @@ class Daemon:
         settings = None
         if recorded:
             try:
-                settings = workspace.settings_for(path).merged(editor_settings or {}, source="editor settings (spade)")
+                settings = resolve_file(self.root, path, editor_settings, overrides_source=EDITOR_SETTINGS)
             except SpadeError as error:  # invalid front matter: the views say why; the offline labels stay
                 log.info("no relabelling or comparison of %s: %s", path, error)
         return (after[-1].number if after else None), recorded, warnings, settings
@@ -613,7 +619,8 @@ class Daemon:
         if not isinstance(job_params, dict):
             raise ParamsError("params.params: expected an object")
         key = self._key(path)
-        job = await self._write(lambda queue: queue.enqueue(kind, key, job_params, client=conn.name))
+        checked = validate_params(kind, job_params).to_json()  # a bad job is refused here, never stored
+        job = await self._write(lambda queue: queue.enqueue(kind, key, checked, client=conn.name))
         log.info("%s queued job %d (%s %s)", conn.name, job.id, kind, key)
         self.runner.wake()
         return job.to_json()
@@ -679,15 +686,11 @@ class Daemon:
         """From the runner thread that just finished the job (its own connection)."""
         try:
             with Store.open(self.root) as store:
-                row = store.db.execute(
-                    "SELECT COUNT(*) FROM versions JOIN prompts ON prompts.id = versions.prompt_id "
-                    "WHERE prompts.path = ?",
-                    [key],
-                ).fetchone()
+                count = version_count(store, key)
         except SpadeError as error:
             log.warning("cannot read the versions of %s: %s", key, error)
             return None
-        return int(row[0]) or None
+        return count or None
 
 
 def _optional(params: Mapping[str, Any], key: str, kind: type[T]) -> T | None:

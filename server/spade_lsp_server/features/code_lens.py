@@ -11,7 +11,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from spade_lsp._types import Position, Range
+from spade_lsp import Position, Range
 from spade_lsp.overview import PromptOverview
 from spade_lsp_server._documents import DocumentRef, uri_of
 from spade_lsp_server.server import SpadeLanguageServer
@@ -39,7 +39,7 @@ def next_steps(
 ) -> list[tuple[str, str, list[Any]]]:
     """The workflow's next steps where they apply, as (title, command, arguments): add the checks spade can
     write, open (or start) the examples, evaluate, select. The same steps are quick fixes (Ctrl+.)."""
-    from spade_lsp._files import examples_path
+    from spade_lsp import examples_path
 
     uri = ref.uri
     steps: list[tuple[str, str, list[Any]]] = []

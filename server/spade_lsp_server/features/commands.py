@@ -27,16 +27,17 @@ from typing import Any, Final
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from spade_lsp._fallbacks import Fallback
-from spade_lsp._files import (
+from spade_lsp import (
     MAX_PROMPT_READ_BYTES,
     MAX_SIDECAR_BYTES,
+    Fallback,
+    Position,
+    Range,
     atomic_write_text,
     examples_path,
     read_limited_text,
     sidecar_path,
 )
-from spade_lsp._types import Position, Range
 from spade_lsp.config import PYTHON_ONLY_WARNING
 from spade_lsp.errors import DaemonError, DaemonUnavailableError, InputError
 from spade_lsp_server import _documents, _report
@@ -476,7 +477,7 @@ async def open_examples(server: SpadeLanguageServer, ref: DocumentRef) -> dict[s
 def _review_items(server: SpadeLanguageServer, ref: DocumentRef, args: Sequence[Any]) -> list[dict[str, str]]:
     """``spade.acceptReviewed``'s second argument: ``[{"name", "sha"}]``, the exact texts the user accepts (what
     the code actions pass); missing or null: every unreviewed function of the sidecar as the editor holds it."""
-    from spade_lsp._review import check_review_params
+    from spade_lsp import accepted_functions
     from spade_lsp.errors import InputError as ReviewInputError
     from spade_lsp_server.features.diagnostics import unreviewed_of
 
@@ -488,7 +489,7 @@ def _review_items(server: SpadeLanguageServer, ref: DocumentRef, args: Sequence[
         if not value:
             raise CommandError("spade.acceptReviewed: no unreviewed LLM-written function in the sidecar module")
     try:
-        return [{"name": name, "sha": sha} for name, sha in check_review_params({"accept": value})]
+        return [{"name": name, "sha": sha} for name, sha in accepted_functions(value)]
     except ReviewInputError as error:
         raise CommandError(f"spade.acceptReviewed: {error}") from error
 
@@ -524,23 +525,19 @@ def register(server: SpadeLanguageServer) -> None:
 
     @server.command("spade.select")
     async def select(*args: Any) -> dict[str, Any]:
+        # tau and alpha not given here are the job's to resolve, once, as the CLI's are: the workspace's files,
+        # the prompt's front matter, then this editor's settings (sent with the job)
         ref = _target(server, "spade.select", args)
-        assert ref.path is not None
-        state = server.workspace_state(ref.root)
-        settings, _ = state.settings_for(server.open_text_of(ref.path), ref.path)
-        params: dict[str, Any] = {"tau": settings.tau, "alpha": settings.alpha}
+        params: dict[str, Any] = {}
         if len(args) > 1 and isinstance(args[1], Mapping):
             params.update({k: v for k, v in args[1].items() if k in ("method", "tau", "alpha")})
         return await run_job(server, jobs, ref, "select", params, "Select assertions")
 
     @server.command("spade.sample")
     async def sample(*args: Any) -> dict[str, Any]:
+        # samples and inputs not given here are the job's to resolve (samples_per_input, sample_inputs)
         ref = _target(server, "spade.sample", args)
-        assert ref.path is not None
-        settings, _ = server.workspace_state(ref.root).settings_for(server.open_text_of(ref.path), ref.path)
-        params: dict[str, Any] = {"samples": settings.samples_per_input}
-        if settings.sample_inputs is not None:
-            params["inputs"] = settings.sample_inputs
+        params: dict[str, Any] = {}
         if len(args) > 1 and isinstance(args[1], Mapping):
             params.update({k: v for k, v in args[1].items() if k in ("inputs", "samples", "seed", "temperature")})
         document = await run_job(server, jobs, ref, "sample", params, "Sample reliability")

@@ -7,7 +7,8 @@ does. A message list that does not parse (half-typed JSON) shows only its note, 
 On a sidecar module: syntax errors, assertions that errored in the latest
 evaluation run, stale assertions (their sentence left the prompt) and assertions the latest selection drops.
 It also flags each LLM-written function whose current text nobody accepted (a Warning on its ``def`` line, code
-``spade/unreviewed-code``; see :mod:`spade_lsp._review`), which the quick fix "Accept reviewed code" clears.
+``spade/unreviewed-code``; see :func:`spade_lsp.unreviewed_functions`), which the quick fix "Accept reviewed code"
+clears.
 On an examples file: only the lines the engine cannot read (invalid JSON, no ``inputs``, a bad label, a
 repeated id), since one such line stops every command that reads the file; a readable file gets nothing.
 
@@ -20,14 +21,13 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import sqlite3
 from typing import Any, Final
 
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from spade_lsp._review import DIAGNOSTIC_CODE, Unreviewed, unreviewed
-from spade_lsp.errors import DaemonError, DaemonUnavailableError
+from spade_lsp import UNREVIEWED_DIAGNOSTIC_CODE, UnreviewedFunction, unreviewed_functions
+from spade_lsp.errors import DaemonError, DaemonUnavailableError, StoreError
 from spade_lsp.overview import AssertionView, InstructionView, PromptOverview
 from spade_lsp_server._convert import UTF16, Columns, code_units
 from spade_lsp_server._documents import DocumentRef, path_of
@@ -50,7 +50,7 @@ CODE_STALE: Final = "spade/stale-assertion"
 CODE_DROPPED: Final = "spade/dropped-assertion"
 CODE_INTERNAL: Final = "spade/internal-error"
 CODE_EXAMPLE: Final = "spade/invalid-example"
-CODE_UNREVIEWED: Final = DIAGNOSTIC_CODE  # "spade/unreviewed-code": LLM-written, not accepted yet
+CODE_UNREVIEWED: Final = UNREVIEWED_DIAGNOSTIC_CODE  # "spade/unreviewed-code": LLM-written, not accepted yet
 
 _ZERO: Final = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
 
@@ -258,12 +258,12 @@ def sidecar_diagnostics(overview: PromptOverview, columns: Columns) -> list[dict
     return out
 
 
-_REVIEW_CACHE: dict[str, tuple[tuple[Any, ...], list[Unreviewed]]] = {}
+_REVIEW_CACHE: dict[str, tuple[tuple[Any, ...], list[UnreviewedFunction]]] = {}
 
 
 def unreviewed_of(
     server: SpadeLanguageServer, ref: DocumentRef, overview: PromptOverview, text: str
-) -> list[Unreviewed]:
+) -> list[UnreviewedFunction]:
     """The LLM-written functions of a sidecar's text that nobody accepted, per the store (read-only here; without
     one, per their decorators), cached on the text and the store's data version."""
     state = server.workspace_state(ref.root)
@@ -276,10 +276,10 @@ def unreviewed_of(
     if cached is not None and cached[0] == stamp:
         return cached[1]
     try:
-        items = unreviewed(db.db if db is not None else None, key, text)
-    except sqlite3.Error as error:  # a store mid-replacement: the decorators still tell
+        items = unreviewed_functions(db, key, text)
+    except StoreError as error:  # a store mid-replacement: the decorators still tell
         log.info("reading the review records failed: %s", error)
-        items = unreviewed(None, key, text)
+        items = unreviewed_functions(None, key, text)
     if len(_REVIEW_CACHE) > 256:
         _REVIEW_CACHE.clear()
     _REVIEW_CACHE[ref.uri] = (stamp, items)
@@ -287,7 +287,7 @@ def unreviewed_of(
 
 
 def unreviewed_diagnostics(
-    items: list[Unreviewed], overview: PromptOverview, columns: Columns, text: str
+    items: list[UnreviewedFunction], overview: PromptOverview, columns: Columns, text: str
 ) -> list[dict[str, Any]]:
     """A Warning on the ``def`` line of each unreviewed LLM-written function (its name, as other sidecar
     diagnostics mark it), with what accepting it needs in ``data``."""

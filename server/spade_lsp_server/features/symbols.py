@@ -16,7 +16,7 @@ from typing import Final
 
 from lsprotocol import types
 
-from spade_lsp._types import Range
+from spade_lsp import Range
 from spade_lsp.overview import InstructionView, MessageView, PromptOverview
 from spade_lsp_server._convert import Columns
 from spade_lsp_server.server import SpadeLanguageServer

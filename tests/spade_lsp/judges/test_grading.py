@@ -14,9 +14,10 @@ from typing import Any
 import pytest
 
 from spade_lsp import cli
+from spade_lsp.config import Settings, resolve_file
 from spade_lsp.errors import InputError
 from spade_lsp.judges._grading import GRADING_SCALE, grade_with_notes, mcnemar_exact, render_grading_report
-from spade_lsp.judges._runs import note_history
+from spade_lsp.store import note_history
 from spade_lsp.workspace import Workspace
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
 
@@ -96,15 +97,24 @@ def write_examples(root: Path, cases: dict[str, tuple[str | None, str | None, st
     return prompt
 
 
+def _overrides(stub: OpenAIStub) -> dict[str, Any]:
+    return {"assistant_model": "openai/judge", "assistant_api_base": stub.api_base}
+
+
 def _workspace(root: Path, stub: OpenAIStub) -> Workspace:
-    return Workspace(root, overrides={"assistant_model": "openai/judge", "assistant_api_base": stub.api_base})
+    return Workspace(root, overrides=_overrides(stub))
+
+
+def _settings(prompt: Path, stub: OpenAIStub) -> Settings:
+    """The prompt's settings, resolved once as the CLI and the judge job resolve them."""
+    return resolve_file(prompt.parent, prompt, _overrides(stub))
 
 
 def test_both_arms_and_their_comparison_match_the_hand_computed_figures(workspace_dir: Path) -> None:
     prompt = write_examples(workspace_dir, CASES)
     judge = ScriptedJudge()
     with OpenAIStub(judge) as stub, _workspace(workspace_dir, stub) as workspace:
-        document = grade_with_notes(workspace, prompt)
+        document = grade_with_notes(workspace, prompt, settings=_settings(prompt, stub))
         requests = list(stub.requests)
     # nine examples have a note, and all ten are judged again without one: 19 calls in one batch
     assert len(requests) == 19 and sorted(judge.seen).count(("g", True)) == 0
@@ -185,7 +195,7 @@ def test_both_arms_and_their_comparison_match_the_hand_computed_figures(workspac
 def test_the_run_and_every_judgement_are_stored(workspace_dir: Path) -> None:
     prompt = write_examples(workspace_dir, CASES)
     with OpenAIStub(ScriptedJudge()) as stub, _workspace(workspace_dir, stub) as workspace:
-        document = grade_with_notes(workspace, prompt)
+        document = grade_with_notes(workspace, prompt, settings=_settings(prompt, stub))
         db = workspace.store.db
         kind, name, status, stored, model = db.execute(
             "SELECT kind, name, status, document, model FROM judge_runs WHERE id = ?", [document["run_id"]]
@@ -197,7 +207,8 @@ def test_the_run_and_every_judgement_are_stored(workspace_dir: Path) -> None:
         )
         prompt_id = db.execute("SELECT id FROM prompts WHERE path = 'blurb.prompt'").fetchone()[0]
         history = note_history(workspace.store, prompt_id, "b")
-        again = grade_with_notes(workspace, prompt)  # from the cache: no new calls, a second run
+        # from the cache: no new calls, a second run
+        again = grade_with_notes(workspace, prompt, settings=_settings(prompt, stub))
         newest = note_history(workspace.store, prompt_id, "b")
         sent = len(stub.requests)
     assert (kind, name, status, model) == ("grading", "grading-notes", "done", "openai/judge")
@@ -214,7 +225,7 @@ def test_the_run_and_every_judgement_are_stored(workspace_dir: Path) -> None:
 def test_a_judge_that_always_says_unsure_is_reported(workspace_dir: Path) -> None:
     prompt = write_examples(workspace_dir, CASES)
     with OpenAIStub(lambda request: _answer("unsure")) as stub, _workspace(workspace_dir, stub) as workspace:
-        document = grade_with_notes(workspace, prompt)
+        document = grade_with_notes(workspace, prompt, settings=_settings(prompt, stub))
     for arm, items, labelled in (("with_notes", 9, 8), ("without_notes", 10, 9)):
         stats = document[arm]
         assert stats["always_unsure"] is True and stats["answers"]["Unsure"] == items
@@ -260,7 +271,7 @@ def test_bad_answers_are_asked_again_then_recorded_per_item(workspace_dir: Path)
         return _answer(cases[item][2] or cases[item][3])
 
     with OpenAIStub(script) as stub, _workspace(workspace_dir, stub) as workspace:
-        document = grade_with_notes(workspace, prompt, compare=False, retries=2)
+        document = grade_with_notes(workspace, prompt, settings=_settings(prompt, stub), compare=False, retries=2)
     # "plain" has no note; "broken"'s 400 comes once the first answer settled the format: an error, sent once
     assert served == {"ok": 1, "once": 2, "scale": 3, "refuse": 3, "broken": 1}
     assert document["without_notes"] is None and document["comparison"] is None
@@ -303,7 +314,7 @@ def test_a_stopped_run_is_recorded_as_failed(workspace_dir: Path) -> None:
 
     with OpenAIStub(ScriptedJudge()) as stub, _workspace(workspace_dir, stub) as workspace:
         with pytest.raises(Stop):
-            grade_with_notes(workspace, prompt, progress=progress)
+            grade_with_notes(workspace, prompt, settings=_settings(prompt, stub), progress=progress)
         status, error = workspace.store.db.execute("SELECT status, error FROM judge_runs").fetchone()
     assert (status, error) == ("failed", "stopped by the user")
 
@@ -312,7 +323,7 @@ def test_examples_without_notes_are_an_input_error(workspace_dir: Path) -> None:
     prompt = write_examples(workspace_dir, {"g": ("good", None, None, "Yes")})
     with OpenAIStub(ScriptedJudge()) as stub, _workspace(workspace_dir, stub) as workspace:
         with pytest.raises(InputError, match="no example with an output has a grading note"):
-            grade_with_notes(workspace, prompt)
+            grade_with_notes(workspace, prompt, settings=_settings(prompt, stub))
         assert stub.requests == []
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from spade_lsp.store import Store
+from spade_lsp.config import resolve_file
 from spade_lsp.errors import InputError
 from spade_lsp.judges._ask import Question, ask_many
 from spade_lsp.judges._items import JudgeItem
@@ -23,6 +23,7 @@ from spade_lsp.judges._scales import Scale
 from spade_lsp.llm import LiteLLMClient
 from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
 from spade_lsp.reliability._stats import rate
+from spade_lsp.store import Store
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import EXAMPLES, SAMPLING_SIDECAR, V3, CheapEveryFourth, examples_jsonl
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, user_text
@@ -288,7 +289,8 @@ def test_outputs_of_the_newest_sampling_run_grouped_by_input(workspace_dir: Path
         with Workspace(workspace_dir, overrides=overrides) as workspace:
             with pytest.raises(InputError, match=r"run `spade sample .*blurb\.prompt` first"):
                 noise_items(workspace, prompt, source="sampled")
-            sample_prompt(workspace, prompt, SampleOptions(samples=4, early_stopping=False))
+            settings = resolve_file(workspace_dir, prompt, overrides)
+            sample_prompt(workspace, prompt, SampleOptions(samples=4, early_stopping=False), settings=settings)
             groups = noise_items(workspace, prompt, source="sampled")
             stored = workspace.store.db.execute(
                 "SELECT input, sample, output FROM sample_outputs ORDER BY input, sample"

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from spade_lsp.config import resolve_file
 from spade_lsp.errors import ConfigError, InputError
 from spade_lsp.judges._items import JudgeItem
 from spade_lsp.judges._pipeline import (
@@ -743,7 +744,11 @@ def test_run_pipeline_stores_the_run_and_every_judgement(workspace_dir: Path) ->
         overrides = {"assistant_model": "openai/judge", "assistant_api_base": stub.api_base}
         with Workspace(workspace_dir, overrides=overrides) as workspace:
             document = run_pipeline(
-                workspace, prompt, pipeline, progress=lambda message, percentage: reports.append(percentage)
+                workspace,
+                prompt,
+                pipeline,
+                settings=resolve_file(workspace_dir, prompt, overrides),
+                progress=lambda message, percentage: reports.append(percentage),
             )
             runs = workspace.store.db.execute("SELECT kind, name, status, model, document FROM judge_runs").fetchall()
             rows = workspace.store.db.execute(
@@ -799,7 +804,7 @@ def test_a_run_that_fails_is_stored_as_failed(workspace_dir: Path) -> None:
         overrides = {"assistant_model": "openai/judge", "assistant_api_base": stub.api_base}
         with Workspace(workspace_dir, overrides=overrides) as workspace:
             with pytest.raises(InputError, match="no example has one"):
-                run_pipeline(workspace, prompt, pipeline)
+                run_pipeline(workspace, prompt, pipeline, settings=resolve_file(workspace_dir, prompt, overrides))
             [(status, error, document)] = workspace.store.db.execute(
                 "SELECT status, error, document FROM judge_runs"
             ).fetchall()

@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from spade_lsp.store import Store
 from spade_lsp.errors import InputError, LLMError
 from spade_lsp.judges._prompt_tests import (
     PRONOUNS,
@@ -35,6 +34,7 @@ from spade_lsp.judges._prompt_tests import (
     summarise,
 )
 from spade_lsp.llm import Completion, LiteLLMClient
+from spade_lsp.store import Store
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
 
 Z95 = 1.959963984540054

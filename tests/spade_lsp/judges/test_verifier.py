@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from spade_lsp import cli
+from spade_lsp.config import resolve_file
 from spade_lsp.errors import LLMError
 from spade_lsp.judges._ask import RETRY_STRIDE
 from spade_lsp.judges._verifier import DEFAULT_CRITERIA, VERDICT_SCHEMA, LLMVerifier, read_verdict
@@ -263,8 +264,11 @@ def blurb(workspace_dir: Path) -> Path:
 def test_sampling_adds_the_verifier_column_judged_in_batches(blurb: Path) -> None:
     overrides = {"model": "openai/stub", "assistant_model": "same", "verifier": "No product is called cheap."}
     with OpenAIStub(GeneratorAndVerifier()) as stub:
-        with Workspace(blurb.parent, overrides={**overrides, "api_base": stub.api_base}) as workspace:
-            document = sample_prompt(workspace, blurb, SampleOptions(samples=4, early_stopping=False))
+        given = {**overrides, "api_base": stub.api_base}
+        with Workspace(blurb.parent, overrides=given) as workspace:
+            settings = resolve_file(blurb.parent, blurb, given)
+            options = SampleOptions(samples=4, early_stopping=False)
+            document = sample_prompt(workspace, blurb, options, settings=settings)
             results = workspace.store.db.execute(
                 "SELECT input, sample, passed, error FROM sample_results WHERE run_id = ? AND validator = 2",
                 [document["run_id"]],
@@ -288,10 +292,12 @@ def test_sampling_adds_the_verifier_column_judged_in_batches(blurb: Path) -> Non
 
 def test_sampling_without_the_verifier_is_unchanged(blurb: Path) -> None:
     with OpenAIStub(GeneratorAndVerifier()) as stub:
-        with Workspace(
-            blurb.parent, overrides={"model": "openai/stub", "api_base": stub.api_base, "assistant_model": "same"}
-        ) as workspace:
-            document = sample_prompt(workspace, blurb, SampleOptions(samples=2, early_stopping=False))
+        given = {"model": "openai/stub", "api_base": stub.api_base, "assistant_model": "same"}
+        with Workspace(blurb.parent, overrides=given) as workspace:
+            settings = resolve_file(blurb.parent, blurb, given)
+            document = sample_prompt(
+                workspace, blurb, SampleOptions(samples=2, early_stopping=False), settings=settings
+            )
         assert not any(_is_verification(r) for r in stub.requests)
     assert [v["name"] for v in document["validators"]] == ["assert_short", "assert_no_cheap"]
     assert document["verifier"] is None

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from spade_lsp import cli
+from spade_lsp.config import resolve_file
 from spade_lsp.errors import InputError
 from spade_lsp.reliability._compare import CompareOptions, compare_prompt
 from spade_lsp.reliability._compare_render import lens_title, render_comparison, render_comparison_html
@@ -184,9 +185,9 @@ def test_compare_needs_two_versions(workspace_dir: Path, stub: OpenAIStub) -> No
     prompt = sampling_workspace(workspace_dir)
     _configure(workspace_dir, stub)
     with Workspace(workspace_dir) as workspace, pytest.raises(InputError, match="only one version is recorded"):
-        compare_prompt(workspace, prompt)
+        compare_prompt(workspace, prompt, settings=resolve_file(workspace_dir, prompt))
     with Workspace(workspace_dir) as workspace, pytest.raises(InputError, match="no version 7"):
-        compare_prompt(workspace, prompt, CompareOptions(versions=(7, 1)))
+        compare_prompt(workspace, prompt, CompareOptions(versions=(7, 1)), settings=resolve_file(workspace_dir, prompt))
 
 
 def test_compare_temperatures_sends_each_and_finds_no_difference_where_there_is_none(
@@ -195,7 +196,8 @@ def test_compare_temperatures_sends_each_and_finds_no_difference_where_there_is_
     prompt = sampling_workspace(workspace_dir)
     _configure(workspace_dir, stub)
     with Workspace(workspace_dir) as workspace:
-        document = compare_prompt(workspace, prompt, CompareOptions(temperatures=(1.0, 0.2), samples=2, inputs=3))
+        options = CompareOptions(temperatures=(1.0, 0.2), samples=2, inputs=3)
+        document = compare_prompt(workspace, prompt, options, settings=resolve_file(workspace_dir, prompt))
     assert [v["label"] for v in document["variants"]] == ["T=1", "T=0.2"]
     assert [v["temperature"] for v in document["variants"]] == [1.0, 0.2]
     assert sorted(r["temperature"] for r in stub.requests) == [0.2] * 6 + [1.0] * 6

@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 
-from spade_lsp.store import Store
 from spade_lsp.llm import Completion, LiteLLMClient, cache_key
 from spade_lsp.reliability._retry import (
     DEFAULT_FEEDBACK_TEMPLATE,
@@ -19,6 +18,7 @@ from spade_lsp.reliability._retry import (
     retry_until_verified,
 )
 from spade_lsp.reliability._validators import Validator
+from spade_lsp.store import Store
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
 
 MESSAGES = [{"role": "system", "content": "Answer briefly."}, {"role": "user", "content": "Describe the lamp."}]

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from spade_lsp import cli
+from spade_lsp._progress import Progress
+from spade_lsp.config import resolve_file
 from spade_lsp.errors import InputError, LLMError, ModelNotConfiguredError
 from spade_lsp.reliability._sampling import SampleOptions, latest_document, sample_prompt
 from spade_lsp.workspace import Workspace
@@ -31,8 +33,26 @@ def model() -> Iterator[OpenAIStub]:
         yield stub
 
 
+def _overrides(stub: OpenAIStub) -> dict[str, Any]:
+    return {"model": "openai/stub", "api_base": stub.api_base, "classifier": "offline"}
+
+
 def _workspace(root: Path, stub: OpenAIStub) -> Workspace:
-    return Workspace(root, overrides={"model": "openai/stub", "api_base": stub.api_base, "classifier": "offline"})
+    return Workspace(root, overrides=_overrides(stub))
+
+
+def _sample(
+    workspace: Workspace,
+    prompt: Path,
+    stub: OpenAIStub | None,
+    options: SampleOptions | None = None,
+    *,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
+    """``sample_prompt`` with the prompt's settings resolved once, as the CLI resolves them: the workspace's files,
+    the prompt's front matter, then the stub's overrides."""
+    settings = resolve_file(workspace.root, prompt, _overrides(stub) if stub is not None else None)
+    return sample_prompt(workspace, prompt, options, settings=settings, progress=progress)
 
 
 def _validator(document: dict[str, Any], name: str) -> dict[str, Any]:
@@ -41,7 +61,7 @@ def _validator(document: dict[str, Any], name: str) -> dict[str, Any]:
 
 def test_many_inputs_many_samples_fill_the_tensor_with_hand_countable_rates(blurb: Path, model: OpenAIStub) -> None:
     with _workspace(blurb.parent, model) as workspace:
-        document = sample_prompt(workspace, blurb, SampleOptions(samples=8, early_stopping=False))
+        document = _sample(workspace, blurb, model, SampleOptions(samples=8, early_stopping=False))
     assert document["shape"] == "all" and document["inputs"] == ["g1", "g2", "b1", "b2"]
     no_cheap, short = _validator(document, "assert_no_cheap"), _validator(document, "assert_short")
     assert (no_cheap["successes"], no_cheap["trials"]) == (24, 32)  # 2 of every 8 samples per input say cheap
@@ -61,8 +81,8 @@ def test_many_inputs_many_samples_fill_the_tensor_with_hand_countable_rates(blur
 
 def test_the_three_shapes(blurb: Path, model: OpenAIStub) -> None:
     with _workspace(blurb.parent, model) as workspace:
-        rows = sample_prompt(workspace, blurb, SampleOptions(samples=1))
-        columns = sample_prompt(workspace, blurb, SampleOptions(inputs=1, samples=6, early_stopping=False))
+        rows = _sample(workspace, blurb, model, SampleOptions(samples=1))
+        columns = _sample(workspace, blurb, model, SampleOptions(inputs=1, samples=6, early_stopping=False))
     assert rows["shape"] == "rows" and len(rows["tensor"]) == 4 and len(rows["tensor"][0]) == 1
     assert columns["shape"] == "columns" and len(columns["inputs"]) == 1 and len(columns["tensor"][0]) == 6
 
@@ -70,9 +90,9 @@ def test_the_three_shapes(blurb: Path, model: OpenAIStub) -> None:
 def test_reruns_come_from_the_cache_and_reproduce_the_tensor(blurb: Path, model: OpenAIStub) -> None:
     options = SampleOptions(samples=4, early_stopping=False)
     with _workspace(blurb.parent, model) as workspace:
-        first = sample_prompt(workspace, blurb, options)
-        again = sample_prompt(workspace, blurb, options)
-        more = sample_prompt(workspace, blurb, SampleOptions(samples=6, early_stopping=False))
+        first = _sample(workspace, blurb, model, options)
+        again = _sample(workspace, blurb, model, options)
+        more = _sample(workspace, blurb, model, SampleOptions(samples=6, early_stopping=False))
     assert again["tensor"] == first["tensor"]
     assert (again["calls"], again["calls_cached"]) == (0, 16)
     assert (more["calls"], more["calls_cached"]) == (8, 16)  # samples 4 and 5 of each input are new
@@ -89,7 +109,7 @@ def test_early_stopping_decides_each_check_on_the_pooled_samples_and_counts_the_
     (workspace_dir / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
     with OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as stub:  # always passes both
         with _workspace(workspace_dir, stub) as workspace:
-            document = sample_prompt(workspace, prompt, SampleOptions(samples=100))
+            document = _sample(workspace, prompt, stub, SampleOptions(samples=100))
         sent = len(stub.requests)
     # With every sample passing, the one-sided mixture decides "above" after 12 pooled passes against 0.5 and 48
     # against 0.9 (test_stats). Rounds hold ceil(2 * 8 / 4) = 4 samples per input (twice the default concurrency
@@ -120,7 +140,7 @@ def test_a_check_with_no_observed_result_does_not_hold_early_stopping_back(works
         OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as stub,
         _workspace(workspace_dir, stub) as ws,
     ):
-        document = sample_prompt(ws, prompt, SampleOptions(samples=100))
+        document = _sample(ws, prompt, stub, SampleOptions(samples=100))
     assert [d["validator"] for d in document["sequential"]] == ["assert_short", "assert_no_cheap"]
     assert document["calls_saved"] == 4 * (100 - 12)  # as without assert_warm
     assert any("did not wait for checks with no observed result: assert_warm" in w for w in document["warnings"])
@@ -130,7 +150,7 @@ def test_early_stopping_keeps_sampling_while_a_check_sits_near_its_minimum(blurb
     # assert_no_cheap passes 3 of every 4 samples of each input: 75% against its 90% minimum is decided "below",
     # but only once enough samples are pooled; assert_short (always passing, minimum 0.5) is decided at once.
     with _workspace(blurb.parent, model) as workspace:
-        document = sample_prompt(workspace, blurb, SampleOptions(samples=100))
+        document = _sample(workspace, blurb, model, SampleOptions(samples=100))
     decisions = {d["validator"]: d for d in document["sequential"]}
     assert decisions["assert_short"]["decision"] == "above" and decisions["assert_short"]["at_sample"] == 4
     assert decisions["assert_no_cheap"]["decision"] == "below"
@@ -142,7 +162,7 @@ def test_early_stopping_keeps_sampling_while_a_check_sits_near_its_minimum(blurb
 
 def test_the_run_is_stored_round_by_round(blurb: Path, model: OpenAIStub) -> None:
     with _workspace(blurb.parent, model) as workspace:
-        document = sample_prompt(workspace, blurb, SampleOptions(samples=4, early_stopping=False))
+        document = _sample(workspace, blurb, model, SampleOptions(samples=4, early_stopping=False))
         db = workspace.store.db
         status, inputs, validators = db.execute(
             "SELECT status, inputs, validators FROM sample_runs WHERE id = ?", [document["run_id"]]
@@ -170,7 +190,7 @@ def test_a_cancelled_run_keeps_its_rounds_and_says_so(blurb: Path, model: OpenAI
 
     with _workspace(blurb.parent, model) as workspace:
         with pytest.raises(Stop):
-            sample_prompt(workspace, blurb, SampleOptions(samples=40, early_stopping=False), progress=progress)
+            _sample(workspace, blurb, model, SampleOptions(samples=40, early_stopping=False), progress=progress)
         status, error = workspace.store.db.execute("SELECT status, error FROM sample_runs").fetchone()
         kept = workspace.store.db.execute("SELECT count(*) FROM sample_outputs").fetchone()[0]
     assert status == "failed" and error == "stopped by the user"
@@ -188,7 +208,7 @@ def test_failed_calls_are_counted_and_every_call_failing_is_an_error(blurb: Path
         return error_reply(400, "refused") if n % 5 == 0 else chat_reply("A lovely thing.")
 
     with OpenAIStub(flaky) as stub, _workspace(blurb.parent, stub) as workspace:
-        document = sample_prompt(workspace, blurb, SampleOptions(samples=5, early_stopping=False))
+        document = _sample(workspace, blurb, stub, SampleOptions(samples=5, early_stopping=False))
     assert document["calls_failed"] == 4 and any("4 of 20 calls failed" in w for w in document["warnings"])
     assert sum(v["trials"] for v in document["validators"]) == 2 * 16
 
@@ -198,7 +218,7 @@ def test_failed_calls_are_counted_and_every_call_failing_is_an_error(blurb: Path
         _workspace(blurb.parent, stub) as ws,
         pytest.raises(LLMError, match=r"every call failed.*refused"),
     ):
-        sample_prompt(ws, blurb, SampleOptions(samples=2, temperature=0.5))  # not in the cache yet
+        _sample(ws, blurb, stub, SampleOptions(samples=2, temperature=0.5))  # not in the cache yet
 
 
 def test_the_selection_decides_the_validators_and_front_matter_the_minimum(blurb: Path, model: OpenAIStub) -> None:
@@ -208,7 +228,7 @@ def test_the_selection_decides_the_validators_and_front_matter_the_minimum(blurb
     )
     with _workspace(blurb.parent, model) as workspace:
         prompt_id = workspace.history.prompt_key(blurb)
-        sample_prompt(workspace, blurb, SampleOptions(samples=1))  # records the prompt
+        _sample(workspace, blurb, model, SampleOptions(samples=1))  # records the prompt
         with workspace.store.write() as db:
             pid = db.execute("SELECT id FROM prompts WHERE path = ?", [prompt_id]).fetchone()[0]
             db.execute(
@@ -217,11 +237,30 @@ def test_the_selection_decides_the_validators_and_front_matter_the_minimum(blurb
                 "'[\"assert_no_cheap\"]', 'optimal', '[]', 0.0, '2026-01-01')",
                 [pid],
             )
-        document = sample_prompt(workspace, blurb, SampleOptions(early_stopping=False))
+        document = _sample(workspace, blurb, model, SampleOptions(early_stopping=False))
     [only] = document["validators"]
     assert only["name"] == "assert_no_cheap" and only["minimum"] == 0.6  # from the front matter
     assert document["samples"] == 4  # samples_per_input from the front matter
     assert not any("no selection" in w for w in document["warnings"])
+
+
+def test_the_front_matter_model_is_the_model_sampled(blurb: Path, model: OpenAIStub) -> None:
+    """A ``model`` in the prompt's front matter beats the workspace's: the stub is asked for it, not for the
+    workspace's model, and the run records it."""
+    root = blurb.parent
+    (root / "spade.toml").write_text(
+        f'model = "openai/workspace-model"\napi_base = "{model.api_base}"\nclassifier = "offline"\n', encoding="utf-8"
+    )
+    blurb.write_text("---\nmodel: openai/front-matter-model\n---\n" + V3, encoding="utf-8")
+    settings = resolve_file(root, blurb)  # as `spade sample` and the sample job resolve them, once
+    assert settings.model == "openai/front-matter-model"
+    with Workspace(root) as workspace:
+        assert workspace.settings.model == "openai/workspace-model"
+        document = sample_prompt(workspace, blurb, SampleOptions(samples=2, early_stopping=False), settings=settings)
+        (stored,) = workspace.store.db.execute("SELECT model FROM sample_runs").fetchone()
+    asked = {request["model"] for request in model.requests}
+    assert asked == {"front-matter-model"}  # litellm sends the name without its provider prefix
+    assert len(model.requests) == 8 and document["model"] == stored == "openai/front-matter-model"
 
 
 def test_bad_input_gets_clear_errors(workspace_dir: Path, model: OpenAIStub) -> None:
@@ -229,20 +268,20 @@ def test_bad_input_gets_clear_errors(workspace_dir: Path, model: OpenAIStub) -> 
     prompt.write_text(V3, encoding="utf-8")
     with _workspace(workspace_dir, model) as workspace:
         with pytest.raises(InputError, match="no sidecar module"):
-            sample_prompt(workspace, prompt)
+            _sample(workspace, prompt, model)
         (workspace_dir / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
         with pytest.raises(InputError, match="no examples"):
-            sample_prompt(workspace, prompt)
+            _sample(workspace, prompt, model)
         (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl(), encoding="utf-8")
         (workspace_dir / "blurb_assertions.py").write_text("def assert_x(:\n", encoding="utf-8")
         with pytest.raises(InputError, match=r"blurb_assertions\.py"):
-            sample_prompt(workspace, prompt)
+            _sample(workspace, prompt, model)
         with pytest.raises(InputError, match="--samples"):
             SampleOptions(samples=0)
     with Workspace(workspace_dir) as workspace:
         (workspace_dir / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
         with pytest.raises(ModelNotConfiguredError, match=r"\[tool.spade\]"):
-            sample_prompt(workspace, prompt)
+            _sample(workspace, prompt, None)
 
 
 # -- the CLI ----------------------------------------------------------------------------------------------
@@ -329,8 +368,8 @@ def test_examples_sharing_their_inputs_are_one_input(blurb: Path, model: OpenAIS
     examples.write_text("".join(json.dumps(row) + "\n" for row in [*rows, twin]), encoding="utf-8")
     options = SampleOptions(samples=3, early_stopping=False)
     with _workspace(blurb.parent, model) as workspace:
-        first = sample_prompt(workspace, blurb, options)
-        again = sample_prompt(workspace, blurb, options)
+        first = _sample(workspace, blurb, model, options)
+        again = _sample(workspace, blurb, model, options)
     assert first["inputs"] == ["g1", "g2", "b1", "b2"]  # the twin's requests would be g1's, cached answers shared
     assert any("1 example(s) share their inputs" in w for w in first["warnings"])
     assert again["tensor"] == first["tensor"] and again["calls"] == 0

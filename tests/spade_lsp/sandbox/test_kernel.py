@@ -258,15 +258,13 @@ def test_user_code_that_fakes_a_confinement_failure_is_a_module_crash_not_a_miss
 def test_only_the_settings_files_choose_the_sandbox(workspace_dir: Path) -> None:
     """A prompt's front matter, the editor's settings (a repository's .vscode/settings.json) and a job's overrides
     cannot switch the kernel layer off; spade.toml can."""
-    from spade_lsp.config import front_matter_settings
-    from spade_lsp.workspace import Workspace
+    from spade_lsp.config import front_matter_settings, resolve_file
     from spade_lsp_server._state import client_overrides
 
     assert front_matter_settings({"sandbox": "python-only", "tau": 0.3}) == {"tau": 0.3}
     assert client_overrides({"sandbox": "python-only", "tau": 0.3})[0] == {"tau": 0.3}
     prompt = workspace_dir / "p.prompt"
     prompt.write_text("---\nsandbox: python-only\n---\nKeep it short.\n", encoding="utf-8")
-    workspace = Workspace(workspace_dir, overrides={"sandbox": "python-only"})
-    assert workspace.settings_for(prompt).sandbox == "kernel"
+    assert resolve_file(workspace_dir, prompt, {"sandbox": "python-only"}).sandbox == "kernel"
     (workspace_dir / "spade.toml").write_text('sandbox = "python-only"\n', encoding="utf-8")
-    assert Workspace(workspace_dir).settings_for(prompt).sandbox == "python-only"
+    assert resolve_file(workspace_dir, prompt).sandbox == "python-only"

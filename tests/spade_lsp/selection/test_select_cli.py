@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from spade_lsp.store import Store
 from spade_lsp.cli import _common
+from spade_lsp.cli._selection import add_select_parser, run_select
 from spade_lsp.errors import InputError
-from spade_lsp.selection._cli import add_select_parser, run_select
+from spade_lsp.store import Store
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply
 
 

@@ -59,7 +59,7 @@ def test_recording_labels_offline_and_the_assistant_relabels_afterwards(workspac
             offline = [d.classifier for d in ws.history.deltas(prompt)]
             assert offline == ["offline", "offline"]
 
-            result = relabel_prompt(ws, prompt)
+            result = relabel_prompt(ws, prompt, settings=ws.settings)
             assert (result.classifier, result.relabelled, result.kept_offline) == ("llm:openai/stub", 2, 0)
             assert len(stub.requests) == 2 and not result.fallbacks
             deltas = ws.history.deltas(prompt)
@@ -70,7 +70,7 @@ def test_recording_labels_offline_and_the_assistant_relabels_afterwards(workspac
             assert categories["Never guess."] == (EXCLUSION,)
             assert categories["Summarise it."] == ()  # the labeller gives it nothing: not the offline guess
 
-            again = relabel_prompt(ws, prompt)
+            again = relabel_prompt(ws, prompt, settings=ws.settings)
             assert again.relabelled == 0 and len(stub.requests) == 2
             # a new version keeps the relabelled categories of the sentences it did not change
             ws.history.record(prompt, "Summarise it. Keep it to 50 words. Never guess. Be kind.")
@@ -85,7 +85,7 @@ def test_a_failing_assistant_keeps_the_offline_labels_and_says_why(workspace_dir
         with Workspace(workspace_dir, overrides=overrides) as ws:
             ws.history.record(prompt, "Use at most 50 words.")
             before = [c.labels for c in ws.history.deltas(prompt)[0].changes]
-            result = relabel_prompt(ws, prompt)
+            result = relabel_prompt(ws, prompt, settings=ws.settings)
             assert (result.relabelled, result.kept_offline) == (0, 1)
             [fallback] = result.fallbacks.items
             assert fallback.step == "taxonomy labels" and fallback.instead == "kept the offline labels"
@@ -116,7 +116,7 @@ def test_classifier_llm_without_an_assistant_model_relabels_nothing_and_says_why
     prompt = workspace_dir / "p.prompt"
     with Workspace(workspace_dir, overrides={"classifier": "llm", "model": "openai/pipeline"}) as ws:
         ws.history.record(prompt, "Use at most 50 words.")
-        result = relabel_prompt(ws, prompt)
+        result = relabel_prompt(ws, prompt, settings=ws.settings)
         assert result.classifier is None
         [fallback] = result.fallbacks.items
         assert "no assistant model" in fallback.reason  # the pipeline's model is never borrowed

@@ -381,6 +381,33 @@ def test_bad_params_get_invalid_params(root: Path, daemons: Daemons, method: str
         raw.close()
 
 
+#: A valid params object for every job kind (a new kind adds its example here: the registry test requires it).
+KIND_EXAMPLES: dict[str, dict[str, Any]] = {
+    "synthesize": {"synthesizer": "offline", "write": False},
+    "evaluate": {"workers": 1},
+    "select": {"method": "cov", "tau": 0.3, "folds": 0},
+    "sample": {"samples": 1, "inputs": 1},
+    "judge": {"grading_notes": True},
+    "compare": {"samples": 1, "settings": {"model": "openai/m"}},
+    "relabel": {},
+    "review": {"accept": [{"name": "assert_a", "sha": "0" * 64}]},
+    "test": {"file": "/nowhere/a-test.yaml", "limit": 1},
+}
+
+
+async def test_the_daemon_accepts_every_registered_kind_and_stores_its_params_as_checked(
+    root: Path, daemons: Daemons
+) -> None:
+    from spade_lsp.jobs import JOB_KINDS, validate_params
+
+    assert set(KIND_EXAMPLES) == set(JOB_KINDS)
+    daemons.start(root)
+    async with await DaemonClient.connect(root, client_name="test", start=False) as client:
+        for kind in JOB_KINDS:
+            queued = await client.submit_job(kind, "blurb.prompt", KIND_EXAMPLES[kind])
+            assert (queued["kind"], queued["params"]) == (kind, validate_params(kind, KIND_EXAMPLES[kind]).to_json())
+
+
 async def test_engine_errors_come_back_as_spade_errors(root: Path, daemons: Daemons) -> None:
     daemons.start(root)
     (root / "binary.prompt").write_bytes(b"\x00\x01binary")

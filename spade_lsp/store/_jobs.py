@@ -1,4 +1,4 @@
-"""The durable job queue (the store's ``jobs`` table) and what each kind of job does against the engine.
+"""The durable job queue: the store's ``jobs`` table.
 
 The workspace daemon is the one process that runs jobs. A job is claimed in one write transaction (status
 ``running``, a lease, ``attempts + 1``) and finished in another that stores its result with the final status,
@@ -6,52 +6,38 @@ so a daemon killed at any moment loses no acknowledged result. At start the daem
 which proves that every job still ``running`` lost its runner: :meth:`JobQueue.recover` requeues it, or fails
 it after :data:`MAX_ATTEMPTS` claims, and never leaves one behind silently.
 
-Cancellation is cooperative: a job calls its progress callback between phases, and the callback raises
-:class:`JobCancelled` once cancellation was requested. Nothing here knows about sockets or LSP.
+The queue stores each job's kind, path and params as it is given them; what a kind means and which params it
+takes is the job registry's (:mod:`spade_lsp.jobs`), which validates them before they are queued.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import Any, Final
 
 from sqlite_utils.db import NotFoundError
 
-from spade_lsp._progress import Progress
-from spade_lsp.errors import InputError, JobCancelled, SpadeError
-from spade_lsp.store import Store
-from spade_lsp.workspace import Workspace
-
-if TYPE_CHECKING:
-    from spade_lsp.selection._names import Method
+from spade_lsp.errors import SpadeError
+from spade_lsp.store._database import Store
 
 __all__ = [
     "ACTIVE_STATUSES",
     "FINISHED_STATUSES",
     "INTERRUPTED",
-    "JOB_KINDS",
     "LEASE_S",
     "MAX_ATTEMPTS",
     "RENEW_EVERY_S",
     "Job",
-    "JobCancelled",
     "JobNotFoundError",
-    "JobParamsError",
     "JobQueue",
     "JobStateError",
-    "Progress",
     "Recovery",
-    "execute",
-    "validate_params",
 ]
 
-JOB_KINDS: Final = ("synthesize", "evaluate", "select", "sample", "judge", "compare", "relabel", "review", "test")
 ACTIVE_STATUSES: Final = ("queued", "running")
 FINISHED_STATUSES: Final = ("done", "failed", "cancelled")
 #: Claims a job gets before a daemon that keeps dying while running it gives up on it.
@@ -64,10 +50,6 @@ LIST_LIMIT: Final = 100
 
 class JobNotFoundError(SpadeError):
     """No job has this id (it never existed, or it was pruned)."""
-
-
-class JobParamsError(InputError):
-    """A job's kind, path or params cannot be used; nothing was queued."""
 
 
 class JobStateError(SpadeError):
@@ -216,8 +198,9 @@ class JobQueue:
     # -- the submitter's side ---------------------------------------------------------------------------
 
     def enqueue(self, kind: str, path: str, params: Mapping[str, Any], *, client: str | None = None) -> Job:
-        """Queue a job; ``params`` are checked first (:func:`validate_params`), so a bad job is never stored."""
-        checked = validate_params(kind, params)
+        """Queue a job with ``params`` as given: the caller validated them (the job registry,
+        :func:`spade_lsp.jobs.validate_params`), so a bad job is never stored; the queue never looks inside."""
+        checked = dict(params)
         with self.store.write() as db:
             table = db.table("jobs").insert(
                 {
@@ -367,268 +350,3 @@ class JobQueue:
                 "DELETE FROM jobs WHERE status IN ('done', 'failed', 'cancelled') AND finished_at < ?", [cutoff]
             )
             return int(cursor.rowcount)
-
-
-# -- parameters ---------------------------------------------------------------------------------------------
-
-
-def _number(params: Mapping[str, Any], key: str, *, low: float, high: float = math.inf, integer: bool = False) -> None:
-    if key not in params:
-        return
-    value = params[key]
-    kind = int if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, kind) or not low <= value <= high:
-        expected = "an integer" if integer else "a number"
-        raise JobParamsError(f"params.{key}: expected {expected} in [{low:g}, {high:g}], got {value!r}")
-
-
-def _choice(params: Mapping[str, Any], key: str, choices: tuple[str, ...]) -> None:
-    if key in params and params[key] not in choices:
-        raise JobParamsError(f"params.{key}: expected one of {', '.join(choices)}, got {params[key]!r}")
-
-
-def _flag(params: Mapping[str, Any], key: str) -> None:
-    if key in params and not isinstance(params[key], bool):
-        raise JobParamsError(f"params.{key}: expected true or false, got {params[key]!r}")
-
-
-def _settings(params: Mapping[str, Any]) -> None:
-    """``settings``, any job's: the spade settings of the editor that asked (they beat the workspace's files)."""
-    value = params.get("settings")
-    if value is None:
-        return
-    if not isinstance(value, Mapping):
-        raise JobParamsError(f"params.settings: expected an object of spade settings, got {value!r}")
-    from spade_lsp.config import Settings
-    from spade_lsp.errors import ConfigError
-
-    try:
-        Settings().merged(dict(value), source="params.settings")
-    except ConfigError as error:
-        raise JobParamsError(str(error)) from error
-
-
-#: Each kind's own params; ``settings`` is every kind's (see :func:`_settings`).
-_KNOWN_PARAMS: Final[dict[str, frozenset[str]]] = {
-    "synthesize": frozenset({"synthesizer", "sentences", "sidecar_text", "write"}),
-    "evaluate": frozenset({"timeout_s", "memory_mb", "workers"}),
-    "select": frozenset({"method", "tau", "alpha", "folds", "time_limit", "filter_declared"}),
-    "sample": frozenset(
-        {"inputs", "samples", "seed", "temperature", "interval", "confidence", "early_stopping", "verify"}
-    ),
-    "judge": frozenset({"pipeline", "grading_notes", "compare", "noise", "noise_source"}),
-    "compare": frozenset(
-        {"versions", "baseline", "models", "temperatures", "inputs", "samples", "seed", "temperature", "confidence"}
-        | {"effect", "power", "verify"}
-    ),
-    "relabel": frozenset(),
-    "review": frozenset({"accept", "by"}),
-    "test": frozenset({"file", "limit", "judge_model"}),
-}
-
-
-def validate_params(kind: str, params: Mapping[str, Any]) -> dict[str, Any]:
-    """``params`` checked for ``kind`` (unknown keys are refused so typos surface); raises
-    :class:`JobParamsError`. Defaults are not filled in: the job stores what was asked for."""
-    if kind not in JOB_KINDS:
-        raise JobParamsError(f"unknown job kind {kind!r}; expected one of {', '.join(JOB_KINDS)}")
-    if not isinstance(params, Mapping):
-        raise JobParamsError(f"params: expected an object, got {type(params).__name__}")
-    known = _KNOWN_PARAMS.get(kind)
-    if known is not None:
-        unknown = sorted(set(params) - known - {"settings"})
-        if unknown:
-            raise JobParamsError(f"params: unknown key(s) for {kind}: {', '.join(map(str, unknown))}")
-    _settings(params)
-    if kind == "synthesize":
-        _choice(params, "synthesizer", ("auto", "offline", "llm"))
-        sentences = params.get("sentences")
-        if sentences is not None and (
-            not isinstance(sentences, list) or not sentences or not all(isinstance(s, str) for s in sentences)
-        ):
-            raise JobParamsError("params.sentences: expected a non-empty list of strings")
-        if "sidecar_text" in params and not isinstance(params["sidecar_text"], str):
-            raise JobParamsError("params.sidecar_text: expected a string")
-        _flag(params, "write")
-    elif kind == "evaluate":
-        _number(params, "timeout_s", low=0.001)
-        if params.get("memory_mb") is not None:
-            _number(params, "memory_mb", low=64, integer=True)
-        _number(params, "workers", low=1, high=64, integer=True)
-    elif kind == "select":
-        from spade_lsp.selection._names import METHODS
-
-        _choice(params, "method", tuple(METHODS))
-        _number(params, "tau", low=0, high=1)
-        _number(params, "alpha", low=0, high=1)
-        _number(params, "folds", low=0, high=100, integer=True)
-        _number(params, "time_limit", low=0.001)
-        _flag(params, "filter_declared")
-    elif kind == "sample":
-        from spade_lsp.reliability._names import METHODS as INTERVALS
-
-        _number(params, "inputs", low=1, integer=True)
-        _number(params, "samples", low=1, high=10_000, integer=True)
-        _number(params, "seed", low=0, integer=True)
-        _number(params, "temperature", low=0, high=2)
-        _number(params, "confidence", low=0.5, high=0.9999)
-        _choice(params, "interval", INTERVALS)
-        _flag(params, "early_stopping")
-        _flag(params, "verify")
-    elif kind == "compare":
-        from spade_lsp.reliability._compare import compare_job_options
-
-        try:
-            compare_job_options(params)
-        except (InputError, TypeError, ValueError) as error:
-            raise JobParamsError(f"params: {error}") from None
-    elif kind == "review":
-        from spade_lsp._review import REVIEWERS, check_review_params
-
-        try:
-            check_review_params(params)
-        except InputError as error:
-            raise JobParamsError(str(error)) from None
-        _choice(params, "by", REVIEWERS)
-    elif kind == "judge":
-        from spade_lsp.judges._cli import check_judge_params
-
-        try:
-            check_judge_params(params)
-        except InputError as error:
-            raise JobParamsError(str(error)) from None
-    elif kind == "test":  # a prompt-response test file (spade test FILE); the job's path is the file
-        from spade_lsp.judges._cli import check_test_params
-
-        try:
-            check_test_params(params)
-        except InputError as error:
-            raise JobParamsError(str(error)) from None
-    return dict(params)
-
-
-# -- execution ----------------------------------------------------------------------------------------------
-
-
-def execute(workspace: Workspace, job: Job, progress: Progress) -> dict[str, Any]:
-    """Run ``job`` against the engine and return its JSON result. Generated assertion code only ever runs in
-    the sandbox's worker processes. Raises :class:`JobCancelled` from ``progress``, or the engine's errors."""
-    prompt = workspace.root / job.path  # an absolute key stays absolute
-    if job.kind == "synthesize":
-        return _synthesize(workspace, prompt, job.params, progress)
-    if job.kind == "evaluate":
-        return _evaluate(workspace, prompt, job.params, progress)
-    if job.kind == "select":
-        return _select(workspace, prompt, job.params, progress)
-    if job.kind == "sample":
-        return _sample(workspace, prompt, job.params, progress)
-    if job.kind == "judge":
-        from spade_lsp.judges._cli import judge_job
-
-        return judge_job(workspace, prompt, job.params, progress)
-    if job.kind == "test":
-        from spade_lsp.judges._cli import test_job
-
-        return test_job(workspace, prompt, job.params, progress)
-    if job.kind == "compare":
-        from spade_lsp.reliability._compare import compare_job_options, compare_prompt
-
-        return compare_prompt(workspace, prompt, compare_job_options(job.params), progress=progress)
-    if job.kind == "relabel":
-        from spade_lsp._relabel import relabel_prompt
-
-        return relabel_prompt(workspace, prompt, progress=progress).to_json()
-    if job.kind == "review":  # the user's acceptance of LLM-written functions (spade_lsp._review)
-        from spade_lsp._review import review_job
-
-        return review_job(workspace, prompt, job.params)
-    raise JobParamsError(f"unknown job kind {job.kind!r}")
-
-
-def _synthesize(workspace: Workspace, prompt: Path, params: Mapping[str, Any], progress: Progress) -> dict[str, Any]:
-    """Candidates for the newest version's instructions (or only ``sentences``), planned into the sidecar's
-    text; written to disk only with ``write`` (default true). The editor passes ``write: false`` and its
-    buffer as ``sidecar_text``, and applies ``text`` itself."""
-    from spade_lsp._assertion_jobs import make_synthesizer, plan_synthesis, write_synthesis
-
-    synthesizer = make_synthesizer(workspace, str(params.get("synthesizer", "auto")), prompt=prompt)
-    result = plan_synthesis(
-        workspace,
-        prompt,
-        synthesizer,
-        sentences=params.get("sentences"),
-        sidecar_text=params.get("sidecar_text"),
-        progress=progress,  # its last checkpoint comes before planning: nothing is written before it
-    )
-    if params.get("write", True):
-        write_synthesis(result)
-    update = result.update
-    return {
-        "sidecar": str(update.path),
-        "text": result.text,
-        "written": update.written,
-        "candidates": [dataclasses.asdict(candidate) for candidate in result.candidates],
-        "added": update.added,
-        "updated": update.updated,
-        "unchanged": update.unchanged,
-        "removed": update.removed,
-        "kept_edited": update.kept_edited,
-        "warnings": result.warnings,
-        "fallbacks": result.fallbacks.to_json(),
-    }
-
-
-#: Error cells a job result carries; the full list is in the stored evaluation run.
-_MAX_ERROR_CELLS: Final = 100
-
-
-def _evaluate(workspace: Workspace, prompt: Path, params: Mapping[str, Any], progress: Progress) -> dict[str, Any]:
-    from spade_lsp._assertion_jobs import evaluate
-    from spade_lsp.sandbox import SandboxLimits
-
-    limits = SandboxLimits()
-    chosen = {key: params[key] for key in ("timeout_s", "memory_mb", "workers") if key in params}
-    if chosen:
-        limits = dataclasses.replace(limits, **chosen)
-    progress("running the assertions in the sandbox", 5.0)  # the run is stored as it ends: no checkpoint after
-    run = evaluate(workspace, prompt, limits=limits)
-    return {
-        "run_id": run.run_id,
-        "assertions": [a["name"] for a in run.assertions],
-        "examples": len(run.examples),
-        "errors": run.errors[:_MAX_ERROR_CELLS],
-        "errors_total": len(run.errors),
-        "needs_model": run.needs_model,
-        "needs_model_cells": sum(1 for e in run.errors if e.get("kind") == "needs_model"),  # not errors: no model
-        "module_error": run.module_error,
-        "warnings": run.warnings,
-        "seconds": round(run.seconds, 3),
-    }
-
-
-def _sample(workspace: Workspace, prompt: Path, params: Mapping[str, Any], progress: Progress) -> dict[str, Any]:
-    """A sampling run: its rounds are stored as they finish, so a cancelled or killed run keeps its outputs
-    (and the LLM cache makes the rerun that resumes it cost nothing for them)."""
-    from spade_lsp.reliability._cli import options_from
-    from spade_lsp.reliability._sampling import sample_prompt
-
-    progress("planning the sampling run", 1.0)
-    return sample_prompt(workspace, prompt, options_from(params), progress=progress)
-
-
-def _select(workspace: Workspace, prompt: Path, params: Mapping[str, Any], progress: Progress) -> dict[str, Any]:
-    from spade_lsp.selection._cli import SelectOptions, select_prompt
-
-    options = SelectOptions(
-        method=cast("Method", params.get("method", "sub")),  # checked by validate_params
-        tau=params.get("tau"),
-        alpha=params.get("alpha"),
-        folds=int(params.get("folds", 5)),
-        time_limit=float(params.get("time_limit", 10.0)),
-        filter_declared=bool(params.get("filter_declared", False)),
-    )
-    progress(f"selecting ({options.method})", 5.0)
-    selection, selection_id = select_prompt(workspace, prompt, options)
-    document = selection.to_json()
-    document["selection_id"] = selection_id
-    return document

@@ -50,7 +50,7 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
         render_history,
         render_sentences,
     )
-    from spade_lsp.synthesis._offline import OfflineSynthesizer
+    from spade_lsp.synthesis import OfflineSynthesizer
     from spade_lsp.workspace import Workspace
 
     versions = demo_versions()
@@ -58,14 +58,17 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
     prompt.write_text(versions[-1], encoding="utf-8")
     (root / "spade.toml").touch()
     examples_path(prompt).write_text(demo_examples(), encoding="utf-8")
-    with Workspace(root, overrides={"classifier": "offline", "model": None}) as workspace:
+    from spade_lsp.config import resolve_file
+
+    offline = {"classifier": "offline", "model": None}
+    with Workspace(root, overrides=offline) as workspace:
         history = workspace.history
         history.record_revisions(prompt, [Revision(text=text, origin="import") for text in versions])
         recorded = history.versions(prompt)
         deltas = history.deltas(prompt)
         sentences = history.sentences(prompt)
         synthesized = synthesize(workspace, prompt, OfflineSynthesizer())
-        run = evaluate(workspace, prompt)
+        run = evaluate(workspace, prompt, settings=resolve_file(root, prompt, offline, overrides_source="the demo"))
         if args.json:
             json.dump(
                 {
@@ -99,12 +102,11 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
 def _sample_locally(root: Path, prompt: Path, versions: int, out: TextIO) -> int:
     """With the ``local`` extra installed: sample the newest version with the embedded model, then compare it
     with the version before on the same inputs. Without it, one line says how to get it; the demo still passes."""
+    from spade_lsp.cli._reliability import render_table
+    from spade_lsp.config import resolve_file
     from spade_lsp.errors import SpadeError
     from spade_lsp.local_model import INSTALL_HINT, is_installed
-    from spade_lsp.reliability._cli import render_table
-    from spade_lsp.reliability._compare import CompareOptions, compare_prompt
-    from spade_lsp.reliability._compare_render import render_comparison
-    from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
+    from spade_lsp.reliability import CompareOptions, SampleOptions, compare_prompt, render_comparison, sample_prompt
     from spade_lsp.workspace import Workspace
 
     if not is_installed():
@@ -114,11 +116,13 @@ def _sample_locally(root: Path, prompt: Path, versions: int, out: TextIO) -> int
     out.write(f"\nsampling {DEMO_PROMPT} with the local model (SmolLM2-135M-Instruct on llama.cpp):\n")
     try:
         with Workspace(root, overrides=overrides) as workspace:
-            sampled = sample_prompt(workspace, prompt, SampleOptions(inputs=DEMO_INPUTS, samples=DEMO_SAMPLES))
+            settings = resolve_file(root, prompt, overrides, overrides_source="the demo")
+            options = SampleOptions(inputs=DEMO_INPUTS, samples=DEMO_SAMPLES)
+            sampled = sample_prompt(workspace, prompt, options, settings=settings)
             out.write(render_table(sampled))
             out.write(f"\ncomparing v{versions - 1} with v{versions} on the same inputs:\n")
-            options = CompareOptions(versions=(versions - 1, versions), inputs=DEMO_INPUTS, samples=DEMO_SAMPLES)
-            out.write(render_comparison(compare_prompt(workspace, prompt, options)))
+            compared = CompareOptions(versions=(versions - 1, versions), inputs=DEMO_INPUTS, samples=DEMO_SAMPLES)
+            out.write(render_comparison(compare_prompt(workspace, prompt, compared, settings=settings)))
     except SpadeError as error:  # the model could not start: the offline part above stands
         out.write(f"sampling with the local model failed: {error}\n")
     return 0

@@ -19,6 +19,7 @@ from spade_lsp.errors import InputError, SpadeError
 
 if TYPE_CHECKING:
     from spade_lsp._prompts import PromptText
+    from spade_lsp.config import Settings
 
 EXIT_OK, EXIT_FAILURES, EXIT_USAGE = 0, 1, 2  # EXIT_FAILURES: the command ran and found failures
 
@@ -117,19 +118,19 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--workers", type=int, metavar="N", help="worker processes (default: CPU count, max 4)")
     _common(evaluate)
 
-    from spade_lsp._review import add_review_parser
+    from spade_lsp.cli._review import add_review_parser
 
     add_review_parser(commands, _common)
 
-    from spade_lsp.selection._cli import add_select_parser
+    from spade_lsp.cli._selection import add_select_parser
 
     add_select_parser(commands, _common)
 
-    from spade_lsp.reliability._cli import add_reliability_parsers
+    from spade_lsp.cli._reliability import add_reliability_parsers
 
     add_reliability_parsers(commands, _common)
 
-    from spade_lsp.judges._cli import add_judge_parsers
+    from spade_lsp.cli._judges import add_judge_parsers
 
     add_judge_parsers(commands, _common)
 
@@ -188,6 +189,19 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
         }.items()
         if value is not None
     }
+
+
+def _prompt_settings(args: argparse.Namespace, workspace: Any, prompt: Path | None) -> Settings:
+    """The settings a command runs ``prompt`` with, resolved once: the workspace's files, the prompt's own
+    settings (front matter), then the command line's options (the same a daemon job gets from them)."""
+    from spade_lsp.config import resolve, resolve_file
+
+    if prompt is None:
+        return resolve(workspace.root, None, _overrides(args), overrides_source=_COMMAND_LINE)
+    return resolve_file(workspace.root, prompt, _overrides(args), overrides_source=_COMMAND_LINE)
+
+
+_COMMAND_LINE = "command line"
 
 
 def _open_workspace(args: argparse.Namespace, anchor: Path) -> Any:
@@ -381,7 +395,7 @@ def _import_versions(args: argparse.Namespace, out: TextIO) -> None:
         result = workspace.history.record_revisions(args.prompt, [Revision(text=t, origin="import") for t in texts])
         if len(texts) > 1 and len(set(texts)) == 1:
             _warn([f"{args.versions}: all {len(texts)} versions are identical"])
-        relabelled = relabel_prompt(workspace, args.prompt)
+        relabelled = relabel_prompt(workspace, args.prompt, settings=_prompt_settings(args, workspace, args.prompt))
         summary = {
             "prompt": workspace.history.prompt_key(args.prompt),
             "added": result.added,
@@ -406,7 +420,13 @@ def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
 
     with _open_workspace(args, args.prompt) as workspace:
         done = export_promptfoo(
-            workspace, args.prompt, output=args.output, force=args.force, provider=args.provider, python=args.python
+            workspace,
+            args.prompt,
+            settings=_prompt_settings(args, workspace, args.prompt),
+            output=args.output,
+            force=args.force,
+            provider=args.provider,
+            python=args.python,
         )
     _warn(done.warnings)
     if args.json:
@@ -423,25 +443,26 @@ def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_synthesize(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp._assertion_jobs import make_synthesizer, synthesize
     from spade_lsp._fallbacks import Fallbacks
     from spade_lsp._files import sidecar_path
+    from spade_lsp._progress import no_progress
     from spade_lsp._render import render_candidates
+    from spade_lsp.jobs import run_here
     from spade_lsp.synthesis import Candidate
 
+    params = {"synthesizer": args.synthesizer, "write": True}
     root = _daemon_root(args, args.prompt)
     if root is not None:
-        result = _daemon_job(args, root, "synthesize", {"synthesizer": args.synthesizer, "write": True})
-        candidates = [Candidate(**candidate) for candidate in result["candidates"]]
-        module, warnings = str(sidecar_path(args.prompt)), result["warnings"]
-        changes = {key: result[key] for key in ("added", "updated", "unchanged", "removed", "kept_edited")}
-        fallbacks = Fallbacks.from_json([result.get("fallbacks") or []])
+        result = _daemon_job(args, root, "synthesize", params)
+        module = str(sidecar_path(args.prompt))
     else:
         with _open_workspace(args, args.prompt) as workspace:
-            done = synthesize(workspace, args.prompt, make_synthesizer(workspace, args.synthesizer, prompt=args.prompt))
-        candidates, module, warnings, update = done.candidates, str(done.update.path), done.warnings, done.update
-        changes = {key: getattr(update, key) for key in ("added", "updated", "unchanged", "removed", "kept_edited")}
-        fallbacks = done.fallbacks
+            result = run_here(workspace, "synthesize", args.prompt, params, no_progress, overrides=_overrides(args))
+        module = str(result["sidecar"])
+    candidates = [Candidate(**candidate) for candidate in result["candidates"]]
+    warnings = result["warnings"]
+    changes = {key: result[key] for key in ("added", "updated", "unchanged", "removed", "kept_edited")}
+    fallbacks = Fallbacks.from_json([result.get("fallbacks") or []])
     _warn(warnings)
     _warn([f"fell back: {message}" for message in fallbacks.messages()])
     if args.json:
@@ -475,7 +496,8 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         run.module_error, run.warnings = result["module_error"], result["warnings"]
     else:
         with _open_workspace(args, args.prompt) as workspace:
-            run = evaluate(workspace, args.prompt, examples_file=args.examples, limits=limits)
+            settings = _prompt_settings(args, workspace, args.prompt)
+            run = evaluate(workspace, args.prompt, settings=settings, examples_file=args.examples, limits=limits)
     _warn(run.warnings)
     if args.json:
         _emit_json(out, run.matrix_json())
@@ -489,7 +511,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_review(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp._review import run_review
+    from spade_lsp.cli._review import run_review
 
     def in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any] | None:
         root = _daemon_root(args, args.prompt)
@@ -518,7 +540,7 @@ def _cmd_taxonomy(args: argparse.Namespace, out: TextIO) -> int:
     fallbacks = Fallbacks()
     with _open_workspace(args, anchor) as workspace:
         offline = workspace.history.classifier
-        classifier = assistant_classifier(workspace, workspace.settings, fallbacks) or offline
+        classifier = assistant_classifier(workspace, _prompt_settings(args, workspace, None), fallbacks) or offline
         predicted = []
         for before, after in pairs:
             changes = diff_texts(before, after)
@@ -548,18 +570,13 @@ def _cmd_taxonomy(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_select(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp.selection._cli import run_select
+    from spade_lsp.cli._selection import run_select, select_params
 
     def in_daemon(args: argparse.Namespace) -> dict[str, Any] | None:
         root = _daemon_root(args, args.prompt) if args.solver == "highs" else None  # the daemon solves with HiGHS
-        if root is None:
-            return None
-        params = {"method": args.method, "folds": args.folds, "time_limit": args.time_limit}
-        params |= {"filter_declared": True} if args.filter_declared else {}
-        params |= {key: getattr(args, key) for key in ("tau", "alpha") if getattr(args, key) is not None}
-        return _daemon_job(args, root, "select", params)
+        return None if root is None else _daemon_job(args, root, "select", select_params(args))
 
-    return run_select(args, out, in_daemon)
+    return run_select(args, out, in_daemon, _overrides(args))
 
 
 def _sample_in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any] | None:
@@ -568,9 +585,9 @@ def _sample_in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict[
 
 
 def _cmd_sample(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp.reliability._cli import run_sample
+    from spade_lsp.cli._reliability import run_sample
 
-    return run_sample(args, out, _open_workspace, _sample_in_daemon)
+    return run_sample(args, out, _open_workspace, _sample_in_daemon, _overrides(args))
 
 
 def _compare_in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any] | None:
@@ -579,35 +596,35 @@ def _compare_in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict
 
 
 def _cmd_check(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp.reliability._cli import run_check
+    from spade_lsp.cli._reliability import run_check
 
-    return run_check(args, out, _open_workspace, _sample_in_daemon, _compare_in_daemon)
+    return run_check(args, out, _open_workspace, _sample_in_daemon, _compare_in_daemon, _overrides(args))
 
 
 def _cmd_compare(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp.reliability._cli import run_compare
+    from spade_lsp.cli._reliability import run_compare
 
-    return run_compare(args, out, _open_workspace, _compare_in_daemon)
+    return run_compare(args, out, _open_workspace, _compare_in_daemon, _overrides(args))
 
 
 def _cmd_report(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp.reliability._cli import run_report
+    from spade_lsp.cli._reliability import run_report
 
     return run_report(args, out, _open_workspace)
 
 
 def _cmd_judge(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp.judges._cli import run_judge
+    from spade_lsp.cli._judges import run_judge
 
     def in_daemon(args: argparse.Namespace, params: dict[str, Any]) -> dict[str, Any] | None:
         root = _daemon_root(args, args.prompt)
         return None if root is None else _daemon_job(args, root, "judge", params)
 
-    return run_judge(args, out, _open_workspace, in_daemon)
+    return run_judge(args, out, _open_workspace, in_daemon, _overrides(args))
 
 
 def _cmd_test(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp.judges._cli import run_test, test_anchor
+    from spade_lsp.cli._judges import run_test, test_anchor
 
     anchor = test_anchor(args)  # a test file's workspace is the one it sits in
     root = None if args.list or args.name is None else _daemon_root(args, anchor)
@@ -619,7 +636,9 @@ def _cmd_test(args: argparse.Namespace, out: TextIO) -> int:
         args.prompt = path  # the job's path
         return _daemon_job(args, root, "test", params)
 
-    return run_test(args, out, _open_workspace, daemon_runs=root is not None, in_daemon=in_daemon)
+    return run_test(
+        args, out, _open_workspace, daemon_runs=root is not None, in_daemon=in_daemon, overrides=_overrides(args)
+    )
 
 
 def _cmd_lsp(args: argparse.Namespace, out: TextIO) -> int:
@@ -684,7 +703,7 @@ def _cmd_doctor(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp._demo import run_demo
+    from spade_lsp.cli._demo import run_demo
 
     return run_demo(args, out)
 

@@ -7,14 +7,11 @@ import json
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import Any, TextIO
 
 from spade_lsp._fallbacks import Fallback
 from spade_lsp.errors import InputError
-from spade_lsp.reliability._names import METHODS
-
-if TYPE_CHECKING:
-    from spade_lsp.reliability._sampling import SampleOptions
+from spade_lsp.reliability import METHODS
 
 #: Runs a sampling job in the workspace's daemon when one runs (None: run in this process).
 DaemonSample = Callable[[argparse.Namespace, dict[str, Any]], "dict[str, Any] | None"]
@@ -128,31 +125,33 @@ def job_params(args: argparse.Namespace) -> dict[str, Any]:
     return {name: getattr(args, name) for name in names if getattr(args, name) is not None}
 
 
-def options_from(params: Mapping[str, Any]) -> SampleOptions:
-    from spade_lsp.reliability._sampling import SampleOptions
-
-    return SampleOptions(
-        inputs=params.get("inputs"),
-        samples=params.get("samples"),
-        seed=int(params.get("seed", 0)),
-        temperature=params.get("temperature"),
-        early_stopping=params.get("early_stopping"),
-        interval=params.get("interval"),
-        confidence=params.get("confidence"),
-        verify=params.get("verify"),
-    )
+def _sample(
+    args: argparse.Namespace,
+    open_workspace: Callable[..., Any],
+    in_daemon: DaemonSample,
+    overrides: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    return _job("sample", job_params(args), args, open_workspace, in_daemon, overrides)
 
 
-def _sample(args: argparse.Namespace, open_workspace: Callable[..., Any], in_daemon: DaemonSample) -> dict[str, Any]:
-    from spade_lsp.reliability._sampling import sample_prompt
+def _job(
+    kind: str,
+    params: dict[str, Any],
+    args: argparse.Namespace,
+    open_workspace: Callable[..., Any],
+    in_daemon: DaemonSample,
+    overrides: Mapping[str, Any] | None,
+) -> dict[str, Any]:
+    """The job in the workspace's daemon when one runs, else here; its settings are resolved the same way in
+    both (the command line's options as the job's settings)."""
+    from spade_lsp.jobs import run_here, validate_params
 
-    params = job_params(args)
-    options = options_from(params)  # bad flags fail here, before any daemon is asked
+    validate_params(kind, params)  # bad flags fail here, before any daemon is asked
     document = in_daemon(args, params)
     if document is not None:
         return document
     with open_workspace(args, args.prompt) as workspace:
-        return sample_prompt(workspace, args.prompt, options, progress=_progress_line)
+        return run_here(workspace, kind, args.prompt, params, _progress_line, overrides=overrides)
 
 
 def _progress_line(message: str, percentage: float | None) -> None:
@@ -161,9 +160,13 @@ def _progress_line(message: str, percentage: float | None) -> None:
 
 
 def run_sample(
-    args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any], in_daemon: DaemonSample
+    args: argparse.Namespace,
+    out: TextIO,
+    open_workspace: Callable[..., Any],
+    in_daemon: DaemonSample,
+    overrides: Mapping[str, Any] | None = None,
 ) -> int:
-    document = _sample(args, open_workspace, in_daemon)
+    document = _sample(args, open_workspace, in_daemon, overrides)
     _emit(args, out, document)
     return 0
 
@@ -176,32 +179,27 @@ def compare_params(args: argparse.Namespace) -> dict[str, Any]:
     return {name: value for name, value in params.items() if value is not None}
 
 
-def _compare(
-    args: argparse.Namespace, params: dict[str, Any], open_workspace: Callable[..., Any], in_daemon: DaemonCompare
-) -> dict[str, Any]:
-    from spade_lsp.reliability._compare import compare_job_options, compare_prompt
-
-    options = compare_job_options(params)  # bad flags fail here, before any daemon is asked
-    document = in_daemon(args, params)
-    if document is not None:
-        return document
-    with open_workspace(args, args.prompt) as workspace:
-        return compare_prompt(workspace, args.prompt, options, progress=_progress_line)
-
-
 def run_compare(
-    args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any], in_daemon: DaemonCompare
+    args: argparse.Namespace,
+    out: TextIO,
+    open_workspace: Callable[..., Any],
+    in_daemon: DaemonCompare,
+    overrides: Mapping[str, Any] | None = None,
 ) -> int:
-    document = _compare(args, compare_params(args), open_workspace, in_daemon)
+    document = _job("compare", compare_params(args), args, open_workspace, in_daemon, overrides)
     _emit(args, out, document, _comparison_table)
     return 0
 
 
 def _check_baseline(
-    args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any], in_daemon: DaemonCompare
+    args: argparse.Namespace,
+    out: TextIO,
+    open_workspace: Callable[..., Any],
+    in_daemon: DaemonCompare,
+    overrides: Mapping[str, Any] | None,
 ) -> int:
     params = compare_params(args) | {"baseline": args.baseline}
-    document = _compare(args, params, open_workspace, in_daemon)
+    document = _job("compare", params, args, open_workspace, in_daemon, overrides)
     _emit(args, out, document, _comparison_table)
     comparison = document["comparisons"][0]
     worse = list(comparison["worse"])
@@ -218,18 +216,19 @@ def run_check(
     open_workspace: Callable[..., Any],
     in_daemon: DaemonSample,
     compare_in_daemon: DaemonCompare,
+    overrides: Mapping[str, Any] | None = None,
 ) -> int:
     if args.baseline is not None:
         if args.latest:
             raise InputError("--latest and --baseline do not go together: a comparison samples both versions")
-        return _check_baseline(args, out, open_workspace, compare_in_daemon)
+        return _check_baseline(args, out, open_workspace, compare_in_daemon, overrides)
     if args.latest:
-        from spade_lsp.reliability._sampling import latest_document
+        from spade_lsp.reliability import latest_document
 
         with open_workspace(args, args.prompt) as workspace:
             document = latest_document(workspace, args.prompt)
     else:
-        document = _sample(args, open_workspace, in_daemon)
+        document = _sample(args, open_workspace, in_daemon, overrides)
     _emit(args, out, document)
     failing = [v["name"] for v in document["validators"] if v["verdict"] == "fail"]
     if failing and not args.json:
@@ -239,8 +238,7 @@ def run_check(
 
 def run_report(args: argparse.Namespace, out: TextIO, open_workspace: Callable[..., Any]) -> int:
     from spade_lsp._files import atomic_write_text
-    from spade_lsp.reliability._html import render_html
-    from spade_lsp.reliability._sampling import latest_document
+    from spade_lsp.reliability import latest_document, render_html
 
     with open_workspace(args, args.prompt) as workspace:
         document = latest_document(workspace, args.prompt, run_id=args.run)
@@ -258,7 +256,7 @@ def run_report(args: argparse.Namespace, out: TextIO, open_workspace: Callable[.
 
 
 def _comparison_table(document: Mapping[str, Any]) -> str:
-    from spade_lsp.reliability._compare_render import render_comparison
+    from spade_lsp.reliability import render_comparison
 
     return render_comparison(document)
 

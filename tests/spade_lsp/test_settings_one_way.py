@@ -1,0 +1,158 @@
+"""One way through: a prompt's settings are resolved once per request or job, the same way from every entry
+point. The prompt's front matter sets ``tau`` and ``model`` (and ``auto_sample``), the workspace's spade.toml
+other values: `spade select` and `spade sample` in-process, the same jobs in the daemon submitted as the palette
+submits them, the daemon's automatic comparison after a save, and :func:`spade_lsp.config.resolve_file` all use
+the front matter's; the editor's settings and the command line's options beat it alike."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+from collections.abc import Iterator
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spade_lsp.cli import main
+from spade_lsp.config import resolve_file
+from spade_lsp_client import DaemonClient, run_job
+from spade_lsp_server.features.commands import _with_editor_settings
+from tests.spade_lsp_client.daemons import Daemons, daemons
+from tests.support.blurb import V3, sampling_workspace
+from tests.support.openai_stub import OpenAIStub, chat_reply
+
+__all__ = ["daemons"]
+
+FRONT_MATTER_TAU = 0.7
+FRONT_MATTER_MODEL = "openai/from-front-matter"
+FILES_TAU = 0.4
+FILES_MODEL = "openai/from-files"
+OVERRIDE_MODEL = "openai/from-the-editor-or-cli"
+FRONT_MATTER = f"---\ntau: {FRONT_MATTER_TAU}\nmodel: {FRONT_MATTER_MODEL}\nauto_sample: true\n---\n"
+
+
+@pytest.fixture
+def stub() -> Iterator[OpenAIStub]:
+    with OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as server:
+        yield server
+
+
+@pytest.fixture
+def prompt(workspace_dir: Path, stub: OpenAIStub) -> Path:
+    path = sampling_workspace(workspace_dir)
+    path.write_text(FRONT_MATTER + V3, encoding="utf-8")
+    (workspace_dir / "spade.toml").write_text(
+        f'tau = {FILES_TAU}\nmodel = "{FILES_MODEL}"\napi_base = "{stub.api_base}"\nclassifier = "offline"\n'
+        "samples_per_input = 1\nsample_inputs = 2\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def cli(*argv: str) -> dict[str, Any]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        code = main([*argv, "--json"])
+    assert code in (0, 1), out.getvalue()
+    document: dict[str, Any] = json.loads(out.getvalue())
+    return document
+
+
+def models_asked(stub: OpenAIStub, since: int) -> set[str]:
+    return {str(request["model"]) for request in stub.requests[since:]}
+
+
+def test_every_entry_point_resolves_the_same_tau_and_model(
+    workspace_dir: Path, prompt: Path, stub: OpenAIStub, daemons: Daemons
+) -> None:
+    root = workspace_dir.resolve()
+    # (d) resolve, directly
+    direct = resolve_file(root, prompt)
+    assert (direct.tau, direct.model) == (FRONT_MATTER_TAU, FRONT_MATTER_MODEL)
+    assert (direct.tau, direct.model) != (FILES_TAU, FILES_MODEL)
+
+    # (a) the CLI, in-process (no daemon runs): the selection's tau, and the model the sampling run asked
+    cli("eval", str(prompt))
+    selected_here = cli("select", str(prompt), "--folds", "0")
+    assert selected_here["tau"] == direct.tau
+    before = len(stub.requests)
+    sampled_here = cli("sample", str(prompt))
+    assert sampled_here["model"] == direct.model and models_asked(stub, before) == {"from-front-matter"}
+    before = len(stub.requests)
+    overridden_here = cli("sample", str(prompt), "--model", OVERRIDE_MODEL)  # the command line beats it
+    assert overridden_here["model"] == OVERRIDE_MODEL and models_asked(stub, before) == {"from-the-editor-or-cli"}
+
+    # (b) the same jobs in the daemon, submitted as the palette submits them (its params and the editor's settings)
+    daemons.start(root)
+
+    def palette(kind: str, params: dict[str, Any], editor: dict[str, Any]) -> dict[str, Any]:
+        job = run_job(root, kind, prompt, _with_editor_settings(params, editor), client_name="editor", timeout_s=60)
+        assert job["status"] == "done", job
+        result: dict[str, Any] = job["result"]
+        return result
+
+    assert palette("select", {}, {})["tau"] == selected_here["tau"] == FRONT_MATTER_TAU
+    assert palette("select", {}, {"tau": 0.2})["tau"] == 0.2  # the editor's settings beat the front matter
+    # the same model and messages as the CLI's runs: answered from the LLM cache those filled (it is keyed by
+    # the model), so nothing new is asked
+    before = len(stub.requests)
+    sampled_there = palette("sample", {}, {})
+    assert sampled_there["model"] == sampled_here["model"] == FRONT_MATTER_MODEL
+    overridden_there = palette("sample", {}, {"model": OVERRIDE_MODEL})
+    assert overridden_there["model"] == overridden_here["model"] == OVERRIDE_MODEL
+    assert sampled_there["calls_cached"] > 0 and overridden_there["calls_cached"] > 0
+    assert len(stub.requests) == before
+
+    # (c) the daemon's automatic comparison after a save: only the front matter turns auto_sample on and names
+    # the model, so a comparison that runs at all, on that model, resolved the prompt's own settings
+    prompt.write_text(FRONT_MATTER + V3 + "Mention the price.\n", encoding="utf-8")
+    before = len(stub.requests)
+    compared = asyncio.run(_record_and_wait_for_the_comparison(root, prompt))
+    assert compared["status"] == "done" and compared["client"] == "daemon", compared
+    assert {variant["model"] for variant in compared["result"]["variants"]} == {FRONT_MATTER_MODEL}
+    assert models_asked(stub, before) == {"from-front-matter"}
+
+
+async def _record_and_wait_for_the_comparison(root: Path, prompt: Path) -> dict[str, Any]:
+    async with await DaemonClient.connect(root, client_name="editor", start=False) as client:
+        answer = await client.request("prompt/record", {"path": str(prompt), "settings": {}})
+        assert answer["version"] == 2  # recorded by this request, or by the watcher just before it
+
+        async def finished() -> dict[str, Any] | None:
+            jobs = await client.request("job/list", {"path": str(prompt)})
+            return next((job for job in jobs if job["kind"] == "compare" and job["finished_at"]), None)
+
+        found: dict[str, Any] | None = None
+        for _ in range(600):
+            found = await finished()
+            if found is not None:
+                break
+            await asyncio.sleep(0.1)
+        assert found is not None, "no automatic comparison finished"
+        return found
+
+
+def test_auto_compare_needs_the_prompts_own_settings_files_alone_do_not_turn_it_on(
+    workspace_dir: Path, prompt: Path, daemons: Daemons
+) -> None:
+    """Without the front matter's ``auto_sample`` (the files do not set it) a save queues no comparison."""
+    root = workspace_dir.resolve()
+    prompt.write_text(f"---\nmodel: {FRONT_MATTER_MODEL}\n---\n" + V3, encoding="utf-8")
+    assert resolve_file(root, prompt).auto_sample is False
+    daemons.start(root)
+
+    async def save_twice() -> list[dict[str, Any]]:
+        async with await DaemonClient.connect(root, client_name="editor", start=False) as client:
+            await client.request("prompt/record", {"path": str(prompt)})
+            prompt.write_text(
+                f"---\nmodel: {FRONT_MATTER_MODEL}\n---\n" + V3 + "Mention the price.\n", encoding="utf-8"
+            )
+            answer = await client.request("prompt/record", {"path": str(prompt)})
+            assert answer["version"] == 2
+            jobs: list[dict[str, Any]] = await client.request("job/list", {})
+            return jobs
+
+    assert [job["kind"] for job in asyncio.run(save_twice()) if job["kind"] == "compare"] == []
