@@ -29,7 +29,7 @@ from typing import Any, Final, Literal
 import yaml
 
 from spade_lsp._files import decode_text, format_size, read_limited
-from spade_lsp.errors import ConfigError, PromptFileError
+from spade_lsp.errors import ConfigError, FrontMatterError, PromptFileError
 
 PromptKind = Literal["text", "prompty", "messages"]
 Templating = Literal["braces", "jinja2"]
@@ -220,11 +220,12 @@ def _yaml_or_none(text: str) -> Any:
         return None
 
 
-def block_settings(block: str, kind: PromptKind) -> dict[str, Any]:
+def block_settings(block: str, kind: PromptKind, *, source: str | None = None) -> dict[str, Any]:
     """The mapping in a block that :func:`settings_block` found: front matter that is not a YAML mapping raises
-    :class:`~spade_lsp.errors.ConfigError`; a message list's half-typed entries hold none."""
+    :class:`~spade_lsp.errors.ConfigError` naming ``source`` (the prompt); a message list's half-typed entries
+    hold none."""
     if kind != "messages":
-        return _split_front_matter(block, SETTINGS_SOURCE_NAMES[kind])[0]
+        return _split_front_matter(block, source or SETTINGS_SOURCE_NAMES[kind])[0]
     if block.startswith("{"):
         loaded: Any = json.loads(block)
     else:
@@ -232,11 +233,11 @@ def block_settings(block: str, kind: PromptKind) -> dict[str, Any]:
     return dict(loaded) if isinstance(loaded, dict) else {}
 
 
-def own_settings(text: str | None, kind: PromptKind) -> dict[str, Any]:
+def own_settings(text: str | None, kind: PromptKind, *, source: str | None = None) -> dict[str, Any]:
     """A prompt's own settings, unfiltered: its front matter, or for a message list the keys beside
     ``messages`` (see :func:`spade_lsp.config.resolve` for which of them are settings)."""
     block = settings_block(text, kind)
-    return {} if block is None else block_settings(block, kind)
+    return {} if block is None else block_settings(block, kind, source=source)
 
 
 def _blank_jinja_tags(body: str, templating: Templating) -> str:
@@ -252,21 +253,21 @@ def _split_front_matter(text: str, source: str) -> tuple[dict[str, Any], str]:
     match = _FRONT_MATTER.match(text)
     if not match:
         return {}, text
-    loaded = _load_yaml(match.group(1) or "", f"{source}: invalid YAML front matter")
+    loaded = _load_yaml(match.group(1) or "", f"{source}: invalid YAML front matter", FrontMatterError)
     if loaded is None:
         loaded = {}
     if not isinstance(loaded, dict):
-        raise ConfigError(f"{source}: front matter must be a mapping of settings, not {type(loaded).__name__}")
+        raise FrontMatterError(f"{source}: front matter must be a mapping of settings, not {type(loaded).__name__}")
     return loaded, _NOT_BREAK.sub(" ", match.group(0)) + text[match.end() :]
 
 
-def _load_yaml(text: str, what: str) -> Any:
+def _load_yaml(text: str, what: str, error_class: type[ConfigError] = ConfigError) -> Any:
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as error:
-        raise ConfigError(f"{what}: {error}".splitlines()[0]) from error
+        raise error_class(f"{what}: {error}".splitlines()[0]) from error
     except RecursionError as error:
-        raise ConfigError(f"{what}: nested too deeply") from error
+        raise error_class(f"{what}: nested too deeply") from error
 
 
 def _templating(front_matter: Mapping[str, Any], kind: PromptKind, source: str) -> Templating:

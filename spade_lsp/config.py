@@ -301,6 +301,7 @@ def resolve(
     overrides: Mapping[str, Any] | None = None,
     *,
     kind: PromptKind = "text",
+    source: str | None = None,
     files: Settings | None = None,
     overrides_source: str = "overrides",
 ) -> Settings:
@@ -308,13 +309,15 @@ def resolve(
     the workspace's files at ``root`` (or ``files``, already loaded from them), then the prompt's own settings
     (front matter; for a message list the keys beside ``messages``), then ``overrides`` (the command line's
     options, or the editor's settings), each overriding the one before. Overrides never set
-    :data:`FILE_ONLY_SETTINGS`. Raises :class:`~spade_lsp.errors.ConfigError` naming the source at fault."""
+    :data:`FILE_ONLY_SETTINGS`. Raises :class:`~spade_lsp.errors.ConfigError` naming the source at fault
+    (``source`` names the prompt; the front matter's own faults raise
+    :class:`~spade_lsp.errors.FrontMatterError`)."""
     from spade_lsp._prompts import SETTINGS_SOURCE_NAMES, own_settings
 
     settings = files if files is not None else load_settings(root)
-    settings = settings.merged(
-        front_matter_settings(own_settings(prompt_text, kind)), source=SETTINGS_SOURCE_NAMES[kind]
-    )
+    own = front_matter_settings(own_settings(prompt_text, kind, source=source))
+    own_source = SETTINGS_SOURCE_NAMES[kind] if source is None else f"{source} {SETTINGS_SOURCE_NAMES[kind]}"
+    settings = settings.merged(own, source=own_source)
     chosen = {k: v for k, v in (overrides or {}).items() if k.replace("-", "_") not in FILE_ONLY_SETTINGS}
     return settings.merged(chosen, source=overrides_source)
 
@@ -322,17 +325,27 @@ def resolve(
 def resolve_file(
     root: Path, prompt: Path, overrides: Mapping[str, Any] | None = None, *, overrides_source: str = "overrides"
 ) -> Settings:
-    """:func:`resolve` for a prompt file as it is on disk; a prompt that cannot be read has no settings of its
-    own (reading it is the consumer's error to report)."""
+    """:func:`resolve` for a prompt file as it is on disk (read within the ``max_prompt_bytes`` the files and
+    the overrides allow); a prompt that cannot be read has no settings of its own (reading it is the
+    consumer's error to report)."""
     from spade_lsp._prompts import prompt_kind, read_prompt_file
     from spade_lsp.errors import PromptFileError
 
     files = load_settings(root)
+    limit = resolve(root, None, overrides, files=files, overrides_source=overrides_source).max_prompt_bytes
     try:
-        text: str | None = read_prompt_file(prompt, max_bytes=files.max_prompt_bytes)
+        text: str | None = read_prompt_file(prompt, max_bytes=limit)
     except PromptFileError:
         text = None
-    return resolve(root, text, overrides, kind=prompt_kind(prompt), files=files, overrides_source=overrides_source)
+    return resolve(
+        root,
+        text,
+        overrides,
+        kind=prompt_kind(prompt),
+        source=str(prompt),
+        files=files,
+        overrides_source=overrides_source,
+    )
 
 
 def _validate(data: dict[str, Any], source: str) -> Settings:

@@ -13,8 +13,10 @@ __all__ = [
     "DaemonError",
     "DaemonUnavailableError",
     "DiskFullError",
+    "FrontMatterError",
     "GitHistoryError",
     "InputError",
+    "JobCancelled",
     "LLMError",
     "LocalModelError",
     "LocalModelUnavailableError",
@@ -43,6 +45,10 @@ class PromptFileError(InputError):
 
 class ConfigError(InputError):
     """Settings in pyproject.toml, spade.toml or front matter are invalid."""
+
+
+class FrontMatterError(ConfigError):
+    """A prompt's front matter does not parse (invalid YAML, or not a mapping): no setting in it can be read."""
 
 
 class DiskFullError(SpadeError, OSError):

@@ -17,7 +17,7 @@ from spade_lsp._roles import (
     pipeline_endpoint,
     require,
 )
-from spade_lsp.config import FILE_ONLY_SETTINGS, Settings, find_workspace_root, load_settings
+from spade_lsp.config import Settings, find_workspace_root, resolve
 from spade_lsp.llm import LLMClient
 from spade_lsp.store import Store
 
@@ -54,10 +54,8 @@ class Workspace:
         busy_timeout_s: float = 5.0,
     ) -> None:
         self.root = root.resolve()
-        base = settings if settings is not None else load_settings(self.root)
-        self._overrides = {k: v for k, v in (overrides or {}).items() if k.replace("-", "_") not in FILE_ONLY_SETTINGS}
-        self._overrides_source = overrides_source
-        self.settings = base.merged(self._overrides, source=overrides_source)
+        #: The workspace's own settings (no prompt's): its files (or ``settings``), then the overrides.
+        self.settings = resolve(self.root, None, overrides, files=settings, overrides_source=overrides_source)
         self.store = Store.open(self.root, busy_timeout_s=busy_timeout_s)
         self._injected = {"pipeline": llm_client, "assistant": assistant_client}
         self._clients: dict[tuple[Any, ...], LLMClient] = {}

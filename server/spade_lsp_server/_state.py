@@ -26,7 +26,7 @@ from spade_lsp import (
     sidecar_path,
 )
 from spade_lsp.config import NOT_FROM_CONTENT, Settings, load_settings, resolve
-from spade_lsp.errors import InputError, SpadeError
+from spade_lsp.errors import FrontMatterError, InputError, SpadeError
 from spade_lsp.overview import PromptOverview, build_overview
 from spade_lsp.store import data_version, open_readonly
 from spade_lsp_server._daemon import DaemonLink, Notify, Tell
@@ -39,7 +39,6 @@ log = logging.getLogger(__name__)
 _SETTING_KEYS = frozenset(Settings.model_fields) - NOT_FROM_CONTENT
 
 
-#: A top-level key of a YAML mapping (at column 0), and whether it is ``messages``.
 def _snake(key: str) -> str:
     """``promptGlobs`` / ``prompt-globs`` -> ``prompt_globs`` (editors tend to camelCase their settings)."""
     out = "".join(f"_{c.lower()}" if c.isupper() else c for c in key).replace("-", "_")
@@ -141,6 +140,8 @@ class WorkspaceState:
                 files=self.file_settings,
                 overrides_source="editor settings (spade)",
             )
+        except FrontMatterError:  # the overview reports front matter that does not parse, once
+            pass
         except SpadeError as error:  # shown on the prompt; the workspace's settings apply meanwhile
             notes = (str(error),)
         if len(self._front_matter) > 256:

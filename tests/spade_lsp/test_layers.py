@@ -12,9 +12,12 @@ ROOT = Path(__file__).resolve().parents[2]
 SOURCES = (ROOT / "spade_lsp", ROOT / "server" / "spade_lsp_server", ROOT / "client" / "spade_lsp_client")
 STORE = ROOT / "spade_lsp" / "store"
 
-#: The start of an SQL statement (as spade writes them: upper-case keywords), at the start of a string or of an
-#: f-string's first part.
-_SQL = re.compile(r"^\s*(SELECT|INSERT|UPDATE|DELETE|REPLACE|CREATE|ALTER|DROP|PRAGMA|WITH)(\s|$)")
+#: The start of an SQL statement, in any case, at the start of a string or of an f-string's first part.
+_SQL = re.compile(
+    r"^\s*(SELECT\s.+\sFROM\s|INSERT\s+(OR\s+\w+\s+)?INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(UNIQUE\s+)?"
+    r"(TABLE|INDEX|VIEW|TRIGGER)\s|ALTER\s+TABLE\s|DROP\s+(TABLE|INDEX)\s|PRAGMA\s+\w)",
+    re.IGNORECASE | re.DOTALL,
+)
 #: What only a database handle has: sqlite-utils' tables and raw statements.
 _HANDLE_CALLS = frozenset({"execute", "executescript", "executemany", "table", "rows_where", "query"})
 
@@ -33,15 +36,15 @@ def _sql_strings(path: Path) -> list[str]:
 
 
 def _database_calls(path: Path) -> list[str]:
-    """``store.db``, ``store.write`` (also as ``self.store`` or ``workspace.store``), and ``execute``, ``table`` and
-    the like on a handle named ``db`` or ``conn``."""
+    """Any ``.db`` attribute, ``store.write`` (also as ``self.store`` or ``workspace.store``), and ``execute``,
+    ``table`` and the like on a handle named ``db`` or ``conn``."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.Attribute):
             continue
         owner = node.value
         owner_name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
-        if node.attr == "db" and owner_name in {"store", "_store"}:
+        if node.attr == "db":
             found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {owner_name}.db")
         elif owner_name in {"db", "database", "conn", "connection"} and node.attr in _HANDLE_CALLS:
             found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {owner_name}.{node.attr}")

@@ -18,6 +18,7 @@ import pytest
 
 from spade_lsp.cli import main
 from spade_lsp.config import resolve_file
+from spade_lsp.errors import ConfigError
 from spade_lsp_client import DaemonClient, run_job
 from spade_lsp_server.features.commands import _with_editor_settings
 from tests.spade_lsp_client.daemons import Daemons, daemons
@@ -156,3 +157,29 @@ def test_auto_compare_needs_the_prompts_own_settings_files_alone_do_not_turn_it_
             return jobs
 
     assert [job["kind"] for job in asyncio.run(save_twice()) if job["kind"] == "compare"] == []
+
+
+def test_a_settings_error_names_the_prompt(workspace_dir: Path) -> None:
+    prompt = workspace_dir / "bad.prompt"
+    for front_matter, fault in (("tau: 3", "tau"), ("tau: [0.2", "invalid YAML"), ("- a list", "must be a mapping")):
+        prompt.write_text(f"---\n{front_matter}\n---\nKeep it short.\n", encoding="utf-8")
+        with pytest.raises(ConfigError) as raised:
+            resolve_file(workspace_dir, prompt)
+        assert str(prompt) in str(raised.value) and fault in str(raised.value)
+
+
+def test_a_jobs_settings_decide_how_its_prompt_is_read(workspace_dir: Path, daemons: Daemons) -> None:
+    """``max_prompt_bytes`` from the job's settings (the editor's, or the command line's) beats the files' for
+    everything the job reads, recording the prompt included."""
+    root = workspace_dir.resolve()
+    (root / "spade.toml").write_text('classifier = "offline"\nmax_prompt_bytes = 1000\n', encoding="utf-8")
+    prompt = root / "long.prompt"
+    prompt.write_text("Keep it under 100 words. " * 100 + "\n", encoding="utf-8")
+    assert resolve_file(root, prompt, {"max_prompt_bytes": 100_000}).max_prompt_bytes == 100_000
+    daemons.start(root)
+    refused = run_job(root, "synthesize", prompt, {"synthesizer": "offline"}, client_name="editor", timeout_s=60)
+    assert refused["status"] == "failed" and "1 kB" in (refused["error"] or ""), refused
+    params = {"synthesizer": "offline", "settings": {"max_prompt_bytes": 100_000}}
+    done = run_job(root, "synthesize", prompt, params, client_name="editor", timeout_s=60)
+    assert done["status"] == "done", done
+    assert done["result"]["candidates"], done["result"]

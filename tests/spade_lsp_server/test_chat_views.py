@@ -155,3 +155,16 @@ def test_settings_beside_the_messages(state: WorkspaceState, workspace_dir: Path
     assert settings.tau == 0.4 and notes and notes[0].startswith("the settings beside messages: tau")
     # the sandbox stays a workspace-file setting, whatever a message list says
     assert state.settings_for("sandbox: python-only\nmessages: []\n", yaml_path)[0].sandbox == state.settings.sandbox
+
+
+def test_front_matter_that_does_not_parse_is_said_once(state: WorkspaceState, workspace_dir: Path) -> None:
+    """The overview reports front matter that is not YAML; the settings add no second note for it (a setting
+    with a bad value still gets its own)."""
+    prompt = workspace_dir / "a.prompt"
+    broken = "---\ntau: [0.2\n---\nKeep it short.\n"
+    settings, notes = state.settings_for(broken, prompt)
+    assert notes == () and settings.tau == 0.4
+    overview_notes = state.overview(prompt.as_uri(), prompt, broken, lambda _: None).notes
+    assert len([note for note in overview_notes if "front matter" in note]) == 1, overview_notes
+    _, notes = state.settings_for("---\ntau: 3\n---\nKeep it short.\n", prompt)
+    assert len(notes) == 1 and "tau" in notes[0]

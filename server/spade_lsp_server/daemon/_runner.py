@@ -7,16 +7,17 @@ here: evaluation hands it to the sandbox's worker processes.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from spade_lsp.errors import JobCancelled, SpadeError, StoreLockedError
-from spade_lsp.jobs import run_job
+from spade_lsp.jobs import EDITOR_SETTINGS, run_job
 from spade_lsp.store import Job, JobQueue, JobStateError, Store
 from spade_lsp.workspace import Workspace
 
@@ -34,7 +35,9 @@ class _Interrupted(Exception):
 
 class WorkspaceCache:
     """One thread's Workspace, reopened when spade.toml or pyproject.toml changes (the workspace's settings are
-    read once per open). A job's own settings are resolved when it runs (:func:`spade_lsp.jobs.run_job`)."""
+    read once per open) or when a job brings other overrides than the job before it (they decide how a prompt
+    is read, e.g. ``max_prompt_bytes``). A job's prompt settings are resolved when it runs
+    (:func:`spade_lsp.jobs.run_job`)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -50,12 +53,13 @@ class WorkspaceCache:
                 stamps.append(None)
         return tuple(stamps)
 
-    def get(self) -> Workspace:
-        """The workspace (its files' settings; each job resolves its prompt's own)."""
-        stamp = self._settings_stamp()
+    def get(self, overrides: Mapping[str, Any] | None = None) -> Workspace:
+        """The workspace under ``overrides`` (a job's ``settings``: the editor's or the command line's)."""
+        chosen = dict(overrides or {})
+        stamp = (*self._settings_stamp(), json.dumps(chosen, sort_keys=True, default=str))
         if self._workspace is None or stamp != self._stamp:
             self.close()
-            self._workspace = Workspace(self.root)
+            self._workspace = Workspace(self.root, overrides=chosen, overrides_source=EDITOR_SETTINGS)
             self._stamp = stamp
         return self._workspace
 
@@ -188,7 +192,9 @@ class JobRunner:
     ) -> Job | None:
         """Run the job and store how it ended; None when it was handed back to the queue."""
         try:
-            result = run_job(workspaces.get(), job, progress)  # validated when queued, and again here
+            result = run_job(
+                workspaces.get(job.params.get("settings")), job, progress
+            )  # validated when queued, and again here
         except JobCancelled:
             return self._store(lambda: queue.mark_cancelled(job.id, self.owner), job)
         except _Interrupted:

@@ -25,8 +25,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from spade_lsp import __version__, atomic_write_text, examples_path, sidecar_path
-from spade_lsp.config import DEFAULT_PROMPT_GLOBS, Settings, load_settings, resolve_file
+from spade_lsp import __version__, atomic_write_text, examples_path, prompt_kind, sidecar_path
+from spade_lsp.config import DEFAULT_PROMPT_GLOBS, Settings, load_settings, resolve, resolve_file
 from spade_lsp.errors import ConfigError, SpadeError
 from spade_lsp.jobs import EDITOR_SETTINGS, JobParamsError, validate_params
 from spade_lsp.jobs.relabel import wants_relabel_settings
@@ -554,7 +554,19 @@ class Daemon:
         settings = None
         if recorded:
             try:
-                settings = resolve_file(self.root, path, editor_settings, overrides_source=EDITOR_SETTINGS)
+                settings = (
+                    resolve_file(self.root, path, editor_settings, overrides_source=EDITOR_SETTINGS)
+                    if text is None
+                    else resolve(
+                        self.root,
+                        text,
+                        editor_settings,
+                        kind=prompt_kind(path),
+                        source=str(path),
+                        files=workspace.settings,
+                        overrides_source=EDITOR_SETTINGS,
+                    )
+                )
             except SpadeError as error:  # invalid front matter: the views say why; the offline labels stay
                 log.info("no relabelling or comparison of %s: %s", path, error)
         return (after[-1].number if after else None), recorded, warnings, settings

@@ -416,7 +416,7 @@ def test_rows_and_columns_shapes(inputs: int, samples: int) -> None:
 
 def test_writes_an_example(tmp_path: Path) -> None:
     """One rendered example, written to the test's own directory (to look at, run with ``--basetemp``): a
-    self-contained page that reads back as written."""
+    self-contained page that shows the document's warnings and every check."""
     document = _document(
         [f"example-{i}" for i in range(12)],
         8,
@@ -428,6 +428,8 @@ def test_writes_an_example(tmp_path: Path) -> None:
     document["p_pass"].update({"agree": False, "warning": "measured and predicted P_pass disagree"})
     page = render_html(document)
     _parse(page)
-    target = tmp_path / "report-example.html"
-    target.write_text(page, encoding="utf-8")
-    assert target.read_text(encoding="utf-8") == page
+    (tmp_path / "report-example.html").write_text(page, encoding="utf-8")
+    # what the document says is on the page, and nothing is fetched from elsewhere
+    for said in ("measured and predicted P_pass disagree", "3 calls failed", "assert_cites_sources"):
+        assert said in page
+    assert 'src="http' not in page and 'href="http' not in page
