@@ -19,8 +19,9 @@ Names load on first use: importing the package itself loads nothing else.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from spade_lsp._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below load on first use
     from spade_lsp._examples import read_row as read_example_row
@@ -101,11 +102,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:  # a submodule not imported yet: `from spade_lsp import checks` then imports it
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = where
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), attribute)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

@@ -17,8 +17,9 @@ Names load on first use: nothing here is imported by the language server.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from spade_lsp._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below load on first use
     from spade_lsp.judges._agreement import (
@@ -187,10 +188,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE, globals())

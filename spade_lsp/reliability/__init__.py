@@ -14,9 +14,9 @@ Names load on first use: the statistics pull in numpy and scipy, which the langu
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from spade_lsp._lazy import lazy_exports
 from spade_lsp.reliability._names import METHODS, Method
 
 if TYPE_CHECKING:  # the names below load on first use
@@ -121,10 +121,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _WHERE, globals())

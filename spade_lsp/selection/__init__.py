@@ -6,9 +6,9 @@ Engine only: nothing here imports LSP code. See :mod:`spade_lsp.selection._selec
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from spade_lsp._lazy import lazy_exports
 from spade_lsp.selection._names import METHODS, SOLVERS, Method, Solver
 
 if TYPE_CHECKING:  # the names below load on first use: numpy and the solvers stay off the CLI's start-up path
@@ -66,13 +66,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 __all__ = [

@@ -8,9 +8,9 @@ only ever opens the store read-only (:func:`open_readonly`) without it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from spade_lsp._lazy import lazy_exports
 from spade_lsp.store._paths import STORE_DIR, STORE_FILE
 
 if TYPE_CHECKING:
@@ -288,10 +288,4 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

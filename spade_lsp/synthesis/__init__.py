@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from importlib import import_module
 from typing import TYPE_CHECKING, Any, Protocol
 
+from spade_lsp._lazy import lazy_exports
 from spade_lsp._prompts import PLACEHOLDER_PATTERN, placeholders_of, render_prompt
 from spade_lsp._types import ChangeKind
 
@@ -135,11 +135,4 @@ class Synthesizer(Protocol):
         ...
 
 
-def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    module, attribute = where
-    value = getattr(import_module(f"{__name__}.{module}"), attribute)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())

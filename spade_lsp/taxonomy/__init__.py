@@ -8,9 +8,9 @@ is configured. Both satisfy :class:`TaxonomyClassifier`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from importlib import import_module
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
+from spade_lsp._lazy import lazy_exports
 from spade_lsp._types import SentenceChange
 
 if TYPE_CHECKING:  # the classifiers load on first use: the LLM one imports pydantic and the LLM layer
@@ -131,10 +131,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
