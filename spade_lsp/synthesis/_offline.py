@@ -730,22 +730,14 @@ def _formats(text: str) -> Iterator[_Draft]:
         text,
         re.IGNORECASE,
     )
-    if sign_off and not quoted and len(sign_off.group(1).split()) <= 6:
-        signature = sign_off.group(1).strip(" \"'“”‘’")
+    if sign_off and (quoted or len(sign_off.group(1).split()) <= 6):
+        signature = quoted[-1] if quoted else sign_off.group(1).strip(" \"'“”‘’")
         yield _Draft(
             f"signs_off_as_{_slug(signature, 32)}",
             PRESENTATION_FORMAT,
             f"Ends with the sign-off “{signature}”.",
             f"checks.ends_with(response, {_literal(signature)})",
             {"family": "ends_with", "phrase": signature},
-        )
-    elif sign_off and quoted:
-        yield _Draft(
-            f"signs_off_as_{_slug(quoted[-1], 32)}",
-            PRESENTATION_FORMAT,
-            f"Ends with the sign-off “{quoted[-1]}”.",
-            f"checks.ends_with(response, {_literal(quoted[-1])})",
-            {"family": "ends_with", "phrase": quoted[-1]},
         )
     section = re.search(
         r"\b(?:add|include|write|create|provide|with|have)\s+(?:a|an|the)\s+(?:short\s+|brief\s+)?"
