@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from spade_lsp._examples import Example, read_examples
+from spade_lsp._examples import read_examples
 from spade_lsp._fallbacks import Fallbacks
 from spade_lsp._files import (
     MAX_EXAMPLES_BYTES,
@@ -23,20 +23,21 @@ from spade_lsp._files import (
     read_sidecar_text,
     sidecar_path,
 )
+from spade_lsp._precheck import Verdict, example_cases, labelled_examples, precheck
 from spade_lsp._prompts import (
     PromptText,
     conversation_text,
     parse_prompt,
     prompt_kind,
-    render_conversation,
     template_placeholders,
 )
 from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
+from spade_lsp._types import NOT_ERROR_KINDS
 from spade_lsp.config import Settings
 from spade_lsp.errors import ConfigError, InputError, LLMError, ModelNotConfiguredError, SpadeError
 from spade_lsp.llm import LLMClient, parse_json_answer
 from spade_lsp.sandbox import PYTHON_ONLY_WARNING, ModuleSource, SandboxCase, SandboxLimits, run_assertions
-from spade_lsp.store import Store, insert_eval_run, stored_eval_run
+from spade_lsp.store import Store, insert_eval_run, save_candidate_verdicts, stored_eval_run
 from spade_lsp.synthesis import (
     Candidate,
     Instruction,
@@ -61,6 +62,8 @@ class SynthesisResult:
     text: str = ""  # the sidecar module as planned (written only when ``update.written``)
     fallbacks: Fallbacks = field(default_factory=Fallbacks)
     unreviewed: list[str] = field(default_factory=list)  # LLM-written functions of ``text`` nobody accepted yet
+    verdicts: dict[str, Verdict] = field(default_factory=dict)  # each candidate on the labelled examples
+    held_back: list[Verdict] = field(default_factory=list)  # candidates not written: noisy or faulty on them
 
 
 def make_synthesizer(
@@ -125,15 +128,20 @@ def plan_synthesis(
     prompt: Path,
     synthesizer: Synthesizer,
     *,
+    settings: Settings,
     sentences: Sequence[str] | None = None,
     sidecar_text: str | None = None,
+    include_held_back: bool = False,
     progress: Callable[[str, float], None] | None = None,
 ) -> SynthesisResult:
     """Record the prompt's current text and plan its candidates into the sidecar module, writing nothing.
 
     ``sentences`` limits synthesis to those instructions and keeps every other function (a code action adding
-    one assertion); ``sidecar_text`` is the module as the editor holds it (default: the file on disk).
-    ``progress`` is called at checkpoints (it may raise to cancel); the last one comes before planning.
+    one assertion); ``sidecar_text`` is the module as the editor holds it (default: the file on disk). When
+    the prompt has labelled examples every candidate runs on them first (:mod:`spade_lsp._precheck`): one that
+    would fail more than ``settings.tau`` of the good ones, or raises, is held back unless
+    ``include_held_back``. ``progress`` is called at checkpoints (it may raise to cancel); the last one comes
+    before planning.
     """
     report = progress or (lambda message, percentage: None)
     report("recording the prompt", 0.0)
@@ -164,6 +172,11 @@ def plan_synthesis(
         warnings.append(f"not offered: {name}: {reason}")
     if not candidates:
         warnings.append(f"{prompt}: no checkable instruction found; nothing to synthesize")
+    verdicts = _precheck_candidates(workspace, prompt, candidates, settings, report)
+    held = [verdicts[c.name] for c in candidates if c.name in verdicts and verdicts[c.name].held_back]
+    if held and not include_held_back:
+        names = {verdict.name for verdict in held}
+        candidates = [c for c in candidates if c.name not in names]
     report("planning the sidecar module", 90.0)
     module = sidecar_path(prompt)
     old = sidecar_text if sidecar_text is not None else _read_sidecar(module)
@@ -176,7 +189,43 @@ def plan_synthesis(
             f"LLM-written, not reviewed: {', '.join(pending)}; read them, then accept them (the editor's quick fix "
             f"“Accept reviewed code”, or `spade review {prompt} --accept NAME`)"
         )
-    return SynthesisResult(candidates, update, warnings, text, fallbacks, pending)
+    return SynthesisResult(candidates, update, warnings, text, fallbacks, pending, verdicts, held)
+
+
+def _precheck_candidates(
+    workspace: Workspace,
+    prompt: Path,
+    candidates: Sequence[Candidate],
+    settings: Settings,
+    report: Callable[[str, float], None],
+) -> dict[str, Verdict]:
+    """Each candidate on the prompt's labelled examples, stored for the editor's hints ({} without any)."""
+    examples = labelled_examples(prompt)
+    if not candidates or not examples:
+        return {}
+    report(f"checking {len(candidates)} candidate(s) on {len(examples)} labelled example(s)", 60.0)
+    verdicts = precheck(
+        candidates,
+        examples,
+        newest_template(workspace, prompt),
+        tau=settings.tau,
+        limits=SandboxLimits(confinement=settings.sandbox),
+        ask_llm=assistant_ask(workspace, settings),
+    )
+    save_candidate_verdicts(
+        workspace.store, workspace.history.prompt_key(prompt), [(v.code_sha, v.to_json()) for v in verdicts.values()]
+    )
+    return verdicts
+
+
+def newest_template(workspace: Workspace, prompt: Path) -> PromptText:
+    """The prompt's newest recorded version, parsed (the template examples without a prompt are rendered from)."""
+    versions = workspace.history.versions(prompt)
+    return parse_prompt(
+        workspace.history.content(versions[-1].content_hash) if versions else "",
+        source=str(prompt),
+        kind=prompt_kind(prompt),
+    )
 
 
 def _record_provenance(
@@ -219,9 +268,11 @@ def write_synthesis(result: SynthesisResult) -> None:
         result.update.written = True
 
 
-def synthesize(workspace: Workspace, prompt: Path, synthesizer: Synthesizer) -> SynthesisResult:
+def synthesize(
+    workspace: Workspace, prompt: Path, synthesizer: Synthesizer, *, settings: Settings, include_held_back: bool = False
+) -> SynthesisResult:
     """Record the prompt's current text, synthesize candidates, and write them into its sidecar module."""
-    result = plan_synthesis(workspace, prompt, synthesizer)
+    result = plan_synthesis(workspace, prompt, synthesizer, settings=settings, include_held_back=include_held_back)
     write_synthesis(result)
     return result
 
@@ -257,38 +308,12 @@ class EvalRun:
         return sorted({e["assertion"] for e in self.errors if e["kind"] == "needs_model"})
 
     @property
-    def unreviewed(self) -> list[str]:
-        """LLM-written assertions that ran (confined, as all do) before anyone accepted their code."""
-        return [a["name"] for a in self.assertions if a.get("unreviewed")]
+    def failed_cells(self) -> list[dict[str, Any]]:
+        """The cells that raised: neither "needs a model" nor "not applicable" (:data:`NOT_ERROR_KINDS`)."""
+        return [e for e in self.errors if e["kind"] not in NOT_ERROR_KINDS]
 
-    def static_subsumptions(self) -> list[list[int]]:
-        """``K`` pairs [i, j] (assertion i subsumes j) proven from the generated checks' specs."""
-        from spade_lsp.selection import AssertionSpec, static_subsumptions
+    AskLLM = Callable[[str, str, Mapping[str, Any]], bool]
 
-        specs = [AssertionSpec(a["name"], a["cost"], a.get("check")) for a in self.assertions]
-        index = {spec.name: i for i, spec in enumerate(specs)}
-        return sorted([index[p.subsumer], index[p.subsumed]] for p in static_subsumptions(specs))
-
-    def matrix_json(self) -> dict[str, Any]:
-        """The shape of ../shared/bench/spade/*/matrix.json (M of 0/1: a cell that errored counts as a failure,
-        and ``errors`` says which ones), plus example ids."""
-        return {
-            "assertions": [{"name": a["name"], "cost": a["cost"]} for a in self.assertions],
-            "M": [[0 if cell is None else cell for cell in row] for row in self.m],  # an error is not a pass
-            "y": self.y,
-            "K": self.static_subsumptions(),
-            "examples": self.examples,
-            "errors": self.errors,
-            "needs_model": self.needs_model,
-            "unreviewed": self.unreviewed,
-            "module_error": self.module_error,
-            "warnings": self.warnings,
-            "run_id": self.run_id,
-            "seconds": round(self.seconds, 3),
-        }
-
-
-AskLLM = Callable[[str, str, Mapping[str, Any]], bool]
 
 _YES_NO_SCHEMA = {
     "type": "object",
@@ -296,6 +321,9 @@ _YES_NO_SCHEMA = {
     "required": ["answer"],
     "additionalProperties": False,
 }
+
+
+AskLLM = Callable[[str, str, Mapping[str, Any]], bool]
 
 
 def ask_llm_with(client: LLMClient) -> AskLLM:
@@ -342,13 +370,7 @@ def evaluate(
     read_warnings: list[str] = []  # lines that could not be read as they are: reported, the others run
     examples = read_examples(source, read_warnings)
     sync_prompt(workspace, prompt)
-    versions = workspace.history.versions(prompt)
-    template = parse_prompt(
-        workspace.history.content(versions[-1].content_hash) if versions else "",
-        source=str(prompt),
-        kind=prompt_kind(prompt),
-    )
-    cases, warnings = _cases(examples, template)
+    cases, warnings = example_cases(examples, newest_template(workspace, prompt))
     warnings[:0] = read_warnings
     ask = assistant_ask(workspace, settings)
     limits = dataclasses.replace(limits or SandboxLimits(), confinement=settings.sandbox)
@@ -426,23 +448,6 @@ def _module_error(module: Path, error: Any) -> str | None:
         return None
     where = f"{module}:{error.line}" if error.line else str(module)
     return f"{where}: {error.message}"
-
-
-def _cases(examples: Sequence[Example], template: PromptText) -> tuple[list[SandboxCase], list[str]]:
-    cases: list[SandboxCase] = []
-    warnings: list[str] = []
-    for example in examples:
-        if example.output is None:
-            warnings.append(f"example {example.id}: no `output`; its assertions see an empty response")
-        prompt, messages = example.prompt, None
-        if prompt is None:
-            prompt, messages, missing = render_conversation(template, example.inputs)
-            if missing:
-                warnings.append(f"example {example.id}: no input for {', '.join(sorted(set(missing)))} in the prompt")
-        cases.append(
-            SandboxCase(example=dict(example.inputs), prompt=prompt, response=example.output or "", messages=messages)
-        )
-    return cases, warnings
 
 
 def assistant_ask(workspace: Workspace, settings: Settings) -> _AssistantAsk | None:

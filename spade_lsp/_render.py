@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any
 
 from tabulate import tabulate
 
 from spade_lsp._history import ChangeInfo, DeltaInfo
-from spade_lsp._types import VersionInfo
+from spade_lsp._types import NOT_ERROR_KINDS, VersionInfo
 from spade_lsp.taxonomy import PLAIN_NAMES
 
 _MARK = {"added": "+", "removed": "-", "modified": "~"}
@@ -80,18 +80,44 @@ def render_sentences(prompt: str, sentences: Sequence[Any]) -> str:
     return f"{prompt}: {len(sentences)} sentence(s) in the newest version\n{table}\n"
 
 
-def render_candidates(candidates: Sequence[Any]) -> str:
-    """Synthesized candidates: name, category, version, what it checks."""
-    rows = [
-        [
+def render_candidates(candidates: Sequence[Any], verdicts: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """Synthesized candidates: name, category, version, what it checks, and how it did on the labelled
+    examples when they were checked first."""
+    verdicts = verdicts or {}
+    rows = []
+    for c in candidates:
+        row = [
             c.name,
             PLAIN_NAMES.get(c.category, c.category),
             f"v{c.version}" if c.version else "",
             ("asks a model: " if c.asks_llm else "") + _clip(c.description, 60),
         ]
-        for c in candidates
-    ]
-    return str(tabulate(rows, headers=["assertion", "category", "from", "checks"])) + "\n"
+        if verdicts:
+            row.append(_verdict_text(verdicts.get(c.name)))
+        rows.append(row)
+    headers = ["assertion", "category", "from", "checks"] + (["on the labelled examples"] if verdicts else [])
+    return str(tabulate(rows, headers=headers)) + "\n"
+
+
+def _verdict_text(verdict: Mapping[str, Any] | None) -> str:
+    if verdict is None:
+        return ""
+    if verdict.get("needs_model"):
+        return "not checked (needs a model)"
+    text = f"catches {len(verdict['bad_caught'])}/{verdict['bad']} bad, fails {len(verdict['good_failed'])}/"
+    text += f"{verdict['good']} good"
+    return text + (f", n/a {verdict['not_applicable']}" if verdict.get("not_applicable") else "")
+
+
+def render_held_back(held_back: Sequence[Mapping[str, Any]], *, checked: int = 0) -> str:
+    """The candidates not written because the labelled examples speak against them, each with the reason
+    (``checked``: how many candidates the examples judged, to say that none was held back)."""
+    if not held_back:
+        return f"checked {checked} candidate(s) on the labelled examples: none held back\n" if checked else ""
+    lines = [f"held back {len(held_back)} candidate(s) that the labelled examples speak against:"]
+    lines += [f"  {v['name']}: {v['held_back']}" for v in held_back]
+    lines.append("  (write them anyway with --include-held-back)")
+    return "\n".join(lines) + "\n"
 
 
 def _rate(numerator: int, denominator: int) -> str:
@@ -101,20 +127,26 @@ def _rate(numerator: int, denominator: int) -> str:
 def render_eval(run: Any) -> str:
     """Per assertion: passes on good examples, failures on bad ones (coverage) and false failures (FFR)."""
     rows = []
+    quiet = {(str(e["example"]), str(e["assertion"])) for e in run.errors if e["kind"] in NOT_ERROR_KINDS}
+    inapplicable = {(str(e["example"]), str(e["assertion"])) for e in run.errors if e["kind"] == "not_applicable"}
     for j, assertion in enumerate(run.assertions):
-        column = [(row[j], label) for row, label in zip(run.m, run.y, strict=True)]
-        errors = sum(cell is None for cell, _ in column)
-        bad = [cell for cell, label in column if label == 0 and cell is not None]
-        good = [cell for cell, label in column if label == 1 and cell is not None]
+        name = str(assertion["name"])
+        column = [(row[j], label, example) for row, label, example in zip(run.m, run.y, run.examples, strict=True)]
+        errors = sum(cell is None and (example, name) not in quiet for cell, _, example in column)
+        skipped = sum((example, name) in inapplicable for _, _, example in column)
+        bad = [cell for cell, label, _ in column if label == 0 and cell is not None]
+        good = [cell for cell, label, _ in column if label == 1 and cell is not None]
         rows.append(
             [
-                assertion["name"] + (" [LLM-written, unreviewed]" if assertion.get("unreviewed") else ""),
+                name + (" [LLM-written, unreviewed]" if assertion.get("unreviewed") else ""),
                 _rate(sum(c == 0 for c in bad), len(bad)),
                 _rate(sum(c == 0 for c in good), len(good)),
                 errors or "",
+                skipped or "",
             ]
         )
-    table = tabulate(rows, headers=["assertion", "catches bad (coverage)", "flags good (FFR)", "errors"])
+    headers = ["assertion", "catches bad (coverage)", "flags good (FFR)", "errors", "not applicable"]
+    table = tabulate(rows, headers=headers)
     kinds: dict[str, int] = {}
     for error in run.errors:
         kinds[error["kind"]] = kinds.get(error["kind"], 0) + 1

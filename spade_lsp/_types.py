@@ -4,6 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Final
+
+#: Evaluation cells without a verdict that are not errors either (kinds of the sandbox's cell errors): a check that
+#: needs a model and has none, and a check that does not apply to the example (it reads an input the example
+#: lacks). Rates leave them out and neither counts as a failure; here, not in the sandbox, so that the language
+#: server's read path can use it without loading the sandbox.
+NOT_ERROR_KINDS: Final = frozenset({"needs_model", "not_applicable"})
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -18,12 +18,13 @@ from collections.abc import Iterable, Mapping
 from functools import cache
 from typing import Any, Final
 
-from spade_lsp.errors import MeasurementError
+from spade_lsp.errors import MeasurementError, NotApplicable
 
 __all__ = [
     "COUNT_UNITS",
     "LANGUAGE_MIN_WORDS",
     "MeasurementError",
+    "NotApplicable",
     "bound",
     "code_blocks",
     "contains_any",
@@ -38,13 +39,17 @@ __all__ = [
     "json_has_keys",
     "json_value",
     "language",
+    "language_code",
     "mean_sentence_words",
     "mentions",
+    "part_counts",
+    "parts",
     "reading_ease",
     "section",
     "sentiment",
     "starts_with",
     "starts_with_title",
+    "value",
 ]
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
@@ -55,7 +60,10 @@ _BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$", re.MULTILIN
 _LABEL_LINE = re.compile(r"^\s*([A-Z][\w /&'-]{0,40}):\s*(?:$|\S)", re.MULTILINE)
 _HASHTAG = re.compile(r"(?<![\w#])#[^\W\d_][\w]*")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
-_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)")
+_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|[。！？]+")
+#: Scripts written without spaces between words: each character counts as a word, as word counters for Chinese
+#: and Japanese count them (Hangul is written with spaces and counts by words).
+_UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _MARKDOWN_CUE = re.compile(
     r"^\s{0,3}#{1,6}\s|\*\*[^*\n]+\*\*|^\s*[-*+]\s|^\s*\d+\.\s|```|\[[^\]]+\]\([^)]+\)", re.MULTILINE
 )
@@ -88,14 +96,18 @@ def _sentences(text: str) -> int:
         if _HEADING.match(line) or _BULLET.match(line) or _NUMBERED.match(line):
             total += 1
             continue
-        total += len(_SENTENCE_END.findall(stripped)) + (0 if stripped[-1] in ".!?" else 1)
+        total += len(_SENTENCE_END.findall(stripped)) + (0 if stripped[-1] in ".!?。！？" else 1)
     return total
+
+
+def _words(text: str) -> int:
+    return len(_WORD.findall(_UNSPACED.sub(" ", text))) + len(_UNSPACED.findall(text))
 
 
 def count(text: str, unit: str) -> int:
     """How many ``unit`` (one of :data:`COUNT_UNITS`) the text holds."""
     if unit == "words":
-        return len(_WORD.findall(text))
+        return _words(text)
     if unit == "sentences":
         return _sentences(text)
     if unit == "characters":
@@ -121,15 +133,57 @@ def count(text: str, unit: str) -> int:
     raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(COUNT_UNITS)}")
 
 
-def bound(example: Mapping[str, Any], name: str) -> int:
-    """A numeric bound written as a placeholder in the prompt, read from the example's inputs."""
+_ITEM_START = re.compile(
+    r"^\s*(?:[-*•+]\s+|\d+\s*[.)/]\s*|\(\d+\)\s+|(?:tweet|post|part|step|slide)\s*\d+\s*[:.)]\s*)", re.I
+)
+
+
+def parts(text: str, kind: str = "items") -> list[str]:
+    """The pieces a "per item" instruction speaks of ("at most 40 words per tweet", "each bullet under 20
+    words"). ``items``: the list items or numbered pieces ("1/", "Tweet 2:") with their continuation lines, or
+    else the paragraphs; ``sentences``, ``paragraphs`` and ``lines`` split the text that way."""
+    if kind == "sentences":
+        pieces = re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", _FENCE.sub("", text))
+        return [piece.strip() for piece in pieces if piece.strip()]
+    if kind == "lines":
+        return [line.strip() for line in text.splitlines() if line.strip()]
+    paragraphs = [block.strip() for block in re.split(r"\n\s*\n", text) if block.strip()]
+    if kind == "paragraphs":
+        return paragraphs
+    if kind != "items":
+        raise ValueError(f"unknown kind of part {kind!r}; expected items, sentences, paragraphs or lines")
+    items: list[list[str]] = []
+    for line in text.splitlines():
+        if _ITEM_START.match(line):
+            items.append([_ITEM_START.sub("", line, count=1)])
+        elif items and line.strip():
+            items[-1].append(line.strip())
+    found = [" ".join(item).strip() for item in items if " ".join(item).strip()]
+    return found if len(found) >= 2 else paragraphs
+
+
+def part_counts(text: str, unit: str, kind: str = "items") -> list[int]:
+    """How many ``unit`` each of the text's :func:`parts` holds: ``max(...)`` checks "at most N per tweet"."""
+    return [count(part, unit) for part in parts(text, kind)]
+
+
+def value(example: Mapping[str, Any], name: str) -> Any:
+    """The example's input ``name`` (a placeholder of the prompt). An example without it, or with ``null``, is
+    one the check does not apply to: :class:`NotApplicable`, which the evaluation counts neither way."""
     inputs = example.get("inputs", example) if isinstance(example.get("inputs"), Mapping) else example
-    if name not in inputs:
-        raise KeyError(f"the example has no input {name!r}, which the prompt uses as a bound")
-    value = inputs[name]
-    match = re.search(r"-?\d+", str(value))
+    found = inputs.get(name) if isinstance(inputs, Mapping) else None
+    if found is None:
+        raise NotApplicable(f"the example has no input {name!r}, which this check reads")
+    return found
+
+
+def bound(example: Mapping[str, Any], name: str) -> int:
+    """A numeric bound written as a placeholder in the prompt ("at most {max_words} words"), read from the
+    example's inputs; an input without a number ("", "unlimited") sets no bound: :class:`NotApplicable`."""
+    raw = value(example, name)
+    match = re.search(r"-?\d+", str(raw).replace(",", ""))
     if match is None:
-        raise ValueError(f"input {name!r} = {value!r} holds no number")
+        raise NotApplicable(f"input {name!r} = {raw!r} holds no number to use as a bound")
     return int(match.group())
 
 
@@ -549,6 +603,47 @@ def _detect(text: str) -> list[tuple[str, float]]:
         raise _measurement_error("language", error) from error
 
 
+#: Language names (English and native) -> the ISO 639-1 codes langdetect gives (Chinese by script).
+_LANGUAGE_NAMES: Final = {
+    "afrikaans": "af", "arabic": "ar", "bengali": "bn", "bangla": "bn", "bulgarian": "bg", "catalan": "ca",
+    "chinese": "zh", "mandarin": "zh", "simplified chinese": "zh-cn", "traditional chinese": "zh-tw",
+    "croatian": "hr", "czech": "cs", "danish": "da", "dutch": "nl", "flemish": "nl", "english": "en",
+    "estonian": "et", "finnish": "fi", "french": "fr", "german": "de", "greek": "el", "gujarati": "gu",
+    "hebrew": "he", "hindi": "hi", "hungarian": "hu", "indonesian": "id", "bahasa indonesia": "id", "italian": "it",
+    "japanese": "ja", "kannada": "kn", "korean": "ko", "latvian": "lv", "lithuanian": "lt", "macedonian": "mk",
+    "malayalam": "ml", "marathi": "mr", "nepali": "ne", "norwegian": "no", "bokmål": "no", "persian": "fa",
+    "farsi": "fa", "polish": "pl", "portuguese": "pt", "brazilian portuguese": "pt", "punjabi": "pa",
+    "romanian": "ro", "russian": "ru", "slovak": "sk", "slovenian": "sl", "somali": "so", "spanish": "es",
+    "castilian": "es", "swahili": "sw", "swedish": "sv", "tagalog": "tl", "filipino": "tl", "tamil": "ta",
+    "telugu": "te", "thai": "th", "turkish": "tr", "ukrainian": "uk", "urdu": "ur", "vietnamese": "vi",
+    "welsh": "cy", "albanian": "sq",
+    "français": "fr", "francais": "fr", "deutsch": "de", "español": "es", "espanol": "es", "italiano": "it",
+    "português": "pt", "portugues": "pt", "nederlands": "nl", "svenska": "sv", "dansk": "da", "norsk": "no",
+    "suomi": "fi", "polski": "pl", "čeština": "cs", "magyar": "hu", "română": "ro", "türkçe": "tr",
+    "русский": "ru", "українська": "uk", "ελληνικά": "el", "עברית": "he", "العربية": "ar", "हिन्दी": "hi",
+    "中文": "zh", "日本語": "ja", "한국어": "ko", "tiếng việt": "vi",
+}  # fmt: skip
+_LANGUAGE_CODES: Final = frozenset(code.split("-")[0] for code in _LANGUAGE_NAMES.values())
+
+
+def language_code(name: Any) -> str:
+    """The ISO 639-1 code for a language as a prompt input gives it: a name in English or in the language
+    itself ("French", "français"), a code ("fr", "pt-BR", "zh_TW"), or a phrase holding one ("in Spanish").
+    A value that names no language it knows raises :class:`NotApplicable` (the check cannot tell)."""
+    raw = " ".join(str(name).strip().lower().replace("_", "-").split())
+    if raw in _LANGUAGE_NAMES:
+        return _LANGUAGE_NAMES[raw]
+    if raw in ("zh-cn", "zh-tw"):
+        return raw
+    head = raw.split("-")[0]
+    if len(head) == 2 and head in _LANGUAGE_CODES:
+        return head
+    for words in sorted(_LANGUAGE_NAMES, key=len, reverse=True):
+        if re.search(rf"(?<!\w){re.escape(words)}(?!\w)", raw):
+            return _LANGUAGE_NAMES[words]
+    raise NotApplicable(f"{name!r} names no language the language check knows")
+
+
 def language(text: str) -> str:
     """ISO 639-1 code of the text's language (langdetect, seeded so results are reproducible); "" if unknown
     (no letters to go by). On a few words the guess is unreliable: prefer :func:`in_language` in checks."""
@@ -561,14 +656,17 @@ LANGUAGE_MIN_WORDS: Final = 5
 
 
 def in_language(text: str, code: str, *, min_words: int = LANGUAGE_MIN_WORDS, min_probability: float = 0.2) -> bool:
-    """Whether the text may be in language ``code``: langdetect gives it at least ``min_probability``. A text of
-    fewer than ``min_words`` words, or with no letters, is too short to tell and passes (no evidence against)."""
-    if count(text, "words") < min_words:
+    """Whether the text may be in language ``code`` (a code or a name: :func:`language_code`): langdetect gives
+    it at least ``min_probability``. Code blocks, links and hashtags are left out first (they are in no
+    language). A text of fewer than ``min_words`` words, or with no letters, is too short to tell and passes
+    (no evidence against)."""
+    wanted = language_code(code)
+    prose = re.sub(r"https?://\S+|(?<!\w)[#@]\w+", " ", _FENCE.sub(" ", text))
+    if count(prose, "words") < min_words:
         return True
-    found = _detect(text)
+    found = _detect(prose)
     if not found:
         return True
-    wanted = code.lower()
     return any(
         prob >= min_probability and (lang == wanted or lang.split("-")[0] == wanted.split("-")[0])
         for lang, prob in found

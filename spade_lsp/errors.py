@@ -22,6 +22,7 @@ __all__ = [
     "LocalModelUnavailableError",
     "MeasurementError",
     "ModelNotConfiguredError",
+    "NotApplicable",
     "PromptFileError",
     "SandboxError",
     "SelectionError",
@@ -117,6 +118,16 @@ class DaemonError(SpadeError):
 
 class DaemonUnavailableError(DaemonError):
     """No daemon answers on the workspace's socket and none could be started (or the connection was lost)."""
+
+
+class NotApplicable(SpadeError, KeyError):
+    """A check does not apply to this example: it reads an input the example lacks ("in {language}" with no
+    ``language``). The cell counts neither for nor against the check: an evaluation reports it as
+    ``not_applicable``, left out of its rates, and selection treats it as not flagging the example. Also a
+    ``KeyError``, so code written for a plain dict (``example["language"]``) still catches it."""
+
+    def __str__(self) -> str:  # KeyError quotes its argument; this message is a sentence
+        return str(self.args[0]) if self.args else "not applicable"
 
 
 class MeasurementError(SpadeError, ValueError):

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from spade_lsp._files import MAX_SIDECAR_BYTES, read_limited, read_limited_text, sidecar_path
 from spade_lsp._prompts import PromptKind, PromptText, parse_prompt, prompt_kind, settings_block, template_placeholders
-from spade_lsp._types import Position, Range, Sentence, UnitKind, VersionInfo
+from spade_lsp._types import NOT_ERROR_KINDS, Position, Range, Sentence, UnitKind, VersionInfo
 from spade_lsp.assertions import ASSERTION_PREFIX
 from spade_lsp.errors import ConfigError, InputError
 from spade_lsp.store import (
@@ -120,7 +120,8 @@ class MessageView:
 @dataclass(frozen=True, slots=True)
 class AssertionStats:
     """One assertion's column of the latest evaluation run. Errors count as failures in coverage and FFR,
-    as selection counts them; ``pass_rate`` is passes over every example."""
+    as selection counts them; ``pass_rate`` is passes over every example it was evaluated on (cells that need a
+    model or do not apply are left out of ``examples`` and every rate)."""
 
     run_id: int
     examples: int
@@ -128,6 +129,7 @@ class AssertionStats:
     failed: int
     errors: int
     needs_model: int
+    not_applicable: int
     good: int
     bad: int
     pass_rate: float | None
@@ -189,6 +191,7 @@ class EvalRunView:
     unlabelled: int
     error_cells: int
     needs_model_cells: int
+    not_applicable_cells: int
     seconds: float | None
     module_changed: bool | None  # the sidecar's text differs from the module that was evaluated
     errors: tuple[Mapping[str, Any], ...] = ()
@@ -706,12 +709,16 @@ def _stats(run: _Run) -> dict[str, AssertionStats]:
     row_of = {example: i for i, example in enumerate(run.examples)}
     messages: dict[str, list[str]] = {}
     unevaluated: dict[str, set[int]] = {}
+    inapplicable: dict[str, set[int]] = {}
     for error in run.errors:
         name = str(error.get("assertion"))
-        if error.get("kind") == "needs_model":
+        kind = error.get("kind")
+        if kind in NOT_ERROR_KINDS:
             row = row_of.get(str(error.get("example")))
             if row is not None:
                 unevaluated.setdefault(name, set()).add(row)
+                if kind == "not_applicable":
+                    inapplicable.setdefault(name, set()).add(row)
             continue
         text = f"{error.get('kind', 'error')}: {error.get('message', '')}".strip()
         bucket = messages.setdefault(name, [])
@@ -731,7 +738,8 @@ def _stats(run: _Run) -> dict[str, AssertionStats]:
             passed=passed,
             failed=sum(1 for cell in cells if cell == 0),
             errors=sum(1 for cell in cells if cell is None),
-            needs_model=len(skip),
+            needs_model=len(skip) - len(inapplicable.get(name, ())),
+            not_applicable=len(inapplicable.get(name, ())),
             good=len(good),
             bad=len(bad),
             pass_rate=_rate(passed, len(cells)),
@@ -747,7 +755,8 @@ def _eval_view(run: _Run, sidecar_text: str | None) -> EvalRunView:
     if sidecar_text is not None:
         digest = hashlib.sha256(sidecar_text.encode("utf-8", "surrogatepass")).hexdigest()
         module_changed = digest != run.module_hash
-    error_cells = sum(1 for e in run.errors if e.get("kind") != "needs_model")
+    error_cells = sum(1 for e in run.errors if e.get("kind") not in NOT_ERROR_KINDS)
+    not_applicable = sum(1 for e in run.errors if e.get("kind") == "not_applicable")
     return EvalRunView(
         id=run.id,
         finished_at=run.finished_at,
@@ -756,7 +765,8 @@ def _eval_view(run: _Run, sidecar_text: str | None) -> EvalRunView:
         bad=sum(1 for label in run.y if label == 0),
         unlabelled=sum(1 for label in run.y if label is None),
         error_cells=error_cells,
-        needs_model_cells=len(run.errors) - error_cells,
+        needs_model_cells=len(run.errors) - error_cells - not_applicable,
+        not_applicable_cells=not_applicable,
         seconds=run.seconds,
         module_changed=module_changed,
         errors=run.errors,

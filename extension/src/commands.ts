@@ -69,11 +69,17 @@ export function summarize(command: ServerCommand, result: unknown): string | und
       // cells that could not run for want of a model are not errors: the report counts them apart, so do we
       const waiting = list(r.needs_model).length;
       const waitingCells = typeof r.needs_model_cells === "number" ? r.needs_model_cells : 0;
-      const errors = typeof r.errors_total === "number" ? Math.max(0, r.errors_total - waitingCells) : 0;
+      // a check that reads an input an example lacks does not apply there: neither an error nor a failure
+      const notApplicable = typeof r.not_applicable_cells === "number" ? r.not_applicable_cells : 0;
+      const errors =
+        typeof r.errors_total === "number" ? Math.max(0, r.errors_total - waitingCells - notApplicable) : 0;
       if (typeof r.module_error === "string" && r.module_error) {
         line += `; the module failed to load: ${r.module_error}`;
       } else if (errors > 0) {
         line += `; ${count(errors, "cell")} raised an error`;
+      }
+      if (notApplicable > 0) {
+        line += `; ${count(notApplicable, "cell")} not applicable (the example lacks an input the check reads)`;
       }
       if (waiting > 0) {
         line += `; ${count(waiting, "assertion")} ${waiting === 1 ? "needs" : "need"} a model and ${waiting === 1 ? "was" : "were"} left out (configure an assistant model to run ${waiting === 1 ? "it" : "them"})`;

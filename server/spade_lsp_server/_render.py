@@ -68,12 +68,16 @@ def stats_text(stats: AssertionStats | None) -> str:
         return "not evaluated yet"
     if stats.examples == 0 and stats.needs_model:
         return "needs a model (ask_llm was not evaluated)"
+    if stats.examples == 0 and stats.not_applicable:
+        return f"not applicable to any of the {stats.not_applicable} examples (an input it reads is missing)"
     text = (
         f"pass {pct(stats.pass_rate)} ({stats.passed}/{stats.examples}) · coverage {ratio(stats.coverage)} · "
         f"FFR {ratio(stats.ffr)}"
     )
     if stats.errors:
         text += f" · {stats.errors} error(s)"
+    if stats.not_applicable:
+        text += f" · not applicable to {stats.not_applicable} (an input it reads is missing)"
     return text
 
 
@@ -221,10 +225,14 @@ def assertion_lens_title(view: AssertionView) -> str:
         figure = "not evaluated yet"
     elif stats.examples == 0 and stats.needs_model:
         figure = "needs a model"
+    elif stats.examples == 0 and stats.not_applicable:
+        figure = "not applicable to any example"
     else:
         figure = f"pass {pct(stats.pass_rate)} on {stats.examples} example{'s' if stats.examples != 1 else ''}"
         if stats.errors:
             figure += f" ({stats.errors} error{'s' if stats.errors != 1 else ''})"
+        if stats.not_applicable:
+            figure += f" ({stats.not_applicable} not applicable)"
     if view.selected is True:
         choice = "selected"
     elif view.selected is False:

@@ -122,7 +122,8 @@ def report_markdown(overview: PromptOverview, *, now: datetime | None = None) ->
         out.append(
             f"Run {run.id}, finished {run.finished_at or 'n/a'}: {run.examples} examples ({run.good} good, "
             f"{run.bad} bad, {run.unlabelled} unlabelled), {run.error_cells} error cell(s), "
-            f"{run.needs_model_cells} cell(s) needing a model."
+            f"{run.needs_model_cells} cell(s) needing a model, {run.not_applicable_cells} not applicable (an input "
+            "the check reads is missing from the example)."
         )
         if run.module_changed:
             out.append("")

@@ -106,6 +106,11 @@ def build_parser() -> argparse.ArgumentParser:
     synthesize = commands.add_parser("synthesize", help="write assertion candidates into the sidecar module")
     synthesize.add_argument("prompt", type=Path)
     synthesize.add_argument(
+        "--include-held-back",
+        action="store_true",
+        help="also write candidates that fail more than tau of the good examples, or raise on some",
+    )
+    synthesize.add_argument(
         "--synthesizer", choices=["auto", "offline", "llm"], default="auto", help="default: llm when a model is set"
     )
     _common(synthesize)
@@ -446,11 +451,11 @@ def _cmd_synthesize(args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp._fallbacks import Fallbacks
     from spade_lsp._files import sidecar_path
     from spade_lsp._progress import no_progress
-    from spade_lsp._render import render_candidates
+    from spade_lsp._render import render_candidates, render_held_back
     from spade_lsp.jobs import run_here
     from spade_lsp.synthesis import Candidate
 
-    params = {"synthesizer": args.synthesizer, "write": True}
+    params = {"synthesizer": args.synthesizer, "write": True, "include_held_back": args.include_held_back}
     root = _daemon_root(args, args.prompt)
     if root is not None:
         result = _daemon_job(args, root, "synthesize", params)
@@ -465,10 +470,14 @@ def _cmd_synthesize(args: argparse.Namespace, out: TextIO) -> int:
     fallbacks = Fallbacks.from_json([result.get("fallbacks") or []])
     _warn(warnings)
     _warn([f"fell back: {message}" for message in fallbacks.messages()])
+    verdicts, held_back = result.get("verdicts") or {}, result.get("held_back") or []
     if args.json:
-        _emit_json(out, {"module": module, "candidates": candidates, **changes, "fallbacks": fallbacks.to_json()})
+        document = {"module": module, "candidates": candidates, **changes, "fallbacks": fallbacks.to_json()}
+        _emit_json(out, {**document, "verdicts": verdicts, "held_back": held_back})
     else:
-        out.write(render_candidates(candidates))
+        out.write(render_candidates(candidates, verdicts))
+        if not args.include_held_back:
+            out.write(render_held_back(held_back, checked=len(verdicts)))
         out.write(
             f"\n{module}: {len(changes['added'])} added, {len(changes['updated'])} updated, "
             f"{len(changes['unchanged'])} unchanged, {len(changes['removed'])} removed, "
@@ -506,8 +515,7 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
     if run.module_error:
         print(f"spade: error: {run.module_error}", file=sys.stderr)
         return EXIT_USAGE
-    failed = [e for e in run.errors if e["kind"] != "needs_model"]
-    return EXIT_FAILURES if failed else EXIT_OK
+    return EXIT_FAILURES if run.failed_cells else EXIT_OK
 
 
 def _cmd_review(args: argparse.Namespace, out: TextIO) -> int:

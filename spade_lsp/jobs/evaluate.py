@@ -38,6 +38,7 @@ def run(ctx: JobContext, params: EvaluateParams, progress: Progress) -> dict[str
         "errors_total": len(run.errors),
         "needs_model": run.needs_model,
         "needs_model_cells": sum(1 for e in run.errors if e.get("kind") == "needs_model"),  # not errors: no model
+        "not_applicable_cells": sum(1 for e in run.errors if e.get("kind") == "not_applicable"),  # nor these
         "module_error": run.module_error,
         "warnings": run.warnings,
         "seconds": round(run.seconds, 3),

@@ -1,6 +1,7 @@
 """``synthesize``: candidates for the newest version's instructions (or only ``sentences``), planned into the
 sidecar's text; written to disk only with ``write`` (default true). The editor passes ``write: false`` and its
-buffer as ``sidecar_text``, and applies ``text`` itself."""
+buffer as ``sidecar_text``, and applies ``text`` itself. Candidates the labelled examples speak against are
+held back (``held_back``, each with its reason) unless ``include_held_back``."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ class SynthesizeParams(JobParams):
     sentences: list[str] | None = expect("a non-empty list of strings", min_length=1)
     sidecar_text: str | None = expect("a string")
     write: bool | None = flag()
+    include_held_back: bool | None = flag()
 
 
 def run(ctx: JobContext, params: SynthesizeParams, progress: Progress) -> dict[str, Any]:
@@ -27,8 +29,10 @@ def run(ctx: JobContext, params: SynthesizeParams, progress: Progress) -> dict[s
         workspace,
         ctx.prompt,
         synthesizer,
+        settings=ctx.settings,
         sentences=params.sentences,
         sidecar_text=params.sidecar_text,
+        include_held_back=bool(params.include_held_back),
         progress=progress,  # its last checkpoint comes before planning: nothing is written before it
     )
     if params.write is not False:
@@ -46,6 +50,8 @@ def run(ctx: JobContext, params: SynthesizeParams, progress: Progress) -> dict[s
         "kept_edited": update.kept_edited,
         "warnings": result.warnings,
         "fallbacks": result.fallbacks.to_json(),
+        "verdicts": {name: verdict.to_json() for name, verdict in result.verdicts.items()},
+        "held_back": [verdict.to_json() for verdict in result.held_back],
     }
 
 

@@ -339,6 +339,7 @@ class _Sampler:
         n, m, v = len(plan.examples), plan.samples, len(plan.validators)
         self.tensor = np.full((n, m, v), np.nan)
         self.errors = [0] * v
+        self.not_applicable = np.zeros((n, m, v), dtype=np.bool_)
         self.produced = [0] * n
         self.active = list(range(n))
         # validator -> (decision, samples per input when decided, pooled outputs it was decided on)
@@ -490,7 +491,8 @@ class _Sampler:
                 error = result.error(case, column[name])
                 if error is not None and error.kind in ("llm_error", "needs_model"):
                     self.fallbacks.add("ask_llm", error.message, "recorded the cell as an error (not counted)")
-                rows.append(self._cell(i, j, v, passed, error.message if error else None))
+                inapplicable = error is not None and error.kind == "not_applicable"
+                rows.append(self._cell(i, j, v, passed, error.message if error else None, inapplicable))
         if self.verifier is not None:
             rows += self._verify(self.verifier, outputs, cases)
         return rows
@@ -513,9 +515,11 @@ class _Sampler:
         return rows
 
     def _cell(
-        self, i: int, j: int, v: int, passed: bool | None, error: str | None
+        self, i: int, j: int, v: int, passed: bool | None, error: str | None, not_applicable: bool = False
     ) -> tuple[int, int, int, int | None, str | None]:
-        if passed is None:
+        if not_applicable:  # the check reads an input this example lacks: no trial, and no error either
+            self.not_applicable[i, j, v] = True
+        elif passed is None:
             self.errors[v] += 1
         else:
             self.tensor[i, j, v] = float(passed)
@@ -620,6 +624,7 @@ class _Sampler:
             method=plan.method,
             confidence=plan.confidence,
             errors=self.errors,
+            not_applicable=self.not_applicable,
         )
         usage = _usage(self.client)
         spent = usage.minus(self.usage_before) if usage is not None and self.usage_before is not None else None

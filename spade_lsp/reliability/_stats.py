@@ -471,14 +471,20 @@ def analyse(
     target_confidence: float = 0.99,
     weights: Sequence[float] | None = None,
     errors: Sequence[int] | None = None,
+    not_applicable: npt.ArrayLike | None = None,
 ) -> dict[str, Any]:
     """The statistics part of the reliability JSON document (``docs/reliability.md``) for ``tensor``
-    (inputs x samples x validators: 1 pass, 0 fail, NaN not observed)."""
+    (inputs x samples x validators: 1 pass, 0 fail, NaN not observed). ``not_applicable`` marks the NaN cells
+    whose check does not apply to the input (it reads an input the example lacks): left out of that validator's
+    rate like any NaN, but an output that passes every check that applies to it has passed them all."""
     _check_method(method)
     _check_confidence(confidence)
     _check_confidence(target_confidence, "target confidence")
     results = _check_tensor(tensor, len(validators), len(inputs))
     error_counts = _check_errors(errors, len(validators))
+    skipped = np.zeros(results.shape, dtype=np.bool_) if not_applicable is None else np.asarray(not_applicable)
+    if skipped.shape != results.shape:
+        raise ValueError(f"not_applicable has shape {skipped.shape}, the tensor {results.shape}")
     input_count, sample_count, _ = results.shape
     observed = ~np.isnan(results)
 
@@ -491,11 +497,14 @@ def analyse(
             "minimum": spec.minimum,
             "verdict": _verdict(measured, spec.minimum),
             "errors": error_count,
+            "not_applicable": int(skipped[:, :, column].sum()),
         }
-        for spec, (measured, _), error_count in zip(validators, validator_rates, error_counts, strict=True)
+        for column, (spec, (measured, _), error_count) in enumerate(
+            zip(validators, validator_rates, error_counts, strict=True)
+        )
     ]
 
-    passed_all = _passed_all(results)
+    passed_all = _passed_all(np.where(skipped & np.isnan(results), 1.0, results))
     measured, _ = _clustered(passed_all, method, confidence)
     predicted = _predicted(validator_rates, confidence)
     warning = _disagreement(measured, predicted)

@@ -7,11 +7,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from spade_lsp._types import NOT_ERROR_KINDS
 from spade_lsp.assertions import AssertionInfo
 from spade_lsp.sandbox._policy import SourceProblem
 
 __all__ = [
     "CELL_ERROR_KINDS",
+    "NOT_ERROR_KINDS",
     "AssertionDescriptor",
     "CellError",
     "CellErrorKind",
@@ -40,6 +42,7 @@ CellErrorKind = Literal[
     "llm_error",
     "signature",
     "unmeasurable",  # a spade_lsp.checks measurement found nothing to measure (MeasurementError)
+    "not_applicable",  # the check reads an input the example lacks (NotApplicable): no verdict, no error
 ]
 CELL_ERROR_KINDS: tuple[CellErrorKind, ...] = get_args(CellErrorKind)
 

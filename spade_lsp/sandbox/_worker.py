@@ -32,7 +32,7 @@ from dataclasses import asdict
 from typing import Any, Final, NoReturn
 
 from spade_lsp import assertions as _assertions
-from spade_lsp.errors import MeasurementError
+from spade_lsp.errors import MeasurementError, NotApplicable
 from spade_lsp.sandbox import _kernel
 from spade_lsp.sandbox._policy import FORBIDDEN_BUILTINS, is_import_allowed
 from spade_lsp.sandbox._protocol import FrameBuffer, encode
@@ -273,6 +273,19 @@ def _line_of(error: BaseException) -> int | None:
 Outcome = tuple[bool | None, str | None, str | None, int | None]
 
 
+class _Inputs(dict[str, Any]):
+    """The ``example`` an assertion receives: ``example["language"]`` on an example without that input raises
+    :class:`NotApplicable` (a ``KeyError``), so a check of an input the example lacks is "not applicable" there,
+    neither a pass nor a failure, whoever wrote it."""
+
+    def __missing__(self, key: Any) -> Any:
+        raise NotApplicable(f"the example has no input {key!r}")
+
+
+def _example_argument(example: Any) -> Any:
+    return _Inputs(example) if isinstance(example, dict) else example
+
+
 def _prompt_argument(prompt: Any) -> Any:
     """The ``prompt`` argument: a string, or for a chat prompt a string that also carries its messages."""
     if isinstance(prompt, dict):
@@ -296,6 +309,8 @@ def _classify(error: BaseException) -> Outcome:
         return None, "llm_error", _text(error), line
     if isinstance(error, MeasurementError):
         return None, "unmeasurable", f"MeasurementError: {_text(error)}", line
+    if isinstance(error, NotApplicable):
+        return None, "not_applicable", _text(error), line
     message = f"{type(error).__name__}: {_text(error)}".rstrip(": ")
     return None, "exception", message + (f" (line {line})" if line else ""), line
 
@@ -509,7 +524,7 @@ class Worker:
         try:
             try:
                 _arm(_S.timeout_s)
-                return self._call(function, case[1], _prompt_argument(case[2]), case[3])
+                return self._call(function, _example_argument(case[1]), _prompt_argument(case[2]), case[3])
             finally:
                 _disarm()
         except CellTimeout as error:

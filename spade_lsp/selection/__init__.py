@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # the names below load on first use: numpy and the solvers st
         eval_run_input,
         load_matrix_file,
         matrix_from_json,
+        not_applicable_cells,
     )
     from spade_lsp.selection._persist import (
         StoredRun,
@@ -58,6 +59,7 @@ _LAZY: dict[str, str] = {
     "eval_run_input": "_matrix",
     "load_matrix_file": "_matrix",
     "matrix_from_json": "_matrix",
+    "not_applicable_cells": "_matrix",
     "select": "_select",
     "static_subsumptions": "_subsumption",
     "stratified_folds": "_stats",
@@ -89,6 +91,7 @@ __all__ = [
     "load_matrix_file",
     "load_subsumptions",
     "matrix_from_json",
+    "not_applicable_cells",
     "propose_llm_subsumptions",
     "save_selection",
     "save_subsumptions",

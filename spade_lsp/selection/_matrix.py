@@ -8,7 +8,7 @@ through :func:`matrix_from_json` or :class:`SelectionInput`, so bad input is ref
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -215,11 +215,34 @@ def load_matrix_file(path: Path) -> SelectionInput:
     return matrix_from_json(data, source=str(path))
 
 
-def eval_run_input(assertions: Any, y: Any, m: Any, *, source: str = "evaluation run") -> tuple[SelectionInput, int]:
+def not_applicable_cells(
+    errors: Iterable[Mapping[str, Any]], examples: Sequence[str], names: Sequence[str]
+) -> set[tuple[int, int]]:
+    """(row, column) of an evaluation's ``not_applicable`` cells (a check reading an input the example lacks),
+    from its cell errors, which name the example and the assertion."""
+    row = {example: i for i, example in enumerate(examples)}
+    column = {name: j for j, name in enumerate(names)}
+    return {
+        (row[str(e.get("example"))], column[str(e.get("assertion"))])
+        for e in errors
+        if e.get("kind") == "not_applicable" and str(e.get("example")) in row and str(e.get("assertion")) in column
+    }
+
+
+def eval_run_input(
+    assertions: Any,
+    y: Any,
+    m: Any,
+    *,
+    source: str = "evaluation run",
+    not_applicable: Collection[tuple[int, int]] = (),
+) -> tuple[SelectionInput, int]:
     """A stored evaluation run (JSON columns of ``eval_runs``) as a selection input.
 
     Error cells (null in ``m``) count as failures, as a broken assertion would flag the output in production;
-    the number of such cells is returned so the caller can say so.
+    the number of such cells is returned so the caller can say so. A ``not_applicable`` cell (row, column) is
+    null too, but flags nothing: the check does not apply to that example, so it neither catches a bad one nor
+    falsely fails a good one.
     """
     specs = assertions_from_json(assertions, where=f"{source}: assertions")
     if not isinstance(y, list) or not isinstance(m, list) or len(y) != len(m):
@@ -231,6 +254,8 @@ def eval_run_input(assertions: Any, y: Any, m: Any, *, source: str = "evaluation
             raise InputError(f"{source}: matrix row {i} does not have {len(specs)} cells")
         for j, value in enumerate(row):
             cell = _cell(value, row=i, col=j, allow_null=True)
+            if cell is None and (i, j) in not_applicable:
+                continue
             if cell is None:
                 errors += 1
             fails[i, j] = not cell

@@ -9,7 +9,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from spade_lsp.errors import InputError, StoreError
-from spade_lsp.selection._matrix import ORIGINS, SelectionInput, Subsumption, eval_run_input
+from spade_lsp.selection._matrix import (
+    ORIGINS,
+    SelectionInput,
+    Subsumption,
+    eval_run_input,
+    not_applicable_cells,
+)
 from spade_lsp.selection._select import Selection
 from spade_lsp.store import (
     SelectionRecord,
@@ -43,7 +49,10 @@ def latest_eval_run(store: Store, prompt_id: int, *, prompt: str) -> StoredRun:
                 f"{prompt}: every assertion of evaluation run {run_id} needs a model ({', '.join(waiting)}), so "
                 "there is nothing to select from; configure an assistant model, or add checks that need none"
             )
-        problem, errors = eval_run_input(assertions, json.loads(y), m, source=f"{prompt}: evaluation run {run_id}")
+        skipped = _not_applicable(assertions, row.examples, cell_errors)
+        problem, errors = eval_run_input(
+            assertions, json.loads(y), m, source=f"{prompt}: evaluation run {run_id}", not_applicable=skipped
+        )
     except json.JSONDecodeError as error:
         raise StoreError(f"evaluation run {run_id} holds invalid JSON: {error}") from error
     unlabelled = int((problem.labels == -1).sum())
@@ -55,6 +64,10 @@ def latest_eval_run(store: Store, prompt_id: int, *, prompt: str) -> StoredRun:
         )
     if errors:
         notes.append(f"{errors} cell(s) of evaluation run {run_id} were errors; they count as failures")
+    if skipped:
+        notes.append(
+            f"{len(skipped)} cell(s) where a check does not apply (the example lacks an input it reads) flag nothing"
+        )
     if unlabelled:
         notes.append(f"{unlabelled} unlabelled example(s) excluded from coverage and FFR")
     problem = SelectionInput(problem.assertions, problem.fails, problem.labels, problem.subsumptions, tuple(notes))
@@ -76,6 +89,15 @@ def _without_model_checks(assertions: Any, m: Any, cell_errors: str | None) -> t
     keep = [j for j, a in enumerate(assertions) if not (isinstance(a, dict) and a.get("name") in waiting)]
     rows = [[row[j] for j in keep] if isinstance(row, list) and len(row) == len(assertions) else row for row in m]
     return [assertions[j] for j in keep], rows, waiting
+
+
+def _not_applicable(assertions: Any, examples: str, cell_errors: str | None) -> set[tuple[int, int]]:
+    names = [str(a.get("name")) for a in assertions if isinstance(a, dict)] if isinstance(assertions, list) else []
+    ids = json.loads(examples) if examples else []
+    errors = json.loads(cell_errors) if cell_errors else []
+    if not isinstance(ids, list) or not isinstance(errors, list):
+        return set()
+    return not_applicable_cells([e for e in errors if isinstance(e, dict)], [str(i) for i in ids], names)
 
 
 def load_subsumptions(store: Store, prompt_id: int, names: Sequence[str]) -> list[Subsumption]:

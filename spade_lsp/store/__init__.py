@@ -103,6 +103,7 @@ if TYPE_CHECKING:
         save_selection_record,
         save_subsumption_rows,
     )
+    from spade_lsp.store._verdicts import candidate_verdicts, save_candidate_verdicts
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -150,6 +151,7 @@ __all__ = [
     "StoredEvalRun",
     "SubmittedLLMBatch",
     "cached_responses",
+    "candidate_verdicts",
     "claim_llm_batches",
     "close_llm_batch_lost",
     "collect_llm_batch",
@@ -180,6 +182,7 @@ __all__ = [
     "record_generated_code",
     "recorded_prompt_keys",
     "review_records",
+    "save_candidate_verdicts",
     "save_judgements",
     "save_responses",
     "save_sample_round",
@@ -198,6 +201,8 @@ __all__ = [
 
 #: name -> the private module that defines it (imported on first use).
 _LAZY: dict[str, str] = {
+    "candidate_verdicts": "_verdicts",
+    "save_candidate_verdicts": "_verdicts",
     "JudgeRunKind": "_runs",
     "Judgement": "_runs",
     "SampleOutputRow": "_runs",

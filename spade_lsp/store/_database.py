@@ -409,6 +409,27 @@ def _llm_batches_schema(db: Database) -> None:
     )
 
 
+@_MIGRATIONS(name="0013_candidate_verdicts")
+def _candidate_verdicts_schema(db: Database) -> None:
+    """Synthesized checks as they did on the prompt's labelled examples before they were offered
+    (spade_lsp._precheck): one row per check's code, the newest verdict, so the editor's hints can say a check
+    is held back, and why, without running anything."""
+    db.executescript(
+        """
+        CREATE TABLE candidate_verdicts (
+            prompt_id INTEGER NOT NULL REFERENCES prompts(id) ON DELETE CASCADE,
+            code_sha TEXT NOT NULL,             -- sha256 (16 hex) of the check's expression or source
+            name TEXT NOT NULL,
+            sentence TEXT NOT NULL,
+            verdict TEXT NOT NULL,              -- JSON: Verdict.to_json()
+            held_back TEXT,                     -- why it is not offered, or NULL
+            checked_at TEXT NOT NULL,
+            PRIMARY KEY (prompt_id, code_sha)
+        );
+        """
+    )
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text

@@ -35,25 +35,26 @@ def _now() -> str:
 @dataclass(frozen=True, slots=True)
 class EvalRunRow:
     """A finished evaluation run's matrix, as stored (JSON text): assertions, labels ``y``, the pass matrix
-    ``m`` and the cell errors (None when there were none)."""
+    ``m``, the cell errors (None when there were none) and the example ids, the rows' names."""
 
     id: int
     assertions: str
     y: str
     m: str
     errors: str | None
+    examples: str
 
 
 def newest_finished_eval_run(store: Store, prompt_id: int) -> EvalRunRow | None:
     """The prompt's newest evaluation run that finished with a matrix, or None."""
     row = store.db.execute(
-        "SELECT id, assertions, y, m, errors FROM eval_runs WHERE prompt_id = ? AND status = 'done' "
+        "SELECT id, assertions, y, m, errors, examples FROM eval_runs WHERE prompt_id = ? AND status = 'done' "
         "AND m IS NOT NULL ORDER BY id DESC LIMIT 1",
         [prompt_id],
     ).fetchone()
     if row is None:
         return None
-    return EvalRunRow(int(row[0]), row[1], row[2], row[3], row[4])
+    return EvalRunRow(int(row[0]), row[1], row[2], row[3], row[4], row[5])
 
 
 def load_subsumption_rows(store: Store, prompt_id: int) -> list[tuple[str, str, str]]:

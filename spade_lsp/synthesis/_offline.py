@@ -70,17 +70,14 @@ _UNITS: Final = {
 _AT_MOST: Final = (
     r"no more than|not more than|not exceeding|not exceed|does not exceed|doesn't exceed|at most|up to|"
     r"a maximum of|maximum of|max\.?|no longer than|not be longer than|n't be longer than|not longer than|"
-    r"limited to|limit it to|limit to|within|(?:shouldn't|should not|must not|mustn't|cannot|can't|not) be (?:longer|"
+    r"limited to|limit it to|limit to|(?:within |under |to )?(?:the |a )?(?:limit|maximum) of|within|"
+    r"(?:shouldn't|should not|must not|mustn't|cannot|can't|not) be (?:longer|"
     r"more) than"
 )
 _BELOW: Final = r"fewer than|less than|under|below|shorter than"
 _AT_LEAST: Final = r"at least|no fewer than|no less than|not fewer than|a minimum of|minimum of"
 _ABOVE: Final = r"more than|over|longer than"
 
-_LANGUAGES: Final = {
-    "english": "en", "french": "fr", "spanish": "es", "german": "de", "italian": "it", "portuguese": "pt",
-    "dutch": "nl", "japanese": "ja", "chinese": "zh-cn", "korean": "ko", "russian": "ru", "arabic": "ar",
-}  # fmt: skip
 
 #: Output nouns that mean the whole response rather than one section of it.
 _WHOLE_RESPONSE: Final = frozenset(
@@ -305,25 +302,69 @@ def _bound_code(bound: int | str) -> str:
     return f"checks.bound(example, {_literal(bound.strip('{}'))})"
 
 
-def _count_draft(unit: str, low: int | str | None, high: int | str | None, scope: str | None) -> _Draft:
+_SINGULAR: Final = {
+    "words": "word", "sentences": "sentence", "characters": "character", "bullets": "bullet",
+    "numbered_items": "numbered item", "list_items": "list item", "paragraphs": "paragraph", "lines": "line",
+    "headings": "heading", "hashtags": "hashtag", "emojis": "emoji", "code_blocks": "code block",
+}  # fmt: skip
+#: What a "per X" or "each X" instruction counts in: the kind of :func:`spade_lsp.checks.parts`.
+_PER: Final = {
+    "tweet": "items", "tweets": "items", "post": "items", "posts": "items", "item": "items", "items": "items",
+    "point": "items", "points": "items", "bullet": "items", "bullets": "items", "bullet point": "items",
+    "step": "items", "steps": "items", "tip": "items", "tips": "items", "idea": "items", "question": "items",
+    "answer": "items", "option": "items", "slide": "items", "message": "items", "entry": "items",
+    "section": "paragraphs", "paragraph": "paragraphs", "paragraphs": "paragraphs",
+    "sentence": "sentences", "sentences": "sentences", "line": "lines", "lines": "lines",
+}  # fmt: skip
+
+
+def _amount(bound: int | str, unit: str) -> str:
+    """``3 bullets``, ``1 bullet``, ```word_count` words (each example's input)``."""
+    if isinstance(bound, int):
+        return f"{bound} {_SINGULAR.get(unit, unit) if bound == 1 else unit.replace('_', ' ')}"
+    return f"`{bound.strip('{}')}` {unit.replace('_', ' ')} (each example's input)"
+
+
+def _count_draft(
+    unit: str,
+    low: int | str | None,
+    high: int | str | None,
+    scope: str | None,
+    per: tuple[str, str] | None = None,
+) -> _Draft:
+    """A count of ``unit`` in the response, in one section of it (``scope``), or in each of its parts
+    (``per``: the word the prompt used, "tweet", and the kind of part it means)."""
     target = "response" if scope is None else f"checks.section(response, {_literal(scope)})"
     measure = f"checks.count({target}, {_literal(unit)})"
-    words = unit.replace("_", " ")
     where = "" if scope is None else f" in the {scope} section"
+    if per is not None:  # the extreme part decides: the longest for a ceiling, the shortest for a floor
+        counts = f"checks.part_counts({target}, {_literal(unit)}, {_literal(per[1])})"
+        where += f" per {_SINGULAR.get(per[0], per[0]).rstrip('s') if per[0].endswith('s') else per[0]}"
+        high_measure, low_measure = f"max({counts}, default=0)", f"min({counts}, default=0)"
+    else:
+        high_measure = low_measure = measure
     if low is not None and high is not None and low == high:
-        expression, description = f"{measure} == {_bound_code(low)}", f"Exactly {low} {words}{where}."
+        expression = f"{measure} == {_bound_code(low)}"
+        if per is not None:
+            expression = f"all(n == {_bound_code(low)} for n in {counts})"
+        description = f"Exactly {_amount(low, unit)}{where}."
     elif low is not None and high is not None:
-        expression = f"{_bound_code(low)} <= {measure} <= {_bound_code(high)}"
-        description = f"Between {low} and {high} {words}{where}."
+        expression = f"{_bound_code(low)} <= {low_measure} and {high_measure} <= {_bound_code(high)}"
+        if per is None:
+            expression = f"{_bound_code(low)} <= {measure} <= {_bound_code(high)}"
+        description = f"Between {_amount(low, unit).split(' ', 1)[0]} and {_amount(high, unit)}{where}."
     elif high is not None:
-        expression, description = f"{measure} <= {_bound_code(high)}", f"At most {high} {words}{where}."
+        expression, description = f"{high_measure} <= {_bound_code(high)}", f"At most {_amount(high, unit)}{where}."
     else:
         assert low is not None
-        expression, description = f"{measure} >= {_bound_code(low)}", f"At least {low} {words}{where}."
+        expression, description = f"{low_measure} >= {_bound_code(low)}", f"At least {_amount(low, unit)}{where}."
     check: dict[str, Any] = {"family": "count", "unit": unit, "min": low, "max": high}
     if scope is not None:
         check["section"] = scope
-    return _Draft(_slug(description), COUNT, description, expression, check)
+    if per is not None:
+        check["per"] = per[1]
+    slug = _slug(description.split(" (each")[0].replace("`", ""))
+    return _Draft(slug, COUNT, description, expression, check)
 
 
 class OfflineSynthesizer:
@@ -381,15 +422,19 @@ class OfflineSynthesizer:
             yield _heading_draft(label.group(1), PRESENTATION_FORMAT)
         found_specific = False
         used_as_bound: set[str] = set()
+        counted_units: set[str] = set()
         if not conditional:
             for draft in _counts(text, vocabulary, context.text):
                 found_specific = True
                 assert draft.check is not None
+                counted_units.add(str(draft.check["unit"]))
                 used_as_bound |= {
                     str(v).strip("{}") for v in (draft.check["min"], draft.check["max"]) if isinstance(v, str)
                 }
                 yield draft
             for draft in _formats(text):
+                if draft.check and draft.check.get("family") == "count" and draft.check["unit"] in counted_units:
+                    continue  # "a list of exactly three bullet points": the count says more than "uses bullets"
                 found_specific = True
                 yield draft
             negated = _negation(text) is not None
@@ -398,15 +443,24 @@ class OfflineSynthesizer:
                 for draft in _phrases(text, vocabulary, exclude=negated):
                     found_specific = True
                     yield draft
-        if DATA_PLACEHOLDERS in categories and not _EXCLUDE_CUE.search(text):
+        languages = _language_fields(instruction.text, vocabulary)
+        for field in languages:
+            yield _Draft(
+                f"in_the_language_{field}",
+                PRESENTATION_FORMAT,
+                f"Written in the language the input `{field}` names (langdetect).",
+                f"checks.in_language(response, checks.value(example, {_literal(field)}))",
+                {"family": "language", "field": field},
+            )
+        if not _EXCLUDE_CUE.search(text):
             for field in vocabulary.fields_in(instruction.text):
-                if field in used_as_bound:
+                if field in used_as_bound or field in languages or not _asks_to_mention(instruction.text, field):
                     continue
                 yield _Draft(
                     f"mentions_{field}",
                     DATA_PLACEHOLDERS,
                     f"Refers to the input `{field}` (its value, or most of its key words).",
-                    f"checks.mentions(response, example[{_literal(field)}])",
+                    f"checks.mentions(response, checks.value(example, {_literal(field)}))",
                     {"family": "mentions", "field": field},
                 )
         qualitative = False
@@ -424,13 +478,13 @@ class OfflineSynthesizer:
                         expression,
                         check,
                     )
-        language = re.search(r"\b(?:in|respond in|answer in|write in)\s+(" + "|".join(_LANGUAGES) + r")\b", text, re.I)
-        if language:
-            code = _LANGUAGES[language.group(1).lower()]
+        named = _named_language(text)
+        if named is not None:
+            word, code = named
             yield _Draft(
-                f"in_{language.group(1).lower()}",
+                f"in_{_slug(word)}",
                 PRESENTATION_FORMAT,
-                f"Written in {language.group(1).title()} (langdetect).",
+                f"Written in {word.title()} (langdetect).",
                 f"checks.in_language(response, {_literal(code)})",
                 {"family": "language", "code": code},
             )
@@ -445,6 +499,57 @@ class OfflineSynthesizer:
                 None,
                 asks_llm=True,
             )
+
+
+#: Words after which a placeholder is something the response should refer to: "using the {context}", "a tweet
+#: about {topic}", "mention {product_name}". Data the response works on ("Summarize: {text}", "a reply to
+#: {message}") carries none: its words need not appear.
+_MENTION_CUE = re.compile(
+    r"\b(?:mention\w*|includ\w*|us(?:e|es|ing)|utili[sz]\w*|refer(?:s|ring|ence|ences)?|cit(?:e|es|ing)|"
+    r"incorporat\w*|about|on the (?:topic|subject) of|featur(?:e|es|ing)|highlight\w*|nam(?:e|es|ing)|"
+    r"based on|drawing (?:on|from)|draw (?:on|from)|from|regarding|concerning|promot\w*|showcas\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_to_mention(text: str, field: str) -> bool:
+    """Whether a cue of :data:`_MENTION_CUE` governs the placeholder: at most six words before it, in its clause."""
+    for match in re.finditer(rf"\{{\{{?\s*{re.escape(field)}\s*\}}?\}}|\[{re.escape(field)}\]", text):
+        before = _CLAUSE_BREAK.split(text[: match.start()])[-1]
+        words = before.split()[-6:]
+        if _MENTION_CUE.search(" ".join(words)):
+            return True
+    return False
+
+
+def _language_fields(text: str, vocabulary: _Vocabulary) -> list[str]:
+    """Placeholders that name the language to write in: "in {language}", "translate into {target_lang}", "in
+    the {locale} language"; a placeholder named like a language (``lang``, ``language``, ``locale``) after
+    "in", "into" or "to" counts, and so does any placeholder followed by the word "language"."""
+    found = []
+    for field in vocabulary.fields_in(text):
+        token = rf"(?:\{{\{{?\s*{re.escape(field)}\s*\}}?\}}|\[{re.escape(field)}\])"
+        named = re.search(r"lang|locale", field, re.IGNORECASE) and re.search(
+            rf"\b(?:in|into|to)\s+(?:the\s+)?{token}", text, re.IGNORECASE
+        )
+        if named or re.search(rf"\b(?:in|into)\s+(?:the\s+)?{token}\s+language\b", text, re.IGNORECASE):
+            found.append(field)
+    return found
+
+
+def _named_language(text: str) -> tuple[str, str] | None:
+    """ "Answer in French", "write it in Brazilian Portuguese", "translate into German": the language and its code.
+    A word that names no language ("in Python", "in Markdown") is none."""
+    from spade_lsp.checks import language_code
+    from spade_lsp.errors import NotApplicable
+
+    for match in re.finditer(r"\b(?:in|into)\s+((?:[A-Za-z]+\s+)?[A-Za-z]{4,})\b", text, re.IGNORECASE):
+        for words in (match.group(1), match.group(1).split()[-1]):
+            try:
+                return words, language_code(words)
+            except NotApplicable:
+                continue
+    return None
 
 
 def _is_section_label(label: str) -> bool:
@@ -478,8 +583,12 @@ def _clean(text: str) -> str:
 
 
 def _is_data_line(text: str, vocabulary: _Vocabulary) -> bool:
-    """``[topic]: {topic}`` and a bare ``{docs}``: where inputs go, not what the output must do."""
-    stripped = re.sub(r"\{\{?\s*\w+\s*\}?\}|\[\w+\]", "", text)
+    """``[topic]: {topic}``, ``Customer reviews: {reviews}`` and a bare ``{docs}``: where inputs go, not what the
+    output must do (a short label, then nothing but placeholders)."""
+    placeholder = r"\{\{?\s*\w+\s*\}?\}|\[\w+\]"
+    if re.fullmatch(rf"[\w '\-/()]{{1,40}}:\s*(?:(?:{placeholder})[\s,;]*)+", text):
+        return True
+    stripped = re.sub(placeholder, "", text)
     return not re.search(r"[A-Za-z]{2,}", stripped.replace("BEGIN TEXT", "").replace("END TEXT", ""))
 
 
@@ -541,12 +650,15 @@ def _candidate(draft: _Draft, instruction: Instruction, taken: dict[str, int]) -
 
 
 def _has_section(prompt: str, noun: str) -> bool:
-    """Whether the prompt gives the output a section named ``noun`` ("add a summary section", "## Summary")."""
+    """Whether the prompt gives the output a section named ``noun`` ("add a summary section", "## Summary"), or
+    a key of the JSON it asks for (``Answer in JSON with the keys "title" and "highlights"``)."""
     name = re.escape(noun)
     return bool(
         re.search(rf"\b{name}\s+section\b|\bsection\s+(?:about|on|for|called|named|titled)\s+(?:the\s+)?{name}\b",
                   prompt, re.IGNORECASE)
         or re.search(rf"^\s*(?:#+\s*|\*\*)?{name}\s*(?:\*\*)?:?(?:\*\*)?\s*$", prompt, re.IGNORECASE | re.MULTILINE)
+        or (re.search(r"\bjson\b", prompt, re.IGNORECASE)
+            and re.search(rf"[\"“'`]{name}[\"”'`]", prompt, re.IGNORECASE))
     )  # fmt: skip
 
 
@@ -565,6 +677,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
 
     structural = "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks"
     scope = _scope(lowered)
+    each = re.match(r"^(?:each|every)\s+(?:single\s+)?([a-z]+(?: point)?)\b", lowered)
+    leading_per = (each.group(1), _PER[each.group(1)]) if each and each.group(1) in _PER else None
+    if leading_per is not None:  # "Each tweet must stay under 40 words": per tweet, not a "tweet" section
+        scope = None
     patterns: list[tuple[str, str]] = [
         ("range", rf"\bbetween\s+({number})\s+and\s+({number}){qualifier}\s+({units})\b"),
         ("range", rf"\b({number})\s*(?:-|–|to)\s*({number}){qualifier}\s+({units})\b"),
@@ -616,15 +732,28 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                         low, high = None, 0
                     else:
                         low, high = value, value
+            per = _per(lowered[match.end() :]) or leading_per
             counted = lowered[match.end(len(groups) - 1) : match.end()].strip()  # "key points", "short tips"
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
             if where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
-                yield _count_draft(unit, low, high, where)
+                yield _count_draft(unit, low, high, where, per)
                 continue
             if scope is None or not _has_section(prompt, scope):  # a named section: the section alone
-                yield _count_draft(unit, low, high, None)
+                yield _count_draft(unit, low, high, None, per)
             if scope is not None:
-                yield _count_draft(unit, low, high, scope)
+                yield _count_draft(unit, low, high, scope, per)
+
+
+def _per(after: str) -> tuple[str, str] | None:
+    """``per tweet``, ``for each point``, ``in every paragraph`` right after a count: the word and the kind of
+    part it counts in (:data:`_PER`)."""
+    match = re.match(
+        r"\s*(?:per|for each|in each|each|for every|in every|every|a|an)\s+(?:single\s+)?([a-z]+(?: point)?)\b",
+        after,
+    )
+    if match is None or match.group(1) not in _PER:
+        return None
+    return match.group(1), _PER[match.group(1)]
 
 
 def _scope(lowered: str) -> str | None:
@@ -932,6 +1061,13 @@ def _starts_clause(part: str) -> bool:
     return first in _IMPERATIVES or first in _WH or re.fullmatch(_CONTENT_VERBS, first) is not None
 
 
+#: Nouns that name an attribute of the noun before them: "mention the warranty period" asks for the warranty
+#: and how long it lasts, which no answer words as "warranty period"; the head noun is what must appear.
+_ATTRIBUTES: Final = frozenset(
+    """period duration length date dates time times deadline price prices cost costs amount amounts fee fees
+    name names title titles size sizes number numbers version versions details detail status type level rate
+    limit limits terms""".split()  # noqa: SIM905
+)
 _WH: Final = frozenset({"how", "what", "why", "whether", "where", "when", "which", "who", "whom", "whose"})
 
 
@@ -951,6 +1087,8 @@ def _literal_phrase(part: str, *, framed: bool) -> str | None:
             break
     if not 1 <= len(words) <= 4 or not any(len(word) > 2 for word in words):
         return None
+    if len(words) >= 2 and words[-1] in _ATTRIBUTES:  # "the warranty period": the warranty, with its value
+        words = words[:-1]
     phrase = " ".join(words)
     if framed:
         return phrase

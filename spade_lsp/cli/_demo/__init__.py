@@ -45,6 +45,7 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp._render import (
         delta_as_json,
         render_candidates,
+        render_held_back,
         render_deltas,
         render_eval,
         render_history,
@@ -67,8 +68,9 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
         recorded = history.versions(prompt)
         deltas = history.deltas(prompt)
         sentences = history.sentences(prompt)
-        synthesized = synthesize(workspace, prompt, OfflineSynthesizer())
-        run = evaluate(workspace, prompt, settings=resolve_file(root, prompt, offline, overrides_source="the demo"))
+        settings = resolve_file(root, prompt, offline, overrides_source="the demo")
+        synthesized = synthesize(workspace, prompt, OfflineSynthesizer(), settings=settings)
+        run = evaluate(workspace, prompt, settings=settings)
         if args.json:
             json.dump(
                 {
@@ -81,6 +83,7 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
                         for s in sentences
                     ],
                     "candidates": [c.name for c in synthesized.candidates],
+                    "held_back": [verdict.to_json() for verdict in synthesized.held_back],
                     "matrix": run.matrix_json(),
                 },
                 out,
@@ -93,7 +96,10 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
         out.write("\n" + render_deltas(DEMO_PROMPT, deltas))
         out.write("\n" + render_sentences(DEMO_PROMPT, sentences))
         out.write(f"\nassertions synthesized offline into {synthesized.update.path.name}:\n")
-        out.write(render_candidates(synthesized.candidates))
+        verdicts = {name: verdict.to_json() for name, verdict in synthesized.verdicts.items()}
+        out.write(render_candidates(synthesized.candidates, verdicts))
+        held_back = [verdict.to_json() for verdict in synthesized.held_back]
+        out.write(render_held_back(held_back, checked=len(synthesized.verdicts)))
         out.write(f"\nevaluated in the sandbox on {examples_path(prompt).name}:\n")
         out.write(render_eval(run))
     return _sample_locally(root, prompt, len(versions), out)
