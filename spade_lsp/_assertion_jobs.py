@@ -312,7 +312,50 @@ class EvalRun:
         """The cells that raised: neither "needs a model" nor "not applicable" (:data:`NOT_ERROR_KINDS`)."""
         return [e for e in self.errors if e["kind"] not in NOT_ERROR_KINDS]
 
-    AskLLM = Callable[[str, str, Mapping[str, Any]], bool]
+    def not_applicable_cells(self) -> set[tuple[int, int]]:
+        """(example row, assertion column) of the cells whose check does not apply (an input the example lacks)."""
+        from spade_lsp.selection import not_applicable_cells
+
+        return not_applicable_cells(self.errors, self.examples, [str(a["name"]) for a in self.assertions])
+
+    @property
+    def unreviewed(self) -> list[str]:
+        """LLM-written assertions that ran (confined, as all do) before anyone accepted their code."""
+        return [a["name"] for a in self.assertions if a.get("unreviewed")]
+
+    def static_subsumptions(self) -> list[list[int]]:
+        """``K`` pairs [i, j] (assertion i subsumes j) proven from the generated checks' specs."""
+        from spade_lsp.selection import AssertionSpec, static_subsumptions
+
+        specs = [AssertionSpec(a["name"], a["cost"], a.get("check")) for a in self.assertions]
+        index = {spec.name: i for i, spec in enumerate(specs)}
+        return sorted([index[p.subsumer], index[p.subsumed]] for p in static_subsumptions(specs))
+
+    def matrix_json(self) -> dict[str, Any]:
+        """The shape of ../shared/bench/spade/*/matrix.json (M of 0/1: a cell that errored counts as a failure, a
+        cell whose check does not apply as a pass, and ``errors`` says which ones), plus example ids."""
+        skipped = self.not_applicable_cells()
+        return {
+            "assertions": [{"name": a["name"], "cost": a["cost"]} for a in self.assertions],
+            "M": [
+                [(1 if (i, j) in skipped else 0) if cell is None else cell for j, cell in enumerate(row)]
+                for i, row in enumerate(self.m)
+            ],
+            "y": self.y,
+            "K": self.static_subsumptions(),
+            "examples": self.examples,
+            "errors": self.errors,
+            "needs_model": self.needs_model,
+            "not_applicable": sorted([i, j] for i, j in skipped),
+            "unreviewed": self.unreviewed,
+            "module_error": self.module_error,
+            "warnings": self.warnings,
+            "run_id": self.run_id,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+AskLLM = Callable[[str, str, Mapping[str, Any]], bool]
 
 
 _YES_NO_SCHEMA = {

