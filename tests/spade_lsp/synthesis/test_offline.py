@@ -154,8 +154,9 @@ PHRASE_FAMILIES = ("includes", "excludes")
 @pytest.mark.parametrize(
     ("sentence", "expected"),
     [
-        ("Mention the warranty period.", [["warranty period"]]),
-        ("Always include the warranty period and the return policy.", [["warranty period", "return policy"]]),
+        ("Mention the return policy.", [["return policy"]]),
+        # "period" names an attribute of the warranty (answers say "a 2-year warranty"), "return policy" a thing
+        ("Always include the warranty period and the return policy.", [["warranty", "return policy"]]),
         ("Be sure to mention the 2-year warranty period if it applies.", None),  # conditional: a check is optional
     ],
 )
