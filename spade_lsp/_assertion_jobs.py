@@ -166,8 +166,8 @@ def plan_synthesis(
             raise
         fallbacks.add("assertion criteria", error, "synthesized offline instead")
         candidates = offline.synthesize(instructions, context)
-    for name, reason in getattr(synthesizer, "dropped", []):
-        fallbacks.add("assertion functions", reason, f"left out the criterion {name!r}")
+    for sentence, reason in getattr(synthesizer, "dropped", []):
+        warnings.append(f"no check from the model for “{' '.join(sentence.split())[:80]}”: {reason}")
     for name, reason in getattr(synthesizer, "rejected", []):
         warnings.append(f"not offered: {name}: {reason}")
     if not candidates:

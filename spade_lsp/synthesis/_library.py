@@ -194,6 +194,11 @@ def json_draft(keys: list[str]) -> Draft:
     )
 
 
+def markdown_refused(text: str) -> bool:
+    """Whether a sentence that speaks of markdown asks for none ("no markdown", "don't use markdown")."""
+    return re.search(r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,20}markdown", text, re.IGNORECASE) is not None
+
+
 def markdown_draft(*, present: bool) -> Draft:
     return Draft(
         "markdown" if present else "no_markdown",
@@ -213,4 +218,14 @@ def edge_draft(phrase: str, *, end: bool) -> Draft:
         f"{where.title()} with “{phrase}”.",
         f"checks.{where}_with(response, {literal(phrase)})",
         {"family": f"{where}_with", "phrase": phrase},
+    )
+
+
+def ends_with_question_draft() -> Draft:
+    return Draft(
+        "ends_with_a_question",
+        PRESENTATION_FORMAT,
+        "The last sentence is a question (its final . ! or ? is a ?).",
+        "checks.ends_with_question(response)",
+        {"family": "ends_with_question"},
     )

@@ -1,44 +1,33 @@
-"""The LLM synthesizer: SPADE's two steps through a model, and every function validated before it is offered.
+"""The LLM synthesizer: a model picks checks from the typed library, one instruction at a time.
 
-1. **Criteria** (one structured-output call for the whole prompt): the template and its instruction sentences,
-   numbered and with their categories, in; a list of ``{criterion, category, source_phrase, sentence_index}``
-   out. A criterion is dropped (and listed in :attr:`LLMSynthesizer.dropped`) when its category is not a
-   taxonomy id, its sentence index names no sentence, or its source phrase is not in the prompt (compared
-   with whitespace runs collapsed and case ignored, so a phrase spanning a line break still counts).
-2. **Functions** (one structured-output call per criterion, so each answer is cached on its own and a new
-   criterion costs one call, not a re-run of all): Python source for one to three
-   ``def assert_<name>(example: dict, prompt: str, response: str) -> bool`` functions, several when the
-   criterion is vague ("be concise": 150, 250 or 400 words). They may use :mod:`spade_lsp.checks`,
-   ``ask_llm(question, response)`` for subjective checks, and the sandbox's import allow-list.
+SPADE's split, sized for any model. For each instruction sentence of the prompt, one structured-output call
+sends the sentence, its categories, the prompt's input names and a little of the text around it (never the
+whole prompt, so every request fits a small model's context: :data:`MAX_REQUEST_CHARS`), and asks for up to
+:data:`MAX_CHECKS_PER_INSTRUCTION` checks, each a *family* of :mod:`spade_lsp.synthesis._library` with its
+parameters (``amount``, ``unit``, ``text``). Spade writes the code for a family; the model writes code itself
+only with the ``code`` family, where no family fits.
 
-Validation, before a function is offered (a rejected one is listed in :attr:`LLMSynthesizer.rejected` with
-the reason, never dropped silently):
+Each pick is checked against the sentence before it becomes a candidate, so a small model's guesses cannot
+put words in the prompt's mouth: a number or an input must be in the sentence, a phrase to include or avoid
+must be quoted from it, a language must be named by it (or by the input it names), a tone or a format must be
+cued by it. A pick that fails is listed in :attr:`LLMSynthesizer.rejected` with the reason, never dropped
+silently; an instruction whose answer cannot be used at all is listed in :attr:`LLMSynthesizer.dropped`.
+Only when no instruction got a usable answer (the model cannot be reached, say) does synthesis fail, and the
+caller falls back offline, saying so.
 
-- the source parses; it holds exactly one top-level function, named ``assert_*``, whose parameters are
-  exactly ``(example, prompt, response)``; top-level imports are moved into the function body (the sidecar
-  puts a decorator right above the ``def``, so the source must be the function alone) and decorators dropped;
-- :func:`spade_lsp.sandbox.check_source` finds no problem (imports outside the allow-list, forbidden
-  builtins such as ``open`` or ``eval``, escape attributes);
-- it runs without error on one example in a sandbox worker: the ``example`` given to the constructor, or a
-  synthetic one (each prompt input set to ``"<name> 3"`` unless :attr:`PromptContext.example_inputs` gives a
-  value, so text and numeric-bound checks both run; the template rendered with those values; the response
-  ``"This is an example response."``). A verdict of either True or False is fine: only an error rejects.
-  ``ask_llm`` questions are answered "yes" by a stand-in during validation, so the rest of the function runs
-  without spending tokens (pass ``ask_llm`` to use a real model); a ``needs_model`` cell is never a failure.
+Free-form code (the ``code`` family) is validated as before it could be offered: the source parses; it holds
+exactly one top-level function, named ``assert_*``, whose parameters are exactly ``(example, prompt,
+response)`` (top-level imports move into the body, decorators are dropped); :func:`spade_lsp.sandbox.check_source`
+finds no problem; and it runs without error on one example in a sandbox worker (the ``example`` given to the
+constructor, or a synthetic one: each input set to ``"<name> 3"``, the template rendered with those values,
+the response ``"This is an example response."``). ``ask_llm`` is answered "yes" by a stand-in during that run.
+Nothing of the model's code runs in this process: parsing and the checks are static (:mod:`ast`), and the one
+run is :func:`spade_lsp.sandbox.run_assertions`, under the sandbox's confinement like every evaluation. A
+function that passes is still unreviewed code (:mod:`spade_lsp._review`); checks written from a family are
+spade's own code and need no review.
 
-Nothing of the model's code runs in this process: parsing, :func:`~spade_lsp.sandbox.check_source` and the
-duplicate check are static (:mod:`ast`; a tree nested too deep to walk is rejected), and the one run is
-:func:`spade_lsp.sandbox.run_assertions`, under the sandbox's confinement like every evaluation
-(``make_synthesizer`` passes the workspace's settings in :attr:`limits`). A function that passes is still
-unreviewed code: written into the sidecar, it is recorded as LLM-written and flagged until the user accepts
-its exact text (:mod:`spade_lsp._review`).
-
-All surviving functions of one call run together in one sandbox run; if that module fails to load, each is
-run alone so one bad function cannot sink the others. A function structurally identical to an earlier one
-(names aside) is rejected as a duplicate.
-
-Candidates come in instruction order, then criterion order, then the model's function order; names are the
-model's (slugified), made unique with ``_2``, ``_3`` suffixes, and the ``def`` is renamed to match.
+Candidates come in instruction order, then the model's order; the same check from two instructions is one
+candidate serving both.
 """
 
 from __future__ import annotations
@@ -48,16 +37,16 @@ import json
 import re
 import textwrap
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 
 from spade_lsp.assertions import ASSERTION_PREFIX
-from spade_lsp.errors import LLMError
+from spade_lsp.checks import COUNT_UNITS, language_code
+from spade_lsp.errors import LLMError, NotApplicable
 from spade_lsp.llm import LLMClient, ask_json
 from spade_lsp.sandbox import (
-    DEFAULT_ALLOWED_IMPORTS,
     AskLLM,
     ModuleSource,
     SandboxCase,
@@ -67,149 +56,109 @@ from spade_lsp.sandbox import (
     run_assertions,
 )
 from spade_lsp.synthesis import PLACEHOLDER_PATTERN, Candidate, Instruction, PromptContext
+from spade_lsp.synthesis import _library as library
+from spade_lsp.synthesis import _offline as offline
 from spade_lsp.synthesis._sidecar import IMPORTS
-from spade_lsp.taxonomy import CATEGORY_IDS, DISPLAY_NAMES
+from spade_lsp.taxonomy import (
+    CATEGORY_IDS,
+    DATA_PLACEHOLDERS,
+    PRESENTATION_FORMAT,
+    PROMPT_REPHRASING,
+    QUALITATIVE_ASSESSMENT,
+    WORKFLOW_DESCRIPTION,
+)
 
-__all__ = ["NAME", "LLMSynthesizer"]
+__all__ = ["FAMILIES", "MAX_REQUEST_CHARS", "NAME", "PICKED", "LLMSynthesizer", "plausible_families"]
 
 NAME: Final = "llm"
-MAX_FUNCTIONS_PER_CRITERION: Final = 3
+#: The synthesizer a check written from the library records when a model picked it: spade's own code, which
+#: needs no review (``llm`` marks code a model wrote).
+PICKED: Final = "llm-library"
+MAX_CHECKS_PER_INSTRUCTION: Final = 3
+#: The most text one request carries (system message, instruction, context): about 1,500 tokens, so a request
+#: and its answer fit a 2,048-token context, let alone SmolLM2's 8,192.
+MAX_REQUEST_CHARS: Final = 6000
+_CONTEXT_CHARS: Final = 400  # of the text before and after the instruction
+_MAX_QUESTION_CHARS: Final = 200
+#: The longest ``text`` a pick may hold (a phrase, a question, or a short function): a small model that rambles
+#: is cut short by the grammar, not by the clock.
+_MAX_TEXT_CHARS: Final = 800
 PARAMETERS: Final = ("example", "prompt", "response")
 EXAMPLE_RESPONSE: Final = "This is an example response."
 _HEADER: Final = "\n".join(IMPORTS) + "\n\n\n"
-_SKIPPED_KINDS: Final = frozenset({"code"})  # fenced code is example output; the model sees it in the prompt
+_SKIPPED_KINDS: Final = frozenset({"code", "quote"})  # example output; the model sees what it needs around them
 
-_CHECKS_API: Final = """\
-checks.count(text, unit) -> int   # unit: words, sentences, characters, bullets, numbered_items, list_items,
-                                  #       paragraphs, lines, headings, hashtags, emojis, code_blocks
-checks.bound(example, name) -> int   # a numeric bound given as the prompt input `name`
-checks.contains_phrase(text, phrase) -> bool   # whole words, any case, simple inflections
-checks.contains_any(text, phrases: list[str]) -> bool
-checks.mentions(text, value) -> bool   # the response refers to an input value (verbatim or paraphrased)
-checks.json_value(text) -> Any   # the JSON the response holds (code fence allowed), or None
-checks.json_has_keys(text, keys: list[str]) -> bool
-checks.headings(text) -> list[str]   # section titles (markdown headings, bold lines, `Label:` lines)
-checks.has_heading(text, title) -> bool
-checks.section(text, title) -> str   # body of that section, or "" if none
-checks.starts_with(text, phrase) -> bool
-checks.ends_with(text, phrase) -> bool
-checks.starts_with_title(text) -> bool
-checks.has_table(text) -> bool   # a markdown table
-checks.code_blocks(text) -> list[str]
-checks.is_markdown(text) -> bool
-checks.mean_sentence_words(text) -> float
-checks.reading_ease(text) -> float   # Flesch: 60-70 plain English, below 30 academic
-checks.sentiment(text) -> float   # mean VADER compound in [-1, 1]; positive > 0.05
-checks.language(text) -> str   # ISO 639-1 code, "" if unknown"""
+#: The typed library as the model sees it: family -> what it checks and which parameters it reads.
+FAMILIES: Final = {
+    "max_count": "at most `amount` `unit` in the response",
+    "min_count": "at least `amount` `unit`",
+    "exact_count": "exactly `amount` `unit`",
+    "max_count_per_item": "at most `amount` `unit` in each item (tweet, bullet, step, paragraph)",
+    "language": "written in the language `text` (a name such as French, or an input such as {language})",
+    "json": "the response is a JSON object; `text`: its required keys, comma-separated, or empty",
+    "markdown": "uses markdown formatting",
+    "no_markdown": "plain text, no markdown",
+    "includes": "contains the words in `text` (comma-separated phrases quoted from the instruction)",
+    "excludes": "contains none of the words in `text` (phrases quoted from the instruction)",
+    "mentions_input": "refers to the value of the input named in `text`",
+    "starts_with": "begins with the words in `text`",
+    "ends_with": "ends with the words in `text`",
+    "has_section": "has a section titled `text`",
+    "ends_with_question": "ends with a question",
+    "positive_tone": "warm, friendly, positive tone",
+    "neutral_tone": "neutral, professional tone",
+    "readable": "plain, easy to read, no jargon",
+    "concise": "short sentences, concise",
+    "ask": "a yes/no question in `text` that a reader answers about the response (for judgement calls)",
+    "code": "Python source in `text`: def assert_<name>(example, prompt, response) -> bool, when nothing else fits",
+    "none": "the instruction asks nothing that can be checked on the response",
+}
+_UNITS: Final = ("", *COUNT_UNITS)
 
-#: The allow-list's standard-library part, as offered to the model (the checks module wraps the rest).
-_STDLIB: Final = tuple(
-    sorted(
-        m
-        for m in DEFAULT_ALLOWED_IMPORTS
-        if m.isidentifier() and m.islower() and not m.startswith("_") and m not in {"langdetect", "textstat"}
-    )
-)
-
-_CATEGORIES: Final = "\n".join(f"- {cid}: {name}" for cid, name in DISPLAY_NAMES.items())
-
-_CRITERIA_SYSTEM: Final = (
-    "You help test the outputs of an LLM pipeline. Given its prompt template and the template's instruction "
-    "sentences (numbered, each with the taxonomy categories it was labelled with), list the criteria a "
-    "response must meet that a check on the response could test. For each criterion give:\n"
-    "- criterion: one short statement of what a good response does;\n"
-    "- category: the taxonomy category of the requirement, one of:\n" + _CATEGORIES + "\n"
-    "- source_phrase: the words of the prompt the criterion comes from, copied exactly;\n"
-    "- sentence_index: the number of the sentence it comes from.\n"
-    "A sentence may give several criteria, or none (a role description, input data, a rewording without a new "
-    "requirement). Keep vague requirements (e.g. 'be concise') as one criterion each; do not invent "
-    "requirements the prompt does not state."
-)
-
-_FUNCTIONS_SYSTEM: Final = (
-    "You write Python assertions that check one criterion on a response of an LLM pipeline. Each assertion is "
-    "one function with exactly this signature:\n"
-    "    def assert_<snake_case_name>(example: dict, prompt: str, response: str) -> bool:\n"
-    "`example` holds the prompt's inputs, `prompt` the rendered prompt, `response` the model's output. "
-    "Return True when the response meets the criterion and False otherwise; never raise on a response that "
-    "does not conform (e.g. not JSON: return False). The names `checks` and `ask_llm` are already imported:\n"
-    + _CHECKS_API
-    + "\nask_llm(question, response) -> bool   # asks an LLM a yes/no question about the response; use it only "
-    "for subjective criteria (tone, relevance, correctness) that code cannot measure.\n"
-    "Rules: the source is the function alone (no decorator, no code outside it); import only these standard "
-    "library modules, inside the function: " + ", ".join(_STDLIB) + "; no files, network, processes, eval or "
-    "exec. Prefer `checks` helpers. "
-    f"Write one function, or up to {MAX_FUNCTIONS_PER_CRITERION} when the criterion is vague and has several "
-    "reasonable readings (e.g. different thresholds); give each a short note saying which reading it checks."
+_SYSTEM: Final = (
+    "You turn one instruction from an LLM prompt into checks on the responses the prompt produces. Choose up to "
+    f"{MAX_CHECKS_PER_INSTRUCTION} checks from this library (family: what it checks):\n"
+    + "\n".join(f"- {family}: {what}" for family, what in FAMILIES.items())
+    + '\nFor each check give family, amount (a number, or an input in braces such as {word_count}; else ""), '
+    "unit (one of: " + ", ".join(COUNT_UNITS) + '; else "") and text (else ""). Take numbers, words and '
+    "names from the instruction itself; never invent them. Answer with JSON only."
 )
 
 
-def _criteria_schema() -> dict[str, Any]:
-    return {
+def _schema(families: Sequence[str] = tuple(FAMILIES)) -> dict[str, Any]:
+    item = {
         "type": "object",
         "properties": {
-            "criteria": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "criterion": {"type": "string"},
-                        "category": {"type": "string", "enum": list(CATEGORY_IDS)},
-                        "source_phrase": {"type": "string"},
-                        "sentence_index": {"type": "integer"},
-                    },
-                    "required": ["criterion", "category", "source_phrase", "sentence_index"],
-                    "additionalProperties": False,
-                },
-            }
+            "family": {"type": "string", "enum": list(families)},
+            "amount": {"type": "string", "maxLength": 24},
+            "unit": {"type": "string", "enum": list(_UNITS)},
+            "text": {"type": "string", "maxLength": _MAX_TEXT_CHARS},
         },
-        "required": ["criteria"],
+        "required": ["family", "amount", "unit", "text"],
+        "additionalProperties": False,
+    }
+    return {
+        "type": "object",
+        "properties": {"checks": {"type": "array", "items": item, "maxItems": MAX_CHECKS_PER_INSTRUCTION}},
+        "required": ["checks"],
         "additionalProperties": False,
     }
 
 
-def _functions_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "functions": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "properties": {"source": {"type": "string"}, "note": {"type": "string"}},
-                    "required": ["source", "note"],
-                    "additionalProperties": False,
-                },
-            }
-        },
-        "required": ["functions"],
-        "additionalProperties": False,
-    }
+class _Pick(BaseModel):
+    family: str
+    amount: str = ""
+    unit: str = ""
+    text: str = ""
 
 
-class _Criterion(BaseModel):
-    criterion: str
-    category: str
-    source_phrase: str
-    sentence_index: int
-
-
-class _CriteriaAnswer(BaseModel):
-    criteria: list[_Criterion]
-
-
-class _Function(BaseModel):
-    source: str
-    note: str = ""
-
-
-class _FunctionsAnswer(BaseModel):
-    functions: list[_Function]
+class _Picks(BaseModel):
+    checks: list[_Pick]
 
 
 @dataclass(frozen=True, slots=True)
-class _Draft:
-    """A function that passed the static checks, waiting for its sandbox run."""
+class _Source:
+    """A free-form function that passed the static checks, waiting for its sandbox run."""
 
     name: str
     source: str
@@ -219,34 +168,77 @@ class _Draft:
 
 
 class _Rejected(Exception):
-    """Why a generated function is not offered."""
+    """Why a pick or a generated function is not offered."""
 
 
-def _validated(answer: Any, model: type[BaseModel], what: str) -> Any:
+_ALWAYS: Final = ("ask", "code", "none")
+_COUNTED = re.compile(
+    r"(?:\d|\{\{?\s*\w+\s*\}?\}|\[\w+\]|\b(?:" + "|".join(map(re.escape, offline._NUMBER_WORDS)) + r")\b)"
+)
+
+
+def plausible_families(instruction: Instruction, context: PromptContext) -> list[str]:
+    """The families whose cue the sentence holds (a number and a unit for a count, a negation for ``excludes``,
+    "markdown" for the markdown checks...), with ``ask``, ``code`` and ``none`` always: the choice a request
+    offers. A small model can then only choose among checks the sentence could mean; a large one loses
+    nothing, since the others would be rejected against the sentence anyway."""
+    text = instruction.text
+    lowered = text.lower()
+    found: list[str] = []
+    units = [word for word in offline._UNITS if re.search(rf"\b{re.escape(word)}\b", lowered)]
+    if units and _COUNTED.search(text):
+        found += ["max_count", "min_count", "exact_count"]
+        if re.search(r"\b(?:per|each|every)\b", lowered):
+            found.append("max_count_per_item")
+    if offline._named_language(text) or offline._language_fields(text, offline._Vocabulary(context)):
+        found.append("language")
+    if "json" in lowered:
+        found.append("json")
+    if "markdown" in lowered:
+        found.append("no_markdown" if library.markdown_refused(lowered) else "markdown")
+    negated = offline._negation(text) is not None
+    if negated:
+        found.append("excludes")
+    elif offline._INCLUDE_CUE.search(text):
+        found.append("includes")
+    if _inputs_named(text, context):
+        found.append("mentions_input")
+    if re.search(r"\b(?:start|begin|open)s?\b", lowered):
+        found.append("starts_with")
+    if re.search(r"\b(?:end|finish|close|conclude|sign)s?\b", lowered):
+        found.append("ends_with")
+    if re.search(r"\b(?:section|heading|header|title)s?\b", lowered) or re.fullmatch(r"\W*[\w ]{2,40}:\W*", text):
+        found.append("has_section")
+    if "question" in lowered:
+        found.append("ends_with_question")
+    found += [family for family in ("positive_tone", "neutral_tone", "readable", "concise") if _cued(family, text)]
+    return [family for family in FAMILIES if family in found or family in _ALWAYS]
+
+
+def _cued(family: str, sentence: str) -> bool:
     try:
-        return model.model_validate(answer)
+        _quality(family, sentence)
+    except _Rejected:
+        return False
+    return True
+
+
+def _ask(client: LLMClient, payload: Mapping[str, Any], families: Sequence[str]) -> _Picks:
+    """The model's picks for one instruction. An answer the LLM layer gave up on (still off the schema after its
+    re-asks) is read too when it holds JSON, so the per-pick rules drop only the picks that break them."""
+    messages = [
+        {"role": "system", "content": _SYSTEM},
+        {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
+    ]
+    answer = ask_json(client, messages, _schema(families), what="assertion checks")
+    if isinstance(answer, dict) and isinstance(answer.get("checks"), list):  # keep the picks that validate
+        answer = {"checks": [c for c in answer["checks"] if isinstance(c, dict) and isinstance(c.get("family"), str)]}
+    try:
+        return _Picks.model_validate(answer)
     except ValidationError as error:
         detail = error.errors()[0]
         where = ".".join(map(str, detail["loc"]))
-        raise LLMError(f"the model's {what} answer does not match the schema: {where}: {detail['msg']}") from error
-
-
-def _ask(
-    client: LLMClient,
-    system: str,
-    payload: Mapping[str, Any],
-    schema: Mapping[str, Any],
-    model: type[BaseModel],
-    what: str,
-) -> Any:
-    """The structured answer, as ``model`` reads it. An answer the LLM layer gave up on (still off the schema
-    after its re-asks) is read too when it holds JSON, so the per-item rules drop only the items that break
-    them (a criterion with an unknown category) rather than the whole answer."""
-    messages = [
-        {"role": "system", "content": system},
-        {"role": "user", "content": json.dumps(payload, ensure_ascii=False)},
-    ]
-    return _validated(ask_json(client, messages, schema, what=f"assertion {what}"), model, what)
+        raise LLMError(f"the model's checks answer does not match the schema: {where}: {detail['msg']}") from error
 
 
 def _squash(text: str) -> str:
@@ -258,6 +250,224 @@ def _slug(text: str, limit: int = 56) -> str:
     if len(slug) > limit:
         slug = slug[:limit].rsplit("_", 1)[0]
     return slug or "check"
+
+
+def _context(instruction: Instruction, context: PromptContext) -> tuple[str, str]:
+    """A little of the template before and after the instruction (what a heading or an example says of it)."""
+    start = max(0, instruction.start - _CONTEXT_CHARS)
+    end = instruction.end + _CONTEXT_CHARS
+    if not context.text[instruction.start : instruction.end].strip():  # offsets of another text: none
+        return "", ""
+    return context.text[start : instruction.start], context.text[instruction.end : end]
+
+
+def _asked(instruction: Instruction) -> bool:
+    """Whether the model is asked about this sentence: an instruction, not example output, input data, a bare
+    rewording or a task description that asks nothing of the answer."""
+    if instruction.kind in _SKIPPED_KINDS or not re.search(r"[A-Za-z]{2}", instruction.text):
+        return False
+    if re.fullmatch(r"\W*(?:\w+\W+){0,5}\w*\W*:\W*", instruction.text.strip()):  # "**Central Thesis:**", "FORMAT:"
+        return False
+    if offline._is_data_line(offline._clean(instruction.text), offline._Vocabulary(PromptContext("", ()))):
+        return False
+    labels = set(instruction.categories)
+    return not (labels and labels <= {DATA_PLACEHOLDERS, PROMPT_REPHRASING, WORKFLOW_DESCRIPTION})
+
+
+# -- a pick, checked against its sentence ----------------------------------------------------------------------
+
+
+def _inputs_named(text: str, context: PromptContext) -> list[str]:
+    return offline._Vocabulary(context).fields_in(text)
+
+
+def _amount(pick: _Pick, sentence: str, context: PromptContext) -> int | str:
+    """The pick's amount as the library takes it (an int, or ``{input}``), if the sentence states it."""
+    raw = pick.amount.strip().lower()
+    field = raw.strip("{}[] ")
+    if field in context.inputs:
+        if field not in _inputs_named(sentence, context):
+            raise _Rejected(f"the input {field!r} is not in the instruction")
+        return "{" + field + "}"
+    words = {str(v): k for k, v in offline._NUMBER_WORDS.items()}
+    if not re.fullmatch(r"\d+", raw.replace(",", "")):
+        if raw in offline._NUMBER_WORDS:
+            raw = str(offline._NUMBER_WORDS[raw])
+        else:
+            raise _Rejected(f"amount {pick.amount!r} is neither a number nor an input of the prompt")
+    number = int(raw.replace(",", ""))
+    lowered = sentence.lower()
+    stated = re.search(rf"(?<!\d){number}(?!\d)", lowered.replace(",", "")) or (
+        str(number) in words and re.search(rf"\b{re.escape(words[str(number)])}\b", lowered)
+    )
+    if not stated and not re.search(rf"(?<!\d){number + 1}(?!\d)", lowered):  # "under 100": at most 99
+        raise _Rejected(f"the number {number} is not in the instruction")
+    return number
+
+
+def _unit(pick: _Pick, sentence: str) -> str:
+    if pick.unit not in COUNT_UNITS:
+        raise _Rejected(f"unit {pick.unit!r} is not one of {', '.join(COUNT_UNITS)}")
+    words = [word for word, unit in offline._UNITS.items() if unit == pick.unit]
+    if not any(re.search(rf"\b{re.escape(word)}\b", sentence, re.IGNORECASE) for word in words):
+        raise _Rejected(f"the instruction does not speak of {pick.unit.replace('_', ' ')}")
+    return pick.unit
+
+
+def _quoted_from(text: str, sentence: str) -> list[str]:
+    """The comma-separated phrases of ``text`` that the sentence holds (a phrase it does not hold is the
+    model's, not the prompt's, and is left out); :class:`_Rejected` when none is."""
+    phrases = [p.strip(" \"'“”‘’`.") for p in re.split(r"[,;\n]", text) if p.strip(" \"'“”‘’`.")]
+    if not phrases:
+        raise _Rejected("no phrase given")
+    found = [p for p in phrases if re.search(rf"(?<!\w){re.escape(_squash(p))}(?!\w)", _squash(sentence))]
+    if not found:
+        raise _Rejected(f"{', '.join(repr(p) for p in phrases)} is not in the instruction")
+    return found
+
+
+def _quality(family: str, sentence: str) -> library.Draft:
+    for pattern, slug, measures in offline._QUALITIES:
+        if slug == family.removesuffix("_tone") or slug == family:
+            if not re.search(pattern, sentence, re.IGNORECASE):
+                raise _Rejected(f"the instruction does not ask for a {family.replace('_', ' ')}")
+            expression, description, check = measures[0]
+            return library.Draft(family, QUALITATIVE_ASSESSMENT, description, expression, check)
+    raise _Rejected(f"no measure for {family}")  # pragma: no cover - FAMILIES and _QUALITIES agree
+
+
+#: What the offline parser calls each family's checks (the ``family`` of their spec), to read a family's
+#: parameters from the sentence itself when the model's do not hold.
+_SPEC_FAMILY: Final = {
+    "max_count": "count", "min_count": "count", "exact_count": "count", "max_count_per_item": "count",
+    "language": "language", "json": "json", "markdown": "markdown", "no_markdown": "markdown",
+    "includes": "includes", "excludes": "excludes", "mentions_input": "mentions", "starts_with": "starts_with",
+    "ends_with": "ends_with", "has_section": "headings", "ends_with_question": "ends_with_question",
+}  # fmt: skip
+
+
+def draft_for(pick: _Pick, instruction: Instruction, context: PromptContext) -> library.Draft:
+    """The library's check for a pick: with the model's parameters when the sentence states them, else with
+    the parameters the sentence itself gives that family (a model may choose the right check and fumble its
+    words); :class:`_Rejected` saying why when neither holds."""
+    try:
+        return _draft(pick, instruction.text, context)
+    except _Rejected:
+        found = _from_sentence(pick.family, instruction, context)
+        if found is None:
+            raise
+        return found
+
+
+def _from_sentence(family: str, instruction: Instruction, context: PromptContext) -> library.Draft | None:
+    """The offline parser's check of ``family`` for this sentence, if it reads one."""
+    spec_family = _SPEC_FAMILY.get(family)
+    if spec_family is None:
+        return None
+    vocabulary = offline._Vocabulary(context)
+    for draft in offline.OfflineSynthesizer()._drafts(instruction, context, vocabulary, []):
+        check = draft.check or {}
+        if check.get("family") != spec_family:
+            continue
+        if spec_family == "count" and not _count_matches(family, check):
+            continue
+        if spec_family == "markdown" and check.get("present") != (family == "markdown"):
+            continue
+        return draft
+    return None
+
+
+def _count_matches(family: str, check: Mapping[str, Any]) -> bool:
+    low, high, per = check.get("min"), check.get("max"), check.get("per")
+    if family == "max_count_per_item":
+        return per is not None and high is not None
+    if per is not None:
+        return False
+    if family == "exact_count":
+        return low is not None and low == high
+    return (high is not None and low is None) if family == "max_count" else (low is not None and high is None)
+
+
+def _draft(pick: _Pick, sentence: str, context: PromptContext) -> library.Draft:
+    """The library's check for a pick, with the model's parameters found in the sentence."""
+    family = pick.family
+    if family in ("max_count", "min_count", "exact_count", "max_count_per_item"):
+        unit, amount = _unit(pick, sentence), _amount(pick, sentence, context)
+        low = amount if family in ("min_count", "exact_count") else None
+        high = amount if family in ("max_count", "exact_count", "max_count_per_item") else None
+        per = ("item", "items") if family == "max_count_per_item" else None
+        return library.count_draft(unit, low, high, None, per)
+    if family == "language":
+        return _language(pick, sentence, context)
+    if family == "json":
+        keys = [k.strip(" \"'`") for k in pick.text.split(",") if k.strip(" \"'`")]
+        if not re.search(r"\bjson\b", sentence, re.IGNORECASE):
+            raise _Rejected("the instruction does not ask for JSON")
+        missing = [k for k in keys if _squash(k) not in _squash(context.text)]
+        if missing:
+            raise _Rejected(f"key(s) {', '.join(missing)} are not in the prompt")
+        return library.json_draft(keys)
+    if family in ("markdown", "no_markdown"):
+        if not re.search(r"\bmarkdown\b", sentence, re.IGNORECASE):
+            raise _Rejected("the instruction does not speak of markdown")
+        if (family == "no_markdown") != library.markdown_refused(sentence.lower()):
+            raise _Rejected(f"the instruction asks for {'no ' if family == 'markdown' else ''}markdown")
+        return library.markdown_draft(present=family == "markdown")
+    if family in ("includes", "excludes"):
+        phrases = _quoted_from(pick.text, sentence)
+        if family == "excludes" and not offline._EXCLUDE_CUE.search(sentence):
+            raise _Rejected("the instruction forbids nothing")
+        return library.phrases_draft([p.lower() for p in phrases], exclude=family == "excludes")
+    if family == "mentions_input":
+        field = pick.text.strip(" {}[]")
+        if field not in context.inputs or field not in _inputs_named(sentence, context):
+            raise _Rejected(f"{pick.text!r} is not an input the instruction names")
+        return library.mentions_draft(field)
+    if family in ("starts_with", "ends_with"):
+        cue = r"\b(?:end|finish|close|conclude|sign)" if family == "ends_with" else r"\b(?:start|begin|open)"
+        if not re.search(cue, sentence, re.IGNORECASE):
+            raise _Rejected(f"the instruction does not say how the response {family.split('_')[0]}s")
+        return library.edge_draft(_quoted_from(pick.text, sentence)[0], end=family == "ends_with")
+    if family == "has_section":
+        title = pick.text.strip(" :#*\"'")
+        if not title or _squash(title) not in _squash(context.text):
+            raise _Rejected(f"no section {pick.text!r} in the prompt")
+        return library.heading_draft(title, PRESENTATION_FORMAT)
+    if family == "ends_with_question":
+        if "question" not in sentence.lower():
+            raise _Rejected("the instruction does not ask for a question")
+        return library.ends_with_question_draft()
+    if family in ("positive_tone", "neutral_tone", "readable", "concise"):
+        return _quality(family, sentence)
+    if family == "ask":  # a judgement: the model's question when it wrote one, else the instruction itself
+        question = " ".join(pick.text.split())
+        if not (question.endswith("?") and 8 <= len(question) <= _MAX_QUESTION_CHARS):
+            question = offline._question(" ".join(sentence.split()))
+        return library.Draft(
+            f"llm_{_slug(sentence, 40)}",
+            QUALITATIVE_ASSESSMENT,
+            f"Asks the model: {question}",
+            f"ask_llm({library.literal(question)}, response)",
+            None,
+            asks_llm=True,
+        )
+    raise _Rejected(f"unknown family {family!r}")
+
+
+def _language(pick: _Pick, sentence: str, context: PromptContext) -> library.Draft:
+    field = pick.text.strip(" {}[]")
+    if field in context.inputs:
+        if field not in _inputs_named(sentence, context):
+            raise _Rejected(f"the input {field!r} is not in the instruction")
+        return library.language_draft(field=field)
+    try:
+        code = language_code(pick.text)
+    except NotApplicable:
+        raise _Rejected(f"{pick.text!r} names no language") from None
+    named = offline._named_language(sentence)
+    if named is None or named[1].split("-")[0] != code.split("-")[0]:
+        raise _Rejected(f"the instruction does not ask for {pick.text}")
+    return library.language_draft(code=code, name=named[0])
 
 
 def _json_safe(value: Any) -> Any:
@@ -351,10 +561,10 @@ def _shape(source: str) -> str:
 
 
 class LLMSynthesizer:
-    """Asks a model for criteria and then functions, and validates each function; see the module docstring.
+    """Asks a model, one instruction at a time, for checks from the library; see the module docstring.
 
-    After :meth:`synthesize`, :attr:`dropped` lists ``(criterion, reason)`` for criteria not used and
-    :attr:`rejected` lists ``(function name, reason)`` for functions not offered.
+    After :meth:`synthesize`, :attr:`dropped` lists ``(instruction, reason)`` for instructions whose answer could
+    not be used and :attr:`rejected` lists ``(check, reason)`` for picks and functions not offered.
     """
 
     name = NAME
@@ -377,107 +587,92 @@ class LLMSynthesizer:
     def synthesize(self, instructions: Sequence[Instruction], context: PromptContext) -> list[Candidate]:
         self.dropped = []
         self.rejected = []
-        sentences = [i for i in instructions if i.kind not in _SKIPPED_KINDS and i.text.strip()]
-        if not sentences:
+        asked = [i for i in instructions if _asked(i)]
+        if not asked:
             return []
-        criteria = self._criteria(sentences, context)
-        drafts: list[_Draft] = []
+        out: list[Candidate] = []
+        position: dict[str, int] = {}
         taken: dict[str, int] = {}
+        sources: list[_Source] = []
         shapes: dict[str, str] = {}
-        for criterion in criteria:
-            instruction = sentences[criterion.sentence_index]
-            functions = self._functions(criterion, instruction, context)
-            if functions is None:
+        answered = 0
+        for instruction in asked:
+            picks = self._picks(instruction, context)
+            if picks is None:
                 continue
-            for function in functions:
-                draft = self._draft(function, criterion, instruction, len(functions), taken, shapes)
-                if draft is not None:
-                    drafts.append(draft)
-        passed = self._run(drafts, context)
-        return [
+            answered += 1
+            for pick in picks:
+                if pick.family == "none":
+                    continue
+                if pick.family == "code":
+                    source = self._source(pick, instruction, taken, shapes)
+                    if source is not None:
+                        sources.append(source)
+                    continue
+                try:
+                    draft = draft_for(pick, instruction, context)
+                except _Rejected as why:
+                    self.rejected.append((f"{pick.family} for “{_clip(instruction.text)}”", str(why)))
+                    continue
+                key = offline._equivalence_key(draft.expression)
+                if key in position:
+                    out[position[key]] = offline._serves(out[position[key]], instruction)
+                    continue
+                position[key] = len(out)
+                candidate = offline._candidate(draft, instruction, taken)
+                out.append(replace(candidate, synthesizer=PICKED))
+        if answered == 0:  # nothing the model said could be read: the caller falls back offline and says why
+            reasons = "; ".join(reason for _, reason in self.dropped[:2])
+            raise LLMError(f"no instruction got a usable answer from the model ({reasons})")
+        passed = self._run(sources, context)
+        out += [
             Candidate(
-                name=draft.name,
-                category=draft.category,
-                sentence=draft.instruction.text.strip(),
-                version=draft.instruction.version,
+                name=source.name,
+                category=source.category,
+                sentence=source.instruction.text.strip(),
+                version=source.instruction.version,
                 synthesizer=NAME,
-                description=draft.description,
-                source=draft.source,
-                asks_llm="ask_llm(" in draft.source,
+                description=source.description,
+                source=source.source,
+                asks_llm="ask_llm(" in source.source,
             )
-            for draft in drafts
-            if draft.name in passed
+            for source in sources
+            if source.name in passed
         ]
+        return out
 
-    # -- step 1: criteria -------------------------------------------------------------------------------------
-
-    def _criteria(self, sentences: Sequence[Instruction], context: PromptContext) -> list[_Criterion]:
+    def _picks(self, instruction: Instruction, context: PromptContext) -> list[_Pick] | None:
+        before, after = _context(instruction, context)
+        families = plausible_families(instruction, context)
         payload = {
-            "prompt": context.text,
-            "sentences": [
-                {"index": index, "text": s.text.strip(), "categories": list(s.categories)}
-                for index, s in enumerate(sentences)
-            ],
-        }
-        answer = _ask(self.client, _CRITERIA_SYSTEM, payload, _criteria_schema(), _CriteriaAnswer, "criteria")
-        assert isinstance(answer, _CriteriaAnswer)
-        prompt = _squash(context.text)
-        kept: list[_Criterion] = []
-        for criterion in answer.criteria:
-            reason = None
-            if criterion.category not in DISPLAY_NAMES:
-                reason = f"unknown category {criterion.category!r}"
-            elif not 0 <= criterion.sentence_index < len(sentences):
-                reason = f"sentence {criterion.sentence_index} does not exist (there are {len(sentences)})"
-            elif not criterion.source_phrase.strip() or _squash(criterion.source_phrase) not in prompt:
-                reason = f"source phrase {criterion.source_phrase!r} is not in the prompt"
-            elif not criterion.criterion.strip():
-                reason = "empty criterion"
-            if reason is None:
-                kept.append(criterion)
-            else:
-                self.dropped.append((criterion.criterion, reason))
-        kept.sort(key=lambda c: c.sentence_index)  # stable: the model's order within a sentence
-        return kept
-
-    # -- step 2: functions ------------------------------------------------------------------------------------
-
-    def _functions(
-        self, criterion: _Criterion, instruction: Instruction, context: PromptContext
-    ) -> list[_Function] | None:
-        payload = {
-            "criterion": criterion.criterion,
-            "category": criterion.category,
-            "source_phrase": criterion.source_phrase,
-            "sentence": instruction.text.strip(),
+            "instruction": instruction.text.strip(),
+            "families": families,
+            "categories": [c for c in instruction.categories if c in CATEGORY_IDS],
             "prompt_inputs": list(context.inputs),
-            "prompt": context.text,
+            "text_before": before,
+            "text_after": after,
         }
-        try:  # one failed or unusable answer loses its criterion, not the whole synthesis
-            answer = _ask(self.client, _FUNCTIONS_SYSTEM, payload, _functions_schema(), _FunctionsAnswer, "functions")
+        if len(_SYSTEM) + len(json.dumps(payload, ensure_ascii=False)) > MAX_REQUEST_CHARS:
+            payload["text_before"] = payload["text_after"] = ""  # the instruction alone, then
+        if len(_SYSTEM) + len(json.dumps(payload, ensure_ascii=False)) > MAX_REQUEST_CHARS:
+            self.dropped.append((instruction.text, f"longer than a request may be ({MAX_REQUEST_CHARS} characters)"))
+            return None
+        try:  # one failed or unusable answer loses its instruction, not the whole synthesis
+            answer = _ask(self.client, payload, families)
         except LLMError as error:
-            self.dropped.append((criterion.criterion, str(error)))
+            self.dropped.append((instruction.text, str(error)))
             return None
-        assert isinstance(answer, _FunctionsAnswer)
-        if not answer.functions:
-            self.dropped.append((criterion.criterion, "the model wrote no function for it"))
-            return None
-        for extra in answer.functions[MAX_FUNCTIONS_PER_CRITERION:]:
-            self.rejected.append((_name_hint(extra.source), f"more than {MAX_FUNCTIONS_PER_CRITERION} functions"))
-        return answer.functions[:MAX_FUNCTIONS_PER_CRITERION]
+        for extra in answer.checks[MAX_CHECKS_PER_INSTRUCTION:]:
+            self.rejected.append((extra.family, f"more than {MAX_CHECKS_PER_INSTRUCTION} checks for one instruction"))
+        return answer.checks[:MAX_CHECKS_PER_INSTRUCTION]
 
-    def _draft(
-        self,
-        function: _Function,
-        criterion: _Criterion,
-        instruction: Instruction,
-        siblings: int,
-        taken: dict[str, int],
-        shapes: dict[str, str],
-    ) -> _Draft | None:
-        hint = _name_hint(function.source)
+    def _source(
+        self, pick: _Pick, instruction: Instruction, taken: dict[str, int], shapes: dict[str, str]
+    ) -> _Source | None:
+        """A free-form function, statically checked (its sandbox run comes with the others')."""
+        hint = _name_hint(pick.text)
         try:
-            old, source = normalise_function(function.source)
+            old, source = normalise_function(pick.text)
         except _Rejected as error:
             self.rejected.append((hint, str(error)))
             return None
@@ -497,16 +692,14 @@ class LLMSynthesizer:
         taken[base] = taken.get(base, 0) + 1
         name = base if taken[base] == 1 else f"{base}_{taken[base]}"
         shapes[shape] = name
-        description = criterion.criterion.strip()
-        note = function.note.strip()
-        if siblings > 1 and note:
-            description = f"{description} ({note.rstrip('.')})"
-        return _Draft(name, _renamed(source, old, name), instruction, criterion.category, description)
+        category = next((c for c in instruction.categories if c in CATEGORY_IDS), QUALITATIVE_ASSESSMENT)
+        description = f"Model-written code for: {instruction.text.strip()}"
+        return _Source(name, _renamed(source, old, name), instruction, category, description)
 
-    # -- step 3: one example in the sandbox -------------------------------------------------------------------
+    # -- one example in the sandbox, for free-form code ------------------------------------------------------
 
-    def _run(self, drafts: Sequence[_Draft], context: PromptContext) -> set[str]:
-        """Names of the drafts that ran on the example without error; the others go to :attr:`rejected`."""
+    def _run(self, drafts: Sequence[_Source], context: PromptContext) -> set[str]:
+        """Names of the functions that ran on the example without error; the others go to :attr:`rejected`."""
         if not drafts:
             return set()
         case = self.example or synthetic_example(context)
@@ -524,14 +717,14 @@ class LLMSynthesizer:
         passed = set()
         for column, draft in enumerate(drafts):
             cell = result.error(0, column)
-            if cell is not None and cell.kind != "needs_model":
+            if cell is not None and cell.kind not in ("needs_model", "not_applicable"):
                 message = _relative_lines(cell.message, starts[column])
                 self.rejected.append((draft.name, f"fails on the example ({cell.kind}): {message}"))
             else:
                 passed.add(draft.name)
         return passed
 
-    def _sandbox(self, drafts: Sequence[_Draft], case: SandboxCase) -> tuple[SandboxResult, list[int]]:
+    def _sandbox(self, drafts: Sequence[_Source], case: SandboxCase) -> tuple[SandboxResult, list[int]]:
         """The run, and the module line where each draft's ``def`` starts."""
         separator = "\n\n\n"
         starts: list[int] = []
@@ -548,6 +741,11 @@ class LLMSynthesizer:
             ask_llm=self.ask_llm,
         )
         return result, starts
+
+
+def _clip(text: str, width: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
 def _relative_lines(message: str, start: int) -> str:

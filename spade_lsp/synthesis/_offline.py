@@ -32,9 +32,11 @@ from spade_lsp.synthesis import Candidate, Instruction, PromptContext
 from spade_lsp.synthesis._library import (
     PART_KINDS,
     edge_draft,
+    ends_with_question_draft,
     json_draft,
     language_draft,
     markdown_draft,
+    markdown_refused,
     mentions_draft,
     phrases_draft,
 )
@@ -687,8 +689,7 @@ def _formats(text: str) -> Iterator[_Draft]:
             keys = _quoted(text) if re.search(r"\b(?:keys?|fields?|properties|attributes)\b", lowered) else []
             yield json_draft(keys)
     if re.search(r"\bmarkdown\b", lowered):
-        negated = re.search(r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,20}markdown", lowered)
-        yield markdown_draft(present=not negated)
+        yield markdown_draft(present=not markdown_refused(lowered))
     if re.search(r"\bbullet(?:ed)?(?: points?| list)?\b|\bbullets\b", lowered) and not re.search(
         r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,20}bullet", lowered
     ):
@@ -721,13 +722,7 @@ def _formats(text: str) -> Iterator[_Draft]:
     if end and quoted:
         yield edge_draft(quoted[-1], end=True)
     if end and not quoted and re.search(r"\bwith (?:a|an|one)\b[^.?!]{0,30}?\bquestion\b", lowered):
-        yield _Draft(
-            "ends_with_a_question",
-            PRESENTATION_FORMAT,
-            "The last sentence is a question (its final . ! or ? is a ?).",
-            "checks.ends_with_question(response)",
-            {"family": "ends_with_question"},
-        )
+        yield ends_with_question_draft()
     sign_off = re.search(
         r"\bsign(?:s|ed)?(?!\s+(?:in|up|into|out|on)\b)(?:\s+off)?\s+(?:\w+\s+){0,2}?(?:as|with)\s+(.+?)[.!]?$",
         text,

@@ -37,18 +37,11 @@ LLM_FUNCTION = (
 
 
 def model(request: dict[str, Any], source: str = LLM_FUNCTION) -> Reply:
-    """The assistant: one criterion (the word limit), then one function for it (``source``)."""
+    """The assistant: for the word limit, one function it writes itself (``source``); no check for the rest."""
     payload = json.loads(next(m["content"] for m in request["messages"] if m["role"] == "user"))
-    if "criterion" in payload:
-        return chat_reply(json.dumps({"functions": [{"source": source, "note": ""}]}))
-    index = next(s["index"] for s in payload["sentences"] if "12 words" in s["text"])
-    criterion = {
-        "criterion": "The blurb has at most 12 words.",
-        "category": "Content/Count",
-        "source_phrase": "not exceeding 12 words",
-        "sentence_index": index,
-    }
-    return chat_reply(json.dumps({"criteria": [criterion]}))
+    if "12 words" in payload["instruction"]:
+        return chat_reply(json.dumps({"checks": [{"family": "code", "amount": "", "unit": "", "text": source}]}))
+    return chat_reply(json.dumps({"checks": [{"family": "none", "amount": "", "unit": "", "text": ""}]}))
 
 
 @pytest.fixture

@@ -1,5 +1,6 @@
-"""The LLM synthesizer through the real litellm client against a scripted loopback server: criteria, then
-functions, and every function validated (parse, signature, allow-list, one sandboxed run) before it is offered."""
+"""The LLM synthesizer through the real litellm client against a scripted loopback server: one request per
+instruction, picks from the typed library checked against the sentence, and free-form functions validated
+(parse, signature, allow-list, one sandboxed run) before they are offered."""
 
 from __future__ import annotations
 
@@ -13,155 +14,228 @@ from spade_lsp.errors import LLMError
 from spade_lsp.llm import LiteLLMClient
 from spade_lsp.sandbox import ModuleSource, SandboxCase, SandboxLimits, run_assertions
 from spade_lsp.synthesis import Candidate, Instruction, PromptContext, placeholders_of
-from spade_lsp.synthesis._llm import EXAMPLE_RESPONSE, LLMSynthesizer, synthetic_example
+from spade_lsp.synthesis._llm import (
+    EXAMPLE_RESPONSE,
+    FAMILIES,
+    MAX_REQUEST_CHARS,
+    PICKED,
+    LLMSynthesizer,
+    plausible_families,
+    synthetic_example,
+)
 from spade_lsp.synthesis._sidecar import header, render_function
-from spade_lsp.taxonomy import CATEGORY_IDS, COUNT, EXCLUSION, INCLUSION, QUALITATIVE_ASSESSMENT
+from spade_lsp.taxonomy import COUNT, EXCLUSION, INCLUSION, PRESENTATION_FORMAT, QUALITATIVE_ASSESSMENT
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply
 
 PROMPT = (
     "You write product emails about {topic}.\n"
     "Keep it under {max_words} words. Never mention the price.\n"
-    "Use a friendly tone."
+    "Use a friendly tone. Answer in {language}."
 )
 SENTENCES = [
-    ("You write product emails about {topic}.", ()),
+    ("You write product emails about {topic}.", (INCLUSION,)),
     ("Keep it under {max_words} words.", (COUNT,)),
     ("Never mention the price.", (EXCLUSION,)),
     ("Use a friendly tone.", (QUALITATIVE_ASSESSMENT,)),
+    ("Answer in {language}.", (PRESENTATION_FORMAT,)),
 ]
 FAST = SandboxLimits(timeout_s=2.0, grace_s=0.5, memory_mb=512)
 
-Criterion = dict[str, Any]
-Functions = list[dict[str, str]]
+Pick = dict[str, str]
 
 
-def instructions() -> list[Instruction]:
+def instructions(prompt: str = PROMPT, sentences: list[tuple[str, tuple[str, ...]]] = SENTENCES) -> list[Instruction]:
     out = []
-    for version, (text, categories) in enumerate(SENTENCES, start=1):
-        start = PROMPT.index(text)
+    for version, (text, categories) in enumerate(sentences, start=1):
+        start = prompt.index(text)
         out.append(Instruction(text, categories, version, "sentence", start, start + len(text)))
     return out
 
 
-def context() -> PromptContext:
-    return PromptContext(PROMPT, tuple(placeholders_of(PROMPT)))
+def context(prompt: str = PROMPT) -> PromptContext:
+    return PromptContext(prompt, tuple(placeholders_of(prompt)))
 
 
-def criterion(text: str, category: str, phrase: str, index: int) -> Criterion:
-    return {"criterion": text, "category": category, "source_phrase": phrase, "sentence_index": index}
-
-
-def fn(source: str, note: str = "") -> dict[str, str]:
-    return {"source": source, "note": note}
+def pick(family: str, amount: str = "", unit: str = "", text: str = "") -> Pick:
+    return {"family": family, "amount": amount, "unit": unit, "text": text}
 
 
 def payload(request: dict[str, Any]) -> dict[str, Any]:
-    """What the synthesizer sent: its first user message (re-asks add messages after it, and a lower structured
-    mode sends no ``response_format``)."""
+    """What the synthesizer sent: its first user message (re-asks add messages after it)."""
     loaded: dict[str, Any] = json.loads(next(m["content"] for m in request["messages"] if m["role"] == "user"))
     return loaded
 
 
-def model(
-    criteria: list[Criterion] | str, functions: Mapping[str, Functions | str]
-) -> Callable[[dict[str, Any]], Reply]:
-    """A scripted model: the criteria answer, then per criterion its functions (a str is sent as raw content)."""
+def model(answers: Mapping[str, list[Pick] | str]) -> Callable[[dict[str, Any]], Reply]:
+    """A scripted model: per instruction its picks (a str is sent as raw content; an instruction it does not
+    know gets no check)."""
 
     def script(request: dict[str, Any]) -> Reply:
-        asked = payload(request).get("criterion")
-        if asked is None:
-            return chat_reply(criteria if isinstance(criteria, str) else json.dumps({"criteria": criteria}))
-        answer = functions[asked]
-        return chat_reply(answer if isinstance(answer, str) else json.dumps({"functions": answer}))
+        answer = answers.get(payload(request)["instruction"], [pick("none")])
+        return chat_reply(answer if isinstance(answer, str) else json.dumps({"checks": answer}))
 
     return script
 
 
-def synthesize(stub: OpenAIStub, *, example: SandboxCase | None = None) -> tuple[LLMSynthesizer, list[Candidate]]:
+def synthesize(
+    stub: OpenAIStub,
+    *,
+    example: SandboxCase | None = None,
+    prompt: str = PROMPT,
+    sentences: list[tuple[str, tuple[str, ...]]] = SENTENCES,
+) -> tuple[LLMSynthesizer, list[Candidate]]:
     client = LiteLLMClient("openai/x", api_base=stub.api_base, api_key="k", max_retries=0)
     synthesizer = LLMSynthesizer(client, example=example, limits=FAST)
-    return synthesizer, synthesizer.synthesize(instructions(), context())
+    return synthesizer, synthesizer.synthesize(instructions(prompt, sentences), context(prompt))
 
 
-WORDS = """\
-import re
-
-def assert_under_max_words(example: dict, prompt: str, response: str) -> bool:
-    return len(re.findall(r"\\w+", response)) < checks.bound(example, "max_words")
-"""
 PRICE = """```python
 def assert_no_price(example: dict, prompt: str, response: str) -> bool:
     return not checks.contains_any(response, ["price", "$"])
 ```"""
-TONE_LLM = """\
-def assert_friendly_tone(example: dict, prompt: str, response: str) -> bool:
-    return ask_llm("Is the tone of this email friendly?", response) and len(response) > 0
-"""
-TONE_VADER = """\
-def assert_friendly_tone(example: dict, prompt: str, response: str) -> bool:
-    return checks.sentiment(response) >= 0.05
-"""
 
 
-def test_criteria_then_functions_become_validated_candidates_with_metadata() -> None:
-    criteria = [
-        criterion("Friendly tone.", QUALITATIVE_ASSESSMENT, "Use a friendly tone", 3),  # out of order on purpose
-        criterion("Fewer than max_words words.", COUNT, "under {max_words}\nwords", 1),
-        criterion("Does not mention the price.", EXCLUSION, "Never mention the price", 2),
-        criterion("Mentions a discount.", INCLUSION, "mention a discount", 2),  # not in the prompt
-        criterion("Is nice.", "Content/Niceness", "friendly tone", 3),  # not a taxonomy id
-    ]
-    functions = {
-        "Friendly tone.": [fn(TONE_LLM, "asks a model"), fn(TONE_VADER, "VADER sentiment")],
-        "Fewer than max_words words.": [fn(WORDS)],
-        "Does not mention the price.": [fn(PRICE)],
+def test_picks_become_library_checks_with_metadata_one_request_per_instruction() -> None:
+    answers = {
+        "You write product emails about {topic}.": [pick("mentions_input", text="{topic}")],
+        "Keep it under {max_words} words.": [pick("max_count", "{max_words}", "words")],
+        "Never mention the price.": [pick("excludes", text="price")],
+        "Use a friendly tone.": [pick("positive_tone"), pick("ask", text="Is the tone friendly?")],
+        "Answer in {language}.": [pick("language", text="{language}")],
     }
-    with OpenAIStub(model(criteria, functions)) as stub:
+    with OpenAIStub(model(answers)) as stub:
         synthesizer, candidates = synthesize(stub)
-        first = [c.name for c in candidates]
+        requests = list(stub.requests)
         assert synthesize(stub)[1] == candidates  # deterministic
 
-    assert first == ["assert_under_max_words", "assert_no_price", "assert_friendly_tone", "assert_friendly_tone_2"]
-    words, price, tone_llm, tone_vader = candidates
-    assert (words.category, words.sentence, words.version) == (COUNT, "Keep it under {max_words} words.", 2)
-    assert (price.category, price.version) == (EXCLUSION, 3)
-    assert tone_vader.category == QUALITATIVE_ASSESSMENT and tone_vader.sentence == "Use a friendly tone."
-    assert all(c.synthesizer == "llm" and c.expression is None for c in candidates)
-    assert words.description == "Fewer than max_words words."
-    assert tone_llm.description == "Friendly tone. (asks a model)"
-    assert [c.asks_llm for c in candidates] == [False, False, True, False]
-    # the source is the def alone: fences stripped, the top-level import moved inside, the name made unique
-    assert price.source is not None and price.source.startswith("def assert_no_price(") and "```" not in price.source
-    assert words.source is not None and words.source.startswith("def ") and "    import re" in words.source
-    assert tone_vader.source is not None and tone_vader.source.startswith("def assert_friendly_tone_2(")
-    assert synthesizer.rejected == []
-    assert [reason for _, reason in synthesizer.dropped] == [
-        "source phrase 'mention a discount' is not in the prompt",
-        "unknown category 'Content/Niceness'",
+    assert [c.expression for c in candidates] == [
+        "checks.mentions(response, checks.value(example, 'topic'))",
+        "checks.count(response, 'words') <= checks.bound(example, 'max_words')",
+        "not checks.contains_phrase(response, 'price')",
+        "checks.sentiment(response) >= 0.05",
+        "ask_llm('Is the tone friendly?', response)",
+        "checks.in_language(response, checks.value(example, 'language'))",
     ]
-    # structured output: the criteria schema offers exactly the taxonomy ids; one functions call per criterion
-    schema = stub.requests[0]["response_format"]["json_schema"]
-    assert schema["strict"] is True
-    assert schema["schema"]["properties"]["criteria"]["items"]["properties"]["category"]["enum"] == list(CATEGORY_IDS)
-    sent = payload(stub.requests[0])
-    assert sent["prompt"] == PROMPT and sent["sentences"][1] == {
-        "index": 1,
-        "text": "Keep it under {max_words} words.",
-        "categories": [COUNT],
-    }
-    # two runs, each three criteria calls (the answer naming an unknown category is asked again twice, then
-    # read item by item) and three functions calls
-    assert len(stub.requests) == 2 * (3 + 3)
+    assert all(c.synthesizer == PICKED and c.source is None for c in candidates)  # spade's code: no review
+    assert [c.version for c in candidates] == [1, 2, 3, 4, 4, 5]
+    assert candidates[2].category == EXCLUSION and candidates[2].sentence == "Never mention the price."
+    assert [c.asks_llm for c in candidates] == [False, False, False, False, True, False]
+    assert synthesizer.rejected == [] and synthesizer.dropped == []
+    # one request per instruction, each carrying the instruction and a little context, never the whole prompt
+    assert len(requests) == len(SENTENCES)
+    sent = payload(requests[1])
+    assert sent["instruction"] == "Keep it under {max_words} words." and sent["categories"] == [COUNT]
+    assert sent["prompt_inputs"] == ["topic", "max_words", "language"] and "prompt" not in sent
+    # the request offers the families the sentence could mean: a count for a limit, never a language
+    schema = requests[1]["response_format"]["json_schema"]["schema"]
+    offered = schema["properties"]["checks"]["items"]["properties"]["family"]["enum"]
+    assert offered == sent["families"] == [
+        "max_count", "min_count", "exact_count", "mentions_input", "ask", "code", "none"
+    ]  # fmt: skip
+    assert set(offered) <= set(FAMILIES)
 
-    # what the sidecar renders runs in the sandbox on real outputs
+    # what the sidecar renders runs in the sandbox on real outputs, inputs varying per example
     module = header("emails.prompt") + "\n\n" + "\n\n".join(render_function(c) for c in candidates)
-    good = SandboxCase({"topic": "tea", "max_words": "20"}, "", "Hi! You will love our wonderful new tea.")
-    bad = SandboxCase({"topic": "tea", "max_words": "5"}, "", "The price is $5, which is terrible and awful.")
-    result = run_assertions(ModuleSource(module), [good, bad], limits=FAST, ask_llm=lambda q, r, c: "love" in r)
+    good = SandboxCase(
+        {"topic": "green tea", "max_words": "20", "language": "French"},
+        "",
+        "Bonjour ! Vous allez adorer notre merveilleux green tea, doux et parfumé.",
+    )
+    bad = SandboxCase(
+        {"topic": "green tea", "max_words": "5", "language": "German"},
+        "",
+        "The price is awful and terrible, and coffee is what we sell now, sadly.",
+    )
+    result = run_assertions(ModuleSource(module), [good, bad], limits=FAST, ask_llm=lambda q, r, c: "adorer" in r)
     assert result.module_error is None and not result.errors
-    assert result.passed == [[True, True, True, True], [False, False, False, False]]
-    categories = [COUNT, EXCLUSION, QUALITATIVE_ASSESSMENT, QUALITATIVE_ASSESSMENT]
-    assert [a.info["category"] for a in result.assertions] == categories
+    assert result.passed == [[True] * 6, [False] * 6]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "cued"),
+    [
+        ("Write 3 tweets of at most 40 words each.", {"max_count", "min_count", "exact_count", "max_count_per_item"}),
+        ("Never use the word 'cheap'.", {"excludes"}),
+        ("Answer in French, in markdown.", {"language", "markdown", "no_markdown"}),
+        (
+            "Start with a title and end with a question.",
+            {"starts_with", "ends_with", "has_section", "ends_with_question"},
+        ),
+        ("Use a warm, friendly tone.", {"includes", "positive_tone"}),
+        ("Think step by step.", set()),
+    ],
+)
+def test_the_families_offered_are_the_ones_the_sentence_cues(sentence: str, cued: set[str]) -> None:
+    offered = plausible_families(Instruction(sentence, (), 1), PromptContext(sentence, ()))
+    assert set(offered) == cued | {"ask", "code", "none"}
+
+
+def test_a_pick_takes_its_words_from_the_sentence_and_one_it_does_not_support_is_rejected() -> None:
+    answers = {
+        "Keep it under {max_words} words.": [
+            pick("max_count", "100", "words"),  # the right check, a number the sentence does not state
+            pick("min_count", "{topic}", "sentences"),  # a check the sentence does not ask for
+        ],
+        "Never mention the price.": [pick("excludes", text="cost, price"), pick("includes", text="discount")],
+        "Use a friendly tone.": [pick("language", text="French"), pick("json"), pick("neutral_tone")],
+        "Answer in {language}.": [pick("language", text="Klingon"), pick("markdown"), pick("code", text="oops")],
+    }
+    with OpenAIStub(model(answers)) as stub:
+        synthesizer, candidates = synthesize(stub)
+    # the family the model chose, with the sentence's own words: its limit, its phrase, its input
+    assert [c.expression for c in candidates] == [
+        "checks.count(response, 'words') <= checks.bound(example, 'max_words')",
+        "not checks.contains_phrase(response, 'price')",
+        "checks.in_language(response, checks.value(example, 'language'))",
+    ]
+    reasons = [reason for _, reason in synthesizer.rejected]
+    assert reasons == [
+        "the instruction does not speak of sentences",
+        "'discount' is not in the instruction",
+        "the instruction does not ask for French",
+        "the instruction does not ask for JSON",
+        "the instruction does not ask for a neutral tone",
+        "the instruction does not speak of markdown",
+        "has top-level code besides the function (line 1: Expr)",
+    ]
+
+
+def test_the_same_check_from_two_instructions_is_one_candidate_serving_both() -> None:
+    prompt = "Never mention the price.\nDo not talk about the price."
+    sentences = [("Never mention the price.", (EXCLUSION,)), ("Do not talk about the price.", (EXCLUSION,))]
+    answers = {text: [pick("excludes", text="price")] for text, _ in sentences}
+    with OpenAIStub(model(answers)) as stub:
+        _, candidates = synthesize(stub, prompt=prompt, sentences=sentences)
+    assert len(candidates) == 1
+    assert candidates[0].sentences == ("Never mention the price.", "Do not talk about the price.")
+
+
+def test_every_request_fits_a_small_context_however_long_the_prompt() -> None:
+    filler = "Background paragraph that asks nothing. " * 2000  # about 80,000 characters
+    prompt = f"{filler}\nKeep it under 40 words.\n{filler}"
+    sentences = [("Keep it under 40 words.", (COUNT,))]
+    with OpenAIStub(model({"Keep it under 40 words.": [pick("max_count", "40", "words")]})) as stub:
+        _, candidates = synthesize(stub, prompt=prompt, sentences=sentences)
+        sizes = [sum(len(m["content"]) for m in r["messages"]) for r in stub.requests]
+    assert [c.expression for c in candidates] == ["checks.count(response, 'words') <= 40"]
+    assert sizes and max(sizes) <= MAX_REQUEST_CHARS
+
+
+def test_an_unusable_answer_loses_its_instruction_and_no_usable_answer_at_all_is_an_llm_error() -> None:
+    answers: dict[str, list[Pick] | str] = {
+        "Keep it under {max_words} words.": "not json",
+        "Never mention the price.": [pick("code", text=PRICE)],
+    }
+    with OpenAIStub(model(answers)) as stub:
+        synthesizer, candidates = synthesize(stub)
+    assert [c.name for c in candidates] == ["assert_no_price"]
+    assert candidates[0].synthesizer == "llm" and candidates[0].source is not None  # model-written code
+    assert candidates[0].source.startswith("def assert_no_price(") and "```" not in candidates[0].source
+    dropped = dict(synthesizer.dropped)
+    assert "not valid JSON" in dropped["Keep it under {max_words} words."]
+    unusable = model(dict.fromkeys((t for t, _ in SENTENCES), "Sure! Here you go."))
+    with OpenAIStub(unusable) as stub, pytest.raises(LLMError, match="no instruction got a usable answer"):
+        synthesize(stub)
 
 
 BAD_FUNCTIONS: list[tuple[str, str, str]] = [
@@ -222,11 +296,11 @@ BAD_FUNCTIONS: list[tuple[str, str, str]] = [
 
 
 def test_each_unusable_function_is_rejected_with_its_reason_and_the_good_ones_survive() -> None:
-    criteria = [criterion("Does not mention the price.", EXCLUSION, "Never mention the price", 2)]
-    criteria += [criterion(what, EXCLUSION, "Never mention the price", 2) for what, _, _ in BAD_FUNCTIONS]
-    functions: dict[str, Functions | str] = {"Does not mention the price.": [fn(PRICE)]}
-    functions.update({what: [fn(source)] for what, source, _ in BAD_FUNCTIONS})
-    with OpenAIStub(model(criteria, functions)) as stub:
+    codes = [pick("code", text=PRICE)] + [pick("code", text=source) for _, source, _ in BAD_FUNCTIONS]
+    instructions_in_order = [text for text, _ in SENTENCES]
+    answers = {text: codes[3 * i : 3 * i + 3] for i, text in enumerate(instructions_in_order[:3])}
+    answers[instructions_in_order[3]] = codes[9:]  # the duplicate comes after the function it repeats
+    with OpenAIStub(model(answers)) as stub:
         synthesizer, candidates = synthesize(stub)
 
     assert [c.name for c in candidates] == ["assert_no_price"]
@@ -248,56 +322,14 @@ def test_each_unusable_function_is_rejected_with_its_reason_and_the_good_ones_su
         assert reason in rejected[name], (what, rejected[name])
 
 
-def test_invalid_json_for_the_criteria_is_a_clear_llm_error() -> None:
-    with (
-        OpenAIStub(model("Sure! Here are the criteria: ...", {})) as stub,
-        pytest.raises(LLMError, match="not valid JSON"),
-    ):
-        synthesize(stub)
-    schema_error = r"criteria answer does not match the schema: criteria\.0\.category"
-    with (
-        OpenAIStub(model(json.dumps({"criteria": [{"criterion": "x"}]}), {})) as stub,
-        pytest.raises(LLMError, match=schema_error),
-    ):
-        synthesize(stub)
-
-
-def test_unknown_category_and_unusable_function_answers_drop_only_their_criterion() -> None:
-    criteria = [
-        criterion("Is nice.", "Content/Niceness", "friendly tone", 3),
-        criterion("Sentence nine.", COUNT, "friendly tone", 9),
-        criterion("Friendly tone.", QUALITATIVE_ASSESSMENT, "friendly tone", 3),
-        criterion("Does not mention the price.", EXCLUSION, "Never mention the price", 2),
-        criterion("Fewer than max_words words.", COUNT, "under {max_words} words", 1),
-    ]
-    functions: dict[str, Functions | str] = {
-        "Friendly tone.": "not json",
-        "Does not mention the price.": [fn(PRICE)],
-        "Fewer than max_words words.": [],
-    }
-    with OpenAIStub(model(criteria, functions)) as stub:
-        synthesizer, candidates = synthesize(stub)
-        asked = [payload(r).get("criterion") for r in stub.requests]
-
-    assert [c.name for c in candidates] == ["assert_no_price"]
-    # the criteria answer and the "not json" one are each asked again twice by the LLM layer; sentence order
-    assert asked == [None] * 3 + ["Fewer than max_words words.", "Does not mention the price."] + ["Friendly tone."] * 3
-    dropped = dict(synthesizer.dropped)
-    assert dropped["Is nice."] == "unknown category 'Content/Niceness'"
-    assert dropped["Sentence nine."] == "sentence 9 does not exist (there are 4)"
-    assert "not valid JSON" in dropped["Friendly tone."]
-    assert dropped["Fewer than max_words words."] == "the model wrote no function for it"
-
-
 def test_the_example_for_the_one_run_is_synthetic_unless_given() -> None:
     case = synthetic_example(PromptContext(PROMPT, ("topic", "max_words"), {"topic": "green tea"}))
     assert case.example == {"topic": "green tea", "max_words": "max_words 3"}
     assert case.prompt.startswith("You write product emails about green tea.\nKeep it under max_words 3 words.")
     assert case.response == EXAMPLE_RESPONSE
 
-    criteria = [criterion("Starts with Hello.", INCLUSION, "friendly tone", 3)]
     source = "def assert_hello(example, prompt, response):\n    return response.split()[0] == 'Hello'\n"
-    with OpenAIStub(model(criteria, {"Starts with Hello.": [fn(source)]})) as stub:
+    with OpenAIStub(model({"Use a friendly tone.": [pick("code", text=source)]})) as stub:
         synthesizer, candidates = synthesize(stub, example=SandboxCase({}, "", ""))  # an empty response: IndexError
     assert candidates == []
     assert "IndexError" in dict(synthesizer.rejected)["assert_hello"]
