@@ -156,7 +156,8 @@ def test_picks_become_library_checks_with_metadata_one_request_per_instruction()
     [
         ("Write 3 tweets of at most 40 words each.", {"max_count", "min_count", "exact_count", "max_count_per_item"}),
         ("Never use the word 'cheap'.", {"excludes"}),
-        ("Answer in French, in markdown.", {"language", "markdown", "no_markdown"}),
+        ("Answer in French, in markdown.", {"language", "markdown"}),
+        ("Do not use markdown.", {"no_markdown", "excludes"}),
         (
             "Start with a title and end with a question.",
             {"starts_with", "ends_with", "has_section", "ends_with_question"},
