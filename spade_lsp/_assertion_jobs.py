@@ -366,9 +366,6 @@ _YES_NO_SCHEMA = {
 }
 
 
-AskLLM = Callable[[str, str, Mapping[str, Any]], bool]
-
-
 def ask_llm_with(client: LLMClient) -> AskLLM:
     """The parent-side answer to an assertion's ``ask_llm``: one cached, structured yes/no call."""
 

@@ -14,7 +14,6 @@ so the editor's hints can say the same without running anything.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,10 +23,9 @@ from spade_lsp._examples import Example, read_examples
 from spade_lsp._files import examples_path
 from spade_lsp._prompts import PromptText, render_conversation
 from spade_lsp.sandbox import AskLLM, ModuleSource, SandboxCase, SandboxLimits, run_assertions
-from spade_lsp.synthesis import Candidate
-from spade_lsp.synthesis._sidecar import IMPORTS, render_function
+from spade_lsp.synthesis import SIDECAR_IMPORTS, Candidate, code_sha, render_function
 
-__all__ = ["MAX_EXAMPLES", "Verdict", "code_sha", "example_cases", "precheck"]
+__all__ = ["MAX_EXAMPLES", "Verdict", "example_cases", "labelled_examples", "precheck"]
 
 #: At most this many labelled examples judge a candidate (the first ones of the file, good and bad alike): the
 #: check costs one sandbox run whatever the file's size.
@@ -35,12 +33,6 @@ MAX_EXAMPLES: Final = 500
 _IDS_SHOWN: Final = 5
 #: Cell kinds that are a fault of the check itself, not of the output: such a check is held back.
 _FAULTS: Final = frozenset({"exception", "not_bool", "signature", "forbidden", "crash", "memory", "timeout"})
-
-
-def code_sha(candidate: Candidate) -> str:
-    """What identifies a check across runs: its code (the expression, or an LLM-written function's source)."""
-    code = candidate.expression if candidate.expression is not None else candidate.source or ""
-    return hashlib.sha256(code.strip().encode("utf-8")).hexdigest()[:16]
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,7 +133,7 @@ def precheck(
     example nothing can be judged (every verdict offers its candidate)."""
     if not candidates or not examples:
         return {}
-    text = "\n".join(IMPORTS) + "\n\n\n" + "\n\n".join(render_function(c) for c in candidates)
+    text = "\n".join(SIDECAR_IMPORTS) + "\n\n\n" + "\n\n".join(render_function(c) for c in candidates)
     cases, _ = example_cases(examples, template)
     names = [c.name for c in candidates]
     result = run_assertions(ModuleSource(text, "<candidates>"), cases, names=names, limits=limits, ask_llm=ask_llm)
@@ -208,5 +200,3 @@ def _verdict(candidate: Candidate, column: _Column, tau: float) -> Verdict:
         needs_model=column.needs_model > 0 and judged == 0,
         held_back=reason,
     )
-
-

@@ -32,6 +32,7 @@ from spade_lsp.store import (
     DatabaseError,
     HistoryRepository,
     SentenceRow,
+    candidate_verdicts,
     load_subsumption_rows,
     newest_comparison_document,
     newest_eval_run,
@@ -39,7 +40,7 @@ from spade_lsp.store import (
     newest_selection,
     prompt_key,
 )
-from spade_lsp.synthesis import PLACEHOLDER_PATTERN, placeholders_of
+from spade_lsp.synthesis import PLACEHOLDER_PATTERN, code_sha, placeholders_of
 from spade_lsp.taxonomy import CATEGORY_IDS, CHECKABLE, DISPLAY_NAMES, PLAIN_NAMES, TaxonomyClassifier
 
 if TYPE_CHECKING:  # importing the Store class pulls sqlite-utils (and numpy through it); the caller opens it
@@ -94,6 +95,13 @@ class InstructionView:
     checks: tuple[str, ...] = ()  # the checks spade can write for it offline (assertion names)
     needs_model: bool = False  # an instruction only a model can check (no measurement captures it)
     reason: str | None = None  # why it is not an instruction, or why no check can be written offline
+    verdicts: tuple[tuple[str, str], ...] = ()  # (check, how it did on the labelled examples) when checked
+    held_back: tuple[tuple[str, str], ...] = ()  # (check, why the labelled examples speak against it)
+
+    @property
+    def all_held_back(self) -> bool:
+        """Every check spade could write offline was held back by the labelled examples."""
+        return bool(self.checks) and {name for name, _ in self.held_back} >= set(self.checks)
 
     @property
     def display_names(self) -> tuple[str, ...]:
@@ -460,6 +468,7 @@ class Plan:
     category: str | None = None
     needs_model: bool = False
     reason: str | None = None
+    codes: tuple[str, ...] = ()  # each check's code_sha, the key of its stored verdict
 
     @property
     def instruction(self) -> bool:
@@ -512,7 +521,11 @@ def plan_unit(text: str, categories: tuple[str, ...], kind: str, inputs: tuple[s
         candidates = []
     measured = [c for c in candidates if not c.asks_llm and c.removed_in is None]
     if measured:
-        return Plan(checks=tuple(c.name for c in measured), category=measured[0].category)
+        return Plan(
+            checks=tuple(c.name for c in measured),
+            category=measured[0].category,
+            codes=tuple(code_sha(c) for c in measured),
+        )
     labels = set(categories)
     if labels & {WORKFLOW_DESCRIPTION} and labels <= {WORKFLOW_DESCRIPTION, DATA_PLACEHOLDERS}:
         return Plan(reason="not an instruction to check: it describes the task, not the answer")
@@ -1026,6 +1039,7 @@ def build_overview(
     selection: SelectionView | None = None
     reliability: ReliabilityView | None = None
     comparison: str | None = None
+    verdicts: dict[str, dict[str, Any]] = {}
     if store is not None and key is not None:
         try:
             history = HistoryRepository(store)
@@ -1037,6 +1051,7 @@ def build_overview(
                 selection = _selection_view(store, prompt_id, run)
                 reliability = _reliability_view(store, prompt_id)
                 comparison = _comparison_line(store, prompt_id, versions[-1].number if versions else None)
+                verdicts = candidate_verdicts(store, prompt_id)
         except (DatabaseError, UnicodeError) as error:
             notes += (f"the store could not be read ({error}); showing the text only",)
             versions, stored, run, selection, head_hash = [], _Stored({}, ()), None, None, None
@@ -1079,6 +1094,8 @@ def build_overview(
                 checks=plan.checks,
                 needs_model=plan.needs_model,
                 reason=plan.reason,
+                verdicts=_verdict_lines(plan, verdicts),
+                held_back=_held_back(plan, verdicts),
             )
         )
 
@@ -1154,6 +1171,28 @@ def _covered(instruction: InstructionView, names: tuple[str, ...]) -> Instructio
         checks=instruction.checks,
         needs_model=instruction.needs_model,
         reason=instruction.reason,
+        verdicts=instruction.verdicts,
+        held_back=instruction.held_back,
+    )
+
+
+def _verdict_lines(plan: Plan, verdicts: Mapping[str, Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """How each check of the plan did on the labelled examples, when the prompt's synthesis checked it."""
+    out = []
+    for name, code in zip(plan.checks, plan.codes, strict=True):
+        verdict = verdicts.get(code)
+        if verdict is not None and not verdict.get("needs_model"):
+            caught, failed = len(verdict.get("bad_caught") or ()), len(verdict.get("good_failed") or ())
+            out.append((name, f"catches {caught} of {verdict.get('bad')} bad examples, fails {failed} of "
+                              f"{verdict.get('good')} good ones"))  # fmt: skip
+    return tuple(out)
+
+
+def _held_back(plan: Plan, verdicts: Mapping[str, Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    return tuple(
+        (name, str(verdicts[code]["held_back"]))
+        for name, code in zip(plan.checks, plan.codes, strict=True)
+        if code in verdicts and verdicts[code].get("held_back")
     )
 
 

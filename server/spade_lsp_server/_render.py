@@ -144,11 +144,18 @@ def instruction_hover(
             view = overview.assertion(name)
             detail = f": {stats_text(view.stats)} · {selection_text(view)}" if view is not None else ""
             lines.append(f"- `{name}`{detail}")
+    elif instruction.all_held_back:
+        lines.append("- none yet: the labelled examples speak against the check spade can write offline")
+        lines += [f"- `{name}` is held back: {md_escape(why)}" for name, why in instruction.held_back]
+        lines.append("- *Add assertion anyway* (Ctrl+.) writes it all the same")
     elif instruction.checks:
         lines.append(
             "- none yet: the quick fix *Add assertion for this instruction* (Ctrl+.) writes "
             + ", ".join(f"`{name}`" for name in instruction.checks)
         )
+        held = dict(instruction.held_back)
+        lines += [f"- `{name}` on the labelled examples: {md_escape(text)}" for name, text in instruction.verdicts]
+        lines += [f"- `{name}` is held back: {md_escape(why)}" for name, why in held.items()]
     elif has_assistant:
         lines.append("- none yet: the quick fix *Add assertion for this instruction* asks the assistant model")
     else:

@@ -8,6 +8,7 @@ sentence, version and category it came from, and the sidecar module renders it (
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -20,7 +21,8 @@ if TYPE_CHECKING:  # the names below load on first use: the synthesizers import 
     from spade_lsp.synthesis._llm import NAME as LLM_SYNTHESIZER
     from spade_lsp.synthesis._llm import LLMSynthesizer
     from spade_lsp.synthesis._offline import OfflineSynthesizer
-    from spade_lsp.synthesis._sidecar import SidecarUpdate, plan_sidecar
+    from spade_lsp.synthesis._sidecar import IMPORTS as SIDECAR_IMPORTS
+    from spade_lsp.synthesis._sidecar import SidecarUpdate, plan_sidecar, render_function
 
 #: public name -> (private module, its name there)
 _LAZY: dict[str, tuple[str, str]] = {
@@ -29,11 +31,14 @@ _LAZY: dict[str, tuple[str, str]] = {
     "OfflineSynthesizer": ("_offline", "OfflineSynthesizer"),
     "SidecarUpdate": ("_sidecar", "SidecarUpdate"),
     "plan_sidecar": ("_sidecar", "plan_sidecar"),
+    "render_function": ("_sidecar", "render_function"),
+    "SIDECAR_IMPORTS": ("_sidecar", "IMPORTS"),
 }
 
 __all__ = [
     "LLM_SYNTHESIZER",
     "PLACEHOLDER_PATTERN",
+    "SIDECAR_IMPORTS",
     "Candidate",
     "Instruction",
     "LLMSynthesizer",
@@ -41,9 +46,11 @@ __all__ = [
     "PromptContext",
     "SidecarUpdate",
     "Synthesizer",
+    "code_sha",
     "earlier_instructions",
     "placeholders_of",
     "plan_sidecar",
+    "render_function",
     "render_prompt",
 ]
 
@@ -125,6 +132,13 @@ def earlier_instructions(deltas: Sequence[Any]) -> list[Instruction]:
                 reworded=kind == ChangeKind.MODIFIED.value,
             )
     return list(gone.values())
+
+
+def code_sha(candidate: Candidate) -> str:
+    """What identifies a check across runs and synthesizers: its code (the expression, or a model-written
+    function's source), hashed. Verdicts on the labelled examples are stored under it."""
+    code = candidate.expression if candidate.expression is not None else candidate.source or ""
+    return hashlib.sha256(code.strip().encode("utf-8")).hexdigest()[:16]
 
 
 class Synthesizer(Protocol):

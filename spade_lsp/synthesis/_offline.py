@@ -405,22 +405,32 @@ class OfflineSynthesizer:
 
 
 #: Words after which a placeholder is something the response should refer to: "using the {context}", "a tweet
-#: about {topic}", "mention {product_name}". Data the response works on ("Summarize: {text}", "a reply to
-#: {message}") carries none: its words need not appear.
+#: about {topic}", "mention {product_name}", "summarize {doc}" (a summary shares its source's key words). Data
+#: the response answers or transforms ("a reply to {message}", "translate {text}") carries none: its words need
+#: not appear.
 _MENTION_CUE = re.compile(
     r"\b(?:mention\w*|includ\w*|us(?:e|es|ing)|utili[sz]\w*|refer(?:s|ring|ence|ences)?|cit(?:e|es|ing)|"
     r"incorporat\w*|about|on the (?:topic|subject) of|featur(?:e|es|ing)|highlight\w*|nam(?:e|es|ing)|"
+    r"summari[sz](?:e|es|ing)|describ(?:e|es|ing)|explain(?:s|ing)?|discuss(?:es|ing)?|"
     r"based on|drawing (?:on|from)|draw (?:on|from)|from|regarding|concerning|promot\w*|showcas\w*)\b",
     re.IGNORECASE,
 )
 
 
+#: Inputs that say whom or how to write for, not what to write about: "a blurb for {audience}" need not name
+#: the audience, while "a blurb for {product}" names the product.
+_WHO_OR_HOW = re.compile(r"audience|reader|user|customer|persona|role|level|age|tone|style|lang|locale|format", re.I)
+
+
 def _asks_to_mention(text: str, field: str) -> bool:
-    """Whether a cue of :data:`_MENTION_CUE` governs the placeholder: at most six words before it, in its clause."""
+    """Whether a cue of :data:`_MENTION_CUE` governs the placeholder: at most six words before it, in its clause
+    ("for" too, unless the input names whom or how to write for)."""
     for match in re.finditer(rf"\{{\{{?\s*{re.escape(field)}\s*\}}?\}}|\[{re.escape(field)}\]", text):
         before = _CLAUSE_BREAK.split(text[: match.start()])[-1]
-        words = before.split()[-6:]
-        if _MENTION_CUE.search(" ".join(words)):
+        words = " ".join(before.split()[-6:])
+        if _MENTION_CUE.search(words):
+            return True
+        if re.search(r"\bfor(?:\s+the)?$", words) and not _WHO_OR_HOW.search(field):
             return True
     return False
 

@@ -52,9 +52,7 @@ def quality(run: Any) -> dict[str, Any]:
     blind: list[str] = []
     for j, assertion in enumerate(run.assertions):
         column = [row[j] for row in run.m]
-        if assertion.get("asks_llm") or any(
-            (run.examples[i], assertion["name"]) in faults for i in range(len(column))
-        ):
+        if assertion.get("asks_llm") or any((run.examples[i], assertion["name"]) in faults for i in range(len(column))):
             continue
         runnable.append(j)
         applicable_good = [i for i in good if (i, j) not in skipped]

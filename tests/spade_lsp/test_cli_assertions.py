@@ -187,7 +187,8 @@ def test_missing_inputs_and_unknown_placeholders_are_reported(capsys: pytest.Cap
     bound = [a["name"] for a in matrix["assertions"]].index("assert_at_most_limit_words")
     assert matrix["M"][1][bound] == 0  # "Dogs bark." is 2 words > 1
     cell = next(e for e in matrix["errors"] if e["example"] == "x" and e["assertion"] == "assert_at_most_limit_words")
-    assert "limit" in cell["message"] and code == 1
+    # an example without the input the check reads: not applicable, neither a failure nor an error
+    assert cell["kind"] == "not_applicable" and "limit" in cell["message"] and code == 0
 
 
 def test_prompt_without_instructions_and_eval_without_examples(

@@ -300,7 +300,9 @@ def test_synthesize_writes_the_sidecar_and_reports_what_changed(workspace: Works
     sidecar = workspace.root / "blurb_assertions.py"
     assert result["written"] and sidecar.read_text(encoding="utf-8") == result["text"]
     assert result["sidecar"] == str(sidecar) and "assert_excludes_cheap" in result["added"]
-    assert messages[0] == "recording the prompt" and len(messages) == 3
+    # recording, synthesizing, checking the candidates on the labelled examples, planning the module
+    assert messages[0] == "recording the prompt" and len(messages) == 4
+    assert messages[2].startswith("checking ") and "labelled example(s)" in messages[2]
     again = execute(workspace, job("synthesize"), no_progress)
     assert not again["written"] and again["added"] == [] and sorted(again["unchanged"]) == sorted(result["added"])
 

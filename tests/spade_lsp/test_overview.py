@@ -148,7 +148,12 @@ def test_git_commits_name_the_versions(tmp_path: Path) -> None:
 def test_sidecar_is_read_statically_and_matches_instructions(blurb: Path) -> None:
     root = blurb.parent
     with Workspace(root) as workspace:
-        synthesize(workspace, blurb, make_synthesizer(workspace, "offline", settings=resolve_file(root, blurb)))
+        synthesize(
+            workspace,
+            blurb,
+            make_synthesizer(workspace, "offline", settings=resolve_file(root, blurb)),
+            settings=resolve_file(root, blurb),
+        )
     module = root / "blurb_assertions.py"
     source = module.read_text(encoding="utf-8")
     extra = (
@@ -208,7 +213,12 @@ def test_a_syntax_error_is_located_and_the_other_functions_survive() -> None:
 def test_latest_evaluation_gives_pass_rate_coverage_and_ffr(blurb: Path) -> None:
     root = blurb.parent
     with Workspace(root) as workspace:
-        synthesize(workspace, blurb, make_synthesizer(workspace, "offline", settings=resolve_file(root, blurb)))
+        synthesize(
+            workspace,
+            blurb,
+            make_synthesizer(workspace, "offline", settings=resolve_file(root, blurb)),
+            settings=resolve_file(root, blurb),
+        )
         evaluate(workspace, blurb, settings=resolve_file(root, blurb))
         run = evaluate(workspace, blurb, settings=resolve_file(root, blurb))  # the newest done run is the one shown
     overview = build_overview(_store(root), root, blurb, V3)
@@ -321,7 +331,12 @@ def test_an_infeasible_selection_drops_nothing(blurb: Path) -> None:
 def test_a_real_selection_agrees_with_spade_select(blurb: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = blurb.parent
     with Workspace(root) as workspace:
-        synthesize(workspace, blurb, make_synthesizer(workspace, "offline", settings=resolve_file(root, blurb)))
+        synthesize(
+            workspace,
+            blurb,
+            make_synthesizer(workspace, "offline", settings=resolve_file(root, blurb)),
+            settings=resolve_file(root, blurb),
+        )
         evaluate(workspace, blurb, settings=resolve_file(root, blurb))
     assert cli_main(["select", str(blurb), "--workspace", str(root), "--json", "--alpha", "0.5"]) in (0, 1)
     printed = json.loads(capsys.readouterr().out)
@@ -430,8 +445,9 @@ def test_a_check_from_a_removed_instruction_says_which_version_removed_it_and_is
     v4 = V3.replace("Keep it not exceeding 12 words.\n", "")  # the limit is lifted (or relaxed) in v4
     record(root, blurb, v4)
     with Workspace(root) as workspace:
+        settings = resolve_file(root, blurb)
         result = synthesize(
-            workspace, blurb, make_synthesizer(workspace, "offline", settings=resolve_file(root, blurb))
+            workspace, blurb, make_synthesizer(workspace, "offline", settings=settings), settings=settings
         )
     assert any(c.removed_in == 4 for c in result.candidates)
     overview = build_overview(_store(root), root, blurb, v4)

@@ -36,6 +36,7 @@ def test_reopen_applies_no_migration_twice(workspace_dir: Path) -> None:
         "0010_review",
         "0011_chat_prompts",
         "0012_llm_batches",
+        "0013_candidate_verdicts",
     ]
 
 

@@ -25,7 +25,12 @@ def write_examples(prompt: Path) -> Path:
 
 def synthesize_offline(root: Path, prompt: Path) -> Path:
     with Workspace(root) as workspace:
-        synthesize(workspace, prompt, make_synthesizer(workspace, "offline", settings=workspace.settings))
+        synthesize(
+            workspace,
+            prompt,
+            make_synthesizer(workspace, "offline", settings=workspace.settings),
+            settings=workspace.settings,
+        )
     return prompt.with_name(prompt.name.split(".")[0] + "_assertions.py")
 
 

@@ -29,9 +29,8 @@ def test_a_check_of_a_removed_instruction_says_so_until_the_sentence_is_back(wor
     record(workspace_dir, prompt, V1, V2, V3, v4)
     (workspace_dir / "blurb.examples.jsonl").write_text(examples_jsonl())
     with Workspace(workspace_dir) as workspace:
-        synthesize(
-            workspace, prompt, make_synthesizer(workspace, "offline", settings=resolve_file(workspace_dir, prompt))
-        )
+        settings = resolve_file(workspace_dir, prompt)
+        synthesize(workspace, prompt, make_synthesizer(workspace, "offline", settings=settings), settings=settings)
     removed = _hover(workspace_dir, prompt, v4)
     assert "removed or reworded in v4 (a removed limit may be a relaxed one)" in removed and "stale" not in removed
     back = _hover(workspace_dir, prompt, v4 + LIMIT)  # the limit is written again, not saved yet

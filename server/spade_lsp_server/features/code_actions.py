@@ -206,7 +206,21 @@ def register(server: SpadeLanguageServer) -> None:
                         for d in params.context.diagnostics
                         if d.source == "spade" and _overlaps(d.range, where) and d.code in instruction.categories
                     ]
-                    if instruction.checks or assistant:
+                    if instruction.all_held_back and not assistant:  # the examples speak against it: on request
+                        title = "Add assertion anyway (the labelled examples speak against it)"
+                        actions.append(
+                            types.CodeAction(
+                                title=title,
+                                kind=types.CodeActionKind.QuickFix,
+                                diagnostics=related or None,
+                                command=types.Command(
+                                    title=title,
+                                    command=ADD_ASSERTIONS,
+                                    arguments=[uri, {"sentences": [instruction.text], "include_held_back": True}],
+                                ),
+                            )
+                        )
+                    elif instruction.checks or assistant:
                         actions.append(
                             types.CodeAction(
                                 title="Add assertion for this instruction",

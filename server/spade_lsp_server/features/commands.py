@@ -362,7 +362,13 @@ async def apply_text(server: SpadeLanguageServer, path: Path, new_text: str, lab
 
 
 async def add_assertions(
-    server: SpadeLanguageServer, jobs: Jobs, ref: DocumentRef, sentences: list[str] | None, title: str
+    server: SpadeLanguageServer,
+    jobs: Jobs,
+    ref: DocumentRef,
+    sentences: list[str] | None,
+    title: str,
+    *,
+    include_held_back: bool = False,
 ) -> dict[str, Any]:
     """Synthesize in the daemon without writing, then apply the module text as a WorkspaceEdit (or, for a
     client that cannot create files through edits, let the daemon write it)."""
@@ -372,6 +378,8 @@ async def add_assertions(
         server.client_supports("workspace.apply_edit") and module.exists()
     )
     params: dict[str, Any] = {"synthesizer": "auto", "write": not through_editor}
+    if include_held_back:
+        params["include_held_back"] = True
     if sentences is not None:
         params["sentences"] = sentences
     buffer = server.open_text_of(module)
@@ -392,7 +400,15 @@ async def add_assertions(
     for warning in result.get("warnings") or []:
         if isinstance(warning, str) and warning.startswith("LLM-written, not reviewed"):
             server.tell(f"spade: {module.name}: {warning}", True)  # the sidecar's diagnostics show where
-    if not added and not result.get("updated"):
+    held = [v for v in result.get("held_back") or [] if isinstance(v, Mapping) and not include_held_back]
+    if held:
+        reasons = "; ".join(f"{v.get('name')} {v.get('held_back')}" for v in held[:3])
+        server.tell(
+            f"spade: held back {len(held)} check(s) the labelled examples speak against: {reasons} "
+            "(Ctrl+. on the instruction: Add assertion anyway)",
+            True,
+        )
+    elif not added and not result.get("updated"):
         server.tell(f"spade: no new assertion for {ref.path.name}: {_why_none(server, ref, sentences, unsaved)}", True)
     server.schedule_refresh(ref.root)
     return {
@@ -402,6 +418,7 @@ async def add_assertions(
         "unchanged": list(result.get("unchanged") or []),
         "kept_edited": list(result.get("kept_edited") or []),
         "warnings": list(result.get("warnings") or []),
+        "held_back": list(result.get("held_back") or []),
         "applied": applied,
         "written": not through_editor,
     }
@@ -511,7 +528,8 @@ def register(server: SpadeLanguageServer) -> None:
     @server.command("spade.addAssertions")
     async def add(*args: Any) -> dict[str, Any]:
         ref = _target(server, "spade.addAssertions", args)
-        return await add_assertions(server, jobs, ref, _sentences(args), "Add assertions")
+        anyway = len(args) > 1 and isinstance(args[1], Mapping) and args[1].get("include_held_back") is True
+        return await add_assertions(server, jobs, ref, _sentences(args), "Add assertions", include_held_back=anyway)
 
     @server.command("spade.synthesize")
     async def synthesize(*args: Any) -> dict[str, Any]:

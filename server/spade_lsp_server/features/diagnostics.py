@@ -91,6 +91,9 @@ def coverage_text(instruction: InstructionView, *, has_assistant: bool = False) 
     if names:
         more = f" and {len(names) - 1} more" if len(names) > 1 else ""
         return f"checked by {names[0]}{more}"
+    if instruction.all_held_back:
+        name, why = instruction.held_back[0]
+        return f"not checked yet; the offline check {name} is held back: it {why} (Add assertion anyway writes it)"
     if instruction.checks:
         more = f" and {len(instruction.checks) - 1} more" if len(instruction.checks) > 1 else ""
         return f"not checked yet; Add assertion writes {instruction.checks[0]}{more}"
@@ -170,6 +173,7 @@ def prompt_diagnostics(
             instruction.message,
             instruction.checks,
             instruction.needs_model,
+            instruction.held_back,
             context,
         )
         item = _CACHE.get(key) if columns.identity else None
@@ -179,7 +183,11 @@ def prompt_diagnostics(
                 HINT if instruction.covered_by else INFORMATION,
                 instruction.categories[0],
                 instruction_message(instruction, overview, pending=pending, has_assistant=has_assistant),
-                data={"checks": list(instruction.checks), "needsModel": instruction.needs_model},
+                data={
+                    "checks": list(instruction.checks),
+                    "needsModel": instruction.needs_model,
+                    "heldBack": [name for name, _ in instruction.held_back],
+                },
             )
             if columns.identity:
                 _CACHE.put(key, item)

@@ -416,7 +416,7 @@ def test_a_sidecar_error_is_an_annotation_problem_not_a_crash(tmp_path: Path) ->
     assert all("named" not in item["measurements"] for item in document["items"])
     assert document["aggregates"]["named sum"] == 0.0 and document["aggregates"]["overall"]["named"]["count"] == 0
     detail = document["items"][0]["interactions"][0]["annotations"]["mentions"]["detail"]
-    assert "KeyError" in detail and "missing" in detail
+    assert "not_applicable" in detail and "the example has no input 'missing'" in detail
     assert any("annotator 'mentions': 4 annotations without a usable answer" in w for w in document["warnings"])
 
 

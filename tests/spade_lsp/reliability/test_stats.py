@@ -339,6 +339,7 @@ def test_analyse_small_tensor_every_key() -> None:
         "minimum": 0.5,
         "verdict": "inconclusive",
         "errors": 1,
+        "not_applicable": 0,
     }
     # b: 3 of 5 (ex-1 [1, 0, 1], ex-2 [0, 1]); the interval (0.23, 0.88) lies below 0.9.
     assert b["successes"] == 3 and b["trials"] == 5 and b["rate"] == 0.6
@@ -439,6 +440,7 @@ def test_verdicts_and_a_validator_never_observed() -> None:
         "minimum": 0.9,
         "verdict": "inconclusive",
         "errors": 0,
+        "not_applicable": 0,
     }
     # every output failed b, so passed_all is False everywhere despite c being unobserved
     assert result["p_pass"]["measured"]["successes"] == 0 and result["p_pass"]["measured"]["trials"] == 50
@@ -528,6 +530,7 @@ def test_validator_rate_is_clustered_by_input() -> None:
         "minimum": 0.9,
         "verdict": "fail",
         "errors": 0,
+        "not_applicable": 0,
     }
     assert result["validators"][0]["ci_low"] < rate(12, 24).to_json()["ci_low"]
 
@@ -578,3 +581,21 @@ def test_function_argument_errors(call: Any) -> None:
 def test_analyse_argument_errors(tensor: Any, inputs: list[str], options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         analyse(tensor, SPECS, inputs, **options)
+
+
+def test_a_check_that_does_not_apply_is_no_trial_and_no_failure_of_the_output() -> None:
+    """Input 0 lacks what validator b reads: b's cells there are no trials (not errors either), and an output
+    that passes every check that applies to it has passed them all."""
+    tensor = np.array([[[1.0, np.nan], [1.0, np.nan]], [[1.0, 1.0], [0.0, 1.0]]])
+    skipped = np.zeros(tensor.shape, dtype=np.bool_)
+    skipped[0, :, 1] = True
+    specs = [ValidatorSpec("a"), ValidatorSpec("b")]
+    document = analyse(tensor, specs, ["x", "y"], not_applicable=skipped)
+    a, b = document["validators"]
+    assert (a["trials"], a["not_applicable"]) == (4, 0)
+    assert (b["trials"], b["successes"], b["not_applicable"], b["errors"]) == (2, 2, 2, 0)
+    assert document["p_pass"]["measured"]["trials"] == 4 and document["p_pass"]["measured"]["successes"] == 3
+    without = analyse(tensor, specs, ["x", "y"])  # the same NaN read as unobserved: those outputs are unknown
+    assert without["p_pass"]["measured"]["trials"] == 2
+    with pytest.raises(ValueError, match="not_applicable has shape"):
+        analyse(tensor, specs, ["x", "y"], not_applicable=skipped[:, :1, :])
