@@ -649,12 +649,34 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             counted = lowered[match.end(len(groups) - 1) : match.end()].strip()  # "key points", "short tips"
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
             if where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
-                yield _count_draft(unit, low, high, where, per)
-                continue
-            if scope is None or not _has_section(prompt, scope):  # a named section: the section alone
-                yield _count_draft(unit, low, high, None, per)
-            if scope is not None:
-                yield _count_draft(unit, low, high, scope, per)
+                scopes: list[str | None] = [where]
+            elif scope is None or not _has_section(prompt, scope):  # a named section: the section alone
+                scopes = [None] if scope is None else [None, scope]
+            else:
+                scopes = [scope]
+            for bounds in _readings(low, high, lowered[match.start() : match.end()]):
+                for place in scopes:
+                    yield _count_draft(unit, *bounds, place, per)
+
+
+#: Quantities that are approximate in everyday speech: "a couple of sentences" is often three, "a dozen" fifteen.
+_LOOSE: Final = {"a couple of": 3, "a dozen": 15}
+
+
+def _readings(
+    low: int | str | None, high: int | str | None, phrase: str
+) -> list[tuple[int | str | None, int | str | None]]:
+    """The bounds a count can be read with: as written, then, for a range, each of its sides alone (a response
+    that is too short and one that is too long break different halves of the rule), and a loose upper bound for
+    an approximate quantity ("a couple of sentences": at most two, or at most three). Selection keeps the ones
+    the labelled examples support; the pre-check holds back those that fail good ones."""
+    readings: list[tuple[int | str | None, int | str | None]] = [(low, high)]
+    if low is not None and high is not None and low != high:
+        readings += [(low, None), (None, high)]
+    loose = next((bound for words, bound in _LOOSE.items() if words in phrase), None)
+    if loose is not None and isinstance(high, int) and loose > high and (low is None or low != high):
+        readings.append((low, loose))
+    return readings
 
 
 def _per(after: str) -> tuple[str, str] | None:
