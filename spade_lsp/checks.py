@@ -482,8 +482,8 @@ def ends_with(text: str, phrase: str) -> bool:
 def ends_with_question(text: str) -> bool:
     """Whether the response's last sentence is a question: its last ``.``, ``!`` or ``?`` is a ``?`` (a sign-off
     without punctuation, such as "The Acme Team", may follow it)."""
-    marks = re.findall(r"[.!?]", _strip_fences(text))
-    return bool(marks) and marks[-1] == "?"
+    marks = re.findall(r"[.!?。！？]", _strip_fences(text))
+    return bool(marks) and marks[-1] in "?？"
 
 
 def code_blocks(text: str) -> list[str]:
@@ -551,6 +551,7 @@ def reading_ease(text: str) -> float:
     ('10', 'gadgetron'), since its fallback catches only ``TypeError`` and ``IndexError``. Raises
     :class:`MeasurementError` when the text holds no word to score or a library cannot load its data.
     """
+    _require_english(text, "reading_ease")
     try:
         import textstat
 
@@ -582,11 +583,30 @@ def sentiment(text: str) -> float:
     parts = [part for part in re.split(r"(?<=[.!?])\s+|\n+", text) if part.strip()]
     if not parts:
         return 0.0
+    _require_english(text, "sentiment")
     try:
         analyzer = _vader()
         return sum(float(analyzer.polarity_scores(part)["compound"]) for part in parts) / len(parts)
     except Exception as error:
         raise _measurement_error("sentiment", error) from error
+
+
+#: Words common in any English text and rare elsewhere: a text with five words or more and almost none of them is
+#: not English (a count, not langdetect: it runs on every output a tone or readability check scores).
+_ENGLISH_WORDS: Final = _STOPWORDS | frozenset(
+    "i you we he she they me my his him we us what which who if but all have has do does did there here".split()
+)
+_ENGLISH_SHARE: Final = 0.08
+
+
+def _require_english(text: str, what: str) -> None:
+    """Reading ease (Flesch's syllables) and sentiment (VADER's lexicon) measure English: on a text that is
+    clearly in another language they would score it as if it were bad English, so the check does not apply."""
+    words = [word.lower() for word in _WORD.findall(_UNSPACED.sub(" ", text))] + _UNSPACED.findall(text)
+    if len(words) < LANGUAGE_MIN_WORDS:
+        return
+    if sum(word in _ENGLISH_WORDS for word in words) < _ENGLISH_SHARE * len(words):
+        raise NotApplicable(f"{what} measures English, and this text does not read as English")
 
 
 def _detect(text: str) -> list[tuple[str, float]]:

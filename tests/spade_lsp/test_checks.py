@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from spade_lsp import checks
-from spade_lsp.errors import MeasurementError, SpadeError
+from spade_lsp.errors import MeasurementError, NotApplicable, SpadeError
 from spade_lsp.sandbox import ModuleSource, SandboxCase, SandboxLimits, run_assertions
 
 ORDINARY = [
@@ -22,11 +22,32 @@ ORDINARY = [
 
 @pytest.mark.parametrize("text", ORDINARY)
 def test_library_measurements_never_raise_on_ordinary_text(text: str) -> None:
-    assert -1.0 <= checks.sentiment(text) <= 1.0
     assert isinstance(checks.language(text), str)
     assert isinstance(checks.in_language(text, "en"), bool)
+    if "français" in text:  # English measures do not apply to French: a deliberate non-verdict, not a crash
+        with pytest.raises(NotApplicable, match="measures English"):
+            checks.sentiment(text)
+        with pytest.raises(NotApplicable, match="measures English"):
+            checks.reading_ease(text)
+        return
+    assert -1.0 <= checks.sentiment(text) <= 1.0
     if checks.count(text, "words"):
         assert isinstance(checks.reading_ease(text), float)
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        ("Hallo! Vielen Dank für Ihre Nachricht, wir melden uns bald.", "German"),
+        ("¡Hola! Gracias por tu mensaje, te responderemos muy pronto.", "Spanish"),
+        ("我们会尽快回复您的消息，谢谢您的耐心等待。", "Chinese"),
+    ],
+)
+def test_english_measures_do_not_apply_to_other_languages(text: str, language: str) -> None:
+    with pytest.raises(NotApplicable):
+        checks.sentiment(text)
+    assert checks.in_language(text, language)
+    assert -1.0 <= checks.sentiment("Thanks so much, we will reply very soon!") <= 1.0
 
 
 def test_reading_ease_is_textstats_formula_and_unknown_words_fall_back_to_hyphenation() -> None:
