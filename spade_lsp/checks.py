@@ -591,22 +591,26 @@ def sentiment(text: str) -> float:
         raise _measurement_error("sentiment", error) from error
 
 
-#: Words common in any English text and rare elsewhere: a text with five words or more and almost none of them is
-#: not English (a count, not langdetect: it runs on every output a tone or readability check scores).
+#: Words common in any English text and rare elsewhere: English prose has many of them, so a text that does is
+#: measured without asking langdetect (which costs milliseconds on every output a tone check scores).
 _ENGLISH_WORDS: Final = _STOPWORDS | frozenset(
-    "i you we he she they me my his him we us what which who if but all have has do does did there here".split()
+    "i you we he she they me my his him us what which who if but all have has do does did there here".split()  # noqa: SIM905
 )
 _ENGLISH_SHARE: Final = 0.08
+_LANGUAGE_SAMPLE_CHARS: Final = 400
+_NOT_ENGLISH_PROBABILITY: Final = 0.9
 
 
 def _require_english(text: str, what: str) -> None:
     """Reading ease (Flesch's syllables) and sentiment (VADER's lexicon) measure English: on a text that is
     clearly in another language they would score it as if it were bad English, so the check does not apply."""
     words = [word.lower() for word in _WORD.findall(_UNSPACED.sub(" ", text))] + _UNSPACED.findall(text)
-    if len(words) < LANGUAGE_MIN_WORDS:
-        return
-    if sum(word in _ENGLISH_WORDS for word in words) < _ENGLISH_SHARE * len(words):
-        raise NotApplicable(f"{what} measures English, and this text does not read as English")
+    if len(set(words)) < LANGUAGE_MIN_WORDS or sum(w in _ENGLISH_WORDS for w in words) >= _ENGLISH_SHARE * len(words):
+        return  # prose with English's common words, or too few different words to tell: measured
+    # few common English words: a list, keywords, or another language; langdetect tells which (rarely run)
+    found = _detect(text[:_LANGUAGE_SAMPLE_CHARS])
+    if found and found[0][0] != "en" and found[0][1] >= _NOT_ENGLISH_PROBABILITY:
+        raise NotApplicable(f"{what} measures English, and this text reads as {found[0][0]}")
 
 
 def _detect(text: str) -> list[tuple[str, float]]:

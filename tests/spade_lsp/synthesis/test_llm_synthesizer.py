@@ -147,8 +147,10 @@ def test_picks_become_library_checks_with_metadata_one_request_per_instruction()
         "The price is awful and terrible, and coffee is what we sell now, sadly.",
     )
     result = run_assertions(ModuleSource(module), [good, bad], limits=FAST, ask_llm=lambda q, r, c: "adorer" in r)
-    assert result.module_error is None and not result.errors
-    assert result.passed == [[True] * 6, [False] * 6]
+    assert result.module_error is None
+    # VADER scores English: on the French reply the tone check does not apply (no verdict, and no error)
+    assert [(e.case, e.name, e.kind) for e in result.errors] == [(0, "assert_positive_tone", "not_applicable")]
+    assert result.passed == [[True, True, True, None, True, True], [False] * 6]
 
 
 @pytest.mark.parametrize(
