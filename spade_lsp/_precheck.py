@@ -52,20 +52,6 @@ class Verdict:
     needs_model: bool = False
     held_back: str | None = None
 
-    def summary(self) -> str:
-        """``catches 3 of 5 bad examples, fails 0 of 4 good ones`` (or why it was not judged)."""
-        if self.needs_model:
-            return "not checked against the examples: it needs a model"
-        text = f"catches {self.bad_caught_count} of {self.bad} bad examples, fails {len(self.good_failed)} of "
-        text += f"{self.good} good ones"
-        if self.not_applicable:
-            text += f"; does not apply to {self.not_applicable} (an input it reads is missing)"
-        return text
-
-    @property
-    def bad_caught_count(self) -> int:
-        return len(self.bad_caught)
-
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name,

@@ -10,6 +10,7 @@ from tabulate import tabulate
 
 from spade_lsp._history import ChangeInfo, DeltaInfo
 from spade_lsp._types import NOT_ERROR_KINDS, VersionInfo
+from spade_lsp.overview import verdict_text
 from spade_lsp.taxonomy import PLAIN_NAMES
 
 _MARK = {"added": "+", "removed": "-", "modified": "~"}
@@ -93,20 +94,11 @@ def render_candidates(candidates: Sequence[Any], verdicts: Mapping[str, Mapping[
             ("asks a model: " if c.asks_llm else "") + _clip(c.description, 60),
         ]
         if verdicts:
-            row.append(_verdict_text(verdicts.get(c.name)))
+            verdict = verdicts.get(c.name)
+            row.append("" if verdict is None else verdict_text(verdict))
         rows.append(row)
     headers = ["assertion", "category", "from", "checks"] + (["on the labelled examples"] if verdicts else [])
     return str(tabulate(rows, headers=headers)) + "\n"
-
-
-def _verdict_text(verdict: Mapping[str, Any] | None) -> str:
-    if verdict is None:
-        return ""
-    if verdict.get("needs_model"):
-        return "not checked (needs a model)"
-    text = f"catches {len(verdict['bad_caught'])}/{verdict['bad']} bad, fails {len(verdict['good_failed'])}/"
-    text += f"{verdict['good']} good"
-    return text + (f", n/a {verdict['not_applicable']}" if verdict.get("not_applicable") else "")
 
 
 def render_held_back(held_back: Sequence[Mapping[str, Any]], *, checked: int = 0) -> str:

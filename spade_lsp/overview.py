@@ -65,6 +65,7 @@ __all__ = [
     "prompt_key",
     "sentence_history",
     "utf16_len",
+    "verdict_text",
 ]
 
 _MARKER_LINE: Final = re.compile(r"^# spade: generated [0-9a-f]{12}\s*$")
@@ -1176,16 +1177,21 @@ def _covered(instruction: InstructionView, names: tuple[str, ...]) -> Instructio
     )
 
 
+def verdict_text(verdict: Mapping[str, Any]) -> str:
+    """How a candidate did on the labelled examples (a stored verdict, :mod:`spade_lsp._precheck`), in words."""
+    if verdict.get("needs_model"):
+        return "not checked on the labelled examples: it needs a model"
+    caught, failed = len(verdict.get("bad_caught") or ()), len(verdict.get("good_failed") or ())
+    text = f"catches {caught} of {verdict.get('bad')} bad examples, fails {failed} of {verdict.get('good')} good ones"
+    if verdict.get("not_applicable"):
+        text += f", does not apply to {verdict['not_applicable']}"
+    return text
+
+
 def _verdict_lines(plan: Plan, verdicts: Mapping[str, Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
     """How each check of the plan did on the labelled examples, when the prompt's synthesis checked it."""
-    out = []
-    for name, code in zip(plan.checks, plan.codes, strict=True):
-        verdict = verdicts.get(code)
-        if verdict is not None and not verdict.get("needs_model"):
-            caught, failed = len(verdict.get("bad_caught") or ()), len(verdict.get("good_failed") or ())
-            out.append((name, f"catches {caught} of {verdict.get('bad')} bad examples, fails {failed} of "
-                              f"{verdict.get('good')} good ones"))  # fmt: skip
-    return tuple(out)
+    found = ((name, verdicts.get(code)) for name, code in zip(plan.checks, plan.codes, strict=True))
+    return tuple((name, verdict_text(verdict)) for name, verdict in found if verdict is not None)
 
 
 def _held_back(plan: Plan, verdicts: Mapping[str, Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
