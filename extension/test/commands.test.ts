@@ -68,6 +68,17 @@ test("result summaries", () => {
     }),
     "SPADE: evaluated 2 assertions on 6 examples (run 6); 1 assertion needs a model and was left out (configure an assistant model to run it)",
   );
+  // a check that reads an input an example lacks does not apply there: neither an error nor a failure
+  assert.equal(
+    summarize("spade.evaluate", {
+      run_id: 7,
+      assertions: ["a", "b"],
+      examples: 4,
+      errors_total: 3,
+      not_applicable_cells: 2,
+    }),
+    "SPADE: evaluated 2 assertions on 4 examples (run 7); 1 cell raised an error; 2 cells not applicable (the example lacks an input the check reads)",
+  );
   // selection without a model: what was left out, and what it reached
   assert.equal(
     summarize("spade.select", {
