@@ -538,6 +538,7 @@ def _store_run(
         "timeout_s": limits.timeout_s,
         "memory_mb": limits.memory_mb,
         "workers": limits.workers,
+        "confinement": limits.confinement,  # what confined the generated code: the kernel, or Python alone
         "model": model,  # the assistant model that answered ask_llm, if any
         "sidecar": module.name,
         "examples_file": examples.name,

@@ -52,6 +52,27 @@ _KINDS: Final = (
 )
 
 
+def confine(root: Path, path: Path, what: str) -> Path:
+    """``path`` when it resolves (links followed) inside the workspace at ``root``; else an
+    :class:`~spade_lsp.errors.InputError` in one line, before anything is read or written. A repository's
+    symlinks never make spade read or write elsewhere: a prompt linked to ``~/.ssh/config`` is refused, as is a
+    sidecar, an examples file, a settings file or a ``.spade`` directory that points out of the workspace."""
+    real_root = Path(os.path.realpath(root))
+    real = Path(os.path.realpath(path if path.is_absolute() else root / path))
+    if real != real_root and not real.is_relative_to(real_root):
+        raise InputError(f"{path}: {what} that resolves to {real}, outside the workspace {real_root}; spade reads "
+                         "and writes only inside the workspace")  # fmt: skip
+    return path
+
+
+def confine_prompt(root: Path, prompt: Path) -> Path:
+    """:func:`confine` for a prompt and the files kept beside it (its sidecar module and examples)."""
+    confine(root, prompt, "a prompt")
+    confine(root, sidecar_path(prompt), "a sidecar module")
+    confine(root, examples_path(prompt), "an examples file")
+    return prompt
+
+
 def prompt_stem(prompt: Path) -> str:
     """``emails.prompt.md`` -> ``emails``: the NAME that sidecar files share."""
     name = prompt.name

@@ -189,14 +189,52 @@ _PARAMETERS_SPADE_SETS = frozenset(
 _SECRET_NAME = re.compile(r"key|token|secret|password|credential|header|auth", re.IGNORECASE)
 
 
-#: Settings only the workspace's settings files set (spade.toml, pyproject.toml): a prompt's front matter, the
-#: editor's settings (which a repository's .vscode/settings.json can hold) and a job's overrides cannot loosen the
-#: sandbox.
+#: Settings that decide where a request and a credential go (endpoints, the variables keys are read from, the
+#: models a key is paired with) or that loosen confinement (the sandbox, where spade runs: a hostile
+#: ``ray_address`` would have the driver unpickle a stranger's cluster's results and send it the key). A
+#: repository's own content (spade.toml, pyproject.toml, a prompt's front matter, .vscode/settings.json) sets them
+#: only in a workspace the user trusts (:mod:`spade_lsp._trust`); the user's config file, the command line and the
+#: editor's user settings always may.
+TRUSTED_ONLY = frozenset(
+    {
+        "model",
+        "api_base",
+        "api_key_env",
+        "assistant_model",
+        "assistant_api_base",
+        "assistant_api_key_env",
+        "sandbox",
+        "executor",
+        "ray_address",
+    }
+)
+#: Values of those settings that untrusted content may still choose: the embedded local model (a loopback
+#: server, no credential) and the defaults, which loosen nothing.
+_HARMLESS: dict[str, frozenset[Any]] = {
+    "model": frozenset({"local"}),
+    "assistant_model": frozenset({"local"}),
+    "sandbox": frozenset({"kernel"}),
+    "executor": frozenset({"local"}),
+}
+#: Settings no prompt's front matter and no editor setting may set, trusted or not: the sandbox is the user's (or a
+#: trusted workspace file's) to loosen, and where spade runs is not a property of one prompt.
 FILE_ONLY_SETTINGS = frozenset({"sandbox"})
-#: Settings a repository's content cannot set: a prompt's front matter and the editor's settings cannot choose where
-#: spade runs (a hostile ``ray_address`` would have the daemon unpickle a stranger's cluster's results and send it
-#: the API key); the settings files and the command line can.
 NOT_FROM_CONTENT = FILE_ONLY_SETTINGS | {"executor", "ray_address"}
+
+
+def _restricted(key: str, value: Any) -> bool:
+    """Whether untrusted content may not set ``key`` to ``value``."""
+    return key in TRUSTED_ONLY and value not in _HARMLESS.get(key, frozenset())
+
+
+def untrusted_part(table: Mapping[str, Any]) -> list[str]:
+    """The keys of a settings table that an untrusted workspace's content may not set (dashes read as
+    underscores)."""
+    return sorted(key for key, value in table.items() if _restricted(key.replace("-", "_"), value))
+
+
+def _trusted_only_removed(table: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in table.items() if not _restricted(key.replace("-", "_"), value)}
 
 
 def front_matter_settings(front_matter: Mapping[str, Any]) -> dict[str, Any]:
@@ -313,9 +351,12 @@ def resolve(
     (``source`` names the prompt; the front matter's own faults raise
     :class:`~spade_lsp.errors.FrontMatterError`)."""
     from spade_lsp._prompts import SETTINGS_SOURCE_NAMES, own_settings
+    from spade_lsp._trust import is_trusted
 
     settings = files if files is not None else load_settings(root)
     own = front_matter_settings(own_settings(prompt_text, kind, source=source))
+    if own and untrusted_part(own) and not is_trusted(root):
+        own = _trusted_only_removed(own)  # said by untrusted_note(), which the entry points show
     own_source = SETTINGS_SOURCE_NAMES[kind] if source is None else f"{source} {SETTINGS_SOURCE_NAMES[kind]}"
     settings = settings.merged(own, source=own_source)
     chosen = {k: v for k, v in (overrides or {}).items() if k.replace("-", "_") not in FILE_ONLY_SETTINGS}
@@ -328,9 +369,11 @@ def resolve_file(
     """:func:`resolve` for a prompt file as it is on disk (read within the ``max_prompt_bytes`` the files and
     the overrides allow); a prompt that cannot be read has no settings of its own (reading it is the
     consumer's error to report)."""
+    from spade_lsp._files import confine_prompt
     from spade_lsp._prompts import prompt_kind, read_prompt_file
     from spade_lsp.errors import PromptFileError
 
+    confine_prompt(root, prompt)  # its front matter is read here: never from a file outside the workspace
     files = load_settings(root)
     limit = resolve(root, None, overrides, files=files, overrides_source=overrides_source).max_prompt_bytes
     try:
@@ -361,7 +404,9 @@ def find_workspace_root(start: Path) -> Path:
     """The nearest ancestor holding spade.toml or .spade/, else pyproject.toml or .git, else ``start``."""
     if os.path.lexists(start) and not (start.is_dir() or start.is_file()):
         start = Path(os.path.abspath(start)).parent  # a device or fifo (or a link to one): where its name is
-    start = start.resolve()  # a symlinked prompt belongs to the workspace of the file it links to
+    # where the name is, links not followed: a prompt that links out of the workspace belongs to the workspace
+    # its link is in (which then refuses to read it), never to the folder it points to
+    start = Path(os.path.abspath(start))
     if start.is_file():
         start = start.parent
     for markers in (_WORKSPACE_MARKERS, _FALLBACK_MARKERS):
@@ -372,18 +417,76 @@ def find_workspace_root(start: Path) -> Path:
 
 
 def load_settings(workspace_root: Path) -> Settings:
-    """Workspace settings: spade.toml wins over pyproject.toml's [tool.spade]."""
+    """The settings every prompt of the workspace starts from: the user's own config file, then the
+    workspace's files (spade.toml wins over pyproject.toml's [tool.spade]), whose :data:`TRUSTED_ONLY` settings
+    count only in a workspace the user trusts."""
+    from spade_lsp._trust import is_trusted, user_config_path
+
     settings = Settings()
+    user = user_config_path()
+    if user.is_file():
+        table = _read_toml(user)
+        settings = settings.merged(table.get("spade", table), source=str(user))
+    tables = workspace_tables(workspace_root)
+    trusted = not any(untrusted_part(table) for _, table in tables) or is_trusted(workspace_root)
+    for source, table in tables:
+        settings = settings.merged(table if trusted else _trusted_only_removed(table), source=source)
+    return settings
+
+
+def workspace_tables(workspace_root: Path) -> list[tuple[str, dict[str, Any]]]:
+    """The workspace's settings tables with where each comes from, in the order they apply."""
+    tables: list[tuple[str, dict[str, Any]]] = []
     pyproject = workspace_root / "pyproject.toml"
     if pyproject.exists():  # a directory, device or fifo by that name is refused with one line, not skipped
+        _confined(workspace_root, pyproject)
         tool = _read_toml(pyproject).get("tool", {})
         table = tool.get("spade", {}) if isinstance(tool, dict) else {}
-        settings = settings.merged(table, source=f"{pyproject} [tool.spade]")
+        tables.append((f"{pyproject} [tool.spade]", table if isinstance(table, dict) else {}))
     spade_toml = workspace_root / "spade.toml"
     if spade_toml.exists():
+        _confined(workspace_root, spade_toml)
         table = _read_toml(spade_toml)
-        settings = settings.merged(table.get("spade", table), source=str(spade_toml))
-    return settings
+        found = table.get("spade", table)
+        tables.append((str(spade_toml), found if isinstance(found, dict) else {}))
+    return tables
+
+
+def _confined(root: Path, path: Path) -> None:
+    from spade_lsp._files import confine
+    from spade_lsp.errors import InputError
+
+    try:
+        confine(root, path, "a settings file")
+    except InputError as error:
+        raise ConfigError(str(error)) from error
+
+
+def untrusted_note(
+    root: Path, prompt_text: str | None = None, *, kind: PromptKind = "text", source: str = ""
+) -> str | None:
+    """One line saying what an untrusted workspace's content asked for and did not get (the settings ignored
+    and where they were), and how to trust it; None when nothing was ignored or the workspace is trusted."""
+    from spade_lsp._prompts import SETTINGS_SOURCE_NAMES, own_settings
+    from spade_lsp._trust import is_trusted
+
+    ignored = [(key, Path(where).name if " " not in where else where) for where, table in workspace_tables(root)
+               for key in untrusted_part(table)]  # fmt: skip
+    if prompt_text is not None:
+        try:
+            own = front_matter_settings(own_settings(prompt_text, kind, source=source or None))
+        except ConfigError:
+            own = {}
+        where = f"{Path(source).name} {SETTINGS_SOURCE_NAMES[kind]}".strip()
+        ignored += [(key, where) for key in untrusted_part(own)]
+    if not ignored or is_trusted(root):
+        return None
+    listed = ", ".join(f"{key} ({where})" for key, where in ignored)
+    return (
+        f"this workspace is not trusted, so its own files cannot choose models, endpoints, API key variables or the "
+        f"sandbox: ignored {listed}; if you trust its files, run `spade trust {root}` (in VS Code: the command "
+        "“SPADE: Trust this workspace”)"
+    )
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

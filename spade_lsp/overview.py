@@ -23,7 +23,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from spade_lsp._files import MAX_SIDECAR_BYTES, read_limited, read_limited_text, sidecar_path
+from spade_lsp._files import MAX_SIDECAR_BYTES, confine, read_limited, read_limited_text, sidecar_path
 from spade_lsp._prompts import PromptKind, PromptText, parse_prompt, prompt_kind, settings_block, template_placeholders
 from spade_lsp._types import NOT_ERROR_KINDS, Position, Range, Sentence, UnitKind, VersionInfo
 from spade_lsp.assertions import ASSERTION_PREFIX
@@ -652,10 +652,12 @@ def parse_sidecar(path: Path | None, source: str | None) -> SidecarView:
     return SidecarView(path, True, tuple(_assertion_views(tree, lines, 0)), None, source)
 
 
-def _read_text(path: Path | None) -> str | None:
+def _read_text(root: Path, path: Path | None) -> str | None:
+    """The sidecar module's text, unless it is missing, unreadable or outside the workspace (never read)."""
     if path is None:
         return None
     try:
+        confine(root, path, "a sidecar module")
         return read_limited_text(path, limit=MAX_SIDECAR_BYTES, what="a sidecar module", errors="replace")
     except InputError:
         return None
@@ -1022,6 +1024,7 @@ def build_overview(
         if prompt is None:
             raise ValueError("build_overview needs the text of a prompt that has no file")
         try:
+            confine(root, prompt, "a prompt")
             data = read_limited(prompt, limit=max_prompt_bytes, what="a prompt", hint="raise max_prompt_bytes")
         except InputError as error:
             reason = str(error).removeprefix(f"{prompt}: ")
@@ -1031,6 +1034,14 @@ def build_overview(
     if problem is not None:
         return _empty(prompt, key, store is not None, problem)
     body, notes, parsed_prompt = _body(text, prompt_kind(prompt) if prompt is not None else "text")
+    if prompt is not None:  # what an untrusted workspace's files asked for and did not get, and how to trust it
+        from spade_lsp.config import untrusted_note  # pydantic: off the overview's import, as before
+
+        try:
+            untrusted = untrusted_note(root, text, kind=prompt_kind(prompt), source=str(prompt))
+        except ConfigError:
+            untrusted = None  # the settings' own problem is reported where they are read
+        notes += (untrusted,) if untrusted else ()
 
     versions: list[VersionInfo] = []
     stored = _Stored({}, ())
@@ -1102,7 +1113,7 @@ def build_overview(
 
     module_path = sidecar_path(prompt) if prompt is not None else None
     if sidecar_text is None and read_sidecar:
-        sidecar_text = _read_text(module_path)
+        sidecar_text = _read_text(root, module_path)
     parsed = parse_sidecar(module_path, sidecar_text)
     stats = _stats(run) if run is not None else {}
     assertions = _with_results(parsed.assertions, _SentenceIndex(instructions), stats, selection)

@@ -124,9 +124,11 @@ def sync_prompt(workspace: Workspace, path: Path, *, git: bool = True, text: str
     Unusable text (a missing or binary file, invalid Unicode, over ``max_prompt_bytes``) raises
     :class:`~spade_lsp.errors.PromptFileError` before anything is written.
     """
+    from spade_lsp._files import confine
     from spade_lsp._prompts import decode_prompt, read_prompt_file
     from spade_lsp.errors import GitHistoryError, PromptFileError
 
+    confine(workspace.root, path, "a prompt")  # the files kept beside it are confined where they are read
     max_bytes = workspace.settings.max_prompt_bytes
     from_file = text is None  # then recorded only if the file still holds it (see History.record)
     if text is None:

@@ -11,6 +11,20 @@ import pytest
 SHARED_BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """The tests' own user config directory (never the developer's ``~/.config/spade``), in which the temporary
+    directory the tests' workspaces live in is trusted: a workspace's spade.toml may then point at a loopback
+    stub. The red-team tests take this trust away (``untrusted`` in tests/spade_lsp/test_trust.py)."""
+    import json
+    import tempfile
+
+    directory = Path(tempfile.mkdtemp(prefix="spade-test-config-"))
+    (directory / "spade").mkdir()
+    record = {"path": os.path.realpath(tempfile.gettempdir()), "trusted_at": "2026-01-01T00:00:00+00:00", "by": "tests"}
+    (directory / "spade" / "trusted.json").write_text(json.dumps({"workspaces": [record]}), encoding="utf-8")
+    os.environ["XDG_CONFIG_HOME"] = str(directory)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No test sees the developer's git config, API keys or proxies; litellm never fetches its cost map."""

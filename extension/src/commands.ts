@@ -10,7 +10,8 @@ export type ServerCommand =
   | "spade.select"
   | "spade.sample"
   | "spade.report"
-  | "spade.showHistory";
+  | "spade.showHistory"
+  | "spade.trustWorkspace";
 
 export interface PaletteCommand {
   id: string;
@@ -25,6 +26,7 @@ export const PALETTE: readonly PaletteCommand[] = [
   { id: "spade-lsp.sample", title: "Sample reliability", server: "spade.sample" },
   { id: "spade-lsp.showReport", title: "Show report", server: "spade.report" },
   { id: "spade-lsp.showHistory", title: "Show prompt history", server: "spade.showHistory" },
+  { id: "spade-lsp.trustWorkspace", title: "Trust this workspace", server: "spade.trustWorkspace" },
 ];
 
 type Result = Record<string, unknown>;
@@ -112,6 +114,10 @@ export function summarize(command: ServerCommand, result: unknown): string | und
     case "spade.report":
     case "spade.showHistory":
       return undefined;
+    case "spade.trustWorkspace":
+      return typeof r.path === "string"
+        ? `SPADE: trusted ${r.path}: its own settings files and front matter may now choose models, endpoints, key variables and the sandbox`
+        : undefined;
   }
 }
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, is_dataclass
@@ -156,6 +157,21 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_argument("--workspace", type=Path, help="workspace root (default: found from the current directory)")
     doctor.add_argument("--json", action="store_true", help="print JSON instead of lines")
 
+    trust = commands.add_parser(
+        "trust",
+        help="trust a workspace's own files to choose models, endpoints, key variables and the sandbox",
+        description="A cloned repository's spade.toml, pyproject.toml, front matter and editor settings cannot "
+        "choose where requests and API keys go, nor loosen the sandbox, until you trust the workspace. Trust is "
+        "recorded in your config directory ($XDG_CONFIG_HOME/spade/trusted.json) and covers the folders below.",
+    )
+    trust.add_argument(
+        "directory", type=Path, nargs="?", help="the workspace (default: found from the current directory)"
+    )
+    action = trust.add_mutually_exclusive_group()
+    action.add_argument("--list", action="store_true", help="list the trusted workspaces")
+    action.add_argument("--revoke", action="store_true", help="stop trusting the workspace")
+    action.add_argument("--status", action="store_true", help="say whether the workspace is trusted")
+
     demo = commands.add_parser("demo", help="run the pipeline offline on the bundled demo prompt")
     demo.add_argument("--dir", type=Path, help="where to write the demo workspace (default: a temporary one)")
     _common(demo)
@@ -166,6 +182,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler: Callable[[argparse.Namespace, TextIO], int] = _HANDLERS[args.command]
     try:
+        _say_what_an_untrusted_workspace_cannot_set(args)
         return handler(args, sys.stdout)
     except SpadeError as error:  # bad input, an unusable store or model: the command could not run
         print(f"spade: error: {error}", file=sys.stderr)
@@ -173,10 +190,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:  # `spade ... --json | head`: the reader left; say nothing more
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+
+
+def _say_what_an_untrusted_workspace_cannot_set(args: argparse.Namespace) -> None:
+    """One line on stderr when the workspace's own files ask for settings only a trusted workspace may set."""
+    prompt = getattr(args, "prompt", None)
+    if not isinstance(prompt, Path):
+        return
+    from spade_lsp._files import confine_prompt
+    from spade_lsp._prompts import prompt_kind, read_prompt_file
+    from spade_lsp.config import find_workspace_root, untrusted_note
+
+    root = args.workspace if getattr(args, "workspace", None) is not None else find_workspace_root(prompt)
+    try:
+        confine_prompt(root, prompt)
+        text: str | None = read_prompt_file(prompt, max_bytes=1_000_000)
+    except SpadeError:
+        text = None  # the command reports it
+    note = untrusted_note(root, text, kind=prompt_kind(prompt), source=str(prompt))
+    if note is not None:
+        print(f"spade: note: {note}", file=sys.stderr)
+
+
+def _cmd_trust(args: argparse.Namespace, out: TextIO) -> int:
+    from spade_lsp import _trust
+    from spade_lsp.config import find_workspace_root
+
+    if args.list:
+        for record in _trust.trusted_roots():
+            out.write(f"{record.path}  trusted {record.trusted_at} ({record.by})\n")
+        return EXIT_OK
+    root = args.directory if args.directory is not None else find_workspace_root(Path.cwd())
+    if not root.is_dir():
+        raise InputError(f"{root}: not a directory")
+    if args.status:
+        state = "trusted" if _trust.is_trusted(root) else "not trusted"
+        out.write(f"{root.resolve()}: {state} (records in {_trust.config_dir() / _trust.TRUST_FILE})\n")
+        return EXIT_OK
+    if args.revoke:
+        done = _trust.revoke(root)
+        out.write(f"{root.resolve()}: {'no longer trusted' if done else 'was not trusted (nothing recorded for it)'}\n")
+        return EXIT_OK
+    record = _trust.trust(root, by="cli")
+    out.write(
+        f"{record.path}: trusted; its own files may now choose models, endpoints, key variables and the sandbox "
+        f"(`spade trust --revoke {record.path}` undoes it)\n"
+    )
+    return EXIT_OK
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
@@ -210,11 +272,16 @@ _COMMAND_LINE = "command line"
 
 
 def _open_workspace(args: argparse.Namespace, anchor: Path) -> Any:
+    """The workspace of ``anchor`` (a prompt, or a folder); a prompt or a file kept beside it that resolves
+    outside the workspace is refused here, before anything is read or written."""
+    from spade_lsp._files import confine_prompt
+    from spade_lsp.config import find_workspace_root
     from spade_lsp.workspace import Workspace
 
-    if args.workspace is not None:
-        return Workspace(args.workspace, overrides=_overrides(args))
-    return Workspace.for_path(anchor, overrides=_overrides(args))
+    root = args.workspace if args.workspace is not None else find_workspace_root(anchor)
+    if os.path.lexists(anchor) and not anchor.is_dir():
+        confine_prompt(root, anchor)
+    return Workspace(root, overrides=_overrides(args))
 
 
 def _daemon_root(args: argparse.Namespace, anchor: Path) -> Path | None:
@@ -335,9 +402,11 @@ def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     examples, template = None, None
     if args.examples is not None or args.promptfoo is not None:  # read and checked (a dry merge) before versions
         from spade_lsp._examples import merge_examples, parse_examples
-        from spade_lsp._files import examples_path
+        from spade_lsp._files import confine_prompt, examples_path
         from spade_lsp._promptfoo import read_promptfoo_results
+        from spade_lsp.config import find_workspace_root
 
+        confine_prompt(args.workspace or find_workspace_root(args.prompt), args.prompt)  # the file merged into
         examples = parse_examples(args.examples) if args.promptfoo is None else read_promptfoo_results(args.promptfoo)
         template = _examples_template(args)
         merge_examples(examples_path(args.prompt), examples, strict=args.strict, template=template, write=False)
@@ -723,6 +792,7 @@ _HANDLERS: dict[str, Callable[[argparse.Namespace, TextIO], int]] = {
     "import": _cmd_import,
     "export": _cmd_export,
     "synthesize": _cmd_synthesize,
+    "trust": _cmd_trust,
     "eval": _cmd_eval,
     "review": _cmd_review,
     "select": _cmd_select,

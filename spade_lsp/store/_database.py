@@ -17,8 +17,8 @@ from typing import Any, Final
 
 from sqlite_utils import Database, Migrations
 
-from spade_lsp._files import disk_full_error, make_private_dir
-from spade_lsp.errors import DiskFullError, StoreError, StoreLockedError
+from spade_lsp._files import confine, disk_full_error, make_private_dir
+from spade_lsp.errors import DiskFullError, InputError, StoreError, StoreLockedError
 from spade_lsp.store._paths import STORE_DIR, STORE_FILE
 
 try:
@@ -549,6 +549,10 @@ class Store:
         """Open (creating if needed) the store of a workspace."""
         directory = workspace_root / STORE_DIR
         try:
+            confine(workspace_root, directory, "the store's directory")
+        except InputError as error:
+            raise StoreError(str(error)) from error
+        try:
             make_private_dir(directory)  # whatever the umask, and for a directory made by an older version
             gitignore = directory / ".gitignore"
             if not gitignore.exists():
@@ -566,6 +570,10 @@ class Store:
         path = workspace_root / STORE_DIR / STORE_FILE
         if not path.is_file():
             return None
+        try:
+            confine(workspace_root, path, "the store")
+        except InputError as error:
+            raise StoreError(str(error)) from error
         return cls(path, readonly=True, **kwargs)
 
     def _check_schema(self) -> None:

@@ -74,7 +74,11 @@ def _free_port() -> int:
 
 
 def _environment(home: Path) -> dict[str, str]:
-    """Node 24 first on PATH; code-server's own config and state under the test's folder, not $HOME."""
+    """Node 24 first on PATH; code-server's own config and state under the test's folder, not $HOME. The spade
+    workspaces the tests trust (tests/conftest.py) are trusted in that config too, as the user would have."""
+    trusted = Path(os.environ["XDG_CONFIG_HOME"]) / "spade" / "trusted.json"
+    (home / "config" / "spade").mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(trusted, home / "config" / "spade" / "trusted.json")
     return {
         **os.environ,
         "PATH": f"{NODE24}{os.pathsep}{os.environ.get('PATH', '')}",

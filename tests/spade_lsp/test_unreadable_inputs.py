@@ -79,7 +79,16 @@ def sparse(size: int) -> Callable[[Path], str]:
     return make
 
 
+def zero_in_workspace(path: Path) -> str:
+    """A file spade finds in the workspace (a prompt, its sidecar, spade.toml) linked to /dev/zero: refused as
+    pointing out of the workspace, before it is opened."""
+    path.symlink_to("/dev/zero")
+    return "that resolves to /dev/zero, outside the workspace"
+
+
 KINDS = {"zero": zero, "fifo": fifo}
+#: The same for files spade finds by their place in the workspace, not given on the command line.
+KINDS_IN_WORKSPACE = {"zero": zero_in_workspace, "fifo": fifo}
 
 
 def assert_refused(result: tuple[int, str, str, float, float], path: Path, phrase: str) -> None:
@@ -169,7 +178,7 @@ def test_a_file_growing_past_the_limit_while_read_is_refused(tmp_path: Path, mon
 @pytest.mark.parametrize("kind", ["zero", "fifo", "large"])
 def test_prompt_files(workspace_dir: Path, kind: str) -> None:
     path = workspace_dir / "bad.prompt"
-    phrase = sparse(5_000_000)(path) if kind == "large" else KINDS[kind](path)
+    phrase = sparse(5_000_000)(path) if kind == "large" else KINDS_IN_WORKSPACE[kind](path)
     if kind == "large":
         phrase = "5.0 MB is larger than the 1 MB limit for a prompt (raise max_prompt_bytes"
     assert_refused(spade("history", str(path)), path, phrase)
@@ -190,7 +199,7 @@ def test_examples_files(workspace_dir: Path, prompt: Path, kind: str) -> None:
     source.unlink()
     source.write_text(json.dumps({"id": "1", "inputs": {}, "output": "hi", "label": "good"}) + "\n")
     beside = workspace_dir / "p.examples.jsonl"
-    phrase = KINDS[kind](beside) if kind != "large" else sparse(MAX_EXAMPLES_BYTES + 1)(beside)
+    phrase = KINDS_IN_WORKSPACE[kind](beside) if kind != "large" else sparse(MAX_EXAMPLES_BYTES + 1)(beside)
     if kind == "large":
         phrase = "is larger than the 200 MB limit for an examples file"
     assert_refused(spade("import", str(prompt), "--examples", str(source)), beside, phrase)
@@ -207,7 +216,7 @@ def test_csv_examples_are_limited_too(workspace_dir: Path, prompt: Path) -> None
 def test_settings_files(workspace_dir: Path, prompt: Path, kind: str) -> None:
     settings = workspace_dir / "spade.toml"
     settings.unlink()
-    phrase = KINDS[kind](settings) if kind != "large" else sparse(MAX_SETTINGS_BYTES + 1)(settings)
+    phrase = KINDS_IN_WORKSPACE[kind](settings) if kind != "large" else sparse(MAX_SETTINGS_BYTES + 1)(settings)
     if kind == "large":
         phrase = "1.0 MB is larger than the 1 MB limit for a settings file"
     assert_refused(spade("history", str(prompt)), settings, phrase)
@@ -245,7 +254,7 @@ def test_the_sidecar_writer_refuses_an_unreadable_module(tmp_path: Path) -> None
 @pytest.mark.parametrize("kind", ["zero", "fifo"])
 def test_synthesize_refuses_an_unreadable_sidecar(workspace_dir: Path, prompt: Path, kind: str) -> None:
     module = workspace_dir / "p_assertions.py"
-    phrase = KINDS[kind](module)
+    phrase = KINDS_IN_WORKSPACE[kind](module)
     try:
         result = spade("synthesize", str(prompt), "--synthesizer", "offline")
     except subprocess.TimeoutExpired:  # the fifo blocked the reader
