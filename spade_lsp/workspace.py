@@ -19,7 +19,7 @@ from spade_lsp._roles import (
 )
 from spade_lsp.config import Settings, find_workspace_root, resolve
 from spade_lsp.llm import LLMClient
-from spade_lsp.store import Store
+from spade_lsp.store import Store, settle_orphaned_runs
 
 #: The settings a client is made with (:func:`~spade_lsp._roles.make_client`): prompts that differ in them (by
 #: front matter, say) get clients of their own.
@@ -57,6 +57,8 @@ class Workspace:
         #: The workspace's own settings (no prompt's): its files (or ``settings``), then the overrides.
         self.settings = resolve(self.root, None, overrides, files=settings, overrides_source=overrides_source)
         self.store = Store.open(self.root, busy_timeout_s=busy_timeout_s)
+        #: Runs a killed process had left ``running``, ended as interrupted when this workspace was opened.
+        self.settled = settle_orphaned_runs(self.store)
         self._injected = {"pipeline": llm_client, "assistant": assistant_client}
         self._clients: dict[tuple[Any, ...], LLMClient] = {}
         # Recording a version never waits on an LLM: deltas are labelled offline at once; an assistant model

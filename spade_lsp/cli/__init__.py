@@ -281,7 +281,15 @@ def _open_workspace(args: argparse.Namespace, anchor: Path) -> Any:
     root = args.workspace if args.workspace is not None else find_workspace_root(anchor)
     if os.path.lexists(anchor) and not anchor.is_dir():
         confine_prompt(root, anchor)
-    return Workspace(root, overrides=_overrides(args))
+    workspace = Workspace(root, overrides=_overrides(args))
+    for run in workspace.settled:  # a run a killed command left behind: ended now, and said once
+        what = "sampling" if run.table == "sample_runs" else "judge"
+        print(
+            f"spade: note: {what} run {run.run_id} was left running by a process that is gone (killed or crashed); "
+            "it is now marked interrupted, and what it stored is reused by the next run",
+            file=sys.stderr,
+        )
+    return workspace
 
 
 def _daemon_root(args: argparse.Namespace, anchor: Path) -> Path | None:

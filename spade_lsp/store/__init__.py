@@ -71,6 +71,7 @@ if TYPE_CHECKING:
         newest_reliability,
         newest_selection,
     )
+    from spade_lsp.store._owners import SettledRun, settle_orphaned_runs
     from spade_lsp.store._prompt_index import prompt_id, recorded_prompt_keys, version_count
     from spade_lsp.store._prompts import DatabaseError, prompt_key
     from spade_lsp.store._readonly import data_version, open_readonly
@@ -145,6 +146,7 @@ __all__ = [
     "SentenceChangeRow",
     "SentenceRow",
     "SentenceValues",
+    "SettledRun",
     "Store",
     "StoredAnswer",
     "StoredCapability",
@@ -188,6 +190,7 @@ __all__ = [
     "save_sample_round",
     "save_selection_record",
     "save_subsumption_rows",
+    "settle_orphaned_runs",
     "start_judge_run",
     "start_sample_run",
     "stored_comparison",
@@ -202,6 +205,8 @@ __all__ = [
 #: name -> the private module that defines it (imported on first use).
 _LAZY: dict[str, str] = {
     "candidate_verdicts": "_verdicts",
+    "SettledRun": "_owners",
+    "settle_orphaned_runs": "_owners",
     "save_candidate_verdicts": "_verdicts",
     "JudgeRunKind": "_runs",
     "Judgement": "_runs",

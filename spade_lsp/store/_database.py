@@ -430,6 +430,15 @@ def _candidate_verdicts_schema(db: Database) -> None:
     )
 
 
+@_MIGRATIONS(name="0014_run_owners")
+def _run_owners_schema(db: Database) -> None:
+    """Which process runs a sampling or judge run (``host:pid:start``, :mod:`spade_lsp.store._owners`), so that
+    any entry point, not only a daemon starting, can tell a run whose process is gone from one still running and
+    settle it; NULL for runs recorded before (the daemon's start-up settles those)."""
+    db.execute("ALTER TABLE sample_runs ADD COLUMN owner TEXT")
+    db.execute("ALTER TABLE judge_runs ADD COLUMN owner TEXT")
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text

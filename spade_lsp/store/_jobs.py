@@ -23,6 +23,7 @@ from sqlite_utils.db import NotFoundError
 
 from spade_lsp.errors import SpadeError
 from spade_lsp.store._database import Store
+from spade_lsp.store._owners import INTERRUPTED, RESUME_HINTS, owner_alive
 
 __all__ = [
     "ACTIVE_STATUSES",
@@ -149,11 +150,6 @@ class Recovery:
 #: How a run a killed process left ``running`` ends: ``failed`` with this error. Its answered LLM calls are in
 #: the LLM cache (and a sampling run's finished rounds in its rows), so running it again (the requeued job, or
 #: the same command) resumes from them rather than paying for them twice.
-INTERRUPTED: Final = "interrupted: the process running it stopped (killed or crashed) before it finished"
-_RESUME_HINTS: Final = {
-    "sample_runs": "; sampling again resumes from the LLM cache",
-    "judge_runs": "; judging again reuses the cached answers",
-}
 
 
 _CLAIMABLE: Final = (
@@ -315,16 +311,18 @@ class JobQueue:
         with self.store.write() as db:
             rows = db.execute("SELECT id, attempts, cancel_requested FROM jobs WHERE status = 'running'").fetchall()
             now = _iso(_now())
-            for table, hint in _RESUME_HINTS.items():
-                # A run is written 'running' when it starts and ended by the process running it; left so, its
-                # process died. (A CLI that runs in-process while a daemon starts ends its run itself after
-                # this, overwriting the mark.)
-                ids = [int(r[0]) for r in db.execute(f"SELECT id FROM {table} WHERE status = 'running'")]
-                if ids:
+            for table, hint in RESUME_HINTS.items():
+                # A run is written 'running' when it starts and ended by the process running it; left so with
+                # no owner recorded (an older spade) or an owner that is gone, its process died. A CLI running
+                # one in-process right now is alive, and its run is left to it.
+                rows_running = db.execute(f"SELECT id, owner FROM {table} WHERE status = 'running'").fetchall()
+                ids = [int(run_id) for run_id, owner in rows_running if owner is None or not owner_alive(owner)]
+                for run_id in ids:
                     db.execute(
-                        f"UPDATE {table} SET status = 'failed', error = ?, finished_at = ? WHERE status = 'running'",
-                        [INTERRUPTED + hint, now],
+                        f"UPDATE {table} SET status = 'failed', error = ?, finished_at = ? WHERE id = ?",
+                        [INTERRUPTED + hint, now, run_id],
                     )
+                if ids:
                     recovery.interrupted_runs[table] = ids
             for job_id, attempts, cancel_requested in rows:
                 cleared = {"lease_owner": None, "lease_until": None}

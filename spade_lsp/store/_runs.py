@@ -22,6 +22,7 @@ from spade_lsp.errors import InputError
 
 if TYPE_CHECKING:
     from spade_lsp.store._database import Store
+from spade_lsp.store._owners import process_owner
 
 __all__ = [
     "JudgeRunKind",
@@ -88,7 +89,7 @@ def start_sample_run(
     with store.write() as db:
         cursor = db.execute(
             "INSERT INTO sample_runs (prompt_id, version, model, status, parameters, inputs, validators, "
-            "started_at) VALUES (?, ?, ?, 'running', ?, ?, ?, ?)",
+            "started_at, owner) VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)",
             [
                 prompt_id,
                 version,
@@ -97,6 +98,7 @@ def start_sample_run(
                 json.dumps(list(inputs)),
                 json.dumps([dict(v) for v in validators]),
                 started_at,
+                process_owner(),
             ],
         )
         return int(cursor.lastrowid or 0)
@@ -248,9 +250,9 @@ def start_judge_run(
     """Record a running judge run; returns its id."""
     with store.write() as db:
         cursor = db.execute(
-            "INSERT INTO judge_runs (prompt_id, kind, name, version, model, status, parameters, started_at) "
-            "VALUES (?, ?, ?, ?, ?, 'running', ?, ?)",
-            [prompt_id, kind, name, version, model, json.dumps(dict(parameters)), _now()],
+            "INSERT INTO judge_runs (prompt_id, kind, name, version, model, status, parameters, started_at, owner) "
+            "VALUES (?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+            [prompt_id, kind, name, version, model, json.dumps(dict(parameters)), _now(), process_owner()],
         )
         return int(cursor.lastrowid or 0)
 

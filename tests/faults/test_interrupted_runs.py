@@ -113,3 +113,53 @@ def test_a_killed_sampling_run_is_marked_interrupted_and_resumes_from_the_cache(
     assert runs == [(1, "failed"), (2, "done"), (3, "done")]
     outputs = _query(root, "SELECT run_id, COUNT(*) FROM sample_outputs GROUP BY run_id ORDER BY run_id")
     assert outputs == [(2, INPUTS * SAMPLES), (3, INPUTS * SAMPLES)]
+
+
+def _cached(root: Path) -> int:
+    """Answers in the LLM cache (0 while the store is still being created)."""
+    try:
+        return int(_query(root, "SELECT COUNT(*) FROM llm_cache")[0][0])
+    except sqlite3.OperationalError:
+        return 0
+
+
+def test_a_killed_cli_run_is_settled_by_the_next_command_without_a_daemon(tmp_path: Path) -> None:
+    """No daemon: ``spade sample`` killed with SIGKILL mid-run leaves its run ``running``; the next command (any
+    command that opens the workspace) ends it as interrupted and says so once, and a new sampling run reuses
+    what the killed one had answered."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    root = tmp_path / "ws"
+    root.mkdir()
+    prompt = sampling_workspace(root)
+    model = HoldAfter(ANSWERED_BEFORE_KILL)
+    with OpenAIStub(model) as stub:
+        (root / "spade.toml").write_text(
+            f'{SETTINGS}model = "openai/stub"\napi_base = "{stub.api_base}"\n', encoding="utf-8"
+        )
+        argv = [sys.executable, "-m", "spade_lsp.cli", "sample", str(prompt), "--inputs", str(INPUTS),
+                "--samples", str(SAMPLES), "--no-early-stop", "--json"]  # fmt: skip
+        sampling = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wait_until(
+            lambda: _cached(root) == ANSWERED_BEFORE_KILL, timeout_s=60, what="the answered calls in the LLM cache"
+        )
+        os.kill(sampling.pid, signal.SIGKILL)
+        sampling.wait(timeout=10)
+        assert _query(root, "SELECT status FROM sample_runs") == [("running",)]
+        model.release.set()
+
+        history = subprocess.run(
+            [sys.executable, "-m", "spade_lsp.cli", "history", str(prompt)], cwd=root, capture_output=True, text=True
+        )
+        assert history.returncode == 0, history.stderr
+        assert "sampling run 1 was left running by a process that is gone" in history.stderr
+        status, error = _query(root, "SELECT status, error FROM sample_runs WHERE id = 1")[0]
+        assert status == "failed" and error.startswith(INTERRUPTED)
+        again = subprocess.run([*argv], cwd=root, capture_output=True, text=True)
+        assert again.returncode in (0, 1), again.stderr
+        assert "left running" not in again.stderr  # said once
+        assert _query(root, "SELECT status FROM sample_runs ORDER BY id") == [("failed",), ("done",)]
+    assert model.after_release == INPUTS * SAMPLES - ANSWERED_BEFORE_KILL  # the answered calls came from the cache
