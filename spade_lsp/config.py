@@ -193,7 +193,7 @@ _SECRET_NAME = re.compile(r"key|token|secret|password|credential|header|auth", r
 #: models a key is paired with) or that loosen confinement (the sandbox, where spade runs: a hostile
 #: ``ray_address`` would have the driver unpickle a stranger's cluster's results and send it the key). A
 #: repository's own content (spade.toml, pyproject.toml, a prompt's front matter, .vscode/settings.json) sets them
-#: only in a workspace the user trusts (:mod:`spade_lsp._trust`); the user's config file, the command line and the
+#: only in a workspace the user trusts (:mod:`spade_lsp.trust`); the user's config file, the command line and the
 #: editor's user settings always may.
 TRUSTED_ONLY = frozenset(
     {
@@ -351,7 +351,7 @@ def resolve(
     (``source`` names the prompt; the front matter's own faults raise
     :class:`~spade_lsp.errors.FrontMatterError`)."""
     from spade_lsp._prompts import SETTINGS_SOURCE_NAMES, own_settings
-    from spade_lsp._trust import is_trusted
+    from spade_lsp.trust import is_trusted
 
     settings = files if files is not None else load_settings(root)
     own = front_matter_settings(own_settings(prompt_text, kind, source=source))
@@ -420,7 +420,7 @@ def load_settings(workspace_root: Path) -> Settings:
     """The settings every prompt of the workspace starts from: the user's own config file, then the
     workspace's files (spade.toml wins over pyproject.toml's [tool.spade]), whose :data:`TRUSTED_ONLY` settings
     count only in a workspace the user trusts."""
-    from spade_lsp._trust import is_trusted, user_config_path
+    from spade_lsp.trust import is_trusted, user_config_path
 
     settings = Settings()
     user = user_config_path()
@@ -468,7 +468,7 @@ def untrusted_note(
     """One line saying what an untrusted workspace's content asked for and did not get (the settings ignored
     and where they were), and how to trust it; None when nothing was ignored or the workspace is trusted."""
     from spade_lsp._prompts import SETTINGS_SOURCE_NAMES, own_settings
-    from spade_lsp._trust import is_trusted
+    from spade_lsp.trust import is_trusted
 
     ignored = [(key, Path(where).name if " " not in where else where) for where, table in workspace_tables(root)
                for key in untrusted_part(table)]  # fmt: skip

@@ -192,6 +192,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `spade ... --json | head`: the reader left; say nothing more
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
+    except Exception as error:  # a store damaged past its header: one line and the fix, as for a bad header
+        from spade_lsp.store import store_damage
+
+        damage = store_damage(error, _root_of(args))
+        if damage is None:
+            raise
+        print(f"spade: error: {damage}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _root_of(args: argparse.Namespace) -> Path | None:
+    """The workspace a command works in, when it names one or a prompt (for messages only)."""
+    from spade_lsp.config import find_workspace_root
+
+    if getattr(args, "workspace", None) is not None:
+        return Path(args.workspace)
+    prompt = getattr(args, "prompt", None)
+    return find_workspace_root(prompt) if isinstance(prompt, Path) else None
 
 
 def _say_what_an_untrusted_workspace_cannot_set(args: argparse.Namespace) -> None:
@@ -215,25 +233,25 @@ def _say_what_an_untrusted_workspace_cannot_set(args: argparse.Namespace) -> Non
 
 
 def _cmd_trust(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp import _trust
+    from spade_lsp import trust
     from spade_lsp.config import find_workspace_root
 
     if args.list:
-        for record in _trust.trusted_roots():
+        for record in trust.trusted_roots():
             out.write(f"{record.path}  trusted {record.trusted_at} ({record.by})\n")
         return EXIT_OK
     root = args.directory if args.directory is not None else find_workspace_root(Path.cwd())
     if not root.is_dir():
         raise InputError(f"{root}: not a directory")
     if args.status:
-        state = "trusted" if _trust.is_trusted(root) else "not trusted"
-        out.write(f"{root.resolve()}: {state} (records in {_trust.config_dir() / _trust.TRUST_FILE})\n")
+        state = "trusted" if trust.is_trusted(root) else "not trusted"
+        out.write(f"{root.resolve()}: {state} (records in {trust.config_dir() / trust.TRUST_FILE})\n")
         return EXIT_OK
     if args.revoke:
-        done = _trust.revoke(root)
+        done = trust.revoke(root)
         out.write(f"{root.resolve()}: {'no longer trusted' if done else 'was not trusted (nothing recorded for it)'}\n")
         return EXIT_OK
-    record = _trust.trust(root, by="cli")
+    record = trust.trust(root, by="cli")
     out.write(
         f"{record.path}: trusted; its own files may now choose models, endpoints, key variables and the sandbox "
         f"(`spade trust --revoke {record.path}` undoes it)\n"

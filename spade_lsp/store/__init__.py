@@ -15,6 +15,7 @@ from spade_lsp.store._paths import STORE_DIR, STORE_FILE
 
 if TYPE_CHECKING:
     from spade_lsp.store._comparisons import insert_comparison
+    from spade_lsp.store._damage import store_damage
     from spade_lsp.store._database import DEFAULT_BUSY_TIMEOUT_S, Store
     from spade_lsp.store._evaluations import StoredEvalRun, insert_eval_run, stored_eval_run
     from spade_lsp.store._history import (
@@ -193,6 +194,7 @@ __all__ = [
     "settle_orphaned_runs",
     "start_judge_run",
     "start_sample_run",
+    "store_damage",
     "stored_comparison",
     "stored_document",
     "stored_eval_run",
@@ -206,6 +208,7 @@ __all__ = [
 _LAZY: dict[str, str] = {
     "candidate_verdicts": "_verdicts",
     "SettledRun": "_owners",
+    "store_damage": "_damage",
     "settle_orphaned_runs": "_owners",
     "save_candidate_verdicts": "_verdicts",
     "JudgeRunKind": "_runs",

@@ -227,3 +227,41 @@ def test_atomic_writes_leave_the_target_alone_on_a_full_disk(tmp_path: Path, mon
     monkeypatch.setattr(os, "replace", real_replace)
     assert target.read_text(encoding="utf-8") == "kept\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.examples.jsonl"]
+
+
+def test_a_store_damaged_past_its_header_is_one_line_and_exit_2_from_any_command(workspace_dir: Path) -> None:
+    """Interior pages overwritten (the header and schema intact): whichever command meets the damage says so in
+    one line with the fix, exits 2 and prints no traceback; a command that never reads a damaged page works."""
+    import random
+
+    prompt = workspace_dir / "a.prompt"
+    for version in range(30):  # enough rows to spread the tables over many pages
+        rules = "".join(f"Rule {k}: keep it short and sweet, number {version}.\n" for k in range(40))
+        prompt.write_text(f"Write a blurb, version {version}.\n{rules}", encoding="utf-8")
+        with Workspace(workspace_dir) as workspace:
+            from spade_lsp.workspace import sync_prompt
+
+            sync_prompt(workspace, prompt, git=False)
+    database = workspace_dir / ".spade" / "spade.db"
+    data = bytearray(database.read_bytes())
+    pages = len(data) // 4096
+    chance = random.Random(3)
+    for page in range(pages // 2, pages, 3):  # the second half of the file, every third page
+        for offset in range(page * 4096 + 8, page * 4096 + 200):
+            data[offset] = chance.randrange(256)
+    database.write_bytes(bytes(data))
+    damaged = 0
+    for command in (["history"], ["deltas"], ["deltas", "--from", "10"], ["deltas", "--from", "20"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "spade_lsp.cli", command[0], str(prompt), *command[1:]],
+            cwd=workspace_dir,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert "Traceback" not in done.stderr, done.stderr
+        if done.returncode != 0:
+            assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+            assert f"{database} is damaged (" in done.stderr and "mv " in done.stderr, done.stderr
+            damaged += 1
+    assert damaged  # the damage was met (else this test would prove nothing)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from spade_lsp import _trust
+from spade_lsp import trust
 from spade_lsp.config import resolve_file, untrusted_note
 from tests.support.cli import run
 from tests.support.openai_stub import OpenAIStub, chat_reply
@@ -117,7 +117,7 @@ def test_a_repository_cannot_send_the_users_key_to_its_endpoint(
     assert "assistant_api_base" in note and "assistant_api_key_env" in note and "spade trust" in note
 
     # the positive control: once the user trusts the workspace, its settings are followed, key and all
-    _trust.trust(prompt.parent, by="cli")
+    trust.trust(prompt.parent, by="cli")
     code, out, err = run(capsys, "eval", str(prompt), "--json")
     assert code == 0, err
     assert stub.requests and _credential_arrived(stub) and "not trusted" not in err
@@ -178,7 +178,7 @@ def test_a_repository_cannot_switch_the_sandbox_off_to_run_a_shell(
     (prompt.parent / "reply_assertions.py").write_text(ESCAPE.replace("MARKER", str(marker)), encoding="utf-8")
     assert run(capsys, "eval", str(prompt), "--json")[0] in (0, 1)
     assert not marker.exists()
-    _trust.trust(prompt.parent, by="cli")
+    trust.trust(prompt.parent, by="cli")
     assert run(capsys, "eval", str(prompt), "--json")[0] in (0, 1)
     assert marker.exists()
 
@@ -260,4 +260,4 @@ def test_trust_is_recorded_shown_and_revoked(
     assert code == 0 and "no longer trusted" in out
     code, out, _ = run(capsys, "trust", "--status", str(root))
     assert "not trusted" in out
-    assert not _trust.is_trusted(root / "sub") and not _trust.is_trusted(root)
+    assert not trust.is_trusted(root / "sub") and not trust.is_trusted(root)

@@ -593,10 +593,10 @@ def register(server: SpadeLanguageServer) -> None:
     async def trust_workspace(*args: Any) -> dict[str, Any]:
         """The user trusts the workspace of the prompt (or of the first folder): its own files may then choose
         models, endpoints, key variables and the sandbox. Recorded in the user's config, as `spade trust` does."""
-        from spade_lsp import _trust
+        from spade_lsp import trust
 
         root = _target(server, "spade.trustWorkspace", args).root if args and args[0] else server.default_root()
-        record = _trust.trust(root, by="editor")
+        record = trust.trust(root, by="editor")
         server.schedule_refresh(root)
         return {"path": record.path, "trusted_at": record.trusted_at}
 
