@@ -8,6 +8,7 @@ versions and the classifier's name, so inserting older history (a git import) on
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -297,9 +298,38 @@ class History:
                     author=rev.author,
                 )
             )
+        if revisions:
+            revisions[-1] = self._after_saves_of_its_second(path, revisions[-1])
         result = self.record_revisions(path, revisions)
         result.warnings = warnings
         return result
+
+    def _after_saves_of_its_second(self, path: Path, newest: Revision) -> Revision:
+        """The newest commit, ordered after the saves recorded within its second when the file holds its text.
+
+        A commit time has whole seconds; a save is timed to the microsecond. A save recorded at 10.3 s and then
+        committed as other text at 10.7 s (stored as 10.0 s) would sort before the save, so the history would
+        end with the save's text while the file holds the commit's, and the next look at the file would record
+        a revert that never happened. The file's current text says which came last: when it is the commit's,
+        the commit goes just after the saves of its second (still inside it); when it is the save's, the
+        commit's own time already orders it first."""
+        if newest.created_at is None:
+            return newest
+        prompt_id = self.repository.prompt_id(self.prompt_key(path))
+        if prompt_id is None:
+            return newest
+        try:
+            on_disk = read_prompt_file(path, max_bytes=len(newest.text.encode("utf-8")) + 3)
+        except InputError:
+            return newest
+        if on_disk != newest.text:
+            return newest
+        second_end = newest.created_at.replace(microsecond=0) + timedelta(seconds=1)
+        latest_save = self.repository.latest_save_between(prompt_id, _iso(newest.created_at), _iso(second_end))
+        if latest_save is None or latest_save[1] == content_hash(newest.text):
+            return newest  # none, or the same text saved before it was committed (one version, with the commit)
+        later = datetime.fromisoformat(latest_save[0]) + timedelta(microseconds=1)
+        return dataclasses.replace(newest, created_at=max(newest.created_at, later))
 
     # -- reading --------------------------------------------------------------------------------------
 

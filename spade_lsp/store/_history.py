@@ -188,6 +188,16 @@ class HistoryRepository:
         ).fetchone()
         return NeighbourVersion(int(row[0]), str(row[1]), row[2]) if row else None
 
+    def latest_save_between(self, prompt_id: int, start: str, end: str) -> tuple[str, str] | None:
+        """The creation time and content hash of the newest saved (not committed) version created in
+        ``[start, end)``."""
+        row = self._execute(
+            "SELECT created_at, content_hash FROM versions WHERE prompt_id = ? AND commit_sha IS NULL "
+            "AND created_at >= ? AND created_at < ? ORDER BY created_at DESC, id DESC LIMIT 1",
+            [prompt_id, start, end],
+        ).fetchone()
+        return (str(row[0]), str(row[1])) if row else None
+
     def version_after(self, prompt_id: int, created_at: str) -> NeighbourVersion | None:
         """The oldest version created after ``created_at``."""
         row = self._execute(

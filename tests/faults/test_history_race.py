@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from spade_lsp._prompts import read_prompt_file
 from spade_lsp.workspace import Workspace, sync_prompt
 
@@ -95,3 +97,66 @@ def test_racing_readers_record_a_subsequence_of_the_files_texts(workspace_dir: P
     positions = [written.index(text) for text in recorded]
     assert positions == sorted(set(positions)), positions  # in the order written, each once
     assert recorded[-1] == written[-1]
+
+
+def test_a_commit_in_the_same_second_as_an_earlier_save_is_ordered_after_it(
+    workspace_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race made deterministic: B is saved at 10.3 s (into the store, by an editor), then the file is committed
+    holding C at 10.7 s, which git records as 10 s. The commit comes after the save; the history must say so, and
+    the next look at the file (which holds C) records nothing: no revert to C after B."""
+    from datetime import UTC, datetime
+
+    import git
+
+    from spade_lsp import _history
+
+    second = datetime(2026, 3, 1, 12, 0, 10, tzinfo=UTC)
+    repo = git.Repo.init(workspace_dir)
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(A, encoding="utf-8")
+    repo.index.add([prompt.name])
+    early = f"{int(second.timestamp()) - 10} +0000"
+    repo.index.commit("A", author_date=early, commit_date=early)
+    with Workspace(workspace_dir) as workspace:
+        sync_prompt(workspace, prompt)  # v1: the commit of A
+        monkeypatch.setattr(_history, "_now", lambda: second.replace(microsecond=300_000))
+        sync_prompt(workspace, prompt, git=False, text=B)  # the editor's save of B at 10.3 s
+        prompt.write_text(C, encoding="utf-8")
+        repo.index.add([prompt.name])
+        stamp = f"{int(second.timestamp())} +0000"  # committed at 10.7 s; git keeps whole seconds
+        repo.index.commit("C", author_date=stamp, commit_date=stamp)
+        monkeypatch.setattr(_history, "_now", lambda: second.replace(microsecond=900_000))
+        sync_prompt(workspace, prompt)  # the watcher's look: the git history, then the file (C)
+        assert _texts(workspace, prompt) == [A, B, C]
+        origins = [v.origin for v in workspace.history.versions(prompt)]
+        assert origins == ["git", "save", "git"]
+        sync_prompt(workspace, prompt)  # and again: nothing new
+        assert _texts(workspace, prompt) == [A, B, C]
+
+
+def test_a_save_after_a_commit_in_the_same_second_stays_after_it(
+    workspace_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The other way round: C committed at 10.2 s (recorded as 10 s), then B saved at 10.5 s, before the history
+    was imported. The file holds B: the save is the newest version, and nothing is recorded again."""
+    from datetime import UTC, datetime
+
+    import git
+
+    from spade_lsp import _history
+
+    second = datetime(2026, 3, 1, 12, 0, 10, tzinfo=UTC)
+    repo = git.Repo.init(workspace_dir)
+    prompt = workspace_dir / "blurb.prompt"
+    prompt.write_text(C, encoding="utf-8")
+    repo.index.add([prompt.name])
+    stamp = f"{int(second.timestamp())} +0000"  # committed at 10.2 s; git keeps whole seconds
+    repo.index.commit("C", author_date=stamp, commit_date=stamp)
+    with Workspace(workspace_dir) as workspace:
+        monkeypatch.setattr(_history, "_now", lambda: second.replace(microsecond=500_000))
+        prompt.write_text(B, encoding="utf-8")
+        sync_prompt(workspace, prompt, text=B)  # the history (C at 10 s), then the save of B at 10.5 s
+        assert _texts(workspace, prompt) == [C, B]
+        sync_prompt(workspace, prompt)
+        assert _texts(workspace, prompt) == [C, B]
