@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STRUCTURED_MODES",
     "Completion",
+    "EmptyAnswerError",
     "InvalidAnswerError",
     "LLMClient",
     "LLMRequest",
@@ -120,6 +121,10 @@ class InvalidAnswerError(LLMError):
     def __init__(self, message: str, text: str) -> None:
         super().__init__(message)
         self.text = text
+
+
+class EmptyAnswerError(LLMError):
+    """The server answered (HTTP 200) with no text at all: no output to check, so a failed call, not a pass."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -685,7 +690,10 @@ class LiteLLMClient:
             return await self._astructured(request, request.response_schema, stop)
         spent = _Spent(self.model)
         response = await self._send(request.messages, self._parameters(request), stop, spent)
-        return spent.completion(spent.text(response))
+        text = spent.text(response)
+        if not text.strip():  # never cached: a later run asks again
+            raise _Failure(EmptyAnswerError(f"{self.model} returned an empty answer (HTTP 200, no text)"), spent)
+        return spent.completion(text)
 
     async def _send(
         self,

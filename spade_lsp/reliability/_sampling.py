@@ -33,7 +33,7 @@ from spade_lsp._prompts import PromptText, conversation_text, parse_prompt, prom
 from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
 from spade_lsp.config import Settings
 from spade_lsp.errors import InputError, LLMError, SpadeError, StoreError
-from spade_lsp.llm import Completion, LLMClient, LLMRequest
+from spade_lsp.llm import Completion, EmptyAnswerError, LLMClient, LLMRequest
 from spade_lsp.reliability._names import Method
 from spade_lsp.reliability._stats import analyse, design_effect, sequential_decision
 from spade_lsp.reliability._validators import ValidatorSpec
@@ -349,6 +349,7 @@ class _Sampler:
         self.unobserved: set[int] = set()
         self.generated = 0
         self.failed: list[str] = []
+        self.empty = 0
         self.cached = 0
         self.last_progress = 0.0
         self.usage_before = _usage(client)
@@ -602,6 +603,7 @@ class _Sampler:
                 )
             else:
                 self.failed.append(str(answer))
+                self.empty += isinstance(answer, EmptyAnswerError)
                 rows.append(SampleOutputRow(i, j, None, str(answer), False, 0, 0, None))
         save_sample_round(self.workspace.store, self.run_id, rows, [SampleResultRow(*row) for row in results])
 
@@ -632,6 +634,10 @@ class _Sampler:
         warnings = list(plan.warnings)
         if self.failed:
             warnings.append(f"{len(self.failed)} of {self.generated} calls failed; the first: {self.failed[0]}")
+        if self.empty:
+            warnings.append(
+                f"{self.empty} answer(s) were empty (HTTP 200 with no text): failed calls, not outputs any check passed"
+            )
         if any(self.errors):
             erring = [f"{v.name} ({n})" for v, n in zip(plan.assertions, self.errors, strict=False) if n]
             if erring:
@@ -668,6 +674,7 @@ class _Sampler:
             "calls_planned": planned,
             "calls_saved": planned - self.generated,
             "calls_failed": len(self.failed),
+            "calls_empty": self.empty,  # of the failed calls: answers with no text, which no check saw
             "tokens": {"prompt": spent.prompt_tokens, "completion": spent.completion_tokens} if spent else None,
             "cost": round(spent.cost, 6) if spent and spent.cost_known else None,
             "warnings": warnings,

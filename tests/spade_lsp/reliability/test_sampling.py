@@ -221,6 +221,27 @@ def test_failed_calls_are_counted_and_every_call_failing_is_an_error(blurb: Path
         _sample(ws, blurb, stub, SampleOptions(samples=2, temperature=0.5))  # not in the cache yet
 
 
+def test_an_empty_answer_is_a_failed_call_that_no_check_sees(blurb: Path) -> None:
+    """HTTP 200 with no text: not an output that passes the checks (an empty reply is under 12 words and never
+    says "cheap"), but a failed call, counted and said, and never cached."""
+    state = {"n": 0}
+    lock = threading.Lock()
+
+    def sometimes_empty(request: dict[str, Any]) -> Reply:
+        with lock:
+            state["n"] += 1
+            n = state["n"]
+        return chat_reply("" if n % 4 == 0 else "A lovely thing.")
+
+    with OpenAIStub(sometimes_empty) as stub, _workspace(blurb.parent, stub) as workspace:
+        document = _sample(workspace, blurb, stub, SampleOptions(samples=5, early_stopping=False))
+        cached = workspace.store.db.execute("SELECT count(*) FROM llm_cache").fetchone()[0]
+    assert document["calls_failed"] == document["calls_empty"] == 5
+    assert any("5 answer(s) were empty" in w for w in document["warnings"])
+    assert sum(v["trials"] for v in document["validators"]) == 2 * 15  # the 15 answers with text, two checks each
+    assert cached == 15
+
+
 def test_the_selection_decides_the_validators_and_front_matter_the_minimum(blurb: Path, model: OpenAIStub) -> None:
     blurb.write_text("---\nmin_success: 0.6\nsamples_per_input: 4\n---\n" + V3, encoding="utf-8")
     (blurb.parent / "blurb_assertions.py").write_text(
