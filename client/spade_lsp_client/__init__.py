@@ -13,7 +13,7 @@ One daemon runs per workspace (``spade daemon``); it is the store's only writer 
 from __future__ import annotations
 
 from spade_lsp.errors import DaemonError, DaemonUnavailableError
-from spade_lsp_client._client import DaemonClient, daemon_running, ensure_daemon, run_job
+from spade_lsp_client._client import DaemonClient, NotQueuedError, daemon_running, ensure_daemon, run_job
 from spade_lsp_client.protocol import (
     FINISHED_STATUSES,
     INTERNAL_ERROR,
@@ -40,6 +40,7 @@ __all__ = [
     "DaemonClient",
     "DaemonError",
     "DaemonUnavailableError",
+    "NotQueuedError",
     "daemon_running",
     "ensure_daemon",
     "run_job",

@@ -373,6 +373,12 @@ async def ensure_daemon(root: Path, *, timeout_s: float = 10.0) -> None:
     await client.close()
 
 
+class NotQueuedError(DaemonUnavailableError):
+    """The daemon went away before it answered a job's submission: the job may never have been queued, so the
+    caller runs it itself (a job the daemon did queue just before dying then also runs once more in the next
+    daemon; the job kinds are idempotent, their results only written again)."""
+
+
 def run_job(
     root: Path,
     kind: str,
@@ -400,7 +406,10 @@ def run_job(
         client = await DaemonClient.connect(root, client_name=client_name, start=start)
         job_id: int | None = None
         try:
-            job = await client.submit_job(kind, path, params)
+            try:
+                job = await client.submit_job(kind, path, params)
+            except DaemonUnavailableError as lost:  # before the daemon said it took the job: not durable yet
+                raise NotQueuedError(f"{lost}; the job was not queued") from lost
             job_id = int(job["id"])
             while True:
                 left = None if deadline is None else max(deadline - loop.time(), 0.0)

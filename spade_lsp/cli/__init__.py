@@ -331,12 +331,20 @@ def _progress_to_stderr(progress: dict[str, Any]) -> None:
 def _daemon_job(args: argparse.Namespace, root: Path, kind: str, params: dict[str, Any]) -> dict[str, Any]:
     """Run one job on ``args.prompt`` in the workspace's daemon and return its result; a job that did not finish
     is an error."""
-    from spade_lsp_client import run_job
+    from spade_lsp_client import NotQueuedError, run_job
 
     overrides = _overrides(args)
     if overrides:
         params = {**params, "settings": overrides}
-    job = run_job(root, kind, args.prompt.resolve(), params, on_progress=_progress_to_stderr)
+    try:
+        job = run_job(root, kind, args.prompt.resolve(), params, on_progress=_progress_to_stderr)
+    except NotQueuedError as lost:  # the daemon went away before taking the job: do it here instead
+        from spade_lsp._progress import no_progress
+        from spade_lsp.jobs import run_here
+
+        print(f"spade: note: {lost}; running it here instead", file=sys.stderr)
+        with _open_workspace(args, args.prompt) as workspace:
+            return run_here(workspace, kind, args.prompt, params, no_progress, overrides=overrides)
     if job["status"] != "done":
         raise SpadeError(f"the daemon's {kind} job {job['id']} {job['status']}: {job.get('error') or 'no reason'}")
     result: dict[str, Any] = job["result"]
