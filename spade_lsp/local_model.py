@@ -263,7 +263,8 @@ def _is_our_server(pid: int) -> bool:
 
 
 def _terminate(pid: int, *, timeout_s: float = 10.0) -> None:
-    """SIGTERM (uvicorn shuts down gracefully), then SIGKILL if it lingers; returns once the process is gone."""
+    """SIGTERM (the server exits at once, even mid-generation), then SIGKILL if it lingers; returns once the
+    process is gone."""
     for sig, wait_s in ((signal.SIGTERM, timeout_s), (signal.SIGKILL, 5.0)):
         try:
             os.kill(pid, sig)
@@ -536,8 +537,18 @@ def _watch_idle(activity: _Activity, server: Any, idle_timeout_s: float, directo
         return
 
 
-def _exit_quietly(signum: int, frame: object) -> None:
-    raise SystemExit(0)
+def _stop_now(directory: Path) -> Callable[[int, object], None]:
+    """The server's SIGTERM and SIGINT: stop at once, in the middle of a generation too (a stop must not wait for
+    the answer a request is getting; its client sees the connection close and says so). The state file goes
+    while it names this process, then the process exits without waiting for uvicorn's graceful shutdown."""
+
+    def stop(signum: int, frame: object) -> None:
+        with contextlib.suppress(Exception), _locked(directory, timeout_s=0.2):
+            _remove_state_if(directory, os.getpid())
+        print("local model: stopped", flush=True)
+        os._exit(0)
+
+    return stop
 
 
 def _serve(argv: Sequence[str]) -> int:
@@ -589,15 +600,20 @@ def _serve(argv: Sequence[str]) -> int:
         lifespan="off",
         timeout_graceful_shutdown=5,
     )
-    server = uvicorn.Server(config)
+    class _Server(uvicorn.Server):  # type: ignore[misc, name-defined]
+        """uvicorn without its own signal handling: it would wait for the generation in flight to finish."""
+
+        def capture_signals(self) -> contextlib.AbstractContextManager[None]:
+            return contextlib.nullcontext()
+
+    server = _Server(config)
     sockets = [socket.socket(fileno=args.fd)] if args.fd is not None else None
     watchdog = threading.Thread(
         target=_watch_idle, args=(activity, server, args.idle_timeout, directory), name="idle-watchdog", daemon=True
     )
     watchdog.start()
-    # uvicorn shuts down gracefully on SIGTERM, then raises the signal again under the handler it found: make that
-    # one exit through the `finally` below rather than kill the process before it tidies up
-    signal.signal(signal.SIGTERM, _exit_quietly)
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, _stop_now(directory))
     try:
         print(f"local model: serving on http://{args.host}:{args.port}/v1", flush=True)
         server.run(sockets=sockets)

@@ -420,6 +420,45 @@ def test_real_server_stop(installed: None, local_dir: Path) -> None:
     assert "local model: stopped" in (local_dir / "local-model.log").read_text()
 
 
+def test_real_server_stops_at_once_while_it_generates(installed: None, local_dir: Path) -> None:
+    """A stop in the middle of a long generation takes a second or two, not the rest of the answer: the
+    server exits on SIGTERM without waiting for it, and its client sees the connection close."""
+    import threading
+
+    import litellm
+
+    endpoint = ensure_server()
+    failure: list[BaseException] = []
+
+    def generate() -> None:
+        try:
+            litellm.completion(
+                model=endpoint.litellm_model,
+                api_base=endpoint.api_base,
+                api_key=endpoint.api_key,
+                messages=[{"role": "user", "content": "Write a very long story about the sea."}],
+                max_tokens=2000,
+                min_tokens=2000,
+                temperature=0.8,
+                timeout=120,
+                num_retries=0,
+            )
+        except BaseException as error:  # the connection closed under it: expected
+            failure.append(error)
+
+    thread = threading.Thread(target=generate)
+    thread.start()
+    time.sleep(2.0)  # well into its 2,000 tokens (about 70 a second here)
+    started = time.monotonic()
+    assert stop_server() is True
+    stopped_in = time.monotonic() - started
+    thread.join(60)
+    assert stopped_in < 2.0, f"stopping took {stopped_in:.1f} s"
+    assert _wait_gone(endpoint.pid, 1) and server_status() is None
+    assert failure, "the generation in flight was not cut off"
+    assert "local model: stopped" in (local_dir / "local-model.log").read_text()
+
+
 def test_real_server_failing_to_start_quotes_its_log(
     installed: None, local_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
