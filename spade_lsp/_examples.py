@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import hashlib
 import io
 import json
 import logging
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -37,6 +38,7 @@ from spade_lsp._files import (
     atomic_write_text,
     decode_text,
     examples_path,
+    read_chunks,
     read_limited,
     read_limited_text,
 )
@@ -267,10 +269,27 @@ def _jsonl_row(raw: bytes, *, first: bool) -> dict[str, Any] | Problem | None:
     return value
 
 
-def _parse_jsonl(path: Path, data: bytes) -> ExamplesRead:
+def _numbered_lines(chunks: Iterable[bytes]) -> Iterator[tuple[int, bytes]]:
+    """JSON lines, numbered from 1, from the file's bytes a chunk at a time (a ``\\r\\n`` split across two
+    chunks is still one line end)."""
+    number = 0
+    pending = b""
+    for chunk in chunks:
+        pending += chunk
+        lines = _LINE_BREAK.split(pending[:-1] if pending.endswith(b"\r") else pending)
+        pending = lines.pop() + (b"\r" if pending.endswith(b"\r") else b"")
+        for line in lines:
+            number += 1
+            yield number, line
+    for line in _LINE_BREAK.split(pending):
+        number += 1
+        yield number, line
+
+
+def _parse_jsonl(path: Path, data: bytes | Iterable[bytes]) -> ExamplesRead:
     collector = _Collector(path)
     nonblank = 0
-    for number, raw in enumerate(_LINE_BREAK.split(data), 1):
+    for number, raw in _numbered_lines([data] if isinstance(data, bytes) else data):
         row = _jsonl_row(raw, first=number == 1)
         if row is None:
             continue
@@ -286,7 +305,7 @@ def _parse_jsonl(path: Path, data: bytes) -> ExamplesRead:
 
 
 def _read_jsonl(path: Path) -> ExamplesRead:
-    return _parse_jsonl(path, read_limited(path, limit=MAX_EXAMPLES_BYTES, what=_WHAT))
+    return _parse_jsonl(path, read_chunks(path, limit=MAX_EXAMPLES_BYTES, what=_WHAT))
 
 
 def _read_csv(path: Path) -> ExamplesRead:
@@ -409,6 +428,108 @@ def prompt_examples(prompt: Path, parsed: PromptText, warnings: list[str] | None
     if sample is not None and all(dict(example.inputs) != sample for example in examples):
         examples.append(Example(PROMPTY_SAMPLE_ID, sample))
     return examples
+
+
+_WARNINGS_KEPT: Final = 100  # a damaged file of a million lines says its first problems and how many there were
+
+
+def draw_examples(
+    prompt: Path,
+    parsed: PromptText,
+    *,
+    wanted: int | None,
+    seed: int,
+    warnings: list[str],
+) -> list[Example]:
+    """:func:`prompt_examples` with one example per distinct set of inputs, then ``wanted`` of them drawn with
+    ``seed`` (all when ``wanted`` is None or not fewer), without holding the file in memory: a first pass keeps
+    8-byte digests of each line's id and inputs, a second reads the lines drawn. A million-line examples file
+    costs tens of megabytes, not the file parsed whole. The draw is the one :func:`random.Random.sample` makes
+    over the distinct inputs in file order, so a run is reproducible from its seed."""
+    import random
+    from array import array
+
+    import numpy as np
+
+    from spade_lsp._prompts import prompty_sample
+
+    source = examples_path(prompt)
+    sample = prompty_sample(parsed.front_matter, prompt.parent, source=f"{prompt} front matter")
+    if not source.exists() and sample is None:
+        raise InputError(
+            f"{source}: no examples to take inputs from; add lines like "
+            '{"id": "a", "inputs": {"name": "..."}} or run `spade import PROMPT --examples FILE`'
+        )
+    ids, inputs, lines = array("Q"), array("Q"), array("Q")
+    problems: list[str] = []
+    problem_count = 0
+    if source.exists():
+        for number, example, trouble in _stream(source):
+            problem_count += len(trouble)
+            problems += [str(t) for t in trouble][: max(0, _WARNINGS_KEPT - len(problems))]
+            if example is not None:
+                ids.append(_digest(example.id))
+                inputs.append(_digest(_inputs_key(example.inputs)))
+                lines.append(number)
+    order = np.arange(len(ids))
+    first_of_id = np.sort(np.unique(np.frombuffer(ids, dtype=np.uint64), return_index=True)[1]) if ids else order
+    reused = len(ids) - len(first_of_id)
+    kept = np.frombuffer(inputs, dtype=np.uint64)[first_of_id] if ids else np.array([], dtype=np.uint64)
+    first_of_inputs = np.sort(np.unique(kept, return_index=True)[1]) if len(kept) else order[:0]
+    distinct = [int(lines[int(first_of_id[i])]) for i in first_of_inputs]
+    shared = len(first_of_id) - len(distinct)
+    with_sample = sample is not None and _digest(_inputs_key(sample)) not in set(kept.tolist())
+    total = len(distinct) + int(with_sample)
+    if total == 0:
+        if not problems:
+            raise InputError(f"{source}: no JSON lines")
+        more = f"; and {problem_count - _SHOWN_IN_ERRORS} more" if problem_count > _SHOWN_IN_ERRORS else ""
+        shown = "; ".join(problem.split(": ", 1)[-1] for problem in problems[:_SHOWN_IN_ERRORS])
+        raise InputError(f"{source}: {problem_count} problem(s), no usable example: {shown}{more}")
+    warnings += problems
+    if problem_count > len(problems):
+        warnings.append(f"{source}: and {problem_count - len(problems)} more problem(s)")
+    if reused:
+        warnings.append(f"{reused} line(s) reuse an id of an earlier line and were skipped")
+    if shared:
+        warnings.append(
+            f"{shared} example(s) share their inputs with an earlier one: each distinct set of inputs is sampled "
+            f"once ({total} input(s))"
+        )
+    if wanted is None or wanted >= total:
+        if wanted is not None and wanted > total:
+            warnings.append(f"asked for {wanted} inputs; the examples hold {total}, all used")
+        chosen = list(range(total))
+    else:
+        chosen = sorted(random.Random(seed).sample(range(total), wanted))
+    wanted_lines = {distinct[i] for i in chosen if i < len(distinct)}
+    drawn = [example for number, example, _ in _stream(source) if number in wanted_lines and example is not None]
+    if with_sample and total - 1 in chosen:
+        assert sample is not None
+        drawn.append(Example(PROMPTY_SAMPLE_ID, sample))
+    return drawn
+
+
+def _stream(path: Path) -> Iterator[tuple[int, Example | None, list[ExampleWarning]]]:
+    """Each line of a JSON-lines examples file as it is read: its number, its example (None when the line is
+    unusable or blank) and its problems."""
+    for number, raw in _numbered_lines(read_chunks(path, limit=MAX_EXAMPLES_BYTES, what=_WHAT)):
+        row = _jsonl_row(raw, first=number == 1)
+        if row is None:
+            continue
+        if isinstance(row, Problem):
+            yield number, None, [ExampleWarning(path, number, row.message, row.outcome, None)]
+            continue
+        example, problems = read_row(row, default_id=str(number))
+        yield number, example, [ExampleWarning(path, number, p.message, p.outcome, None) for p in problems]
+
+
+def _inputs_key(inputs: Mapping[str, Any]) -> str:
+    return json.dumps(inputs, sort_keys=True, default=str)
+
+
+def _digest(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
 
 
 def load_examples_file(path: Path, warnings: list[str] | None = None, *, strict: bool = False) -> list[Example]:

@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
 
@@ -127,24 +128,8 @@ def _too_large(path: Path, size: int | None, limit: int, what: str, hint: str | 
     return f"{path}: {measured} is larger than the {format_size(limit, limit=True)} limit for {what}{advice}"
 
 
-def read_limited(
-    path: Path,
-    *,
-    limit: int,
-    what: str,
-    hint: str | None = None,
-    error: type[InputError] = InputError,
-) -> bytes:
-    """The bytes of the regular file at ``path``, at most ``limit`` of them; anything else is ``error`` with a
-    one-line message naming the file (and, for a file too large, the limit and ``hint``: the setting that
-    raises it).
-
-    ``what`` names the kind of file in messages ("a prompt", "the sidecar module"). Symlinks are followed,
-    but what they lead to must be a regular file: a device, a fifo, a socket or a directory is refused from
-    its ``stat``, before it is opened, and again from ``fstat`` after a non-blocking open (so a file swapped
-    for a fifo in between cannot block the reader). At most ``limit + 1`` bytes are read, so a file that
-    grows while it is read is refused as well.
-    """
+def _open_regular(path: Path, *, limit: int, what: str, hint: str | None, error: type[InputError]) -> int:
+    """A descriptor of the regular file at ``path`` (at most ``limit`` bytes), or ``error`` in one line."""
     try:
         before = os.stat(path)
         kind = _kind(before.st_mode)
@@ -166,22 +151,60 @@ def read_limited(
             raise error(_refusal(path, kind, what))
         if opened.st_size > limit:
             raise error(_too_large(path, opened.st_size, limit, what, hint))
-        chunks: list[bytes] = []
+    except BaseException:
+        os.close(descriptor)
+        raise
+    return descriptor
+
+
+def read_limited(
+    path: Path,
+    *,
+    limit: int,
+    what: str,
+    hint: str | None = None,
+    error: type[InputError] = InputError,
+) -> bytes:
+    """The bytes of the regular file at ``path``, at most ``limit`` of them; anything else is ``error`` with a
+    one-line message naming the file (and, for a file too large, the limit and ``hint``: the setting that
+    raises it).
+
+    ``what`` names the kind of file in messages ("a prompt", "the sidecar module"). Symlinks are followed,
+    but what they lead to must be a regular file: a device, a fifo, a socket or a directory is refused from
+    its ``stat``, before it is opened, and again from ``fstat`` after a non-blocking open (so a file swapped
+    for a fifo in between cannot block the reader). At most ``limit + 1`` bytes are read, so a file that
+    grows while it is read is refused as well.
+    """
+    return b"".join(read_chunks(path, limit=limit, what=what, hint=hint, error=error))
+
+
+def read_chunks(
+    path: Path,
+    *,
+    limit: int,
+    what: str,
+    hint: str | None = None,
+    error: type[InputError] = InputError,
+    size: int = 1 << 20,
+) -> Iterator[bytes]:
+    """:func:`read_limited` a chunk at a time, for a reader that keeps only what it needs of a large file (an
+    examples file of a million lines, say): the same checks, the same limit."""
+    descriptor = _open_regular(path, limit=limit, what=what, hint=hint, error=error)
+    try:
         remaining = limit + 1
         while remaining > 0:
-            chunk = os.read(descriptor, min(remaining, 1 << 20))
+            try:
+                chunk = os.read(descriptor, min(remaining, size))
+            except OSError as failure:
+                raise error(f"{path}: cannot read: {failure.strerror or failure}") from failure
             if not chunk:
-                break
-            chunks.append(chunk)
+                return
             remaining -= len(chunk)
-    except OSError as failure:
-        raise error(f"{path}: cannot read: {failure.strerror or failure}") from failure
+            if remaining <= 0:  # it grew while it was read
+                raise error(_too_large(path, None, limit, what, hint))
+            yield chunk
     finally:
         os.close(descriptor)
-    data = b"".join(chunks)
-    if len(data) > limit:  # it grew while it was read
-        raise error(_too_large(path, None, limit, what, hint))
-    return data
 
 
 def read_limited_text(

@@ -600,6 +600,7 @@ def _serve(argv: Sequence[str]) -> int:
         lifespan="off",
         timeout_graceful_shutdown=5,
     )
+
     class _Server(uvicorn.Server):  # type: ignore[misc, name-defined]
         """uvicorn without its own signal handling: it would wait for the generation in flight to finish."""
 

@@ -14,9 +14,7 @@ the next round starts, so killing the process loses nothing that was acknowledge
 
 from __future__ import annotations
 
-import json
 import math
-import random
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -25,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 import numpy as np
 
-from spade_lsp._examples import Example, prompt_examples
+from spade_lsp._examples import Example, draw_examples
 from spade_lsp._fallbacks import Fallbacks
 from spade_lsp._files import sidecar_path
 from spade_lsp._progress import Progress
@@ -185,7 +183,8 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions, settings: 
             raise InputError(f"{prompt}: no version {options.version}; it has v1..v{version} (see `spade history`)")
         version, text = options.version, workspace.history.content(recorded[options.version].content_hash)
     parsed = parse_prompt(text, source=str(prompt), kind=prompt_kind(prompt))
-    examples = _draw(prompt_examples(prompt, parsed, warnings), options, settings, warnings)
+    wanted = options.inputs or settings.sample_inputs
+    examples = draw_examples(prompt, parsed, wanted=wanted, seed=options.seed, warnings=warnings)
     validators = _validators(workspace, prompt, module, settings, warnings)
     verify = bool(settings.verifier) if options.verify is None else options.verify
     criteria = settings.verifier if isinstance(settings.verifier, str) else None
@@ -229,39 +228,6 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions, settings: 
         settings=settings,
         fallbacks=fallbacks,
     )
-
-
-def _draw(examples: list[Example], options: SampleOptions, settings: Settings, warnings: list[str]) -> list[Example]:
-    if not examples:
-        raise InputError("the examples file holds no examples to take inputs from")
-    examples = _distinct_inputs(examples, warnings)
-    wanted = options.inputs or settings.sample_inputs
-    if wanted is None or wanted >= len(examples):
-        if wanted is not None and wanted > len(examples):
-            warnings.append(f"asked for {wanted} inputs; the examples hold {len(examples)}, all used")
-        return examples
-    chosen = sorted(random.Random(options.seed).sample(range(len(examples)), wanted))
-    return [examples[i] for i in chosen]
-
-
-def _distinct_inputs(examples: list[Example], warnings: list[str]) -> list[Example]:
-    """One example per distinct set of inputs. Examples that share inputs (a good and a bad output of the same
-    input, say) are one input of the pipeline: sampled twice they would be the same requests, whose cached
-    answers are shared, so they would count as independent inputs when they are not."""
-    seen: dict[str, str] = {}
-    kept: list[Example] = []
-    for example in examples:
-        key = json.dumps(example.inputs, sort_keys=True, default=str)
-        if key in seen:
-            continue
-        seen[key] = example.id
-        kept.append(example)
-    if len(kept) < len(examples):
-        warnings.append(
-            f"{len(examples) - len(kept)} example(s) share their inputs with an earlier one: each distinct set of "
-            f"inputs is sampled once ({len(kept)} input(s))"
-        )
-    return kept
 
 
 def _validators(
