@@ -503,17 +503,19 @@ def draw_examples(
     else:
         chosen = sorted(random.Random(seed).sample(range(total), wanted))
     wanted_lines = {distinct[i] for i in chosen if i < len(distinct)}
-    drawn = [example for number, example, _ in _stream(source) if number in wanted_lines and example is not None]
+    drawn = [example for _, example, _ in _stream(source, only=wanted_lines) if example is not None]
     if with_sample and total - 1 in chosen:
         assert sample is not None
         drawn.append(Example(PROMPTY_SAMPLE_ID, sample))
     return drawn
 
 
-def _stream(path: Path) -> Iterator[tuple[int, Example | None, list[ExampleWarning]]]:
-    """Each line of a JSON-lines examples file as it is read: its number, its example (None when the line is
-    unusable or blank) and its problems."""
+def _stream(path: Path, *, only: set[int] | None = None) -> Iterator[tuple[int, Example | None, list[ExampleWarning]]]:
+    """Each line of a JSON-lines examples file as it is read (or only the lines numbered in ``only``, the others
+    not even parsed): its number, its example (None when the line is unusable or blank) and its problems."""
     for number, raw in _numbered_lines(read_chunks(path, limit=MAX_EXAMPLES_BYTES, what=_WHAT)):
+        if only is not None and number not in only:
+            continue
         row = _jsonl_row(raw, first=number == 1)
         if row is None:
             continue
