@@ -464,7 +464,7 @@ def draw_examples(
     problems: list[str] = []
     problem_count = 0
     if source.exists():
-        for number, example, trouble in _stream(source):
+        for number, example, trouble in iter_examples(source):
             problem_count += len(trouble)
             problems += [str(t) for t in trouble][: max(0, _WARNINGS_KEPT - len(problems))]
             if example is not None:
@@ -503,14 +503,16 @@ def draw_examples(
     else:
         chosen = sorted(random.Random(seed).sample(range(total), wanted))
     wanted_lines = {distinct[i] for i in chosen if i < len(distinct)}
-    drawn = [example for _, example, _ in _stream(source, only=wanted_lines) if example is not None]
+    drawn = [example for _, example, _ in iter_examples(source, only=wanted_lines) if example is not None]
     if with_sample and total - 1 in chosen:
         assert sample is not None
         drawn.append(Example(PROMPTY_SAMPLE_ID, sample))
     return drawn
 
 
-def _stream(path: Path, *, only: set[int] | None = None) -> Iterator[tuple[int, Example | None, list[ExampleWarning]]]:
+def iter_examples(
+    path: Path, *, only: set[int] | None = None
+) -> Iterator[tuple[int, Example | None, list[ExampleWarning]]]:
     """Each line of a JSON-lines examples file as it is read (or only the lines numbered in ``only``, the others
     not even parsed): its number, its example (None when the line is unusable or blank) and its problems."""
     for number, raw in _numbered_lines(read_chunks(path, limit=MAX_EXAMPLES_BYTES, what=_WHAT)):

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from spade_lsp._examples import Example, read_examples
+from spade_lsp._examples import Example, iter_examples
 from spade_lsp._files import examples_path
 from spade_lsp._prompts import PromptText, render_conversation
 from spade_lsp.sandbox import AskLLM, ModuleSource, SandboxCase, SandboxLimits, run_assertions
@@ -98,12 +98,22 @@ def example_cases(examples: Sequence[Example], template: PromptText) -> tuple[li
 
 
 def labelled_examples(prompt: Path) -> list[Example]:
-    """The prompt's labelled examples with an output, at most :data:`MAX_EXAMPLES` ([] without a file)."""
+    """The prompt's first :data:`MAX_EXAMPLES` labelled examples with an output ([] without a file), read
+    without holding the rest of the file."""
     source = examples_path(prompt)
     if not source.exists():
         return []
-    labelled = [e for e in read_examples(source, []) if e.label is not None and e.output is not None]
-    return labelled[:MAX_EXAMPLES]
+    labelled: list[Example] = []
+    seen: set[str] = set()
+    for _, example, _ in iter_examples(source):
+        if example is None or example.id in seen:
+            continue
+        seen.add(example.id)
+        if example.label is not None and example.output is not None:
+            labelled.append(example)
+            if len(labelled) == MAX_EXAMPLES:
+                break
+    return labelled
 
 
 def precheck(
