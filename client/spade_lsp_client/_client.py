@@ -76,7 +76,9 @@ class DaemonClient:
                 if not start:
                     raise
                 last_error: DaemonUnavailableError = error
-            if spawned is not None and spawned.poll() not in (None, 0):
+            # A daemon that exits with an error refused to start (bad settings, an unusable store): spawning
+            # again would fail the same way. One killed by a signal was lost like any daemon; spawn the next.
+            if spawned is not None and (spawned.poll() or 0) > 0:
                 raise DaemonUnavailableError(
                     f"the spade daemon for {root} exited with status {spawned.returncode}: {_tail(root)}"
                 )

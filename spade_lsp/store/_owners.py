@@ -39,14 +39,17 @@ class SettledRun:
 
 def _start_time(pid: int) -> str | None:
     """The process's start time in clock ticks since boot (``/proc/PID/stat``, field 22), or None when there is
-    no such process (or no /proc)."""
+    no such process (or no /proc), or it has exited: a killed process stays a zombie until its parent reaps it
+    (an editor that spawned the daemon may never), and a zombie runs nothing."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as handle:
             stat = handle.read()
     except OSError:
         return None
     fields = stat.rsplit(")", 1)[-1].split()  # the command name may hold spaces and parentheses
-    return fields[19] if len(fields) > 19 else None
+    if len(fields) <= 19 or fields[0] in ("Z", "X"):
+        return None
+    return fields[19]
 
 
 @cache

@@ -1,7 +1,12 @@
 from __future__ import annotations
 
+import os
+import signal
+import socket
 import sqlite3
+import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -107,3 +112,24 @@ def test_concurrent_writers_serialise_without_losing_rows(workspace_dir: Path) -
     assert not errors
     with Store.open(workspace_dir) as store:
         assert store.db.execute("SELECT COUNT(*) FROM prompts").fetchone()[0] == 60
+
+
+def test_a_run_owner_is_gone_once_killed_even_before_it_is_reaped() -> None:
+    """A killed daemon stays a zombie until its parent reaps it, and some parents never do; a zombie runs
+    nothing, so its runs are settled rather than left ``running`` for good."""
+    from spade_lsp.store._owners import _start_time, owner_alive
+
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        owner = f"{socket.gethostname()}:{child.pid}:{_start_time(child.pid)}"
+        assert owner_alive(owner)
+        os.kill(child.pid, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{child.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the child never became a zombie"
+            time.sleep(0.01)
+        assert not owner_alive(owner)  # not reaped yet: /proc still lists it
+        assert owner_alive(f"{socket.gethostname()}:{os.getpid()}:{_start_time(os.getpid())}")
+    finally:
+        child.kill()
+        child.wait()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -146,3 +147,45 @@ async def test_close_does_not_count_as_a_disconnect(root: Path, daemons: Daemons
     await client.close()
     await client.close()  # idempotent
     assert calls == []
+
+
+def _spawning_first(monkeypatch: pytest.MonkeyPatch, command: list[str]) -> list[subprocess.Popen[bytes]]:
+    """Make ``connect`` spawn ``command`` the first time and the real daemon after; the processes spawned."""
+    from spade_lsp_client import _client
+
+    spawned: list[subprocess.Popen[bytes]] = []
+    real = _client.spawn_daemon
+
+    def spawn(root: Path) -> subprocess.Popen[bytes]:
+        process = subprocess.Popen(command) if not spawned else real(root)
+        spawned.append(process)
+        return process
+
+    monkeypatch.setattr(_client, "spawn_daemon", spawn)
+    return spawned
+
+
+async def test_a_spawned_daemon_killed_by_a_signal_is_replaced(
+    root: Path, daemons: Daemons, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A daemon the client started and something then killed (a supervisor, the OOM killer) was lost like any
+    other: the client starts the next one rather than giving up."""
+    daemons.track(root)
+    spawned = _spawning_first(monkeypatch, ["sh", "-c", "kill -9 $$"])
+    client = await DaemonClient.connect(root, client_name="cli")
+    try:
+        assert spawned[0].wait(5) == -signal.SIGKILL
+        assert len(spawned) == 2 and client.info["pid"] == spawned[1].pid == daemon_pid(root)
+    finally:
+        await client.close()
+
+
+async def test_a_spawned_daemon_that_refuses_to_start_is_reported_at_once(
+    root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Exiting with an error is a refusal (bad settings, an unusable store) that would repeat: no second spawn."""
+    spawned = _spawning_first(monkeypatch, ["sh", "-c", "exit 3"])
+    started = time.monotonic()
+    with pytest.raises(DaemonUnavailableError, match="exited with status 3"):
+        await DaemonClient.connect(root, client_name="cli", timeout_s=10)
+    assert len(spawned) == 1 and time.monotonic() - started < 5
