@@ -10,9 +10,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from spade_lsp._examples import read_examples
+from spade_lsp._examples import Example, example_chunks, read_examples
 from spade_lsp._fallbacks import Fallbacks
 from spade_lsp._files import (
     MAX_EXAMPLES_BYTES,
@@ -407,24 +407,32 @@ def evaluate(
     source = examples_file or examples_path(prompt)
     if not source.exists():
         raise InputError(f"{source}: no examples; import some with `spade import {prompt} --examples FILE`")
-    read_warnings: list[str] = []  # lines that could not be read as they are: reported, the others run
-    examples = read_examples(source, read_warnings)
     sync_prompt(workspace, prompt)
-    cases, warnings = example_cases(examples, newest_template(workspace, prompt))
-    warnings[:0] = read_warnings
+    template = newest_template(workspace, prompt)
+    warnings: list[str] = []  # lines that could not be read as they are: reported, the others run
     ask = assistant_ask(workspace, settings)
     limits = dataclasses.replace(limits or SandboxLimits(), confinement=settings.sandbox)
-    if limits.confinement == "python-only":
-        warnings.append(PYTHON_ONLY_WARNING)
     text = _read_sidecar(module)  # once: the text that runs is the text marked and hashed
     if text is None:
         raise InputError(f"{module}: no sidecar module; run `spade synthesize {prompt}` first")
     pending = _unreviewed_in(workspace, prompt, text)
     started = datetime.now(UTC).isoformat()
     clock = time.perf_counter()
-    result = run_assertions(ModuleSource(text, str(module.resolve())), cases, limits=limits, ask_llm=ask)
+    ran = _ChunkedRun(ModuleSource(text, str(module.resolve())), limits, ask)
+    case_warnings: list[str] = []
+    case_warning_count = 0
+    for chunk in example_chunks(source, warnings, size=EVAL_CHUNK):  # memory follows a chunk, not the file
+        cases, found = example_cases(chunk, template)
+        case_warnings += found[: max(0, _CASE_WARNINGS_KEPT - len(case_warnings))]
+        case_warning_count += len(found)
+        ran.add(chunk, cases)
+    warnings += case_warnings
+    if case_warning_count > len(case_warnings):
+        warnings.append(f"and {case_warning_count - len(case_warnings)} more example(s) like these")
+    if limits.confinement == "python-only":
+        warnings.append(PYTHON_ONLY_WARNING)
     seconds = time.perf_counter() - clock
-    mean_tokens = sum(len(c.response) for c in cases) / max(len(cases), 1) / 4
+    mean_tokens = ran.response_chars / max(len(ran.ids), 1) / 4
     assertions = [
         {
             "name": a.name,
@@ -432,41 +440,74 @@ def evaluate(
             **{key: a.info.get(key) for key in ("category", "sentence", "version", "synthesizer", "check", "asks_llm")},
             **({"unreviewed": True} if a.name in pending else {}),
         }
-        for a in result.assertions
+        for a in ran.descriptors
     ]
-    ran = [str(a["name"]) for a in assertions if a.get("unreviewed")]
-    if ran:
+    unreviewed = [str(a["name"]) for a in assertions if a.get("unreviewed")]
+    if unreviewed:
         warnings.append(
-            f"LLM-written, not reviewed (ran confined in the sandbox): {', '.join(ran)}; read them, then accept "
-            f"them (`spade review {prompt}`)"
+            f"LLM-written, not reviewed (ran confined in the sandbox): {', '.join(unreviewed)}; read them, then "
+            f"accept them (`spade review {prompt}`)"
         )
-    names = [a["name"] for a in assertions]
-    matrix = [[None if cell is None else int(cell) for cell in row] for row in result.passed]
-    errors = [
-        {
-            "example": examples[e.case].id,
-            "assertion": names[e.assertion],
-            "kind": e.kind,
-            "message": e.message,
-            "line": e.line,
-        }
-        for e in result.errors
-    ]
     run = EvalRun(
         run_id=0,
         assertions=assertions,
-        examples=[e.id for e in examples],
-        y=[e.label for e in examples],
-        m=matrix,
-        errors=errors,
+        examples=ran.ids,
+        y=ran.y,
+        m=ran.m,
+        errors=ran.errors,
         seconds=seconds,
-        module_error=_module_error(module, result.module_error),
+        module_error=_module_error(module, ran.module_error),
         warnings=warnings,
     )
     module_hash = hashlib.sha256(text.encode("utf-8")).hexdigest()
     model = ask.model if ask else None
     run.run_id = _store_run(workspace, prompt, run, started, module, module_hash, source, limits, model)
     return run
+
+
+#: Examples evaluated per sandbox run: enough to amortise the workers' start, few enough that a file of a
+#: million examples never sits in memory whole (their cases, rendered prompts included, are the bulk).
+EVAL_CHUNK: Final = 20_000
+_CASE_WARNINGS_KEPT: Final = 100
+
+
+class _ChunkedRun:
+    """One evaluation's results, a chunk of examples at a time: every chunk runs in the sandbox with the same
+    module text, and the matrix, labels, ids and cell errors are appended in file order."""
+
+    def __init__(self, module: ModuleSource, limits: SandboxLimits, ask: AskLLM | None) -> None:
+        self.module, self.limits, self.ask = module, limits, ask
+        self.descriptors: list[Any] = []
+        self.module_error: Any = None
+        self.ids: list[str] = []
+        self.y: list[int | None] = []
+        self.m: list[list[int | None]] = []
+        self.errors: list[dict[str, Any]] = []
+        self.response_chars = 0
+
+    def add(self, examples: Sequence[Example], cases: Sequence[SandboxCase]) -> None:
+        self.ids += [example.id for example in examples]
+        self.y += [example.label for example in examples]
+        self.response_chars += sum(len(case.response) for case in cases)
+        if self.module_error is not None:  # the module does not load: nothing runs on the later chunks either
+            self.m += [[] for _ in examples]
+            return
+        result = run_assertions(self.module, cases, limits=self.limits, ask_llm=self.ask)
+        self.module_error = result.module_error
+        if not self.descriptors:
+            self.descriptors = list(result.assertions)
+        names = [assertion.name for assertion in result.assertions]
+        self.m += [[None if cell is None else int(cell) for cell in row] for row in result.passed]
+        self.errors += [
+            {
+                "example": examples[error.case].id,
+                "assertion": names[error.assertion],
+                "kind": error.kind,
+                "message": error.message,
+                "line": error.line,
+            }
+            for error in result.errors
+        ]
 
 
 def _unreviewed_in(workspace: Workspace, prompt: Path, text: str) -> set[str]:

@@ -528,6 +528,45 @@ def iter_examples(
         yield number, example, [ExampleWarning(path, number, p.message, p.outcome, None) for p in problems]
 
 
+def example_chunks(path: Path, warnings: list[str], *, size: int) -> Iterator[list[Example]]:
+    """:func:`read_examples`, ``size`` examples at a time, for work that goes example by example (an
+    evaluation): what is held at once is one chunk and an 8-byte digest per id seen (a later line with a used id
+    is skipped, as :func:`read_examples` skips it). Problems are appended to ``warnings``, the first hundred
+    with their line and then a count; a file with no usable example is an :class:`InputError`, raised before
+    anything is yielded only when the file is empty of examples throughout."""
+    first_line: dict[int, int] = {}
+    problems: list[ExampleWarning] = []
+    problem_count = 0
+    chunk: list[Example] = []
+    yielded = False
+
+    def note(found: Sequence[ExampleWarning]) -> None:
+        nonlocal problem_count
+        problem_count += len(found)
+        room = max(0, _WARNINGS_KEPT - len(problems))
+        problems.extend(found[:room])
+        warnings.extend(str(problem) for problem in found[:room])
+
+    for number, example, trouble in iter_examples(path):
+        note(trouble)
+        if example is None:
+            continue
+        first = first_line.setdefault(_digest(example.id), number)
+        if first != number:
+            note([ExampleWarning(path, number, f"id {example.id!r} already used on line {first}", SKIPPED)])
+            continue
+        chunk.append(example)
+        if len(chunk) == size:
+            yield chunk
+            yielded, chunk = True, []
+    if problem_count > len(problems):
+        warnings.append(f"{path}: and {problem_count - len(problems)} more problem(s)")
+    if chunk:
+        yield chunk
+    elif not yielded:
+        raise problems_error(path, problems, "no usable example")
+
+
 def _inputs_key(inputs: Mapping[str, Any]) -> str:
     return json.dumps(inputs, sort_keys=True, default=str)
 

@@ -204,3 +204,19 @@ def test_prompt_without_instructions_and_eval_without_examples(
     )
     code, _, err = run(capsys, "eval", str(prompt))
     assert code == 2 and "no examples" in err and "spade import" in err
+
+
+def test_eval_in_chunks_gives_the_matrix_of_one_pass(
+    capsys: pytest.CaptureFixture[str], prompt: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Examples run a chunk at a time (memory follows the chunk, not the file); the matrix, labels, ids and cell
+    errors are the ones a single pass gives, in file order."""
+    from spade_lsp import _assertion_jobs
+
+    _import_and_synthesize(capsys, prompt)
+    whole = json.loads(run(capsys, "eval", str(prompt), "--json")[1])
+    monkeypatch.setattr(_assertion_jobs, "EVAL_CHUNK", 3)  # 4 examples: a chunk of 3, then one of 1
+    chunked = json.loads(run(capsys, "eval", str(prompt), "--json")[1])
+    keys = ("assertions", "examples", "y", "M", "errors", "needs_model")
+    assert {key: chunked[key] for key in keys} == {key: whole[key] for key in keys}
+    assert chunked["examples"] == ["g1", "g2", "b1", "b2"] and chunked["errors"]

@@ -81,3 +81,24 @@ def test_merge_keeps_existing_lines_skips_duplicates_and_refuses_conflicts(tmp_p
         f"{src}:1: id 'b' already holds a different example ({target}:2); give it a new id or edit the file; skipped"
     ]
     assert target.read_bytes() == before + (json.dumps({"id": "c", "inputs": {}, "output": "new"}) + "\n").encode()
+
+
+def test_examples_in_chunks_skip_a_reused_id_across_chunks_and_cap_warnings(tmp_path: Path) -> None:
+    from spade_lsp._examples import example_chunks
+
+    source = tmp_path / "x.examples.jsonl"
+    rows = [{"id": f"e{n}", "inputs": {"n": n}, "output": "ok", "label": "good"} for n in range(5)]
+    rows.append({"id": "e1", "inputs": {"n": 99}, "output": "again", "label": "bad"})  # reuses line 2's id
+    lines = [json.dumps(row) for row in rows] + ["{not json"] * 150
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    warnings: list[str] = []
+    chunks = list(example_chunks(source, warnings, size=2))
+    assert [[e.id for e in chunk] for chunk in chunks] == [["e0", "e1"], ["e2", "e3"], ["e4"]]
+    assert [e.id for e in read_examples(source, [])] == ["e0", "e1", "e2", "e3", "e4"]  # the same examples
+    assert f"{source}:6: id 'e1' already used on line 2" in warnings[0]
+    assert len(warnings) == 101 and warnings[-1] == f"{source}: and 51 more problem(s)"
+
+    empty = tmp_path / "empty.examples.jsonl"
+    empty.write_text("{not json\n", encoding="utf-8")
+    with pytest.raises(InputError, match="no usable example"):
+        list(example_chunks(empty, [], size=2))
