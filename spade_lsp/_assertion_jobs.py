@@ -19,7 +19,7 @@ from spade_lsp._files import (
     atomic_write_text,
     examples_path,
     prompt_stem,
-    read_limited,
+    read_chunks,
     read_sidecar_text,
     sidecar_path,
 )
@@ -338,7 +338,9 @@ class EvalRun:
         return {
             "assertions": [{"name": a["name"], "cost": a["cost"]} for a in self.assertions],
             "M": [
-                [(1 if (i, j) in skipped else 0) if cell is None else cell for j, cell in enumerate(row)]
+                row
+                if None not in row
+                else [(1 if (i, j) in skipped else 0) if cell is None else cell for j, cell in enumerate(row)]
                 for i, row in enumerate(self.m)
             ],
             "y": self.y,
@@ -387,7 +389,10 @@ def ask_llm_with(client: LLMClient) -> AskLLM:
 
 
 def _sha256(path: Path, *, limit: int, what: str) -> str:
-    return hashlib.sha256(read_limited(path, limit=limit, what=what)).hexdigest()
+    digest = hashlib.sha256()
+    for chunk in read_chunks(path, limit=limit, what=what):  # an examples file may be a hundred megabytes
+        digest.update(chunk)
+    return digest.hexdigest()
 
 
 def evaluate(
@@ -469,6 +474,7 @@ def evaluate(
 #: million examples never sits in memory whole (their cases, rendered prompts included, are the bulk).
 EVAL_CHUNK: Final = 20_000
 _CASE_WARNINGS_KEPT: Final = 100
+_SHARED_ROWS: Final = 65_536
 
 
 class _ChunkedRun:
@@ -484,6 +490,9 @@ class _ChunkedRun:
         self.m: list[list[int | None]] = []
         self.errors: list[dict[str, Any]] = []
         self.response_chars = 0
+        # Rows with the same verdicts are one list (read-only, as every consumer treats ``m``): a million examples
+        # of a few checks hold a handful of distinct rows, not a million lists.
+        self._rows: dict[tuple[int | None, ...], list[int | None]] = {}
 
     def add(self, examples: Sequence[Example], cases: Sequence[SandboxCase]) -> None:
         self.ids += [example.id for example in examples]
@@ -497,7 +506,14 @@ class _ChunkedRun:
         if not self.descriptors:
             self.descriptors = list(result.assertions)
         names = [assertion.name for assertion in result.assertions]
-        self.m += [[None if cell is None else int(cell) for cell in row] for row in result.passed]
+        for row in result.passed:
+            cells = tuple(None if cell is None else int(cell) for cell in row)
+            shared = self._rows.get(cells)
+            if shared is None:
+                shared = list(cells)
+                if len(self._rows) < _SHARED_ROWS:
+                    self._rows[cells] = shared
+            self.m.append(shared)
         self.errors += [
             {
                 "example": examples[error.case].id,

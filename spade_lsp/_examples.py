@@ -530,19 +530,22 @@ def iter_examples(
 
 def example_chunks(path: Path, warnings: list[str], *, size: int) -> Iterator[list[Example]]:
     """:func:`read_examples`, ``size`` examples at a time, for work that goes example by example (an
-    evaluation): what is held at once is one chunk and an 8-byte digest per id seen (a later line with a used id
-    is skipped, as :func:`read_examples` skips it). Problems are appended to ``warnings``, the first hundred
-    with their line and then a count; a file with no usable example is an :class:`InputError`, raised before
-    anything is yielded only when the file is empty of examples throughout."""
-    first_line: dict[int, int] = {}
-    problems: list[ExampleWarning] = []
-    problem_count = 0
+    evaluation): what is held at once is one chunk and the ids seen (a later line with a used id is skipped, as
+    :func:`read_examples` skips it). Problems are appended to ``warnings``, the first hundred with their line and
+    then a count; a file with no usable example is an :class:`InputError`."""
+    from array import array
+
+    seen: set[str] = set()
+    in_order: list[str] = []  # the same strings as ``seen``: the line of an id's first use, found when named
+    lines = array("Q")
+    problems: list[ExampleWarning] = []  # the first hundred, also named by the error when none is usable
+    count = 0
     chunk: list[Example] = []
     yielded = False
 
     def note(found: Sequence[ExampleWarning]) -> None:
-        nonlocal problem_count
-        problem_count += len(found)
+        nonlocal count
+        count += len(found)
         room = max(0, _WARNINGS_KEPT - len(problems))
         problems.extend(found[:room])
         warnings.extend(str(problem) for problem in found[:room])
@@ -551,16 +554,22 @@ def example_chunks(path: Path, warnings: list[str], *, size: int) -> Iterator[li
         note(trouble)
         if example is None:
             continue
-        first = first_line.setdefault(_digest(example.id), number)
-        if first != number:
-            note([ExampleWarning(path, number, f"id {example.id!r} already used on line {first}", SKIPPED)])
+        if example.id in seen:
+            if len(problems) < _WARNINGS_KEPT:  # a line to name: one scan, for at most the hundred warnings shown
+                first = lines[in_order.index(example.id)]
+                note([ExampleWarning(path, number, f"id {example.id!r} already used on line {first}", SKIPPED)])
+            else:
+                count += 1
             continue
+        seen.add(example.id)
+        in_order.append(example.id)
+        lines.append(number)
         chunk.append(example)
         if len(chunk) == size:
             yield chunk
             yielded, chunk = True, []
-    if problem_count > len(problems):
-        warnings.append(f"{path}: and {problem_count - len(problems)} more problem(s)")
+    if count > len(problems):
+        warnings.append(f"{path}: and {count - len(problems)} more problem(s)")
     if chunk:
         yield chunk
     elif not yielded:

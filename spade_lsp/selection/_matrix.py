@@ -220,12 +220,16 @@ def not_applicable_cells(
 ) -> set[tuple[int, int]]:
     """(row, column) of an evaluation's ``not_applicable`` cells (a check reading an input the example lacks),
     from its cell errors, which name the example and the assertion."""
-    row = {example: i for i, example in enumerate(examples)}
+    cells = [e for e in errors if e.get("kind") == "not_applicable"]
+    if not cells:
+        return set()
+    wanted = {str(e.get("example")) for e in cells}  # an index of these rows only: a run may hold a million
+    row = {example: i for i, example in enumerate(examples) if example in wanted}
     column = {name: j for j, name in enumerate(names)}
     return {
         (row[str(e.get("example"))], column[str(e.get("assertion"))])
-        for e in errors
-        if e.get("kind") == "not_applicable" and str(e.get("example")) in row and str(e.get("assertion")) in column
+        for e in cells
+        if str(e.get("example")) in row and str(e.get("assertion")) in column
     }
 
 
