@@ -49,6 +49,7 @@ if TYPE_CHECKING:  # importing the Store class pulls sqlite-utils (and numpy thr
 __all__ = [
     "AssertionStats",
     "AssertionView",
+    "CheckOutcome",
     "EvalRunView",
     "InstructionView",
     "PromptOverview",
@@ -59,6 +60,7 @@ __all__ = [
     "SyntaxProblem",
     "VersionInfo",
     "build_overview",
+    "check_outcome",
     "classify_offline",
     "parse_sidecar",
     "prepare",
@@ -72,6 +74,7 @@ _MARKER_LINE: Final = re.compile(r"^# spade: generated [0-9a-f]{12}\s*$")
 _CHUNK_START: Final = re.compile(r"^(@|def |async def |class |from |import |[A-Za-z_]\w*\s*=)")
 _BINARY_PROBE: Final = 8192
 _MAX_ERROR_MESSAGES: Final = 3
+_MAX_IDS_NAMED: Final = 20  # examples a check's outcome names; the counts say how many there were
 
 
 # -- value types ------------------------------------------------------------------------------------------
@@ -145,6 +148,8 @@ class AssertionStats:
     coverage: float | None  # share of bad examples it fails (catches); None without bad examples
     ffr: float | None  # share of good examples it fails (false failures); None without good examples
     error_messages: tuple[str, ...] = ()
+    flagged_good: tuple[str, ...] = ()  # ids of good examples it fails (the first few)
+    missed_bad: tuple[str, ...] = ()  # ids of bad examples it passes (the first few)
 
 
 @dataclass(frozen=True, slots=True)
@@ -747,6 +752,8 @@ def _stats(run: _Run) -> dict[str, AssertionStats]:
         cells = [run.m[i][column] for i in rows]
         good = [run.m[i][column] for i in rows if run.y[i] == 1]
         bad = [run.m[i][column] for i in rows if run.y[i] == 0]
+        flagged_good = [run.examples[i] for i in rows if run.y[i] == 1 and run.m[i][column] != 1]
+        missed_bad = [run.examples[i] for i in rows if run.y[i] == 0 and run.m[i][column] == 1]
         passed = sum(1 for cell in cells if cell == 1)
         out[name] = AssertionStats(
             run_id=run.id,
@@ -762,8 +769,59 @@ def _stats(run: _Run) -> dict[str, AssertionStats]:
             coverage=_rate(sum(1 for cell in bad if cell != 1), len(bad)),
             ffr=_rate(sum(1 for cell in good if cell != 1), len(good)),
             error_messages=tuple(messages.get(name, ())),
+            flagged_good=tuple(flagged_good[:_MAX_IDS_NAMED]),
+            missed_bad=tuple(missed_bad[:_MAX_IDS_NAMED]),
         )
     return out
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOutcome:
+    """A check read as a test of itself on the labelled examples: ``passed`` when it flags at most ``tau`` of
+    the good examples and catches at least one bad one; ``failed`` otherwise, naming the examples with what was
+    expected and what happened; ``errored`` when a cell raised; ``skipped`` when it has nothing to be judged on
+    (no labelled example it applies to, or it needs a model that was not configured)."""
+
+    state: str  # passed | failed | errored | skipped
+    message: str
+
+
+def _ids(ids: Sequence[str], total: int) -> str:
+    named = ", ".join(ids)
+    return named if total <= len(ids) else f"{named} and {total - len(ids)} more"
+
+
+def check_outcome(stats: AssertionStats | None, tau: float) -> CheckOutcome | None:
+    """How a check did in the latest evaluation (None: it was not evaluated), as the editor's test explorer and
+    ``spade eval`` say it."""
+    if stats is None:
+        return None
+    if stats.errors:
+        detail = f": {stats.error_messages[0]}" if stats.error_messages else ""
+        return CheckOutcome(
+            "errored", f"raised on {stats.errors} of {stats.examples + stats.needs_model} examples{detail}"
+        )
+    if stats.good + stats.bad == 0:
+        why = "it needs a model (configure an assistant model)" if stats.needs_model else "no labelled example"
+        return CheckOutcome("skipped", f"not judged: {why}")
+    flagged = round((stats.ffr or 0.0) * stats.good)
+    caught = round((stats.coverage or 0.0) * stats.bad)
+    problems: list[str] = []
+    if stats.good and flagged > tau * stats.good:
+        problems.append(
+            f"fails {flagged} of {stats.good} good examples, more than tau {tau:g} allows "
+            f"(expected pass, got fail: {_ids(stats.flagged_good, flagged)})"
+        )
+    if stats.bad and caught == 0:
+        problems.append(
+            f"catches none of the {stats.bad} bad examples (expected fail, got pass: "
+            f"{_ids(stats.missed_bad, stats.bad)})"
+        )
+    if problems:
+        return CheckOutcome("failed", "; ".join(problems))
+    parts = [f"catches {caught} of {stats.bad} bad" if stats.bad else "no bad example to catch"]
+    parts.append(f"fails {flagged} of {stats.good} good" if stats.good else "no good example")
+    return CheckOutcome("passed", ", ".join(parts))
 
 
 def _eval_view(run: _Run, sidecar_text: str | None) -> EvalRunView:

@@ -6,6 +6,7 @@ import { type JobStatus, LongJobs, type ServerState, statusView } from "./jobs";
 import { onInterpreterChange } from "./python";
 import { type ReportFiles, ReportView } from "./reportView";
 import { Session } from "./session";
+import { ChecksExplorer } from "./testExplorer";
 import { needsRestart } from "./settings";
 
 const RESTART_DEBOUNCE_MS = 500;
@@ -72,7 +73,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   );
   active = session;
   const report = new ReportView();
-  context.subscriptions.push(log, status, report);
+  const explorer = new ChecksExplorer(session);
+  context.subscriptions.push(log, status, report, explorer);
 
   for (const command of PALETTE) {
     context.subscriptions.push(
@@ -110,7 +112,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   }
 
   render();
-  void session.start(); // activation does not wait for the server: commands explain while it starts
+  // activation does not wait for the server: commands explain while it starts; the checks appear once it runs
+  void session.start().then(() => explorer.discover());
 }
 
 async function runPalette(command: PaletteCommand, invokedOn: unknown, session: Session, report: ReportView): Promise<void> {

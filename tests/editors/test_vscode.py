@@ -223,7 +223,7 @@ def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
     result, shots = vscode.drive(base, repo, "workflow")
     root = repo
 
-    assert result["steps"] == ["problems", "quick fix", "evaluation", "report"]
+    assert result["steps"] == ["problems", "quick fix", "evaluation", "report", "tests"]
 
     # the Problems panel: one spade row per instruction, its category, the version from git and its hint (the check
     # "Add assertion" writes; the first line's is the product's mention, as the CLI's synthesize writes it)
@@ -282,7 +282,14 @@ def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
         "4-evaluation.png",
         "5-lenses.png",
         "6-report.png",
+        "7-tests.png",
     ]
+
+    # the Test Explorer: the prompt and its check, run from there (evaluated on the labelled examples): it fails
+    # no good example and catches a bad one, so it passes
+    assert any("blurb.prompt" in row for row in result["testRows"])
+    assert any("assert_at_most_12_words" in row for row in result["testRows"])
+    assert any("testing-passed" in icon for icon in result["testStates"]), result["testStates"]
 
 
 def test_a_missing_package_is_explained_and_a_new_interpreter_restarts_the_server(

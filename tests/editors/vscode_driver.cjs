@@ -205,6 +205,24 @@ async function drive(page) {
   const report = await showReport(page, "spade report: blurb.prompt");
   await page.screenshot({ path: path.join(shots, "6-report.png") });
   step("report", { report: report.text.slice(0, 4000) });
+
+  // 5. the checks in the Test Explorer: the prompt with its check, run from there, with its verdict
+  await runCommand(page, "Focus on Test Explorer View");
+  const rows = page.locator(".test-explorer .monaco-list-row");
+  const promptRow = rows.filter({ hasText: "blurb.prompt" }).first();
+  await promptRow.waitFor({ timeout: WAIT_MS });
+  await promptRow.click();
+  await page.keyboard.press("ArrowRight"); // expand it
+  const checkRow = rows.filter({ hasText: "assert_at_most_12_words" }).first();
+  await checkRow.waitFor({ timeout: WAIT_MS });
+  await runCommand(page, "Test: Run All Tests");
+  const testStates = await until("the check's verdict in the Test Explorer", async () => {
+    const icons = await checkRow.locator(".codicon").evaluateAll((nodes) => nodes.map((node) => node.className));
+    return icons.some((name) => /testing-(passed|failed|error|skipped)/.test(name)) ? icons : undefined;
+  });
+  const testRows = await rows.allInnerTexts();
+  await page.screenshot({ path: path.join(shots, "7-tests.png") });
+  step("tests", { testRows, testStates });
 }
 
 /** "SPADE: Show report", then the webview's text once it holds ``marker`` (the workbench itself, the main

@@ -261,3 +261,32 @@ async def test_a_sidecar_changed_on_disk_refreshes_the_prompt(editor_factory: An
         covered.message == "Exclusion instruction · Must avoid: no history yet (save to record the first version); "
         "checked by assert_no_competitors"
     )
+
+
+async def test_checks_as_tests_with_their_places_and_outcomes(editor_factory: Any, workspace_dir: Path) -> None:
+    """``spade.checks``: what the editor's test explorer shows. A check passes when it fails at most tau of the
+    good examples and catches a bad one; a failure names the examples, expected and actual."""
+    module = _module(workspace_dir)
+    text = module.read_text(encoding="utf-8")
+    editor = await editor_factory(workspace_dir, settings=OFFLINE)
+    uri = await editor.open(module, language="python")
+    result = await editor.command("spade.checks", uri)
+    assert result["prompt"] == str(workspace_dir / "blurb.prompt") and result["sidecar"] == str(module)
+    assert result["tau"] == 0.25 and result["run_id"] == 1 and result["stale"] is True  # assert_added_later since
+    checks = {check["name"]: check for check in result["checks"]}
+    for name, check in checks.items():
+        assert check["line"] == _def_line(text, name)
+    tea = checks["assert_flags_tea"]["outcome"]
+    assert tea["state"] == "failed"
+    assert tea["message"].startswith("fails 1 of 2 good examples, more than tau 0.25 allows (expected pass, got fail: ")
+    assert checks["assert_positive_tone"]["outcome"]["state"] == "passed"
+    assert checks["assert_positive_tone"]["outcome"]["message"] == "catches 2 of 2 bad, fails 0 of 2 good"
+    crashed = checks["assert_crashes"]["outcome"]
+    assert crashed["state"] == "errored" and "ZeroDivisionError" in crashed["message"]
+    assert checks["assert_llm_use_a_warm_and_friendly_tone"]["outcome"] == {
+        "state": "skipped",
+        "message": "not judged: it needs a model (configure an assistant model)",
+    }
+    assert checks["assert_added_later"]["outcome"] is None  # written after the evaluation: not run yet
+    old = checks["assert_old_rule"]["outcome"]  # passes everything: catches no bad example
+    assert old["state"] == "failed" and old["message"].startswith("catches none of the 2 bad examples (expected fail")

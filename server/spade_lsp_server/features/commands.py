@@ -39,7 +39,7 @@ from spade_lsp import (
     sidecar_path,
 )
 from spade_lsp.config import PYTHON_ONLY_WARNING
-from spade_lsp.errors import DaemonError, DaemonUnavailableError, InputError
+from spade_lsp.errors import DaemonError, DaemonUnavailableError, InputError, SpadeError
 from spade_lsp_server import _documents, _report
 from spade_lsp_server._convert import end_of
 from spade_lsp_server._documents import DocumentRef
@@ -64,6 +64,7 @@ COMMANDS: Final = (
     "spade.acceptReviewed",
     "spade.cancelJob",
     "spade.trustWorkspace",
+    "spade.checks",
 )
 
 
@@ -515,6 +516,41 @@ def _review_items(server: SpadeLanguageServer, ref: DocumentRef, args: Sequence[
 # -- registration -------------------------------------------------------------------------------------------
 
 
+def checks_of(server: SpadeLanguageServer, ref: DocumentRef) -> dict[str, Any]:
+    from spade_lsp.overview import check_outcome
+
+    overview = server.overview_of(ref)
+    state = server.workspace_state(ref.root)
+    try:
+        tau = state.settings_for(server.open_text_of(ref.path) if ref.path else None, ref.path)[0].tau
+    except SpadeError as error:
+        raise CommandError(f"spade.checks: {error}") from error
+    run = overview.eval_run
+    sidecar = overview.sidecar
+    tests = []
+    for view in sidecar.assertions:
+        outcome = check_outcome(view.stats, tau)
+        tests.append(
+            {
+                "name": view.name,
+                "label": view.description or view.name,
+                "line": view.name_range.start.line,
+                "end_line": view.end_line,
+                "outcome": None if outcome is None else {"state": outcome.state, "message": outcome.message},
+            }
+        )
+    return {
+        "prompt": str(ref.path),
+        "sidecar": str(sidecar.path) if sidecar.path is not None else None,
+        "sidecar_exists": sidecar.exists,
+        "syntax_error": sidecar.syntax_error.message if sidecar.syntax_error else None,
+        "tau": tau,
+        "run_id": run.id if run is not None else None,
+        "stale": bool(run is not None and run.module_changed),  # the sidecar changed since that evaluation
+        "checks": tests,
+    }
+
+
 def register(server: SpadeLanguageServer) -> None:
     jobs = Jobs(server)
 
@@ -616,6 +652,12 @@ def register(server: SpadeLanguageServer) -> None:
         running.cancelled = True
         await _cancel(running)
         return {"cancelled": True}
+
+    @server.command("spade.checks")
+    async def checks(*args: Any) -> dict[str, Any]:
+        """The prompt's checks as tests, for the editor's test explorer: each with where it is in the sidecar
+        and how it did in the latest evaluation at the prompt's tau (``outcome`` None: not evaluated)."""
+        return checks_of(server, _target(server, "spade.checks", args))
 
     @server.command("spade.openExamples")
     async def examples(*args: Any) -> dict[str, Any]:
