@@ -9,8 +9,8 @@ from typing import Any
 from tabulate import tabulate
 
 from spade_lsp._history import ChangeInfo, DeltaInfo
-from spade_lsp._types import NOT_ERROR_KINDS, VersionInfo
-from spade_lsp.overview import verdict_text
+from spade_lsp._types import VersionInfo
+from spade_lsp.overview import assertion_stats, check_outcome, verdict_text
 from spade_lsp.taxonomy import PLAIN_NAMES
 
 _MARK = {"added": "+", "removed": "-", "modified": "~"}
@@ -116,34 +116,53 @@ def _rate(numerator: int, denominator: int) -> str:
     return f"{numerator / denominator:.2f} ({numerator}/{denominator})" if denominator else "-"
 
 
-def render_eval(run: Any) -> str:
-    """Per assertion: passes on good examples, failures on bad ones (coverage) and false failures (FFR)."""
+def render_eval(run: Any, tau: float) -> str:
+    """Per assertion: its verdict as a test of itself at ``tau`` (the editor's test explorer shows the same),
+    failures on bad examples (coverage), false failures on good ones (FFR), errors; then why each check that did
+    not pass did not."""
+    stats = assertion_stats(
+        run.run_id, [str(a["name"]) for a in run.assertions], run.examples, run.y, run.m, run.errors
+    )
     rows = []
-    quiet = {(str(e["example"]), str(e["assertion"])) for e in run.errors if e["kind"] in NOT_ERROR_KINDS}
-    inapplicable = {(str(e["example"]), str(e["assertion"])) for e in run.errors if e["kind"] == "not_applicable"}
-    for j, assertion in enumerate(run.assertions):
+    notes: list[str] = []
+    skipped: dict[str, list[str]] = {}  # one line per reason
+    for assertion in run.assertions:
         name = str(assertion["name"])
-        column = [(row[j], label, example) for row, label, example in zip(run.m, run.y, run.examples, strict=True)]
-        errors = sum(cell is None and (example, name) not in quiet for cell, _, example in column)
-        skipped = sum((example, name) in inapplicable for _, _, example in column)
-        bad = [cell for cell, label, _ in column if label == 0 and cell is not None]
-        good = [cell for cell, label, _ in column if label == 1 and cell is not None]
+        figures = stats[name]
+        outcome = check_outcome(figures, tau)
+        state = outcome.state if outcome is not None else ""
+        if outcome is not None and state in ("failed", "errored"):
+            notes.append(f"  {name} {state}: {outcome.message}")
+        elif outcome is not None and state == "skipped":
+            skipped.setdefault(outcome.message, []).append(name)
         rows.append(
             [
                 name + (" [LLM-written, unreviewed]" if assertion.get("unreviewed") else ""),
-                _rate(sum(c == 0 for c in bad), len(bad)),
-                _rate(sum(c == 0 for c in good), len(good)),
-                errors or "",
-                skipped or "",
+                state,
+                _rate(figures.caught, figures.bad),
+                _rate(figures.flagged, figures.good),
+                figures.errors or "",
+                figures.not_applicable or "",
             ]
         )
-    headers = ["assertion", "catches bad (coverage)", "flags good (FFR)", "errors", "not applicable"]
+    headers = [
+        "assertion",
+        f"verdict (tau {tau:g})",
+        "catches bad (coverage)",
+        "flags good (FFR)",
+        "errors",
+        "not applicable",
+    ]
     table = tabulate(rows, headers=headers)
     kinds: dict[str, int] = {}
     for error in run.errors:
         kinds[error["kind"]] = kinds.get(error["kind"], 0) + 1
     summary = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items())) or "none"
+    notes += [
+        f"  {len(names)} skipped, {reason.removeprefix('not judged: ')}: {', '.join(names)}"
+        for reason, names in skipped.items()
+    ]
     return (
         f"{len(run.assertions)} assertion(s) on {len(run.examples)} example(s) in {run.seconds:.2f} s "
-        f"(run {run.run_id}); cell errors: {summary}\n{table}\n"
+        f"(run {run.run_id}); cell errors: {summary}\n{table}\n" + "".join(f"{note}\n" for note in notes)
     )

@@ -59,6 +59,7 @@ __all__ = [
     "Summary",
     "SyntaxProblem",
     "VersionInfo",
+    "assertion_stats",
     "build_overview",
     "check_outcome",
     "classify_offline",
@@ -148,6 +149,8 @@ class AssertionStats:
     coverage: float | None  # share of bad examples it fails (catches); None without bad examples
     ffr: float | None  # share of good examples it fails (false failures); None without good examples
     error_messages: tuple[str, ...] = ()
+    caught: int = 0  # bad examples it fails
+    flagged: int = 0  # good examples it fails
     flagged_good: tuple[str, ...] = ()  # ids of good examples it fails (the first few)
     missed_bad: tuple[str, ...] = ()  # ids of bad examples it passes (the first few)
 
@@ -725,13 +728,25 @@ def _rate(numerator: int, denominator: int) -> float | None:
 
 
 def _stats(run: _Run) -> dict[str, AssertionStats]:
-    """Per-assertion figures. Cells that need a model (an ``ask_llm`` check run offline) were not evaluated:
-    they are left out of every rate; other errors count as failures, as selection counts them."""
-    row_of = {example: i for i, example in enumerate(run.examples)}
+    return assertion_stats(run.id, run.names, run.examples, run.y, run.m, run.errors)
+
+
+def assertion_stats(
+    run_id: int,
+    names: Sequence[str],
+    examples: Sequence[str],
+    y: Sequence[int | None],
+    m: Sequence[Sequence[int | None]],
+    errors: Iterable[Mapping[str, Any]],
+) -> dict[str, AssertionStats]:
+    """Per-assertion figures of an evaluation run, for the editor and ``spade eval`` alike. Cells that need a
+    model (an ``ask_llm`` check run offline) or do not apply were not evaluated: they are left out of every
+    rate; other errors count as failures, as selection counts them."""
+    row_of = {example: i for i, example in enumerate(examples)}
     messages: dict[str, list[str]] = {}
     unevaluated: dict[str, set[int]] = {}
     inapplicable: dict[str, set[int]] = {}
-    for error in run.errors:
+    for error in errors:
         name = str(error.get("assertion"))
         kind = error.get("kind")
         if kind in NOT_ERROR_KINDS:
@@ -746,17 +761,17 @@ def _stats(run: _Run) -> dict[str, AssertionStats]:
         if text not in bucket and len(bucket) < _MAX_ERROR_MESSAGES:
             bucket.append(text)
     out: dict[str, AssertionStats] = {}
-    for column, name in enumerate(run.names):
+    for column, name in enumerate(names):
         skip = unevaluated.get(name, set())
-        rows = [i for i in range(len(run.m)) if i not in skip]
-        cells = [run.m[i][column] for i in rows]
-        good = [run.m[i][column] for i in rows if run.y[i] == 1]
-        bad = [run.m[i][column] for i in rows if run.y[i] == 0]
-        flagged_good = [run.examples[i] for i in rows if run.y[i] == 1 and run.m[i][column] != 1]
-        missed_bad = [run.examples[i] for i in rows if run.y[i] == 0 and run.m[i][column] == 1]
+        rows = [i for i in range(len(m)) if i not in skip]
+        cells = [m[i][column] for i in rows]
+        good = [m[i][column] for i in rows if y[i] == 1]
+        bad = [m[i][column] for i in rows if y[i] == 0]
+        flagged_good = [examples[i] for i in rows if y[i] == 1 and m[i][column] != 1]
+        missed_bad = [examples[i] for i in rows if y[i] == 0 and m[i][column] == 1]
         passed = sum(1 for cell in cells if cell == 1)
         out[name] = AssertionStats(
-            run_id=run.id,
+            run_id=run_id,
             examples=len(cells),
             passed=passed,
             failed=sum(1 for cell in cells if cell == 0),
@@ -769,6 +784,8 @@ def _stats(run: _Run) -> dict[str, AssertionStats]:
             coverage=_rate(sum(1 for cell in bad if cell != 1), len(bad)),
             ffr=_rate(sum(1 for cell in good if cell != 1), len(good)),
             error_messages=tuple(messages.get(name, ())),
+            caught=sum(1 for cell in bad if cell != 1),
+            flagged=len(flagged_good),
             flagged_good=tuple(flagged_good[:_MAX_IDS_NAMED]),
             missed_bad=tuple(missed_bad[:_MAX_IDS_NAMED]),
         )
@@ -804,8 +821,7 @@ def check_outcome(stats: AssertionStats | None, tau: float) -> CheckOutcome | No
     if stats.good + stats.bad == 0:
         why = "it needs a model (configure an assistant model)" if stats.needs_model else "no labelled example"
         return CheckOutcome("skipped", f"not judged: {why}")
-    flagged = round((stats.ffr or 0.0) * stats.good)
-    caught = round((stats.coverage or 0.0) * stats.bad)
+    flagged, caught = stats.flagged, stats.caught
     problems: list[str] = []
     if stats.good and flagged > tau * stats.good:
         problems.append(

@@ -605,16 +605,18 @@ def _cmd_eval(args: argparse.Namespace, out: TextIO) -> int:
         result = _daemon_job(args, root, "evaluate", {k: v for k, v in flags.items() if v is not None})
         with _open_workspace(args, args.prompt) as workspace:
             run = load_eval_run(workspace.store, result["run_id"])
+            tau = _prompt_settings(args, workspace, args.prompt).tau
         run.module_error, run.warnings = result["module_error"], result["warnings"]
     else:
         with _open_workspace(args, args.prompt) as workspace:
             settings = _prompt_settings(args, workspace, args.prompt)
             run = evaluate(workspace, args.prompt, settings=settings, examples_file=args.examples, limits=limits)
+            tau = settings.tau
     _warn(run.warnings)
     if args.json:
         _emit_json(out, run.matrix_json())
     else:
-        out.write(render_eval(run))
+        out.write(render_eval(run, tau))
     if run.module_error:
         print(f"spade: error: {run.module_error}", file=sys.stderr)
         return EXIT_USAGE

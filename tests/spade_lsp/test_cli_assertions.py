@@ -220,3 +220,23 @@ def test_eval_in_chunks_gives_the_matrix_of_one_pass(
     keys = ("assertions", "examples", "y", "M", "errors", "needs_model")
     assert {key: chunked[key] for key in keys} == {key: whole[key] for key in keys}
     assert chunked["examples"] == ["g1", "g2", "b1", "b2"] and chunked["errors"]
+
+
+def test_eval_text_gives_each_check_its_verdict_as_the_editor_does(
+    capsys: pytest.CaptureFixture[str], prompt: Path
+) -> None:
+    """The verdict column is the engine's ``check_outcome`` at the prompt's tau, the one the editor's test
+    explorer shows; a check that catches no bad example fails, naming the examples."""
+    _import_and_synthesize(capsys, prompt)
+    module = prompt.parent / "blurb_assertions.py"
+    blind = "\n\ndef assert_anything(example: dict, prompt: str, response: str) -> bool:\n    return True\n"
+    module.write_text(module.read_text(encoding="utf-8") + blind, encoding="utf-8")
+    code, out, _ = run(capsys, "eval", str(prompt))
+    rows = {line.split()[0]: line.split()[1] for line in out.splitlines() if line.startswith("assert_")}
+    assert code == 0 and "verdict (tau 0.25)" in out
+    assert rows["assert_at_most_12_words"] == rows["assert_excludes_cheap"] == "passed"
+    assert rows["assert_anything"] == "failed"
+    assert "  assert_anything failed: catches none of the 2 bad examples (expected fail, got pass: b1, b2)" in out
+    asks = [name for name in rows if name.startswith("assert_llm_")]
+    assert asks and all(rows[name] == "skipped" for name in asks)
+    assert f"  {len(asks)} skipped, it needs a model (configure an assistant model): " in out

@@ -101,7 +101,7 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
         held_back = [verdict.to_json() for verdict in synthesized.held_back]
         out.write(render_held_back(held_back, checked=len(synthesized.verdicts)))
         out.write(f"\nevaluated in the sandbox on {examples_path(prompt).name}:\n")
-        out.write(render_eval(run))
+        out.write(render_eval(run, settings.tau))
     return _sample_locally(root, prompt, len(versions), out)
 
 
