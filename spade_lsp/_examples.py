@@ -411,10 +411,9 @@ def read_examples(path: Path, warnings: list[str] | None = None, *, strict: bool
 PROMPTY_SAMPLE_ID: Final = "prompty-sample"
 
 
-def prompt_examples(prompt: Path, parsed: PromptText, warnings: list[str] | None = None) -> list[Example]:
-    """The examples a prompt is sampled on: its examples file's (``NAME.examples.jsonl``), and a Prompty file's
-    ``sample`` inputs as one more (unless an example already has exactly those inputs). :class:`InputError`
-    saying how to add some when there are none."""
+def _sampling_sources(prompt: Path, parsed: PromptText) -> tuple[Path, dict[str, Any] | None]:
+    """Where a prompt's sampling inputs come from: its examples file (which may not exist) and a Prompty file's
+    ``sample`` inputs; :class:`InputError` saying how to add some when there are neither."""
     from spade_lsp._prompts import prompty_sample
 
     source = examples_path(prompt)
@@ -424,6 +423,14 @@ def prompt_examples(prompt: Path, parsed: PromptText, warnings: list[str] | None
             f"{source}: no examples to take inputs from; add lines like "
             '{"id": "a", "inputs": {"name": "..."}} or run `spade import PROMPT --examples FILE`'
         )
+    return source, sample
+
+
+def prompt_examples(prompt: Path, parsed: PromptText, warnings: list[str] | None = None) -> list[Example]:
+    """The examples a prompt is sampled on: its examples file's (``NAME.examples.jsonl``), and a Prompty file's
+    ``sample`` inputs as one more (unless an example already has exactly those inputs). :class:`InputError`
+    saying how to add some when there are none."""
+    source, sample = _sampling_sources(prompt, parsed)
     examples = read_examples(source, warnings) if source.exists() else []
     if sample is not None and all(dict(example.inputs) != sample for example in examples):
         examples.append(Example(PROMPTY_SAMPLE_ID, sample))
@@ -451,15 +458,7 @@ def draw_examples(
 
     import numpy as np
 
-    from spade_lsp._prompts import prompty_sample
-
-    source = examples_path(prompt)
-    sample = prompty_sample(parsed.front_matter, prompt.parent, source=f"{prompt} front matter")
-    if not source.exists() and sample is None:
-        raise InputError(
-            f"{source}: no examples to take inputs from; add lines like "
-            '{"id": "a", "inputs": {"name": "..."}} or run `spade import PROMPT --examples FILE`'
-        )
+    source, sample = _sampling_sources(prompt, parsed)
     ids, inputs, lines = array("Q"), array("Q"), array("Q")
     problems: list[str] = []
     problem_count = 0

@@ -128,7 +128,7 @@ def test_a_missing_input_is_not_applicable_in_the_matrix_selection_and_the_cli(
     code, out, _ = run(capsys, "eval", str(prompt))
     assert code == 0 and "not applicable" in out
     line = next(line for line in out.splitlines() if line.startswith(names[j]))
-    assert line.split()[1:] == ["1.00", "(1/1)", "0.00", "(0/1)", "2"]  # rates over the cells that apply
+    assert line.split()[1:] == ["passed", "1.00", "(1/1)", "0.00", "(0/1)", "2"]  # rates over the cells that apply
     code, out, err = run(capsys, "select", str(prompt), "--json", "--alpha", "0.5")
     assert code == 0, err
     selection = json.loads(out)
