@@ -224,7 +224,8 @@ NOT_FROM_CONTENT = FILE_ONLY_SETTINGS | {"executor", "ray_address"}
 
 def _restricted(key: str, value: Any) -> bool:
     """Whether untrusted content may not set ``key`` to ``value``."""
-    return key in TRUSTED_ONLY and value not in _HARMLESS.get(key, frozenset())
+    harmless = _HARMLESS.get(key, frozenset())
+    return key in TRUSTED_ONLY and not (isinstance(value, str) and value in harmless)  # a table or list: never
 
 
 def untrusted_part(table: Mapping[str, Any]) -> list[str]:

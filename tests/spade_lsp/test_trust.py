@@ -261,3 +261,16 @@ def test_trust_is_recorded_shown_and_revoked(
     code, out, _ = run(capsys, "trust", "--status", str(root))
     assert "not trusted" in out
     assert not trust.is_trusted(root / "sub") and not trust.is_trusted(root)
+
+
+def test_a_trusted_only_setting_of_any_type_is_ignored_not_a_traceback(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, untrusted: Path
+) -> None:
+    """A table or a list where a model name belongs is neither harmless nor a crash: ignored, and said."""
+    prompt = _workspace(tmp_path / "cloned", "reply.prompt", "Greet {name}.\n")
+    (prompt.parent / "spade.toml").write_text('model = { a = 1 }\nsandbox = ["off"]\n', encoding="utf-8")
+    code, out, err = run(capsys, "history", str(prompt))
+    assert code == 0 and "1 version(s)" in out, err
+    assert "ignored model (spade.toml), sandbox (spade.toml)" in err
+    settings = resolve_file(prompt.parent, prompt)
+    assert (settings.model, settings.sandbox) == (None, "kernel")
