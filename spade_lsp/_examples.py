@@ -477,7 +477,7 @@ def draw_examples(
     first_of_inputs = np.sort(np.unique(kept, return_index=True)[1]) if len(kept) else order[:0]
     distinct = [int(lines[int(first_of_id[i])]) for i in first_of_inputs]
     shared = len(first_of_id) - len(distinct)
-    with_sample = sample is not None and _digest(_inputs_key(sample)) not in set(kept.tolist())
+    with_sample = sample is not None and not bool((kept == np.uint64(_digest(_inputs_key(sample)))).any())
     total = len(distinct) + int(with_sample)
     if total == 0:
         if not problems:

@@ -19,10 +19,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, cast
 
 from spade_lsp.errors import InputError
+from spade_lsp.store._owners import process_owner
 
 if TYPE_CHECKING:
     from spade_lsp.store._database import Store
-from spade_lsp.store._owners import process_owner
 
 __all__ = [
     "JudgeRunKind",

@@ -190,3 +190,23 @@ def test_checks_that_read_inputs_never_raise_on_a_missing_one() -> None:
         checks.value({"language": None}, "language")
     with pytest.raises(KeyError):  # code written for a plain dict still catches it
         checks.value({}, "language")
+
+
+def test_candidates_are_checked_on_the_first_labelled_examples_each_id_once(tmp_path: Path) -> None:
+    from spade_lsp._precheck import labelled_examples
+
+    prompt = tmp_path / "p.prompt"
+    source = tmp_path / "p.examples.jsonl"
+    rows = [
+        {"id": "a", "inputs": {}, "output": "x", "label": "good"},
+        {"id": "a", "inputs": {}, "output": "y", "label": "bad"},  # a reused id: skipped, as everywhere
+        {"id": "b", "inputs": {}, "label": "bad"},  # no output: nothing to run a check on
+        {"id": "c", "inputs": {}, "output": "z"},  # unlabelled
+        {"id": "d", "inputs": {}, "output": "w", "label": "bad"},
+    ]
+    source.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    assert [(e.id, e.label) for e in labelled_examples(prompt)] == [("a", 1), ("d", 0)]
+    source.write_text("{not json\n", encoding="utf-8")
+    assert labelled_examples(prompt) == []  # no usable example: no pre-check (eval reports the file)
+    source.unlink()
+    assert labelled_examples(prompt) == []
