@@ -62,17 +62,19 @@ export class ChecksExplorer implements vscode.Disposable {
     if (!checks) {
       return undefined;
     }
+    // the items already shown are kept (a run in progress reports on them), and updated in place
     const sidecar = checks.sidecar ? vscode.Uri.file(checks.sidecar) : undefined;
-    const parent = this.controller.createTestItem(checks.id, checks.label, sidecar);
+    const parent = this.controller.items.get(checks.id) ?? this.controller.createTestItem(checks.id, checks.label, sidecar);
     parent.error = checks.problem;
     parent.description = checks.stale ? "changed since the last run" : undefined;
     this.prompts.set(checks.id, checks.prompt);
-    for (const test of checks.tests) {
-      const item = this.controller.createTestItem(test.id, test.name, sidecar);
+    const children = checks.tests.map((test) => {
+      const item = parent.children.get(test.id) ?? this.controller.createTestItem(test.id, test.name, sidecar);
       item.range = new vscode.Range(test.line, 0, test.line, 0);
-      parent.children.add(item);
       this.prompts.set(test.id, checks.prompt);
-    }
+      return item;
+    });
+    parent.children.replace(children);
     this.controller.items.add(parent);
     return checks;
   }
