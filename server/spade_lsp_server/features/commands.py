@@ -513,10 +513,8 @@ def _review_items(server: SpadeLanguageServer, ref: DocumentRef, args: Sequence[
         raise CommandError(f"spade.acceptReviewed: {error}") from error
 
 
-# -- registration -------------------------------------------------------------------------------------------
-
-
-def checks_of(server: SpadeLanguageServer, ref: DocumentRef) -> dict[str, Any]:
+def _checks_of(server: SpadeLanguageServer, ref: DocumentRef) -> dict[str, Any]:
+    """The prompt's checks as tests (``spade.checks``)."""
     from spade_lsp.overview import check_outcome
 
     overview = server.overview_of(ref)
@@ -533,9 +531,7 @@ def checks_of(server: SpadeLanguageServer, ref: DocumentRef) -> dict[str, Any]:
         tests.append(
             {
                 "name": view.name,
-                "label": view.description or view.name,
                 "line": view.name_range.start.line,
-                "end_line": view.end_line,
                 "outcome": None if outcome is None else {"state": outcome.state, "message": outcome.message},
             }
         )
@@ -549,6 +545,9 @@ def checks_of(server: SpadeLanguageServer, ref: DocumentRef) -> dict[str, Any]:
         "stale": bool(run is not None and run.module_changed),  # the sidecar changed since that evaluation
         "checks": tests,
     }
+
+
+# -- registration -------------------------------------------------------------------------------------------
 
 
 def register(server: SpadeLanguageServer) -> None:
@@ -657,7 +656,7 @@ def register(server: SpadeLanguageServer) -> None:
     async def checks(*args: Any) -> dict[str, Any]:
         """The prompt's checks as tests, for the editor's test explorer: each with where it is in the sidecar
         and how it did in the latest evaluation at the prompt's tau (``outcome`` None: not evaluated)."""
-        return checks_of(server, _target(server, "spade.checks", args))
+        return _checks_of(server, _target(server, "spade.checks", args))
 
     @server.command("spade.openExamples")
     async def examples(*args: Any) -> dict[str, Any]:
