@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 from spade_lsp.errors import StoreError
 from spade_lsp.store._database import Store
@@ -57,30 +56,14 @@ def insert_eval_run(
                 examples_hash,
                 json.dumps(parameters),
                 json.dumps(assertions),
-                _dumps(examples),
-                _dumps(y),
-                _dumps(m),
-                _dumps(errors),
+                json.dumps(examples),
+                json.dumps(y),
+                json.dumps(m),
+                json.dumps(errors),
                 seconds,
             ],
         )
         return int(cursor.lastrowid or 0)
-
-
-#: From this many items a column is encoded a piece at a time.
-_LONG: Final = 10_000
-
-
-def _dumps(items: list[Any]) -> str:
-    """``json.dumps(items)``, for a column that may hold a million items: the one-shot encoder keeps a string
-    object per piece until it joins them (hundreds of megabytes for a million rows); this one writes each piece
-    into one buffer as it goes."""
-    if len(items) < _LONG:
-        return json.dumps(items)
-    buffer = io.StringIO()
-    for piece in json.JSONEncoder().iterencode(items):
-        buffer.write(piece)
-    return buffer.getvalue()
 
 
 def stored_eval_run(store: Store, run_id: int) -> StoredEvalRun:
