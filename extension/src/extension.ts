@@ -6,8 +6,8 @@ import { type JobStatus, LongJobs, type ServerState, statusView } from "./jobs";
 import { onInterpreterChange } from "./python";
 import { type ReportFiles, ReportView } from "./reportView";
 import { Session } from "./session";
-import { ChecksExplorer } from "./testExplorer";
 import { needsRestart } from "./settings";
+import { ChecksExplorer } from "./testExplorer";
 
 const RESTART_DEBOUNCE_MS = 500;
 
