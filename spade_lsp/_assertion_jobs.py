@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final
 
+from spade_lsp._columns import IndexedColumn, StringColumn
 from spade_lsp._examples import Example, example_chunks, read_examples
 from spade_lsp._fallbacks import Fallbacks
 from spade_lsp._files import (
@@ -295,9 +296,9 @@ class EvalRun:
 
     run_id: int
     assertions: list[dict[str, Any]]
-    examples: list[str]
-    y: list[int | None]
-    m: list[list[int | None]]
+    examples: Sequence[str]  # a run of a million examples holds them compact (:class:`StringColumn`)
+    y: Sequence[int | None]
+    m: Sequence[Sequence[int | None]]
     errors: list[dict[str, Any]]
     seconds: float
     module_error: str | None = None
@@ -426,7 +427,7 @@ def evaluate(
     ran = _ChunkedRun(ModuleSource(text, str(module.resolve())), limits, ask)
     case_warnings: list[str] = []
     case_warning_count = 0
-    for chunk in example_chunks(source, warnings, size=EVAL_CHUNK):  # memory follows a chunk, not the file
+    for chunk in example_chunks(source, warnings, size=EVAL_CHUNK, ids=ran.ids):  # a chunk held, not the file
         cases, found = example_cases(chunk, template)
         case_warnings += found[: max(0, _CASE_WARNINGS_KEPT - len(case_warnings))]
         case_warning_count += len(found)
@@ -472,48 +473,49 @@ def evaluate(
 
 #: Examples evaluated per sandbox run: enough to amortise the workers' start, few enough that a file of a
 #: million examples never sits in memory whole (their cases, rendered prompts included, are the bulk).
-EVAL_CHUNK: Final = 20_000
+EVAL_CHUNK: Final = 10_000
 _CASE_WARNINGS_KEPT: Final = 100
-_SHARED_ROWS: Final = 65_536
 
 
 class _ChunkedRun:
     """One evaluation's results, a chunk of examples at a time: every chunk runs in the sandbox with the same
-    module text, and the matrix, labels, ids and cell errors are appended in file order."""
+    module text, and the matrix, labels and cell errors are appended in file order (the ids, by the reader that
+    skips reused ones: :func:`~spade_lsp._examples.example_chunks`)."""
 
     def __init__(self, module: ModuleSource, limits: SandboxLimits, ask: AskLLM | None) -> None:
         self.module, self.limits, self.ask = module, limits, ask
         self.descriptors: list[Any] = []
         self.module_error: Any = None
-        self.ids: list[str] = []
-        self.y: list[int | None] = []
-        self.m: list[list[int | None]] = []
+        self.ids = StringColumn()
+        # A label and a row of verdicts per example, each distinct pair kept once: a million examples of a few
+        # checks hold a handful of pairs and a 4-byte index each (rows are shared, so read-only, as every
+        # consumer of ``m`` treats them).
+        self.rows: IndexedColumn[tuple[int | None, list[int | None]]] = IndexedColumn()
         self.errors: list[dict[str, Any]] = []
         self.response_chars = 0
-        # Rows with the same verdicts are one list (read-only, as every consumer treats ``m``): a million examples
-        # of a few checks hold a handful of distinct rows, not a million lists.
-        self._rows: dict[tuple[int | None, ...], list[int | None]] = {}
+
+    @property
+    def y(self) -> Sequence[int | None]:
+        return self.rows.column(0)
+
+    @property
+    def m(self) -> Sequence[list[int | None]]:
+        return self.rows.column(1)
 
     def add(self, examples: Sequence[Example], cases: Sequence[SandboxCase]) -> None:
-        self.ids += [example.id for example in examples]
-        self.y += [example.label for example in examples]
         self.response_chars += sum(len(case.response) for case in cases)
         if self.module_error is not None:  # the module does not load: nothing runs on the later chunks either
-            self.m += [[] for _ in examples]
+            for example in examples:
+                self.rows.append((example.label, ()), (example.label, []))
             return
         result = run_assertions(self.module, cases, limits=self.limits, ask_llm=self.ask)
         self.module_error = result.module_error
         if not self.descriptors:
             self.descriptors = list(result.assertions)
         names = [assertion.name for assertion in result.assertions]
-        for row in result.passed:
+        for example, row in zip(examples, result.passed, strict=True):
             cells = tuple(None if cell is None else int(cell) for cell in row)
-            shared = self._rows.get(cells)
-            if shared is None:
-                shared = list(cells)
-                if len(self._rows) < _SHARED_ROWS:
-                    self._rows[cells] = shared
-            self.m.append(shared)
+            self.rows.append((example.label, cells), (example.label, list(cells)))
         self.errors += [
             {
                 "example": examples[error.case].id,

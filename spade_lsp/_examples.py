@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from spade_lsp._columns import StringColumn
 from spade_lsp._files import (
     MAX_EXAMPLES_BYTES,
     atomic_write_text,
@@ -527,16 +528,16 @@ def iter_examples(
         yield number, example, [ExampleWarning(path, number, p.message, p.outcome, None) for p in problems]
 
 
-def example_chunks(path: Path, warnings: list[str], *, size: int) -> Iterator[list[Example]]:
-    """:func:`read_examples`, ``size`` examples at a time, for work that goes example by example (an
-    evaluation): what is held at once is one chunk and the ids seen (a later line with a used id is skipped, as
-    :func:`read_examples` skips it). Problems are appended to ``warnings``, the first hundred with their line and
-    then a count; a file with no usable example is an :class:`InputError`."""
-    from array import array
-
-    seen: set[str] = set()
-    in_order: list[str] = []  # the same strings as ``seen``: the line of an id's first use, found when named
-    lines = array("Q")
+def example_chunks(
+    path: Path, warnings: list[str], *, size: int, ids: StringColumn | None = None
+) -> Iterator[list[Example]]:
+    """:func:`read_examples`, ``size`` examples at a time, for work that goes example by example (an evaluation);
+    pass ``ids`` to keep the examples' ids (compact, in file order). A later line with a used id is skipped, as
+    :func:`read_examples` skips it: a first pass finds which ids repeat (an 8-byte digest per line, let go before
+    the second), so the second holds only those. Problems are appended to ``warnings``, the first hundred with
+    their line and then a count; a file with no usable example is an :class:`InputError`."""
+    repeated = _repeated_ids(path)
+    first_use: dict[str, int] = {}  # the line of each repeated id's first use
     problems: list[ExampleWarning] = []  # the first hundred, also named by the error when none is usable
     count = 0
     chunk: list[Example] = []
@@ -553,16 +554,13 @@ def example_chunks(path: Path, warnings: list[str], *, size: int) -> Iterator[li
         note(trouble)
         if example is None:
             continue
-        if example.id in seen:
-            if len(problems) < _WARNINGS_KEPT:  # a line to name: one scan, for at most the hundred warnings shown
-                first = lines[in_order.index(example.id)]
+        if repeated and _digest(example.id) in repeated:
+            first = first_use.setdefault(example.id, number)
+            if first != number:
                 note([ExampleWarning(path, number, f"id {example.id!r} already used on line {first}", SKIPPED)])
-            else:
-                count += 1
-            continue
-        seen.add(example.id)
-        in_order.append(example.id)
-        lines.append(number)
+                continue
+        if ids is not None:
+            ids.append(example.id)
         chunk.append(example)
         if len(chunk) == size:
             yield chunk
@@ -573,6 +571,18 @@ def example_chunks(path: Path, warnings: list[str], *, size: int) -> Iterator[li
         yield chunk
     elif not yielded:
         raise problems_error(path, problems, "no usable example")
+
+
+def _repeated_ids(path: Path) -> set[int]:
+    """Digests of the ids that more than one usable line of the file has (a digest collision only costs a
+    lookup: the second pass compares the ids themselves)."""
+    import numpy as np
+
+    digests = np.fromiter(
+        (_digest(example.id) for _, example, _ in iter_examples(path) if example is not None), dtype=np.uint64
+    )
+    values, counts = np.unique(digests, return_counts=True)
+    return {int(value) for value in values[counts > 1]}
 
 
 def _inputs_key(inputs: Mapping[str, Any]) -> str:

@@ -742,54 +742,98 @@ def assertion_stats(
     """Per-assertion figures of an evaluation run, for the editor and ``spade eval`` alike. Cells that need a
     model (an ``ask_llm`` check run offline) or do not apply were not evaluated: they are left out of every
     rate; other errors count as failures, as selection counts them."""
-    row_of = {example: i for i, example in enumerate(examples)}
     messages: dict[str, list[str]] = {}
-    unevaluated: dict[str, set[int]] = {}
-    inapplicable: dict[str, set[int]] = {}
+    unevaluated: dict[str, set[str]] = {}  # example ids, by assertion: a handful, not a run's million
+    inapplicable: dict[str, set[str]] = {}
     for error in errors:
         name = str(error.get("assertion"))
         kind = error.get("kind")
         if kind in NOT_ERROR_KINDS:
-            row = row_of.get(str(error.get("example")))
-            if row is not None:
-                unevaluated.setdefault(name, set()).add(row)
-                if kind == "not_applicable":
-                    inapplicable.setdefault(name, set()).add(row)
+            unevaluated.setdefault(name, set()).add(str(error.get("example")))
+            if kind == "not_applicable":
+                inapplicable.setdefault(name, set()).add(str(error.get("example")))
             continue
         text = f"{error.get('kind', 'error')}: {error.get('message', '')}".strip()
         bucket = messages.setdefault(name, [])
         if text not in bucket and len(bucket) < _MAX_ERROR_MESSAGES:
             bucket.append(text)
-    out: dict[str, AssertionStats] = {}
-    for column, name in enumerate(names):
-        skip = unevaluated.get(name, set())
-        rows = [i for i in range(len(m)) if i not in skip]
-        cells = [m[i][column] for i in rows]
-        good = [m[i][column] for i in rows if y[i] == 1]
-        bad = [m[i][column] for i in rows if y[i] == 0]
-        flagged_good = [examples[i] for i in rows if y[i] == 1 and m[i][column] != 1]
-        missed_bad = [examples[i] for i in rows if y[i] == 0 and m[i][column] == 1]
-        passed = sum(1 for cell in cells if cell == 1)
-        out[name] = AssertionStats(
-            run_id=run_id,
-            examples=len(cells),
-            passed=passed,
-            failed=sum(1 for cell in cells if cell == 0),
-            errors=sum(1 for cell in cells if cell is None),
-            needs_model=len(skip) - len(inapplicable.get(name, ())),
-            not_applicable=len(inapplicable.get(name, ())),
-            good=len(good),
-            bad=len(bad),
-            pass_rate=_rate(passed, len(cells)),
-            coverage=_rate(sum(1 for cell in bad if cell != 1), len(bad)),
-            ffr=_rate(sum(1 for cell in good if cell != 1), len(good)),
-            error_messages=tuple(messages.get(name, ())),
-            caught=sum(1 for cell in bad if cell != 1),
-            flagged=len(flagged_good),
-            flagged_good=tuple(flagged_good[:_MAX_IDS_NAMED]),
-            missed_bad=tuple(missed_bad[:_MAX_IDS_NAMED]),
+    skipped_rows = _rows_of(examples, set[str]().union(*unevaluated.values()))
+    return {
+        name: _column_stats(
+            run_id,
+            column,
+            examples,
+            y,
+            m,
+            {skipped_rows[e] for e in unevaluated.get(name, ()) if e in skipped_rows},
+            len({e for e in inapplicable.get(name, ()) if e in skipped_rows}),
+            tuple(messages.get(name, ())),
         )
-    return out
+        for column, name in enumerate(names)
+    }
+
+
+def _rows_of(examples: Sequence[str], wanted: set[str]) -> dict[str, int]:
+    """The rows of the ``wanted`` example ids (the first, when an id repeats), in one pass over the run."""
+    rows: dict[str, int] = {}
+    if wanted:
+        for row, example in enumerate(examples):
+            if example in wanted and example not in rows:
+                rows[example] = row
+    return rows
+
+
+def _column_stats(
+    run_id: int,
+    column: int,
+    examples: Sequence[str],
+    y: Sequence[int | None],
+    m: Sequence[Sequence[int | None]],
+    skip: set[int],
+    not_applicable: int,
+    messages: tuple[str, ...],
+) -> AssertionStats:
+    """One assertion's figures, in one pass over the rows (counts, and the first few ids of each kind)."""
+    counts = {"cells": 0, "passed": 0, "failed": 0, "errors": 0, "good": 0, "bad": 0, "caught": 0, "flagged": 0}
+    flagged_good: list[str] = []
+    missed_bad: list[str] = []
+    for row, (label, verdicts) in enumerate(zip(y, m, strict=True)):
+        if row in skip:
+            continue
+        cell = verdicts[column]
+        counts["cells"] += 1
+        counts["passed" if cell == 1 else "failed" if cell == 0 else "errors"] += 1
+        if label == 1:
+            counts["good"] += 1
+            if cell != 1:
+                counts["flagged"] += 1
+                if len(flagged_good) < _MAX_IDS_NAMED:
+                    flagged_good.append(examples[row])
+        elif label == 0:
+            counts["bad"] += 1
+            if cell != 1:
+                counts["caught"] += 1
+            elif len(missed_bad) < _MAX_IDS_NAMED:
+                missed_bad.append(examples[row])
+    return AssertionStats(
+        run_id=run_id,
+        examples=counts["cells"],
+        passed=counts["passed"],
+        failed=counts["failed"],
+        errors=counts["errors"],
+        needs_model=len(skip) - not_applicable,
+        not_applicable=not_applicable,
+        good=counts["good"],
+        bad=counts["bad"],
+        pass_rate=_rate(counts["passed"], counts["cells"]),
+        coverage=_rate(counts["caught"], counts["bad"]),
+        ffr=_rate(counts["flagged"], counts["good"]),
+        error_messages=messages,
+        caught=counts["caught"],
+        flagged=counts["flagged"],
+        flagged_good=tuple(flagged_good),
+        missed_bad=tuple(missed_bad),
+    )
 
 
 @dataclass(frozen=True, slots=True)

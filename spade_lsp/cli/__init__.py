@@ -385,7 +385,9 @@ def _jsonable(value: Any) -> Any:
 
 
 def _emit_json(out: TextIO, value: Any) -> None:
-    json.dump(value, out, ensure_ascii=False, indent=2, default=_jsonable)
+    from spade_lsp._columns import dump_json
+
+    dump_json(value, out, default=_jsonable)
     out.write("\n")
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from spade_lsp._columns import json_pieces
 from spade_lsp.errors import StoreError
 from spade_lsp.store._database import Store
 from spade_lsp.store._prompt_index import recorded_prompt_id
@@ -36,18 +38,23 @@ def insert_eval_run(
     examples_hash: str,
     parameters: dict[str, Any],
     assertions: list[dict[str, Any]],
-    examples: list[str],
-    y: list[int | None],
-    m: list[list[int | None]],
+    examples: Sequence[str],
+    y: Sequence[int | None],
+    m: Sequence[Sequence[int | None]],
     errors: list[dict[str, Any]],
     seconds: float,
 ) -> int:
-    """Store a finished run of the prompt recorded under ``key``; returns its id."""
+    """Store a finished run of the prompt recorded under ``key``; returns its id. The per-example columns are
+    written into their row in pieces (SQLite's incremental I/O): a run of a million examples never has its
+    whole JSON text in memory, once here and again in SQLite's record."""
+    columns = {"examples": examples, "y": y, "m": m}
+    lengths = [sum(len(piece) for piece in json_pieces(values)) for values in columns.values()]
     with store.write() as db:
         pid = recorded_prompt_id(store, key)
         cursor = db.execute(
             "INSERT INTO eval_runs (prompt_id, started_at, finished_at, status, module_hash, examples_hash, parameters,"
-            " assertions, examples, y, m, errors, seconds) VALUES (?, ?, ?, 'done', ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " assertions, examples, y, m, errors, seconds) VALUES (?, ?, ?, 'done', ?, ?, ?, ?,"
+            " CAST(zeroblob(?) AS TEXT), CAST(zeroblob(?) AS TEXT), CAST(zeroblob(?) AS TEXT), ?, ?)",
             [
                 pid,
                 started_at,
@@ -56,14 +63,17 @@ def insert_eval_run(
                 examples_hash,
                 json.dumps(parameters),
                 json.dumps(assertions),
-                json.dumps(examples),
-                json.dumps(y),
-                json.dumps(m),
+                *lengths,
                 json.dumps(errors),
                 seconds,
             ],
         )
-        return int(cursor.lastrowid or 0)
+        run_id = int(cursor.lastrowid or 0)
+        for name, values in columns.items():
+            with db.conn.blobopen("eval_runs", name, run_id) as text:
+                for piece in json_pieces(values):
+                    text.write(piece)
+        return run_id
 
 
 def stored_eval_run(store: Store, run_id: int) -> StoredEvalRun:

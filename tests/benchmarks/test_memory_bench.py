@@ -4,8 +4,10 @@ and a 1,000,000-line examples file (about 100 MB), each a fresh process, measure
 
 - ``spade sample --inputs 5 --samples 1``: five inputs are drawn from the file without holding it (digests in a
   first pass, the drawn lines in a second). Floor: the large file's peak within 100 MB of the small one's.
-- ``spade eval`` runs every check on every example, a chunk of examples at a time; what it still holds is the
-  run itself (an id, a label and a row of verdicts per example) and the ids seen. Floor: the same 100 MB.
+- ``spade eval`` runs every check on every example, ten thousand at a time; what it holds is the run itself,
+  compact (the ids' UTF-8 bytes and an offset each, a 4-byte index per example into its distinct label-and-verdicts
+  rows), after a first pass that finds reused ids from an 8-byte digest per line; the run is written into its
+  store row in pieces. Floor: the same 100 MB.
 
 Reproduce: ``.venv/bin/pytest -q -s tests/benchmarks/test_memory_bench.py -p no:cacheprovider``
 """

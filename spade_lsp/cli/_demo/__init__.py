@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TextIO
 
+from spade_lsp._columns import dump_json
 from spade_lsp._history import Revision
 
 DEMO_PROMPT = "product_description.prompt"
@@ -72,7 +73,7 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
         synthesized = synthesize(workspace, prompt, OfflineSynthesizer(), settings=settings)
         run = evaluate(workspace, prompt, settings=settings)
         if args.json:
-            json.dump(
+            dump_json(
                 {
                     "workspace": str(root),
                     "prompt": DEMO_PROMPT,
@@ -87,7 +88,6 @@ def _run(root: Path, args: argparse.Namespace, out: TextIO) -> int:
                     "matrix": run.matrix_json(),
                 },
                 out,
-                indent=2,
             )
             out.write("\n")
             return 0
