@@ -9,14 +9,19 @@ export type ServerCommand =
   | "spade.evaluate"
   | "spade.select"
   | "spade.sample"
+  | "spade.compare"
   | "spade.report"
   | "spade.showHistory"
   | "spade.trustWorkspace";
+
+/** What a comparison varies: the extension asks for the two values before it sends the command. */
+export type CompareKind = "versions" | "models" | "temperatures";
 
 export interface PaletteCommand {
   id: string;
   title: string;
   server: ServerCommand;
+  asks?: CompareKind;
 }
 
 export const PALETTE: readonly PaletteCommand[] = [
@@ -24,6 +29,9 @@ export const PALETTE: readonly PaletteCommand[] = [
   { id: "spade-lsp.evaluate", title: "Run evaluation", server: "spade.evaluate" },
   { id: "spade-lsp.select", title: "Select assertions", server: "spade.select" },
   { id: "spade-lsp.sample", title: "Sample reliability", server: "spade.sample" },
+  { id: "spade-lsp.compareVersions", title: "Compare versions…", server: "spade.compare", asks: "versions" },
+  { id: "spade-lsp.compareModels", title: "Compare models…", server: "spade.compare", asks: "models" },
+  { id: "spade-lsp.compareTemperatures", title: "Compare temperatures…", server: "spade.compare", asks: "temperatures" },
   { id: "spade-lsp.showReport", title: "Show report", server: "spade.report" },
   { id: "spade-lsp.showHistory", title: "Show prompt history", server: "spade.showHistory" },
   { id: "spade-lsp.trustWorkspace", title: "Trust this workspace", server: "spade.trustWorkspace" },
@@ -107,10 +115,21 @@ export function summarize(command: ServerCommand, result: unknown): string | und
       );
     }
     case "spade.sample": {
-      const pPass = (r.p_pass ?? {}) as Result;
-      const calls = typeof r.calls === "number" ? `, ${count(r.calls, "call")}` : "";
-      return `SPADE: sampled ${String(r.model ?? "the model")}: P(pass) ${percent(pPass.measured)}${calls}. Show report for the intervals.`;
+      const measured = ((r.p_pass ?? {}) as Result).measured as Result | undefined;
+      const calls = typeof r.calls === "number" ? ` (${count(r.calls, "call")})` : "";
+      const model = String(r.model ?? "the model");
+      if (typeof measured?.rate !== "number") {
+        return `SPADE: sampled ${model}${calls}, but no output could be checked: see the report (Show report).`;
+      }
+      const level = typeof r.confidence === "number" ? ` (${percent(r.confidence)} interval)` : "";
+      const interval =
+        typeof measured.ci_low === "number" && typeof measured.ci_high === "number"
+          ? `, likely between ${percent(measured.ci_low)} and ${percent(measured.ci_high)}${level}`
+          : "";
+      return `SPADE: sampled ${model}${calls}: ${percent(measured.rate)} of its outputs passed every check${interval}. Show report for each check.`;
     }
+    case "spade.compare":
+      return typeof r.verdict === "string" ? `SPADE: ${r.verdict}. Show report for each check.` : undefined;
     case "spade.report":
     case "spade.showHistory":
       return undefined;
@@ -153,6 +172,9 @@ export function messageActions(message: string): MessageAction[] {
   if (/spade\.tau|spade\.alpha/.test(message)) {
     add("Open selection settings", "workbench.action.openSettings", "spade.tau");
   }
+  if (/Show report/.test(message)) {
+    add("Show report", "spade-lsp.showReport", "prompt");
+  }
   if (/spade\.daemonAutostart/.test(message)) {
     add("Open setting", "workbench.action.openSettings", "spade.daemonAutostart");
   }
@@ -169,4 +191,24 @@ export function targetUri(invokedOn: unknown, activeEditorUri: string | undefine
     return fromObject.toString();
   }
   return activeEditorUri;
+}
+
+/** Two values to compare, the baseline first, from what the user typed ("openai/a, local" or "0.2 1"); a
+ * problem in words when the text does not hold two different ones. */
+export function comparedValues(kind: "models" | "temperatures", text: string): { values?: (string | number)[]; problem?: string } {
+  const parts = text.split(/[,\s]+/).map((part) => part.trim()).filter((part) => part !== "");
+  if (parts.length !== 2) {
+    return { problem: `give two ${kind}, the baseline first (for example ${kind === "models" ? "openai/gpt-4o-mini, local" : "0.2, 1"})` };
+  }
+  if (parts[0] === parts[1]) {
+    return { problem: `give two different ${kind}` };
+  }
+  if (kind === "models") {
+    return { values: parts };
+  }
+  const numbers = parts.map(Number);
+  if (numbers.some((value) => !Number.isFinite(value) || value < 0 || value > 2)) {
+    return { problem: "temperatures are numbers from 0 to 2" };
+  }
+  return { values: numbers };
 }

@@ -2,6 +2,7 @@
 import * as vscode from "vscode";
 
 import { messageActions, PALETTE, type PaletteCommand, summarize, targetUri } from "./commands";
+import { askComparison } from "./compare";
 import { type JobStatus, LongJobs, type ServerState, statusView } from "./jobs";
 import { onInterpreterChange } from "./python";
 import { type ReportFiles, ReportView } from "./reportView";
@@ -117,7 +118,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 }
 
 async function runPalette(command: PaletteCommand, invokedOn: unknown, session: Session, report: ReportView): Promise<void> {
-  const uri = targetUri(invokedOn, vscode.window.activeTextEditor?.document.uri.toString());
+  const uri = targetUri(invokedOn, vscode.window.activeTextEditor?.document.uri.toString() ?? report.focusedPrompt());
   if (!uri) {
     void vscode.window.showErrorMessage(`SPADE: ${command.title}: open a prompt file (or its _assertions.py module) first.`);
     return;
@@ -125,7 +126,12 @@ async function runPalette(command: PaletteCommand, invokedOn: unknown, session: 
   const viewing = command.server === "spade.report";
   const history = command.server === "spade.showHistory";
   try {
-    const result = await session.execute(command.server, viewing || history ? [uri, { show: false }] : [uri]);
+    const asked = command.asks ? await askComparison(command.asks, uri, session) : undefined;
+    if (command.asks && !asked) {
+      return; // the user left the picker
+    }
+    const args = viewing || history ? [uri, { show: false }] : asked ? [uri, asked] : [uri];
+    const result = await session.execute(command.server, args);
     if (viewing) {
       await report.show(result as ReportFiles);
       return;
@@ -142,10 +148,16 @@ async function runPalette(command: PaletteCommand, invokedOn: unknown, session: 
     if (line) {
       void offer(line, uri, false);
     }
+    if (report.isShowing(uri)) {
+      // the open report shows the new result
+      await report.show((await session.execute("spade.report", [uri, { show: false }])) as ReportFiles);
+    }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (/cancelled$/.test(message)) {
-      return; // the user cancelled it from the progress notification
+    if (/: cancelled\b/.test(message)) {
+      // the user cancelled it from the progress notification: say what was kept
+      void vscode.window.showInformationMessage(`SPADE: ${message}`);
+      return;
     }
     void offer(`SPADE: ${message}`, uri, true);
   }

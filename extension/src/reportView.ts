@@ -19,6 +19,17 @@ const NO_SAMPLES =
 
 export class ReportView implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
+  private shown: ReportFiles | undefined;
+
+  /** The URI of the prompt whose report has the focus: palette commands run from the report act on it. */
+  focusedPrompt(): string | undefined {
+    return this.panel?.active && this.shown ? vscode.Uri.file(this.shown.prompt).toString() : undefined;
+  }
+
+  /** Whether the report of this prompt (a URI) is open, so a new result should refresh it. */
+  isShowing(prompt: string): boolean {
+    return this.panel !== undefined && this.shown !== undefined && vscode.Uri.file(this.shown.prompt).toString() === prompt;
+  }
 
   async show(files: ReportFiles): Promise<void> {
     const title = `SPADE report: ${path.basename(files.prompt)}`;
@@ -29,9 +40,11 @@ export class ReportView implements vscode.Disposable {
       });
       this.panel.onDidDispose(() => {
         this.panel = undefined;
+        this.shown = undefined;
       });
     }
     const panel = this.panel;
+    this.shown = files;
     panel.title = title;
     panel.webview.html = await this.page(files, title, panel.webview.cspSource);
     panel.reveal(undefined, true);

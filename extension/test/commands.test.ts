@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
 
-import { messageActions, PALETTE, summarize, targetUri } from "../src/commands";
+import { comparedValues, messageActions, PALETTE, summarize, targetUri } from "../src/commands";
 
 const root = path.resolve(__dirname, "..", "..");
 const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
@@ -105,11 +105,27 @@ test("result summaries", () => {
     "SPADE: added assert_x in blurb_assertions.py",
   );
   assert.match(summarize("spade.synthesize", { added: [], updated: [], sidecar: "/w/b_assertions.py" }) ?? "", /no new assertion/);
+  const sampled = { model: "local", p_pass: { measured: { rate: 0.875, ci_low: 0.7, ci_high: 0.95 } }, calls: 40, confidence: 0.9 };
   assert.equal(
-    summarize("spade.sample", { model: "openai/m", p_pass: { measured: 0.875 }, calls: 40 }),
-    "SPADE: sampled openai/m: P(pass) 88%, 40 calls. Show report for the intervals.",
+    summarize("spade.sample", sampled),
+    "SPADE: sampled local (40 calls): 88% of its outputs passed every check, likely between 70% and 95% " +
+      "(90% interval). Show report for each check.",
   );
+  assert.doesNotMatch(summarize("spade.sample", { model: "local", p_pass: { measured: { rate: null } } }) ?? "", /\?/);
   assert.equal(summarize("spade.report", {}), undefined);
+  assert.equal(
+    summarize("spade.compare", { verdict: "v2 is worse on 1 check (no_cheap 100% -> 25%) than v1 (4 inputs, 4 samples each; pass rates shown)" }),
+    "SPADE: v2 is worse on 1 check (no_cheap 100% -> 25%) than v1 (4 inputs, 4 samples each; pass rates shown). Show report for each check.",
+  );
+});
+
+test("a comparison's two values are read from what the user typed, the baseline first", () => {
+  assert.deepEqual(comparedValues("models", "openai/gpt-4o-mini, local"), { values: ["openai/gpt-4o-mini", "local"] });
+  assert.deepEqual(comparedValues("temperatures", "0.2 1"), { values: [0.2, 1] });
+  assert.match(comparedValues("models", "local") .problem ?? "", /give two models, the baseline first/);
+  assert.match(comparedValues("models", "local, local").problem ?? "", /two different models/);
+  assert.match(comparedValues("temperatures", "0, 3").problem ?? "", /from 0 to 2/);
+  assert.match(comparedValues("temperatures", "hot, cold").problem ?? "", /from 0 to 2/);
 });
 
 test("the target is the URI the command was invoked on, else the active editor's", () => {
@@ -122,6 +138,7 @@ test("the target is the URI the command was invoked on, else the active editor's
 test("a message's next steps become buttons: palette commands, settings, the examples file", () => {
   const titles = (message: string): string[] => messageActions(message).map((action) => action.title);
   assert.deepEqual(titles('Evaluate assertions: blurb.examples.jsonl: no examples; add labelled examples with "Open examples" (Ctrl+.)'), ["Open examples"]);
+  assert.deepEqual(titles("SPADE: sampled local (4 calls): 50% of its outputs passed every check. Show report for each check."), ["Show report"]);
   assert.deepEqual(titles("no check can be written for this without a model; configure an assistant model (the spade.assistantModel setting)"), ["Configure an assistant model"]);
   assert.deepEqual(titles('Select assertions: no finished evaluation run to select from; run "SPADE: Run evaluation" first'), ["Run evaluation"]);
   assert.deepEqual(titles("Sample reliability: no model is configured: set the spade.model setting"), ["Set the model"]);

@@ -218,17 +218,18 @@ class SpadeLanguageServer(LanguageServer):
     def columns(self, text: str | None) -> Columns:
         return Columns(text, self.workspace.position_encoding)
 
-    def tell(self, message: str, important: bool = False) -> None:
-        """Show ``message`` (important) or only log it in the client's output, in the editor's words (palette
-        commands and settings, never CLI flags)."""
+    def tell(self, message: str, important: bool = False, *, done: bool = False) -> None:
+        """Show ``message`` (important: a warning; ``done``: what an action did, as information) or only log it
+        in the client's output, in the editor's words (palette commands and settings, never CLI flags)."""
         if self.shutting_down:
             return
         from spade_lsp_server._words import for_editor
 
         message = for_editor(message)
         try:
-            if important:
-                self.window_show_message(types.ShowMessageParams(type=types.MessageType.Warning, message=message))
+            if important or done:
+                kind = types.MessageType.Warning if important else types.MessageType.Info
+                self.window_show_message(types.ShowMessageParams(type=kind, message=message))
             self.window_log_message(
                 types.LogMessageParams(
                     type=types.MessageType.Warning if important else types.MessageType.Info, message=message

@@ -21,7 +21,12 @@ from spade_lsp.reliability._names import METHODS, Method
 
 if TYPE_CHECKING:  # the names below load on first use
     from spade_lsp.reliability._compare import CompareOptions, compare_prompt
-    from spade_lsp.reliability._compare_render import lens_title, render_comparison, render_comparison_html
+    from spade_lsp.reliability._compare_render import (
+        lens_title,
+        render_comparison,
+        render_comparison_html,
+        verdict_text,
+    )
     from spade_lsp.reliability._html import render_html
     from spade_lsp.reliability._retry import (
         Attempt,
@@ -81,6 +86,7 @@ _WHERE = {
     "CompareOptions": "_compare",
     "compare_prompt": "_compare",
     "lens_title": "_compare_render",
+    "verdict_text": "_compare_render",
     "render_comparison": "_compare_render",
     "render_comparison_html": "_compare_render",
 }
@@ -118,6 +124,7 @@ __all__ = [
     "sample_prompt",
     "selected_assertions",
     "sequential_decision",
+    "verdict_text",
 ]
 
 

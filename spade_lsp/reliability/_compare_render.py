@@ -163,28 +163,42 @@ def short_name(name: str) -> str:
     return name.removeprefix("assert_")
 
 
-def lens_title(document: Mapping[str, Any], limit: int = 4) -> str:
-    """One line for the editor: "v7 vs v6: format 92% -> 97% (+5, 95% CI +1..+9); length 88% -> 80% (-8,
-    -14..-2) worse", regressions first, at most ``limit`` checks."""
+def lens_title(document: Mapping[str, Any]) -> str:
+    """The editor's short line (a lens above the prompt, whose click opens the report with the detail):
+    "v7 vs v6: worse on 1 check, better on 0" or "v7 vs v6: no detectable difference on 3 checks"."""
     comparison = document["comparisons"][0]
-    level = f"{100 * document['confidence']:g}% CI"
-    parts = []
-    for index, row in enumerate(comparison["checks"][:limit]):
-        if row["difference"] is None:
-            parts.append(f"{short_name(row['name'])} not measured")
-            continue
-        interval = (
-            f"{level} {_pts(row['low'], 0)}..{_pts(row['high'], 0)}"
-            if row["low"] is not None
-            else f"exact p {row['mcnemar_p']:.2g}"
+    worse, better = comparison["worse"], comparison["better"]
+    head = f"{comparison['candidate']} vs {comparison['baseline']}: "
+    if not worse and not better:
+        return head + f"no detectable difference on {_count(len(comparison['checks']), 'check')}"
+    return head + f"worse on {_count(len(worse), 'check')}, better on {len(better)}"
+
+
+def verdict_text(document: Mapping[str, Any]) -> str:
+    """The comparison's verdict in words, for a notification: which checks got detectably worse or better (with
+    their pass rates), and what a "no difference" rests on."""
+    comparison = document["comparisons"][0]
+    candidate, baseline = comparison["candidate"], comparison["baseline"]
+    rows = {row["name"]: row for row in comparison["checks"]}
+    basis = f"{_count(len(document['inputs']), 'input')}, {_count(int(document['samples']), 'sample')} each"
+
+    def named(names: Sequence[str]) -> str:
+        shown = [
+            f"{short_name(name)} {100 * rows[name]['baseline']:.0f}% -> {100 * rows[name]['candidate']:.0f}%"
+            for name in names[:3]
+        ]
+        return ", ".join(shown) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+
+    worse, better = comparison["worse"], comparison["better"]
+    if not worse and not better:
+        return (
+            f"no detectable difference between {candidate} and {baseline} on the {_count(len(rows), 'check')} "
+            f"({basis}); a difference too small for these samples may remain: the report has the intervals"
         )
-        if index > 0:
-            interval = interval.replace(f"{level} ", "")
-        verdict = "" if row["verdict"] == "no detectable difference" else f" {row['verdict']}"
-        parts.append(
-            f"{short_name(row['name'])} {100 * row['baseline']:.0f}% -> {100 * row['candidate']:.0f}% "
-            f"({_pts(row['difference'], 0)}, {interval}){verdict}"
-        )
-    more = len(comparison["checks"]) - limit
-    tail = f"; +{more} more" if more > 0 else ""
-    return f"{comparison['candidate']} vs {comparison['baseline']}: {'; '.join(parts)}{tail}"
+    parts = [f"worse on {_count(len(worse), 'check')} ({named(worse)})"] if worse else []
+    parts += [f"better on {_count(len(better), 'check')} ({named(better)})"] if better else []
+    return f"{candidate} is {' and '.join(parts)} than {baseline} ({basis}; pass rates shown)"
+
+
+def _count(n: int, one: str) -> str:
+    return f"{n} {one}{'' if n == 1 else 's'}"

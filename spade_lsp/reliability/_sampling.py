@@ -538,7 +538,7 @@ class _Sampler:
             self.workspace.store,
             prompt_id=plan.prompt_id,
             version=plan.version,
-            model=self.client.model,
+            model=model_name(self.client),
             parameters=parameters,
             inputs=[e.id for e in plan.examples],
             validators=[{"name": v.name, "message": v.message, "minimum": v.minimum} for v in plan.validators],
@@ -624,7 +624,7 @@ class _Sampler:
             "prompt": plan.prompt_key,
             "version": plan.version,
             "run_id": self.run_id,
-            "model": self.client.model,
+            "model": model_name(self.client),
             "started_at": self.started_at,
             "finished_at": datetime.now(UTC).isoformat(),
             "seed": self.options.seed,
@@ -662,3 +662,10 @@ def _verifier_json(plan: _Plan) -> dict[str, Any] | None:
 def _usage(client: LLMClient) -> Any:
     usage = getattr(client, "usage", None)
     return usage.copy() if usage is not None and hasattr(usage, "copy") else None
+
+
+def model_name(client: LLMClient) -> str:
+    """The model as the user named it: ``local`` for the embedded model, not the alias its server answers to."""
+    from spade_lsp.local_model import LOCAL_MODEL_NAME
+
+    return LOCAL_MODEL_NAME if getattr(client, "endpoint", None) == LOCAL_MODEL_NAME else client.model

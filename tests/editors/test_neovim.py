@@ -94,13 +94,13 @@ def test_neovim_receives_categorised_diagnostics_with_git_versions(tmp_path: Pat
 
     count, exclusion, format_ = by_line[1], by_line[2], by_line[3]
     assert count["code"] == "Content/Count"
-    assert count["message"].startswith("Quantity instruction · Length or count")
+    assert count["message"].startswith("Length or count")
     assert "introduced in v2" in count["message"]
     assert exclusion["code"] == "Content/Exclusion"  # the sentence's first category (a contract)
-    assert exclusion["message"].startswith("Exclusion instruction · Must avoid")
+    assert exclusion["message"].startswith("Must avoid")
     assert "introduced in v3" in exclusion["message"]
     assert format_["code"] == "Structural/PresentationFormat"
-    assert format_["message"].startswith("Response format instruction · Format rule")
+    assert format_["message"].startswith("Format rule")
     # no sidecar module yet: every instruction is uncovered, which is Information (severity 3), not a Hint
     assert {d["severity"] for d in by_line.values()} == {3}
     # each carries its hint: the check "Add assertion" writes, or why only a model could check it

@@ -230,27 +230,24 @@ def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
     rows = [row.split("\n") for row in result["problems"] if "\nspade\n" in row]
     assert [(r[0], r[2], r[3]) for r in rows] == [
         (
-            "Data integration, Workflow description · Input data, Steps to follow: introduced in v1; "
+            "Input data, Steps to follow: introduced in v1; "
             "not checked yet; Add assertion writes "
             "assert_mentions_product",
             "Content/DataPlaceholders",
             "[Ln 1, Col 1]",
         ),
         (
-            "Qualitative criteria · Tone or quality: introduced in v3; not checked yet; "
-            "Add assertion writes assert_positive_tone",
+            "Tone or quality: introduced in v3; not checked yet; Add assertion writes assert_positive_tone",
             "Content/QualitativeAssessment",
             "[Ln 2, Col 1]",
         ),
         (
-            "Quantity instruction · Length or count: introduced in v2; not checked yet; "
-            "Add assertion writes assert_at_most_12_words",
+            "Length or count: introduced in v2; not checked yet; Add assertion writes assert_at_most_12_words",
             "Content/Count",
             "[Ln 3, Col 1]",
         ),
         (
-            "Exclusion instruction · Must avoid: introduced in v3; not checked yet; "
-            "Add assertion writes assert_excludes_cheap",
+            "Must avoid: introduced in v3; not checked yet; Add assertion writes assert_excludes_cheap",
             "Content/Exclusion",
             "[Ln 4, Col 1]",
         ),
@@ -334,15 +331,19 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
         result, shots = vscode.drive(base, root, "compare")
         requests = len(stub.requests)
 
-    assert result["steps"] == ["opened", "compared", "report"]
+    assert result["steps"] == ["opened", "compared", "report", "palette"]
     assert result["summaryBefore"].startswith("spade: 1 version")
     assert prompt.read_text(encoding="utf-8").startswith(V3) and "Mention the price." in prompt.read_text("utf-8")
     # with good, v1 never says "cheap"; v2's new sentence makes half the kettle and lamp answers and all the
     # mug and shoe answers say it: 16/16 -> 4/16, a regression, listed first
-    assert result["lens"] == (
-        "v2 vs v1: no_cheap 100% -> 25% (-75, 95% CI -100..-29) worse; short 100% -> 100% (+0, +0..+0)"
+    assert result["lens"] == "v2 vs v1: worse on 1 check, better on 0"  # the detail is in the report
+    # "Compare versions…" from the palette, v2 against v1: the verdict in words, every answer from the cache
+    assert result["verdict"] == (
+        "SPADE: v2 is worse on 1 check (no_cheap 100% -> 25%) than v1 (4 inputs, 4 samples each; pass rates "
+        "shown). Show report for each check."
     )
-    assert requests == 32  # four inputs x four samples, each version
+    assert result["lensAfter"] == "v2 vs v1: worse on 1 check, better on 0"
+    assert requests == 32  # four inputs x four samples, each version, once
 
     report = result["report"]
     assert "Comparison" in result["headings"] and "v2 vs v1" in result["headings"]
@@ -353,6 +354,7 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
         "1-comparison-lens.png",
         "2-comparison-report.png",
         "3-heatmap.png",
+        "4-comparison-verdict.png",
     ]
 
 
@@ -412,36 +414,33 @@ def test_every_hint_is_explained_and_every_dead_end_is_actionable(
     rows = {r.split("\n")[3]: (r.split("\n")[0], r.split("\n")[2]) for r in result["problems"] if "\nspade\n" in r}
     assert rows == {
         "[Ln 1, Col 35]": (
-            "Qualitative criteria · Tone or quality: introduced in v1; needs a model: "
+            "Tone or quality: introduced in v1; needs a model: "
             "no check can be written for it offline "
             "(configure an assistant model)",
             "Content/QualitativeAssessment",
         ),
         "[Ln 2, Col 1]": (
-            "Data integration, Workflow description · Input data, Steps to follow: introduced in v1; "
+            "Input data, Steps to follow: introduced in v1; "
             "not checked yet; Add assertion writes "
             "assert_mentions_first_name",
             "Content/DataPlaceholders",
         ),
         "[Ln 3, Col 1]": (
-            "Exclusion instruction · Must avoid: introduced in v2; needs a model: "
+            "Must avoid: introduced in v2; needs a model: "
             "no check can be written for it offline "
             "(configure an assistant model)",
             "Content/Exclusion",
         ),
         "[Ln 4, Col 1]": (
-            "Quantity instruction · Length or count: introduced in v2; not checked yet; "
-            "Add assertion writes assert_at_most_119_words",
+            "Length or count: introduced in v2; not checked yet; Add assertion writes assert_at_most_119_words",
             "Content/Count",
         ),
         "[Ln 5, Col 1]": (
-            "Response format instruction · Format rule: introduced in v3; not checked yet; "
-            "Add assertion writes assert_signs_off_as_the_acme_team",
+            "Format rule: introduced in v3; not checked yet; Add assertion writes assert_signs_off_as_the_acme_team",
             "Structural/PresentationFormat",
         ),
         "[Ln 6, Col 1]": (
-            "Response format instruction · Format rule: introduced in v3; not checked yet; "
-            "Add assertion writes assert_ends_with_a_question",
+            "Format rule: introduced in v3; not checked yet; Add assertion writes assert_ends_with_a_question",
             "Structural/PresentationFormat",
         ),
     }
@@ -451,7 +450,7 @@ def test_every_hint_is_explained_and_every_dead_end_is_actionable(
     # the exclusion's hover says why there is no check and what to do; the role sentence is no instruction
     # (VS Code shows the line's problem first, with its code; spade's own hover part follows it)
     problem, own = result["hoverRefunds"].split("spade(Content/Exclusion)", 1)
-    assert problem.startswith("Exclusion instruction · Must avoid: introduced in v2; needs a model")
+    assert problem.startswith("Must avoid: introduced in v2; needs a model")
     assert own.strip().startswith("Must avoid") and "Must avoid: something no answer may contain" in own
     assert "set an assistant model" in own and "Content/Exclusion" not in own  # the id only in the code
     assert "Not an instruction to check" in result["hoverRole"] and "role" in result["hoverRole"]

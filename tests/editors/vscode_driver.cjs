@@ -58,7 +58,7 @@ async function showFile(page, name) {
   await input.fill(name);
   await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor({ state: "visible" });
   await page.keyboard.press("Enter");
-  await page.locator(".tabs-container .tab.active", { hasText: name }).waitFor({ timeout: WAIT_MS });
+  await page.locator(`.tabs-container .tab.active[data-resource-name="${name}"]`).first().waitFor({ timeout: WAIT_MS });
 }
 
 async function notifications(page) {
@@ -271,6 +271,27 @@ async function compare(page) {
     await page.screenshot({ path: path.join(shots, "3-heatmap.png") });
   }
   step("report", { report: report.text.slice(0, 6000), heatmapCells: report.heatmapCells, headings: report.headings });
+
+  // the same comparison asked from the palette: two versions picked from the history, a verdict in words
+  await showFile(page, "blurb.prompt");
+  await watchNotifications(page);
+  await runCommand(page, "SPADE: Compare versions…");
+  await pick(page, "v2");
+  await pick(page, "v1");
+  const verdict = await until("the comparison's verdict", async () => (await noticesSeen(page)).find((t) => t.includes(" than v1 ")), 120000);
+  await page.screenshot({ path: path.join(shots, "4-comparison-verdict.png") });
+  await page.keyboard.press("Control+1"); // the prompt's group: the refreshed report beside it may be the active one
+  const lensAfter = await until("the short comparison lens", async () => (await lenses()).find((t) => t.startsWith("v2 vs v1: ")));
+  step("palette", { verdict, lensAfter });
+}
+
+/** Choose the row of an open quick pick that holds ``label`` (typed into its filter first). */
+async function pick(page, label) {
+  const input = page.locator(".quick-input-widget input");
+  await input.waitFor({ state: "visible" });
+  await input.fill(label);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: label }).first().waitFor({ state: "visible" });
+  await page.keyboard.press("Enter");
 }
 
 /** Every notification text shown from now on (a toast may be gone before anyone reads it). */

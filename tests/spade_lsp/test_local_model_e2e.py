@@ -222,7 +222,7 @@ def test_compare_the_local_model_with_a_model_on_another_server(
         assert code == 0, err
         assert {r["model"] for r in stub.requests} == {"other"} and len(stub.requests) == 4
     local, other = document["variants"]
-    assert (local["label"], local["model"]) == ("local", "openai/smollm2-135m-instruct")
+    assert (local["label"], local["model"]) == ("local", "local")  # the name the user gave, not the served alias
     assert (other["label"], other["model"]) == ("openai/other", "openai/other")
     assert local["calls"] + local["calls_cached"] + local["calls_failed"] == 4
 

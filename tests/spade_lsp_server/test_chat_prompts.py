@@ -97,13 +97,13 @@ async def test_a_prompty_file_in_the_editor(editor_factory: Any, workspace_dir: 
     assert all(d.source == "spade" for d in diagnostics)
     assert by_line[words].code == "Content/Count" and span(by_line[words]) == (words, 0, words, 31)
     assert by_line[words].message == (
-        "Quantity instruction · Length or count (system message): no history yet (save to record the first version); "
+        "Length or count (system message): no history yet (save to record the first version); "
         "not checked yet; Add assertion writes assert_at_most_79_words"
     )
     assert by_line[never].code == "Content/Exclusion"
-    assert by_line[never].message.startswith("Exclusion instruction · Must avoid (system message): ")
+    assert by_line[never].message.startswith("Must avoid (system message): ")
     assert by_line[tone].code == "Content/QualitativeAssessment" and span(by_line[tone]) == (tone, 0, tone, 26)
-    assert by_line[tone].message.startswith("Qualitative criteria · Tone or quality (user message): ")
+    assert by_line[tone].message.startswith("Tone or quality (user message): ")
 
     value = hover_text(await editor.hover(uri, words, 5))
     assert value.startswith("**Length or count**") and "In the **system** message" in value
@@ -138,9 +138,9 @@ async def test_a_prompty_file_in_the_editor(editor_factory: Any, workspace_dir: 
     editor.change(uri, edited)
     diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) == 4, "the second user message")
     emoji = next(d for d in diagnostics if d.range.start.line == line_of(edited, "emoji"))
-    assert emoji.message.startswith("Exclusion instruction · Must avoid (user 2 message): ")
+    assert emoji.message.startswith("Must avoid (user 2 message): ")
     assert next(d for d in diagnostics if d.range.start.line == tone).message.startswith(
-        "Qualitative criteria · Tone or quality (user 1 message): "
+        "Tone or quality (user 1 message): "
     )
     names = [s.name for s in await editor.symbols(uri)]
     assert names == ["system", "user 1", "assistant", "user 2"]
@@ -164,11 +164,11 @@ async def test_a_message_list_in_the_editor(editor_factory: Any, workspace_dir: 
     json_line, user_line = line_of(MESSAGES_YAML, "Answer in JSON."), line_of(MESSAGES_YAML, "Question:")
     fmt, count = sorted(diagnostics, key=lambda d: d.range.start.line)
     assert fmt.code == "Structural/PresentationFormat" and span(fmt) == (json_line, 6, json_line, 21)
-    assert fmt.message.startswith("Response format instruction · Format rule (system message): ")
+    assert fmt.message.startswith("Format rule (system message): ")
     # inside the quoted scalar: the wording's columns in the file, the quotes and the key left out
     start = MESSAGES_YAML.splitlines()[user_line].index("Keep")
     assert count.code == "Content/Count" and span(count) == (user_line, start, user_line, start + 23)
-    assert count.message.startswith("Quantity instruction · Length or count (user message): ")
+    assert count.message.startswith("Length or count (user message): ")
     assert "In the **user** message" in hover_text(await editor.hover(uri, user_line, start + 2))
     assert "In the **system** message" in hover_text(await editor.hover(uri, json_line, 8))
     assert await editor.hover(uri, 0, 3) is None  # a setting, not a sentence
@@ -273,11 +273,11 @@ async def test_a_sentence_added_to_the_system_message_is_a_delta_of_it(editor_fa
     )
     added = next(d for d in diagnostics if d.range.start.line == never)
     assert added.message == (
-        "Exclusion instruction · Must avoid (system message): introduced in v2; "
+        "Must avoid (system message): introduced in v2; "
         "not checked yet; Add assertion writes assert_excludes_competitors"
     )
     words = next(d for d in diagnostics if d.range.start.line == line_of(PROMPTY, "under 80 words"))
-    assert words.message.startswith("Quantity instruction · Length or count (system message): introduced in v1")
+    assert words.message.startswith("Length or count (system message): introduced in v1")
     value = hover_text(await editor.hover(uri, never, 3))
     assert "In the **system** message" in value
     assert f"- v2 (2024-01-03, commit `{shas[1][:10]}` “System: never mention competitors”): added" in value
@@ -328,10 +328,9 @@ async def test_a_half_typed_save_is_not_a_version_and_the_history_carries_on(
         uri, lambda d: len(d) == 2 and "introduced in v2" in d[1].message, "the second version recorded", 30
     )
     assert diagnostics[0].message == (
-        "Response format instruction · Format rule (system message): introduced in v1; not checked yet; "
-        "Add assertion writes assert_valid_json"
+        "Format rule (system message): introduced in v1; not checked yet; Add assertion writes assert_valid_json"
     )
-    assert diagnostics[1].message.startswith("Exclusion instruction · Must avoid (system message): introduced in v2")
+    assert diagnostics[1].message.startswith("Must avoid (system message): introduced in v2")
     with Workspace(workspace_dir) as workspace:
         assert len(workspace.history.versions(prompt)) == 2
         deltas = workspace.history.deltas(prompt)

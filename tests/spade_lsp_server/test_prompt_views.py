@@ -38,13 +38,13 @@ async def test_diagnostics_follow_the_contract_without_any_history(editor_factor
     assert count.source == "spade" and count.code == "Content/Count" and count.severity == INFO
     # the hint: the check spade can write for it, and the action that writes it
     assert count.message == (
-        "Quantity instruction · Length or count: no history yet (save to record the first version); "
+        "Length or count: no history yet (save to record the first version); "
         "not checked yet; Add assertion writes assert_at_most_79_words"
     )
     assert (count.range.start.character, count.range.end.line, count.range.end.character) == (0, 1, 31)
-    assert lines[2].code == "Content/Exclusion" and lines[2].message.startswith("Exclusion instruction · Must avoid: ")
+    assert lines[2].code == "Content/Exclusion" and lines[2].message.startswith("Must avoid: ")
     assert lines[3].code == "Content/QualitativeAssessment"
-    assert lines[3].message.startswith("Qualitative criteria · Tone or quality")
+    assert lines[3].message.startswith("Tone or quality")
 
     lenses = await editor.code_lenses(uri)
     titles = [lens.command.title for lens in lenses if lens.command is not None]
@@ -65,9 +65,7 @@ async def test_a_sentence_of_several_categories_is_coded_by_its_first(editor_fac
     assert bullets.range.start.line == 1
     # a format and a quantity, not a workflow description; the code is the first in the taxonomy's order
     assert bullets.code == "Structural/PresentationFormat"
-    assert bullets.message.startswith(
-        "Response format instruction, Quantity instruction · Format rule, Length or count: "
-    )
+    assert bullets.message.startswith("Format rule, Length or count: ")
 
 
 async def test_recorded_history_hovers_and_coverage(editor_factory: Any, workspace_dir: Path) -> None:
@@ -80,12 +78,10 @@ async def test_recorded_history_hovers_and_coverage(editor_factory: Any, workspa
     lines = _by_line(diagnostics)
     words = lines[2]
     assert words.code == "Content/Count" and words.severity == HINT
-    assert (
-        words.message == "Quantity instruction · Length or count: introduced in v1; checked by assert_at_most_12_words"
-    )
+    assert words.message == "Length or count: introduced in v1; checked by assert_at_most_12_words"
     tone = lines[1]  # reworded in v2: a qualitative criterion, not a workflow description
     assert tone.code == "Content/QualitativeAssessment" and tone.severity == HINT
-    assert tone.message.startswith("Qualitative criteria · Tone or quality: introduced in v2; checked by ")
+    assert tone.message.startswith("Tone or quality: introduced in v2; checked by ")
 
     hover = await editor.hover(uri, 1, 5)
     assert hover is not None and isinstance(hover.contents, types.MarkupContent)
@@ -127,7 +123,7 @@ async def test_unsaved_edits_and_a_store_that_appears_later(editor_factory: Any,
     last = _by_line(diagnostics)[4]
     assert last.code == "Content/Inclusion"
     assert last.message == (
-        "Inclusion instruction · Must include: not recorded yet (save to record it); "
+        "Must include: not recorded yet (save to record it); "
         "needs a model: no check can be written for it offline (configure an assistant model)"
     )
     editor.close(uri)
@@ -139,8 +135,7 @@ async def test_untitled_and_other_schemes_get_text_only_diagnostics(editor_facto
     untitled = await editor.open("untitled:Untitled-1", "Keep it under 10 words.\n", language="plaintext")
     diagnostics = await editor.diagnostics_where(untitled, lambda d: len(d) == 1, "untitled diagnostics")
     assert diagnostics[0].message == (
-        "Quantity instruction · Length or count: unsaved buffer, no history; not checked yet; "
-        "Add assertion writes assert_at_most_9_words"
+        "Length or count: unsaved buffer, no history; not checked yet; Add assertion writes assert_at_most_9_words"
     )
     hover = await editor.hover(untitled, 0, 2)
     assert hover is not None and "unsaved buffer: no history" in str(hover.contents)

@@ -219,7 +219,7 @@ async def test_an_instruction_only_a_model_can_check_offers_no_empty_add(
     )
     lines = {d.range.start.line: d for d in diagnostics}
     assert lines[0].message == (
-        "Exclusion instruction · Must avoid: no history yet (save to record the first version); "
+        "Must avoid: no history yet (save to record the first version); "
         "needs a model: no check can be written for it offline (configure an assistant model)"
     )
     assert lines[1].message.endswith("Add assertion writes assert_ends_with_a_question")
@@ -258,7 +258,7 @@ async def test_a_sidecar_changed_on_disk_refreshes_the_prompt(editor_factory: An
     )
     covered = next(d for d in diagnostics if d.range.start.line == 1)  # matched after collapsing whitespace
     assert (
-        covered.message == "Exclusion instruction · Must avoid: no history yet (save to record the first version); "
+        covered.message == "Must avoid: no history yet (save to record the first version); "
         "checked by assert_no_competitors"
     )
 

@@ -165,12 +165,14 @@ class _Progress:
 
 
 #: What ``spade.sample`` answers (the full document, tensor included, stays in the store and the report).
+_COMPARE_KEYS: Final = ("versions", "models", "temperatures", "inputs", "samples", "seed")
 _SAMPLE_SUMMARY_KEYS = (
     "run_id",
     "version",
     "model",
     "validators",
     "p_pass",
+    "confidence",
     "expected_attempts",
     "attempts_for_99",
     "calls",
@@ -277,8 +279,16 @@ async def run_job(
             return result
         return {"result": result}
     if outcome == "cancelled":
-        raise CommandError(f"{title}: cancelled", REQUEST_CANCELLED)
+        kept = _KEPT_WHEN_CANCELLED.get(kind, "nothing was written; the earlier results stay as they were")
+        raise CommandError(f"{title}: cancelled; {kept}", REQUEST_CANCELLED)
     raise CommandError(f"{title}: {finished.get('error') or 'the job failed'}")
+
+
+#: What a cancelled job leaves behind, in the words the cancelling user reads.
+_KEPT_WHEN_CANCELLED: Final = {
+    "sample": "the outputs of the rounds that finished are kept: sample again to continue, and the answers already "
+    "received cost nothing (they come from the cache)",
+}
 
 
 def _tell_fallbacks(server: SpadeLanguageServer, title: str, fallbacks: Any) -> None:
@@ -412,6 +422,12 @@ async def add_assertions(
         )
     elif not added and not result.get("updated"):
         server.tell(f"spade: no new assertion for {ref.path.name}: {_why_none(server, ref, sentences, unsaved)}", True)
+    written = added or list(result.get("updated") or [])
+    if written and (applied or not through_editor):
+        more = f" and {len(written) - 3} more" if len(written) > 3 else ""
+        verb = "added" if added else "updated"
+        server.tell(f"spade: {verb} {', '.join(written[:3])}{more} in {module.name}", done=True)
+        await show(server, module, take_focus=False, line=_def_line(module, written[0], text))
     server.schedule_refresh(ref.root)
     return {
         "sidecar": str(module),
@@ -456,14 +472,25 @@ def _unsaved(server: SpadeLanguageServer, prompt: Path) -> bool:
         return True
 
 
-async def show(server: SpadeLanguageServer, path: Path) -> bool:
+def _def_line(module: Path, name: str, text: str | None) -> int | None:
+    """The line of ``def name(`` in the module's new text (or the file), to reveal what was written."""
+    if text is None:
+        try:
+            text = _disk_text(module, MAX_PROMPT_READ_BYTES)
+        except CommandError:
+            return None
+    lines = (text or "").splitlines()
+    return next((n for n, line in enumerate(lines) if line.startswith(f"def {name}(")), None)
+
+
+async def show(server: SpadeLanguageServer, path: Path, *, take_focus: bool = True, line: int | None = None) -> bool:
+    """Open ``path`` in the editor (at ``line``, when given); False when the client cannot or did not."""
     if not server.client_supports("window.show_document.support"):
         return False
+    at = None if line is None else types.Range(types.Position(line, 0), types.Position(line, 0))
+    params = types.ShowDocumentParams(uri=_documents.uri_of(path), take_focus=take_focus, selection=at)
     try:
-        result = await asyncio.wait_for(
-            server.window_show_document_async(types.ShowDocumentParams(uri=_documents.uri_of(path), take_focus=True)),
-            10,
-        )
+        result = await asyncio.wait_for(server.window_show_document_async(params), 10)
     except Exception as error:
         log.info("window/showDocument failed: %s", error)
         return False
@@ -596,6 +623,25 @@ def register(server: SpadeLanguageServer) -> None:
             params.update({k: v for k, v in args[1].items() if k in ("inputs", "samples", "seed", "temperature")})
         document = await run_job(server, jobs, ref, "sample", params, "Sample reliability")
         return {key: document.get(key) for key in _SAMPLE_SUMMARY_KEYS}
+
+    @server.command("spade.compare")
+    async def compare(*args: Any) -> dict[str, Any]:
+        """A paired comparison on the same inputs: ``{"versions": [candidate, baseline]}``, ``{"models": [baseline,
+        candidate]}`` or ``{"temperatures": [...]}``; its verdict in words, the lens line, and the document."""
+        ref = _target(server, "spade.compare", args)
+        given = args[1] if len(args) > 1 and isinstance(args[1], Mapping) else {}
+        params = {k: v for k, v in given.items() if k in _COMPARE_KEYS}
+        kind = next((k for k in ("versions", "models", "temperatures") if k in params), "versions")
+        document = await run_job(server, jobs, ref, "compare", params, f"Compare {kind}")
+        from spade_lsp.reliability import lens_title, verdict_text
+
+        return {
+            "kind": document.get("kind"),
+            "verdict": verdict_text(document),
+            "lens": lens_title(document),
+            "variants": [v.get("label") for v in document.get("variants") or []],
+            "warnings": list(document.get("warnings") or []),
+        }
 
     @server.command("spade.report")
     async def report(*args: Any) -> dict[str, Any]:

@@ -1,11 +1,12 @@
 """Diagnostics, and the document events that drive them.
 
-On a prompt: one diagnostic per instruction that carries a checkable category (source "spade", code = its
-first category id, message starting with that category's display name, then in a chat prompt the message that
-holds it: "Length or count (system message): ..."), Information when no assertion covers it and Hint when one
-does. A message list that does not parse (half-typed JSON) shows only its note, never sentences of its syntax.
-On a sidecar module: syntax errors, assertions that errored in the latest
-evaluation run, stale assertions (their sentence left the prompt) and assertions the latest selection drops.
+On a prompt: one diagnostic per instruction that carries a checkable category (source "spade", code = its first
+category id, message starting with its category in plain words, then in a chat prompt the message that holds it:
+"Length or count (system message): ..."). Information (a squiggle, a row in Problems) only for what the user has
+just written and nothing checks yet: an instruction of the newest version, or edited since; every other instruction
+is a Hint, so an old prompt is not painted on every line. A message list that does not parse (half-typed JSON) shows
+only its note, never sentences of its syntax. On a sidecar module: syntax errors, assertions that errored in the
+latest evaluation run, stale assertions (their sentence left the prompt) and assertions the latest selection drops.
 It also flags each LLM-written function whose current text nobody accepted (a Warning on its ``def`` line, code
 ``spade/unreviewed-code``; see :func:`spade_lsp.unreviewed_functions`), which the quick fix "Accept reviewed code"
 clears.
@@ -107,14 +108,13 @@ def coverage_text(instruction: InstructionView, *, has_assistant: bool = False) 
 def instruction_message(
     instruction: InstructionView, overview: PromptOverview, *, pending: bool = False, has_assistant: bool = False
 ) -> str:
-    """Starts with the display name of the first category (a contract: SPADE's name), then the others, the same in
-    plain words, the message that holds it in a chat prompt, origin, hint:
-    ``Quantity instruction · Length or count (system message): introduced in v2; ...``."""
+    """Leads with what the rule is about in plain words (SPADE's names for it are in the hover), then the message
+    that holds it in a chat prompt, its origin and what to do: ``Length or count (system message): introduced in
+    v2; ...``. The Problems view shows the start of a row: the plain words are what a reader scans for."""
     where = f" ({instruction.message} message)" if instruction.message is not None else ""
     origin = origin_text(instruction, overview, pending=pending)
     hint = coverage_text(instruction, has_assistant=has_assistant)
-    names = f"{', '.join(instruction.display_names)} · {', '.join(instruction.plain_names)}"
-    return f"{names}{where}: " + (f"{origin}; {hint}" if origin else hint)
+    return f"{', '.join(instruction.plain_names)}{where}: " + (f"{origin}; {hint}" if origin else hint)
 
 
 class _Cache:
@@ -180,7 +180,7 @@ def prompt_diagnostics(
         if item is None:
             item = _diagnostic(
                 columns.range_json(instruction.range),
-                HINT if instruction.covered_by else INFORMATION,
+                INFORMATION if _needs_attention(instruction, overview) else HINT,
                 instruction.categories[0],
                 instruction_message(instruction, overview, pending=pending, has_assistant=has_assistant),
                 data={
@@ -193,6 +193,14 @@ def prompt_diagnostics(
                 _CACHE.put(key, item)
         out.append(item)
     return out
+
+
+def _needs_attention(instruction: InstructionView, overview: PromptOverview) -> bool:
+    """Not checked, and new: in the newest recorded version's edit, or not recorded yet (typed since the save)."""
+    if instruction.covered_by:
+        return False
+    newest = max((version.number for version in overview.versions), default=None)
+    return instruction.introduced_in is None or instruction.introduced_in == newest
 
 
 def _assertion_items(view: AssertionView, overview: PromptOverview, columns: Columns) -> list[dict[str, Any]]:

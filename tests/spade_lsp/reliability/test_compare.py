@@ -15,7 +15,12 @@ from spade_lsp import cli
 from spade_lsp.config import resolve_file
 from spade_lsp.errors import InputError
 from spade_lsp.reliability._compare import CompareOptions, compare_prompt
-from spade_lsp.reliability._compare_render import lens_title, render_comparison, render_comparison_html
+from spade_lsp.reliability._compare_render import (
+    lens_title,
+    render_comparison,
+    render_comparison_html,
+    verdict_text,
+)
 from spade_lsp.reliability._paired import mcnemar_exact, paired_difference
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import PRICE_SENTENCE, V3, TwoModels, record, sampling_workspace
@@ -168,8 +173,16 @@ def test_compare_versions_defaults_to_the_previous_one_and_check_baseline_gates(
     document = json.loads(text)
     assert [v["label"] for v in document["variants"]] == ["v1", "v2"]
     assert [v["version"] for v in document["variants"]] == [1, 2]
-    title = lens_title(document)
-    assert title.startswith("v2 vs v1: no_cheap 100% -> 25% (-75, 95% CI -100..-29) worse; short 100% -> 100% (+0, ")
+    assert lens_title(document) == "v2 vs v1: worse on 1 check, better on 0"  # the detail is in the report
+    assert verdict_text(document) == (
+        "v2 is worse on 1 check (no_cheap 100% -> 25%) than v1 (4 inputs, 4 samples each; pass rates shown)"
+    )
+    same = {**document, "comparisons": [{**document["comparisons"][0], "worse": [], "better": []}]}
+    assert lens_title(same) == "v2 vs v1: no detectable difference on 2 checks"
+    assert verdict_text(same) == (
+        "no detectable difference between v2 and v1 on the 2 checks (4 inputs, 4 samples each); a difference too "
+        "small for these samples may remain: the report has the intervals"
+    )
 
     where = ["--workspace", str(workspace_dir)]
     code, text = _run(capsys, "check", str(prompt), "--baseline", "1", "--samples", "4", *where)
