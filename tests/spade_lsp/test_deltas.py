@@ -8,8 +8,6 @@ import json
 import random
 from pathlib import Path
 
-import pytest
-
 from spade_lsp._deltas import PAIRING_THRESHOLD, diff_sentences, diff_texts, normalise
 from spade_lsp._sentences import split_sentences
 from spade_lsp._types import ChangeKind, Position, SentenceChange
@@ -221,8 +219,7 @@ def test_history_of_big_prompt_is_one_modification_per_step() -> None:
         assert [c.kind for c in changes] == [ChangeKind.MODIFIED]
 
 
-@pytest.mark.skipif(not BENCH.is_dir(), reason="benchmark data not present")
-def test_real_prompt_histories() -> None:
+def test_real_prompt_histories(shared_bench: Path) -> None:
     total = 0
     for path in sorted(BENCH.glob("*/versions.json")):
         versions = json.loads(path.read_text())

@@ -214,8 +214,7 @@ def test_one_label_set_per_change() -> None:
 # --- the dev set through the real delta pipeline -----------------------------------------------------------
 
 
-@pytest.mark.skipif(not DEV.exists(), reason="shared benchmark data not present")
-def test_dev_set_micro_f1() -> None:
+def test_dev_set_micro_f1(shared_bench: Path) -> None:
     from spade_lsp._deltas import diff_texts
 
     rows = [json.loads(line) for line in DEV.read_text(encoding="utf-8").splitlines() if line.strip()]

@@ -86,8 +86,7 @@ def _dev_sentences() -> list[str]:
     return sorted(out)
 
 
-@pytest.mark.skipif(not DEV.exists(), reason="shared benchmark data not present")
-def test_no_seed_sentence_is_a_near_copy_of_a_dev_sentence() -> None:
+def test_no_seed_sentence_is_a_near_copy_of_a_dev_sentence(shared_bench: Path) -> None:
     """The seed corpus is independent of the dev set: no seed sentence (a sentence, or either side of a
     rewording) is within ``NEAR_COPY`` of any sentence of a dev diff or ``after`` text, by ``ratio`` or (between
     sentences of at least ``TOKEN_SET_MIN_WORDS`` words) ``token_set_ratio``, case and punctuation ignored."""

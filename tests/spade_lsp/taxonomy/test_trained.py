@@ -207,8 +207,7 @@ def test_best_threshold_maximises_f1() -> None:
     assert _train._best_threshold(scores, np.zeros(5)) == 0.5
 
 
-@pytest.mark.skipif(not DEV.exists(), reason="shared benchmark data not present")
-def test_shipped_model_is_what_the_training_script_produces() -> None:
+def test_shipped_model_is_what_the_training_script_produces(shared_bench: Path) -> None:
     shipped = (Path(_train.__file__).with_name(MODEL_FILE)).read_text(encoding="utf-8")
     meta = json.loads(shipped)["meta"]
     assert meta == _train.meta_for(DEV), "model.json is stale: run python -m spade_lsp.taxonomy._train --write"
