@@ -194,7 +194,7 @@ def assertion_hover(view: AssertionView, overview: PromptOverview) -> str:
 
 def summary_title(overview: PromptOverview, *, pending: bool = False) -> str:
     """The lens at the top of a prompt: versions, instructions (as many as there are instruction diagnostics),
-    assertions, selected, and the newest sampling run's P_pass with its interval (nothing before the prompt was
+    assertions, selected, and the newest sampling run's share of outputs passing every check, with its interval (nothing before the prompt was
     first sampled)."""
     summary = overview.summary
     parts = []
@@ -216,11 +216,13 @@ def summary_title(overview: PromptOverview, *, pending: bool = False) -> str:
 
 
 def reliability_text(view: ReliabilityView) -> str:
-    """ "P_pass 82% (74–88%, v3)", and the checks whose interval lies below their minimum."""
+    """ "all checks pass 82% (74–88%, v3)": the share of sampled outputs that passed every check, its interval
+    and version (plain words where the report says P_pass), and the checks whose interval lies below their
+    minimum."""
     if view.p_pass is None or view.ci_low is None:
-        figure = f"P_pass {pct(view.p_pass)} (v{view.version})"
+        figure = f"all checks pass {pct(view.p_pass)} (v{view.version})"
     else:
-        figure = f"P_pass {pct(view.p_pass)} ({pct(view.ci_low)}–{pct(view.ci_high)}, v{view.version})"
+        figure = f"all checks pass {pct(view.p_pass)} ({pct(view.ci_low)}–{pct(view.ci_high)}, v{view.version})"
     if view.failing:
         figure += f", {len(view.failing)} check{'s' if len(view.failing) != 1 else ''} below minimum"
     return figure

@@ -89,7 +89,7 @@ def test_neovim_receives_categorised_diagnostics_with_git_versions(tmp_path: Pat
     by_line = {d["lnum"]: d for d in result["diagnostics"]}
     # line 0 asks for the inputs in the answer: the offline check mentions {name} and {topic}, as synthesize writes
     assert set(by_line) == {0, 1, 2, 3}, result["diagnostics"]
-    assert by_line[0]["code"] == "Content/DataPlaceholders" and by_line[0]["message"].startswith("Data integration")
+    assert by_line[0]["code"] == "Content/DataPlaceholders" and by_line[0]["message"].startswith("Input data")
     assert all(d["source"] == "spade" for d in by_line.values())
 
     count, exclusion, format_ = by_line[1], by_line[2], by_line[3]
@@ -101,8 +101,12 @@ def test_neovim_receives_categorised_diagnostics_with_git_versions(tmp_path: Pat
     assert "introduced in v3" in exclusion["message"]
     assert format_["code"] == "Structural/PresentationFormat"
     assert format_["message"].startswith("Format rule")
-    # no sidecar module yet: every instruction is uncovered, which is Information (severity 3), not a Hint
-    assert {d["severity"] for d in by_line.values()} == {3}
+    # no sidecar module yet: every instruction is uncovered; those of the newest version are Information (severity
+    # 3), the older ones Hints (4), so an old prompt is not underlined on every line
+    assert {line: d["severity"] for line, d in by_line.items()} == {
+        line: 3 if "introduced in v3" in d["message"] else 4 for line, d in by_line.items()
+    }
+    assert {d["severity"] for d in by_line.values()} == {3, 4}
     # each carries its hint: the check "Add assertion" writes, or why only a model could check it
     assert all(
         "not checked yet; Add assertion writes assert_" in d["message"] or "needs a model" in d["message"]

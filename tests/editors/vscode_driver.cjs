@@ -56,8 +56,9 @@ async function showFile(page, name) {
   const input = page.locator(".quick-input-widget input");
   await input.waitFor({ state: "visible" });
   await input.fill(name);
-  await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor({ state: "visible" });
-  await page.keyboard.press("Enter");
+  const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first();
+  await row.waitFor({ state: "visible" });
+  await row.click(); // the row itself: Enter takes whichever row is highlighted, which may be another file
   await page.locator(`.tabs-container .tab.active[data-resource-name="${name}"]`).first().waitFor({ timeout: WAIT_MS });
 }
 
@@ -93,14 +94,16 @@ async function openPrompt(page, name = "blurb.prompt") {
   return prompt;
 }
 
-/** The Problems panel's rows once it lists three spade problems that name their version (the daemon starts
- * with the server and imports the git history first). */
+/** The Problems panel's rows once it lists the spade problems that name their version (the daemon starts with
+ * the server and imports the git history first): the newest version's unchecked instructions, two by default
+ * (older ones are hints, which the panel does not list). */
 async function spadeProblems(page) {
   await page.keyboard.press("Control+Shift+M");
   const rows = page.locator(".markers-panel .monaco-list-row");
-  return until("three spade problems with their versions", async () => {
+  const wanted = Number(process.env.SPADE_VSCODE_PROBLEMS || "2");
+  return until(`${wanted} spade problems with their versions`, async () => {
     const texts = await rows.allInnerTexts();
-    return texts.filter((t) => t.includes("spade") && /introduced in v\d/.test(t)).length >= 3 ? texts : undefined;
+    return texts.filter((t) => t.includes("spade") && /introduced in v\d/.test(t)).length === wanted ? texts : undefined;
   });
 }
 
@@ -356,8 +359,8 @@ async function deadEnds(page) {
   // 1. the Problems panel: one hint per instruction, with the version from git
   await page.keyboard.press("Control+Shift+M");
   const rows = page.locator(".markers-panel .monaco-list-row");
-  const wanted = Number(process.env.SPADE_VSCODE_INSTRUCTIONS || "5");
-  const problems = await until(`${wanted} spade hints with their versions`, async () => {
+  const wanted = Number(process.env.SPADE_VSCODE_PROBLEMS || "2");
+  const problems = await until(`${wanted} spade problems with their versions`, async () => {
     const texts = await rows.allInnerTexts();
     const spade = texts.filter((t) => t.includes("\nspade\n"));
     return spade.length === wanted && spade.every((t) => /introduced in v\d/.test(t)) ? texts : undefined;
@@ -409,9 +412,10 @@ async function deadEnds(page) {
   );
   await page.screenshot({ path: path.join(shots, "5-selection.png") });
   await page.keyboard.press("Control+Shift+M");
+  // every instruction is checked now, so the prompt has no Problems row left (its hints are not listed)
   const after = await until("the Problems panel after selection", async () => {
     const texts = await rows.allInnerTexts();
-    return texts.length ? texts : undefined;
+    return texts.some((t) => /introduced in v\d/.test(t)) ? undefined : texts;
   });
   step("selection", { evaluated, selected, problemsAfter: after });
 

@@ -411,11 +411,11 @@ async def test_sampling_from_the_editor_shows_reliability(editor_factory: Any, w
 
         for _ in range(100):
             title = await summary()
-            if "P_pass" in title:
+            if "all checks pass" in title:
                 break
             await asyncio.sleep(0.1)
         low, high = (round(100 * result["p_pass"]["measured"][k]) for k in ("ci_low", "ci_high"))
-        assert f"P_pass 75% ({low}%–{high}%, v1)" in title
+        assert f"all checks pass 75% ({low}%–{high}%, v1)" in title
 
         report = await editor.command("spade.report", uri)
         html = Path(report["html"])
