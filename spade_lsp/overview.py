@@ -997,13 +997,20 @@ def _selection_view(store: Store, prompt_id: int, latest: _Run | None) -> Select
         subsumers = _subsumers(pairs)
         good_rows = [i for i, label in enumerate(run.y) if label == 1]
         chosen = set(selected)
+        # selection leaves out a check that could not run for want of a model: its cells are no verdicts
+        waiting = {str(e.get("assertion")) for e in run.errors if e.get("kind") == "needs_model"}
         for name in run.names:
             if name in chosen:
                 continue
             own_ffr = _rate(sum(1 for i in good_rows if fails[name][i]), len(good_rows))
             by = _selected_subsumers(name, subsumers, chosen)
-            if own_ffr is not None and own_ffr > tau + 1e-12:
-                reasons[name] = f"FFR too high ({own_ffr:.2f} > tau {tau:g})"
+            if name in waiting:
+                reasons[name] = "not evaluated: it asks a model, and none was configured (the assistant model)"
+            elif own_ffr is not None and own_ffr > tau + 1e-12:
+                reasons[name] = (
+                    f"fails {own_ffr:.0%} of the good examples, more than the {tau:.0%} allowed "
+                    f"(FFR {own_ffr:.2f} > tau {tau:g})"
+                )
             elif by:
                 subsumed_by[name] = by
                 reasons[name] = f"subsumed by {', '.join(by)}"

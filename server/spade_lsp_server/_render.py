@@ -194,8 +194,8 @@ def assertion_hover(view: AssertionView, overview: PromptOverview) -> str:
 
 def summary_title(overview: PromptOverview, *, pending: bool = False) -> str:
     """The lens at the top of a prompt: versions, instructions (as many as there are instruction diagnostics),
-    assertions, selected, and the newest sampling run's share of outputs passing every check, with its interval (nothing before the prompt was
-    first sampled)."""
+    assertions, selected, and the newest sampling run's share of outputs passing every check, with its interval
+    (nothing before the prompt was first sampled)."""
     summary = overview.summary
     parts = []
     if overview.prompt is None:

@@ -241,10 +241,12 @@ def test_latest_evaluation_gives_pass_rate_coverage_and_ffr(blurb: Path) -> None
     assert changed.eval_run is not None and changed.eval_run.module_changed is True
 
 
-def _stored_run(root: Path, prompt: Path, names: list[str], y: list[int], m: list[list[int | None]]) -> int:
-    """An evaluation run written the way ``_assertion_jobs.evaluate`` writes it."""
+def _stored_run(
+    root: Path, prompt: Path, names: list[str], y: list[int], m: list[list[int | None]], kind: str = "exception"
+) -> int:
+    """An evaluation run written the way ``_assertion_jobs.evaluate`` writes it (``kind``: its cell errors')."""
     errors: list[dict[str, Any]] = [
-        {"example": f"e{i}", "assertion": names[j], "kind": "exception", "message": "ZeroDivisionError: x"}
+        {"example": f"e{i}", "assertion": names[j], "kind": kind, "message": "ZeroDivisionError: x"}
         for i, row in enumerate(m)
         for j, cell in enumerate(row)
         if cell is None
@@ -292,6 +294,19 @@ def _stored_selection(
         save_selection_record(workspace.store, record)
 
 
+def test_a_check_that_needed_a_model_is_dropped_as_not_evaluated_not_as_failing(blurb: Path) -> None:
+    root = blurb.parent
+    names = ["assert_a", "assert_asks"]
+    run_id = _stored_run(root, blurb, names, [1, 0], [[1, None], [0, None]], kind="needs_model")
+    _stored_selection(root, blurb, run_id, ["assert_a"], [], "optimal")
+    sidecar = "\n".join(f"def {n}(example, prompt, response):\n    return True\n" for n in names)
+    overview = build_overview(_store(root), root, blurb, V3, sidecar_text=sidecar)
+    views = {a.name: a for a in overview.sidecar.assertions}
+    assert views["assert_asks"].drop_reason == (
+        "not evaluated: it asks a model, and none was configured (the assistant model)"
+    )
+
+
 def test_selection_reasons_for_dropped_assertions(blurb: Path) -> None:
     root = blurb.parent
     names = ["assert_a", "assert_b", "assert_c", "assert_d", "assert_e"]
@@ -308,7 +323,9 @@ def test_selection_reasons_for_dropped_assertions(blurb: Path) -> None:
     assert overview.selection is not None and overview.selection.selected == ("assert_a",)
     views = {a.name: a for a in overview.sidecar.assertions}
     assert views["assert_a"].selected is True and views["assert_a"].drop_reason is None
-    assert views["assert_b"].drop_reason == "FFR too high (0.50 > tau 0.25)"
+    assert views["assert_b"].drop_reason == (
+        "fails 50% of the good examples, more than the 25% allowed (FFR 0.50 > tau 0.25)"
+    )
     assert views["assert_c"].drop_reason == "subsumed by assert_a" and views["assert_c"].subsumed_by == ("assert_a",)
     assert views["assert_d"].drop_reason == "not needed for coverage"
     assert views["assert_e"].drop_reason == "subsumed by assert_a"
