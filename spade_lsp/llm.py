@@ -38,6 +38,7 @@ import copy
 import email.utils
 import hashlib
 import json
+import logging
 import math
 import os
 import random
@@ -70,6 +71,7 @@ __all__ = [
     "parse_json_answer",
 ]
 
+log = logging.getLogger(__name__)
 Message = Mapping[str, str]
 T = TypeVar("T")
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
@@ -916,7 +918,42 @@ def _first_line(error: Exception) -> str:
 def _llm_error(model: str, error: Exception, retries: int, why: str | None = None) -> LLMError:
     after = f" (after {retries} retries)" if retries else ""
     because = f"; {why}" if why else ""
-    return LLMError(f"{model}: {_first_line(error)}{after}{because}")
+    return LLMError(f"{model}: {plain_failure(error)}{after}{because}")
+
+
+#: A provider's failure in the words a user acts on, by litellm's exception type, with the fix that applies.
+_PLAIN_FAILURES: Final = {
+    "AuthenticationError": "the provider refused the API key: check the key (the variable named for this model)",
+    "PermissionDeniedError": "the provider refused this model to this API key",
+    "NotFoundError": "the endpoint has no model by this name: check the model's name and its api_base",
+    "RateLimitError": "the provider's rate limit stopped the calls: lower llm_rpm or llm_concurrency, or wait",
+    "APIConnectionError": "cannot reach the model's endpoint: check its api_base and that its server runs",
+    "Timeout": "no answer within the time limit (llm_timeout_s)",
+    "TimeoutError": "no answer within the time limit (llm_timeout_s)",
+    "ContentPolicyViolationError": "the provider refused the request under its content policy",
+    "InternalServerError": "the provider failed with a server error: try again later",
+    "ServiceUnavailableError": "the provider is unavailable: try again later",
+    "BadGatewayError": "the provider's gateway failed: try again later",
+}
+_CONTEXT_NUMBERS: Final = re.compile(r"maximum context length is (\d+).*?(?:requested|resulted in) (\d+)", re.DOTALL)
+
+
+def plain_failure(error: Exception) -> str:
+    """What went wrong with a model call, in plain words with the fix (never the provider's raw text, which
+    stays in the log); an error of a kind not known here keeps its first line."""
+    kind = type(error).__name__
+    if kind == "ContextWindowExceededError":
+        numbers = _CONTEXT_NUMBERS.search(str(error))
+        sizes = f" ({int(numbers[1]):,} tokens; this request needs {int(numbers[2]):,})" if numbers else ""
+        return (
+            f"the request is longer than the model's context window{sizes}: use a model with a larger window, "
+            "or a shorter prompt"
+        )
+    plain = _PLAIN_FAILURES.get(kind)
+    if plain is None:
+        return _first_line(error)
+    log.info("%s: %s", kind, _first_line(error))
+    return plain
 
 
 def _format_rejection(error: Exception) -> bool | None:

@@ -107,6 +107,32 @@ def test_client_errors_are_not_retried_and_name_the_model() -> None:
     assert len(stub.requests) == 1
 
 
+@pytest.mark.parametrize(
+    ("reply", "plain"),
+    [
+        (
+            error_reply(
+                400,
+                "This model's maximum context length is 2048 tokens. However, you requested 4460 tokens (4400 in "
+                "the messages, 60 in the completion). Please reduce the length of the messages or completion.",
+            ),
+            "the request is longer than the model's context window (2,048 tokens; this request needs 4,460): use a "
+            "model with a larger window, or a shorter prompt",
+        ),
+        (error_reply(401, "Incorrect API key provided: sk-abc"), "the provider refused the API key"),
+        (error_reply(404, "The model `stub-model` does not exist"), "the endpoint has no model by this name"),
+    ],
+)
+def test_a_failed_call_is_said_in_plain_words_with_its_fix(reply: Reply, plain: str) -> None:
+    """What the provider said goes to the log; the error a user reads names the model, what went wrong and
+    what to do, through the real litellm client's own mapping of the provider's answer."""
+    with OpenAIStub(lambda request: reply) as stub, pytest.raises(LLMError) as failed:
+        _client(stub, max_retries=0).complete(MESSAGES)
+    message = str(failed.value)
+    assert message.startswith(f"openai/stub-model: {plain}"), message
+    assert "Error" not in message and "sk-abc" not in message and "litellm" not in message.lower()
+
+
 def test_every_call_has_a_timeout() -> None:
     with OpenAIStub(lambda request: Reply(body=chat_reply("late").body, delay_s=3.0)) as stub:
         started = time.monotonic()

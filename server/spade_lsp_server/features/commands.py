@@ -451,6 +451,11 @@ def _why_none(server: SpadeLanguageServer, ref: DocumentRef, sentences: list[str
     if wanted and all(i.covered_by for i in wanted if i.checkable) and any(i.checkable for i in wanted):
         return "every instruction asked for is already checked by an assertion in the sidecar module"
     if wanted and all(i.needs_model for i in wanted if i.checkable) and any(i.checkable for i in wanted):
+        if server.has_assistant(ref):  # it was asked, and wrote nothing usable: its failure was said on its own
+            return (
+                "the assistant model wrote no usable check for it (see the message about its answer); try again, "
+                "or set a stronger model in the spade.assistantModel setting"
+            )
         return (
             "no check can be written for this without a model: it needs judgement, not a measurement; "
             "configure an assistant model (the spade.assistantModel setting)"
