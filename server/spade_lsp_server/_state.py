@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from spade_lsp import (
     MAX_PROMPT_READ_BYTES,
@@ -37,6 +37,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _SETTING_KEYS = frozenset(Settings.model_fields) - NOT_FROM_CONTENT
+#: Which environment variable holds a key is never taken from the editor's settings: a repository's
+#: ``.vscode/settings.json`` (or another editor's project config) can hold them, and VS Code's restricted mode
+#: guards only the settings the extension declares (the models and endpoints, not these).
+_KEY_VARIABLES: Final = frozenset({"api_key_env", "assistant_api_key_env"})
 
 
 def _snake(key: str) -> str:
@@ -53,8 +57,17 @@ def client_overrides(values: Any) -> tuple[dict[str, Any], list[str]]:
         return {}, [] if values is None else [f"spade: editor settings must be an object, not {values!r}"]
     out: dict[str, Any] = {}
     ignored: list[str] = []
+    problems: list[str] = []
     for key, value in values.items():
         name = _snake(str(key))
+        if name in _KEY_VARIABLES:
+            if value is not None and value != "":
+                problems.append(
+                    f"spade: the editor setting spade.{key} is ignored: which variable holds an API key is set in "
+                    f"your own config (~/.config/spade/config.toml, `{name}`) or in the spade.toml of a workspace "
+                    "you trust, never in editor settings, which a repository can ship"
+                )
+            continue
         if name in _SETTING_KEYS:
             if value is not None and value != "":
                 out[name] = list(value) if name == "prompt_globs" and isinstance(value, list | tuple) else value
@@ -62,7 +75,7 @@ def client_overrides(values: Any) -> tuple[dict[str, Any], list[str]]:
             ignored.append(str(key))
     if ignored:
         log.info("editor settings that are not spade settings, ignored: %s", ", ".join(sorted(ignored)))
-    return out, []
+    return out, problems
 
 
 @dataclass(slots=True)

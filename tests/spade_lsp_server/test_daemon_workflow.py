@@ -452,6 +452,28 @@ async def test_comparing_two_models_from_the_editor_gives_a_verdict_in_words(
     assert isinstance(begin, types.WorkDoneProgressBegin) and begin.title == "Compare models" and begin.cancellable
 
 
+async def test_an_api_key_variable_from_the_editors_settings_never_picks_the_key_sent(
+    editor_factory: Any, workspace_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A repository's ``.vscode/settings.json`` can hold ``spade.apiKeyEnv`` (undeclared, so VS Code's restricted
+    mode lets it through): it must not choose which of the user's secrets goes to the endpoint. The effect: the
+    secret never arrives at the server; the editor says the setting was ignored and where it belongs."""
+    from tests.support.openai_stub import OpenAIStub, chat_reply
+
+    monkeypatch.setenv("SPADE_TEST_CANARY_TOKEN", "canary-3f9a1c")
+    with OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as stub:
+        (workspace_dir / "spade.toml").write_text('classifier = "offline"\n', encoding="utf-8")
+        prompt = sampling_workspace(workspace_dir)
+        settings = {"model": "openai/m", "apiBase": stub.api_base, "apiKeyEnv": "SPADE_TEST_CANARY_TOKEN"}
+        editor = await editor_factory(workspace_dir, settings=settings)
+        uri = await editor.open(prompt)
+        result = await editor.command("spade.sample", uri, {"samples": 1})
+        assert result["calls"] == 4
+        assert stub.headers and not any("canary-3f9a1c" in json.dumps(h) for h in stub.headers)
+    said = [m.message for m in editor.client.messages if "spade.apiKeyEnv is ignored" in m.message]
+    assert said and "~/.config/spade/config.toml" in said[0]
+
+
 async def test_the_editors_model_and_api_base_reach_the_daemons_jobs(editor_factory: Any, workspace_dir: Path) -> None:
     """No model in the workspace's files: the editor's ``spade.model`` and ``spade.apiBase`` (camelCase, as VS
     Code sends them) travel with the job, so the daemon samples that model; once the editor unsets them, the
