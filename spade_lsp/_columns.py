@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any, Final, Generic, TextIO, TypeVar, overload
+from typing import Any, Final, TextIO, TypeVar, overload
 
 T = TypeVar("T")
 
@@ -17,7 +17,38 @@ _MAX_NARROW: Final = 2**32 - 1
 _MAX_KEYS: Final = 65_536
 
 
-class StringColumn(Sequence[str]):
+class _Column(Sequence[T]):
+    """A read-only sequence read one item at a time (:meth:`_at`), compared by value with any sequence."""
+
+    __slots__ = ()
+
+    def _at(self, index: int) -> T:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> T: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[T]: ...
+
+    def __getitem__(self, index: int | slice) -> T | list[T]:
+        if isinstance(index, slice):
+            return [self._at(i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"{type(self).__name__} index out of range")
+        return self._at(index)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, and appended to: not a dict key
+
+
+class StringColumn(_Column[str]):
     """Strings kept in one UTF-8 buffer with their end offsets: read back one at a time (decoded on access),
     appended in order, never changed. Lone surrogates (which JSON allows in an id) survive the round trip."""
 
@@ -41,19 +72,7 @@ class StringColumn(Sequence[str]):
     def __len__(self) -> int:
         return len(self._ends)
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | list[str]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("StringColumn index out of range")
+    def _at(self, index: int) -> str:
         start = self._ends[index - 1] if index else 0
         return self._data[start : self._ends[index]].decode("utf-8", "surrogatepass")
 
@@ -63,18 +82,11 @@ class StringColumn(Sequence[str]):
             yield data[start:end].decode("utf-8", "surrogatepass")
             start = end
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]  # compared by value, and appended to: not a dict key
-
     def __repr__(self) -> str:
         return f"StringColumn({len(self)} strings)"
 
 
-class IndexedColumn(Sequence[T], Generic[T]):
+class IndexedColumn(_Column[T]):
     """A column of values that repeat: each distinct value kept once (:meth:`append` shares equal ones by a key the
     caller gives), each row a 4-byte index. Values are shared, so they are read, never changed in place."""
 
@@ -99,27 +111,12 @@ class IndexedColumn(Sequence[T], Generic[T]):
     def __len__(self) -> int:
         return len(self._index)
 
-    @overload
-    def __getitem__(self, index: int) -> T: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[T]: ...
-
-    def __getitem__(self, index: int | slice) -> T | list[T]:
-        if isinstance(index, slice):
-            return [self._values[at] for at in self._index[index]]
+    def _at(self, index: int) -> T:
         return self._values[self._index[index]]
 
     def __iter__(self) -> Iterator[T]:
         values = self._values
         return (values[at] for at in self._index)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
-            return NotImplemented
-        return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"IndexedColumn({len(self)} rows, {len(self._values)} distinct)"
