@@ -86,6 +86,7 @@ def render_comparison(document: Mapping[str, Any]) -> str:
         "\nverdicts: the paired interval (clustered by input) excludes 0, or with few discordant pairs McNemar's "
         f"exact test; MDE and inputs needed at {100 * document['power']:g}% power"
     )
+    lines.append(f"\nin words: {verdict_text(document)}")
     return "\n".join(lines) + "\n"
 
 
@@ -154,6 +155,15 @@ def render_comparison_html(document: Mapping[str, Any]) -> str:
                 f"<td>{row['mcnemar_p']:.3g}</td><td>{verdict}</td><td>{mde}</td><td>{_needed(row)}</td></tr>"
             )
         out.append("</table>")
+    out.append(f"<p><b>In words:</b> {escape(verdict_text(document))}.</p>")
+    out.append(
+        f'<p class="legend">A verdict is <i>worse</i> or <i>better</i> when the {level} of the paired difference '
+        "(clustered by input) leaves out 0, or, with few pairs that disagree, when McNemar's exact test on them "
+        "(<i>exact p</i>) says so. <i>MDE</i>, the minimum detectable effect, is the smallest difference these "
+        f"samples would likely have shown ({100 * document['power']:g}% power): a <i>no detectable difference</i> "
+        "rules out only changes larger than it. <i>Inputs needed</i> is how many inputs would detect a "
+        f"{100 * document['effect']:g}-point change, paired (the same inputs) and unpaired.</p>"
+    )
     out.append("</section>")
     return "".join(out)
 

@@ -155,8 +155,10 @@ def test_spade_compare_models_against_the_stub(
     assert "openai/bad vs openai/good (candidate minus baseline):" in table and "WORSE" in table
     assert table.index("assert_no_cheap") < table.index("assert_short")
     assert "16 calls (0 cached)" in table
+    assert "\nin words: openai/bad is worse on 1 check (no_cheap " in table
     html = render_comparison_html(document)
     assert html.count("<circle") == 3 and "<svg" in html and 'class="worse"' in html
+    assert "<b>In words:</b> openai/bad is worse on 1 check" in html and "minimum detectable effect" in html
 
 
 def test_compare_versions_defaults_to_the_previous_one_and_check_baseline_gates(
