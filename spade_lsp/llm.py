@@ -68,6 +68,7 @@ __all__ = [
     "Usage",
     "ask_json",
     "cache_key",
+    "model_name",
     "parse_json_answer",
 ]
 
@@ -738,13 +739,13 @@ class LiteLLMClient:
             if explicit or (explicit is not None and probing):
                 raise _Rejected(_first_line(failure), explicit=explicit) from failure
             if type(failure).__name__ not in _RETRYABLE or retries >= self.max_retries or stop.is_set():
-                raise _Failure(_llm_error(self.model, failure, retries), spent) from failure
+                raise _Failure(_llm_error(model_name(self), failure, retries), spent) from failure
             retry_after = _retry_after(failure)
             if retry_after is not None and retry_after > self.max_retry_after_s:
                 wait = (
                     f"the server asks to wait {retry_after:g} s, longer than the {self.max_retry_after_s:g} s allowed"
                 )
-                raise _Failure(_llm_error(self.model, failure, retries, wait), spent) from failure
+                raise _Failure(_llm_error(model_name(self), failure, retries, wait), spent) from failure
             await asyncio.sleep(self._delay(failure, retries))
             retries += 1
             spent.retries += 1
@@ -913,6 +914,13 @@ def _seconds(value: Any) -> float | None:
 def _first_line(error: Exception) -> str:
     message = str(error).splitlines()[0] if str(error) else ""
     return f"{type(error).__name__}: {message}" if message else type(error).__name__
+
+
+def model_name(client: LLMClient) -> str:
+    """The model as the user named it: ``local`` for the embedded model, not the alias its server answers to."""
+    from spade_lsp.local_model import LOCAL_MODEL_NAME
+
+    return LOCAL_MODEL_NAME if getattr(client, "endpoint", None) == LOCAL_MODEL_NAME else client.model
 
 
 def _llm_error(model: str, error: Exception, retries: int, why: str | None = None) -> LLMError:

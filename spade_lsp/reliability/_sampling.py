@@ -31,7 +31,7 @@ from spade_lsp._prompts import PromptText, conversation_text, parse_prompt, prom
 from spade_lsp._roles import HOW_TO_CONFIGURE_ASSISTANT
 from spade_lsp.config import Settings
 from spade_lsp.errors import InputError, LLMError, SpadeError, StoreError
-from spade_lsp.llm import Completion, EmptyAnswerError, LLMClient, LLMRequest
+from spade_lsp.llm import Completion, EmptyAnswerError, LLMClient, LLMRequest, model_name
 from spade_lsp.reliability._names import Method
 from spade_lsp.reliability._stats import analyse, design_effect, sequential_decision
 from spade_lsp.reliability._validators import ValidatorSpec
@@ -662,10 +662,3 @@ def _verifier_json(plan: _Plan) -> dict[str, Any] | None:
 def _usage(client: LLMClient) -> Any:
     usage = getattr(client, "usage", None)
     return usage.copy() if usage is not None and hasattr(usage, "copy") else None
-
-
-def model_name(client: LLMClient) -> str:
-    """The model as the user named it: ``local`` for the embedded model, not the alias its server answers to."""
-    from spade_lsp.local_model import LOCAL_MODEL_NAME
-
-    return LOCAL_MODEL_NAME if getattr(client, "endpoint", None) == LOCAL_MODEL_NAME else client.model
