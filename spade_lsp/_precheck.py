@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from spade_lsp._examples import Example, example_chunks
+from spade_lsp._examples import Example, iter_examples
 from spade_lsp._files import examples_path
 from spade_lsp._prompts import PromptText, render_conversation
 from spade_lsp.errors import InputError
@@ -105,14 +105,19 @@ def labelled_examples(prompt: Path) -> list[Example]:
     if not source.exists():
         return []
     labelled: list[Example] = []
+    seen: set[str] = set()  # a reused id is skipped, as every reader skips it (the first line keeps it)
     try:
-        for chunk in example_chunks(source, [], size=MAX_EXAMPLES):
-            labelled += [e for e in chunk if e.label is not None and e.output is not None]
-            if len(labelled) >= MAX_EXAMPLES:
-                break
-    except InputError:  # no usable example: nothing to check candidates on (eval reports the file's problems)
+        for _, example, _ in iter_examples(source):  # read as far as needed, not the whole file first
+            if example is None or example.id in seen:
+                continue
+            seen.add(example.id)
+            if example.label is not None and example.output is not None:
+                labelled.append(example)
+                if len(labelled) == MAX_EXAMPLES:
+                    break
+    except InputError:  # an unreadable file: nothing to check candidates on (eval reports the file's problems)
         return []
-    return labelled[:MAX_EXAMPLES]
+    return labelled
 
 
 def precheck(

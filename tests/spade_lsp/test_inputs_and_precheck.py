@@ -210,3 +210,18 @@ def test_candidates_are_checked_on_the_first_labelled_examples_each_id_once(tmp_
     assert labelled_examples(prompt) == []  # no usable example: no pre-check (eval reports the file)
     source.unlink()
     assert labelled_examples(prompt) == []
+
+
+def test_the_precheck_reads_labelled_examples_skipping_a_reused_id(tmp_path: Path) -> None:
+    from spade_lsp._precheck import labelled_examples
+
+    prompt = tmp_path / "p.prompt"
+    prompt.write_text("Write {x}.\n", encoding="utf-8")
+    rows = [
+        {"id": "a", "inputs": {"x": 1}, "output": "one", "label": "good"},
+        {"id": "a", "inputs": {"x": 2}, "output": "two", "label": "bad"},  # reuses line 1's id: skipped
+        {"id": "b", "inputs": {"x": 3}, "output": "three"},  # unlabelled: not for the precheck
+        {"id": "c", "inputs": {"x": 4}, "output": "four", "label": "bad"},
+    ]
+    (tmp_path / "p.examples.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert [(e.id, e.output) for e in labelled_examples(prompt)] == [("a", "one"), ("c", "four")]
