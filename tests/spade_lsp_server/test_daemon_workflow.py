@@ -569,3 +569,29 @@ async def test_the_editors_assistant_model_falls_back_and_the_editor_says_why(
         )
         assert "assertion criteria: synthesized offline instead, because" in shown[0]
         assert "not valid JSON" in shown[0]
+
+
+async def test_a_new_version_turns_the_previous_ones_instructions_into_hints(
+    editor_factory: Any, workspace_dir: Path
+) -> None:
+    """Only the newest version's unchecked instructions are underlined: after a save records v2, v1's line
+    becomes a Hint (its diagnostic is not reused from before the save) and v2's new line is Information."""
+    prompt = workspace_dir / "blurb.prompt"
+    first = "Write a product blurb for {product}.\nKeep it not exceeding 12 words.\n"
+    prompt.write_text(first, encoding="utf-8")
+    editor = await editor_factory(workspace_dir)
+    uri = await editor.open(prompt)
+    editor.save(uri)
+    before = await editor.diagnostics_where(
+        uri, lambda d: "introduced in v1" in _line(d, 1).message, "v1 to be recorded", 30
+    )
+    assert _line(before, 1).severity == INFO
+    second = first + 'Never use the word "cheap".\n'
+    prompt.write_text(second, encoding="utf-8")
+    editor.change(uri, second)
+    editor.save(uri)
+    after = await editor.diagnostics_where(
+        uri, lambda d: len(d) == 3 and "introduced in v2" in _line(d, 2).message, "v2 to be recorded", 30
+    )
+    assert _line(after, 1).severity == HINT and "introduced in v1" in _line(after, 1).message
+    assert _line(after, 2).severity == INFO

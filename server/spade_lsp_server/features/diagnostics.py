@@ -153,10 +153,11 @@ def prompt_diagnostics(
     if overview.problem is not None:
         return [_diagnostic(_ZERO, WARNING, CODE_TOO_LARGE, f"spade: {overview.problem}")]
     out = [_diagnostic(_ZERO, WARNING, CODE_NOTE, f"spade: {note}") for note in overview.notes]
+    newest = max((version.number for version in overview.versions), default=None)
     context = (
         overview.prompt is None,
         overview.store_available,
-        bool(overview.versions),
+        newest,  # a new version turns the previous one's instructions from Information into Hints
         columns.encoding,
         pending,
         has_assistant,
@@ -180,7 +181,7 @@ def prompt_diagnostics(
         if item is None:
             item = _diagnostic(
                 columns.range_json(instruction.range),
-                INFORMATION if _needs_attention(instruction, overview) else HINT,
+                INFORMATION if _needs_attention(instruction, newest) else HINT,
                 instruction.categories[0],
                 instruction_message(instruction, overview, pending=pending, has_assistant=has_assistant),
                 data={
@@ -195,11 +196,10 @@ def prompt_diagnostics(
     return out
 
 
-def _needs_attention(instruction: InstructionView, overview: PromptOverview) -> bool:
+def _needs_attention(instruction: InstructionView, newest: int | None) -> bool:
     """Not checked, and new: in the newest recorded version's edit, or not recorded yet (typed since the save)."""
     if instruction.covered_by:
         return False
-    newest = max((version.number for version in overview.versions), default=None)
     return instruction.introduced_in is None or instruction.introduced_in == newest
 
 
