@@ -233,6 +233,11 @@ def not_applicable_cells(
     }
 
 
+def _is_rows(value: object) -> bool:
+    """A JSON array as loaded, or a run's column held in memory (any sequence that is not text)."""
+    return isinstance(value, Sequence) and not isinstance(value, str | bytes)
+
+
 def eval_run_input(
     assertions: Any,
     y: Any,
@@ -249,12 +254,12 @@ def eval_run_input(
     falsely fails a good one.
     """
     specs = assertions_from_json(assertions, where=f"{source}: assertions")
-    if not isinstance(y, list) or not isinstance(m, list) or len(y) != len(m):
+    if not _is_rows(y) or not _is_rows(m) or len(y) != len(m):
         raise InputError(f"{source}: labels and matrix rows disagree")
     fails = np.zeros((len(m), len(specs)), dtype=np.bool_)
     errors = 0
     for i, row in enumerate(m):
-        if not isinstance(row, list) or len(row) != len(specs):
+        if not _is_rows(row) or len(row) != len(specs):
             raise InputError(f"{source}: matrix row {i} does not have {len(specs)} cells")
         for j, value in enumerate(row):
             cell = _cell(value, row=i, col=j, allow_null=True)

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from spade_lsp.errors import InputError
-from spade_lsp.selection import load_matrix_file, matrix_from_json
+from spade_lsp._columns import IndexedColumn
+from spade_lsp.selection import eval_run_input, load_matrix_file, matrix_from_json
 
 
 def _doc(**changes: Any) -> dict[str, Any]:
@@ -68,3 +69,23 @@ def test_null_labels_are_unlabelled_and_self_pairs_are_ignored() -> None:
     problem = matrix_from_json(_doc(y=[0, None, 1], K=[[0, 0], ["b", "a"]]))
     assert problem.labels.tolist() == [0, -1, 1]
     assert [(p.subsumer, p.subsumed) for p in problem.subsumptions] == [("b", "a")]
+
+
+def test_a_run_held_in_memory_columns_is_the_same_input_as_its_json() -> None:
+    rows: IndexedColumn[tuple[int | None, list[int | None]]] = IndexedColumn()
+    for label, verdicts in [(0, [1, 0]), (1, [1, 1]), (0, [1, 0]), (None, [None, 1])]:
+        rows.append((label, tuple(verdicts)), (label, verdicts))
+    assertions = [{"name": "a", "cost": 0}, {"name": "b", "cost": 1}]
+    held, held_errors = eval_run_input(assertions, rows.column(0), rows.column(1))
+    loaded, loaded_errors = eval_run_input(
+        assertions, json.loads(json.dumps(list(rows.column(0)))), json.loads(json.dumps(list(rows.column(1))))
+    )
+    assert held.fails.tolist() == loaded.fails.tolist() == [[False, True], [False, False], [False, True], [True, False]]
+    assert held.labels.tolist() == loaded.labels.tolist() == [0, 1, 0, -1]
+    assert held_errors == loaded_errors == 1
+
+
+@pytest.mark.parametrize("y", ["01", b"01", {"0": 0, "1": 1}])
+def test_labels_that_are_not_an_array_are_refused(y: Any) -> None:
+    with pytest.raises(InputError, match="labels and matrix rows disagree"):
+        eval_run_input([{"name": "a", "cost": 0}], y, [[1], [0]])
