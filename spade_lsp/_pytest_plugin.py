@@ -351,7 +351,7 @@ class SpadeCheckItem(pytest.Item):
         if verdict == "pass":
             return
         if verdict == "fail":
-            raise _Failed(f"{self.check} failed: {_figures(validator, document, 'lies below the minimum')}")
+            raise _Failed(f"{self.check} failed: {_figures(validator, document)}")
         policy = self.config.getoption("spade_inconclusive")
         if policy == "pass":
             return
@@ -360,7 +360,7 @@ class SpadeCheckItem(pytest.Item):
             if validator["trials"]
             else "no output was judged (see the warnings in the spade summary)"
         )
-        figures = _figures(validator, document, "straddles the minimum")
+        figures = _figures(validator, document)
         if policy == "skip":
             pytest.skip(f"{self.check} inconclusive: {figures.splitlines()[0]}; {hint}")
         raise _Failed(f"{self.check} inconclusive: {hint}, or pass --spade-inconclusive=skip\n{figures}")
@@ -395,22 +395,12 @@ def _no_model(error: Exception) -> str:
     return str(error).replace("pass --model,", "pass --spade-model,")
 
 
-def _percent(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
+def _figures(validator: dict[str, Any], document: dict[str, Any]) -> str:
+    """What a verdict rests on (``25/40 passed (62.5%); 95% CI 47.0–75.8% lies below the minimum 90.0%``), then the
+    check's instruction and the run on separate lines."""
+    from spade_lsp.reliability import validator_figures
 
-
-def _figures(validator: dict[str, Any], document: dict[str, Any], relation: str) -> str:
-    """What a verdict rests on, e.g. ``25/40 passed (62.5%); 95% CI 47.0–75.8% lies below the minimum 90.0%``, then
-    the check's instruction and the run on separate lines."""
-    errors = f", {validator['errors']} error(s) not counted" if validator.get("errors") else ""
-    figures = f"{validator['successes']}/{validator['trials']} passed ({_percent(validator['rate'])}{errors})"
-    if validator["ci_low"] is not None:
-        level = f"{100 * document['confidence']:g}% CI"
-        figures += f"; {level} {100 * validator['ci_low']:.1f}–{_percent(validator['ci_high'])} {relation}"
-    else:
-        figures += "; no interval to compare with the minimum"
-    figures += f" {_percent(validator['minimum'])}"
-    lines = [figures]
+    lines = [validator_figures(validator, document["confidence"])]
     if validator.get("message"):
         lines.append(f"  check: {validator['message']}")
     lines.append(

@@ -87,3 +87,29 @@ export function readChecks(answer: unknown): PromptChecks | undefined {
 export function isSidecar(path: string): boolean {
   return /_assertions\.py$/.test(path);
 }
+
+export interface CheckResult {
+  state: CheckState;
+  message: string;
+}
+
+/** The answer of `spade.sample`, per check of ``prompt`` (by test id): its interval verdict as a test state.
+ * A check the run did not sample (the prompt's selection left it out) gets no entry. */
+export function readSampled(answer: unknown, prompt: string): Map<string, CheckResult> {
+  const results = new Map<string, CheckResult>();
+  const checks = (answer as { checks?: unknown } | null)?.checks;
+  for (const raw of Array.isArray(checks) ? checks : []) {
+    const check = (typeof raw === "object" && raw !== null ? raw : {}) as Record<string, unknown>;
+    const name = text(check.name);
+    if (!name) {
+      continue;
+    }
+    const state = STATES.has(check.state as CheckState) ? (check.state as CheckState) : "skipped";
+    results.set(`${prompt}::${name}`, { state, message: text(check.message) ?? "" });
+  }
+  return results;
+}
+
+/** Why a check of the sidecar has no sampled verdict. */
+export const NOT_SAMPLED =
+  "not sampled: the prompt's latest selection left it out (run “SPADE: Select assertions” to choose again)";

@@ -164,6 +164,25 @@ export class Session {
     await this.start();
   }
 
+  /** A job command (`spade.evaluate`, `spade.sample`, ...) that ``token`` cancels in the daemon: the job is named
+   * here (`job_key`) because cancelling the request alone would leave the daemon's job running. */
+  async executeJob(
+    command: string,
+    uri: string,
+    options: Record<string, unknown>,
+    token: vscode.CancellationToken,
+  ): Promise<unknown> {
+    const key = `${command}-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+    const listener = token.onCancellationRequested(() => {
+      void this.execute("spade.cancelJob", [key]).catch(() => undefined);
+    });
+    try {
+      return await this.execute(command, [uri, { ...options, job_key: key }]);
+    } finally {
+      listener.dispose();
+    }
+  }
+
   /** `workspace/executeCommand` with the server's command id. */
   async execute(command: string, args: unknown[]): Promise<unknown> {
     await this.starting;

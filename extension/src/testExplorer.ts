@@ -1,9 +1,17 @@
 // The prompt's checks in VS Code's Test Explorer (the Testing API): one item per prompt, one child per check at
 // its place in the sidecar module. "Run" evaluates the prompt's checks on its labelled examples (the server's
-// `spade.evaluate`, the engine `spade eval` runs) and shows each check's verdict at the prompt's tau.
+// `spade.evaluate`, the engine `spade eval` runs) and shows each check's verdict at the prompt's tau; "Sample"
+// samples the pipeline (`spade.sample`, as `spade sample` does) and shows each check's interval verdict.
 import * as vscode from "vscode";
 
-import { type CheckTest, isSidecar, type PromptChecks, readChecks } from "./checks";
+import {
+  type CheckResult,
+  isSidecar,
+  NOT_SAMPLED,
+  type PromptChecks,
+  readChecks,
+  readSampled,
+} from "./checks";
 import type { Session } from "./session";
 
 const SIDECARS = "**/*_assertions.py";
@@ -26,8 +34,14 @@ export class ChecksExplorer implements vscode.Disposable {
     this.controller.createRunProfile(
       "Run on the labelled examples",
       vscode.TestRunProfileKind.Run,
-      (request, token) => this.run(request, token),
+      (request, token) => this.run(request, token, (prompt) => this.evaluated(prompt, token)),
       true,
+    );
+    this.controller.createRunProfile(
+      "Sample the pipeline (calls the model)",
+      vscode.TestRunProfileKind.Run,
+      (request, token) => this.run(request, token, (prompt) => this.sampled(prompt, token)),
+      false,
     );
     this.disposables.push(
       this.controller,
@@ -79,7 +93,12 @@ export class ChecksExplorer implements vscode.Disposable {
     return checks;
   }
 
-  private async run(request: vscode.TestRunRequest, token: vscode.CancellationToken): Promise<void> {
+  /** Each prompt's wanted checks through ``verdicts`` (one job per prompt), reported on their items. */
+  private async run(
+    request: vscode.TestRunRequest,
+    token: vscode.CancellationToken,
+    verdicts: (prompt: string) => Promise<Map<string, CheckResult>>,
+  ): Promise<void> {
     const wanted = request.include ?? this.topLevel();
     const byPrompt = new Map<string, Set<string>>();
     for (const item of wanted) {
@@ -104,17 +123,16 @@ export class ChecksExplorer implements vscode.Disposable {
         const parent = this.controller.items.get(prompt);
         const items = [...ids].map((id) => parent?.children.get(id)).filter((item): item is vscode.TestItem => !!item);
         items.forEach((item) => run.started(item));
+        let results: Map<string, CheckResult>;
         try {
-          await this.session.execute("spade.evaluate", [vscode.Uri.file(prompt).toString()]);
+          results = await verdicts(prompt);
         } catch (error) {
           const message = new vscode.TestMessage(`SPADE: ${error instanceof Error ? error.message : String(error)}`);
           items.forEach((item) => run.errored(item, message));
           continue;
         }
-        const checks = await this.refresh(vscode.Uri.file(prompt).toString());
-        const fresh = new Map((checks?.tests ?? []).map((test) => [test.id, test]));
         for (const item of items) {
-          this.report(run, item, fresh.get(item.id));
+          this.report(run, item, results.get(item.id));
         }
       }
     } finally {
@@ -122,19 +140,40 @@ export class ChecksExplorer implements vscode.Disposable {
     }
   }
 
-  private report(run: vscode.TestRun, item: vscode.TestItem, test: CheckTest | undefined): void {
-    if (!test) {
+  /** The checks evaluated on the labelled examples, read back as the server states them at the prompt's tau. */
+  private async evaluated(prompt: string, token: vscode.CancellationToken): Promise<Map<string, CheckResult>> {
+    const uri = vscode.Uri.file(prompt).toString();
+    await this.session.executeJob("spade.evaluate", uri, {}, token);
+    const checks = await this.refresh(uri);
+    return new Map((checks?.tests ?? []).map((test) => [test.id, test]));
+  }
+
+  /** The pipeline sampled; a check the run left out (not selected) is skipped, saying why. */
+  private async sampled(prompt: string, token: vscode.CancellationToken): Promise<Map<string, CheckResult>> {
+    const uri = vscode.Uri.file(prompt).toString();
+    const results = readSampled(await this.session.executeJob("spade.sample", uri, {}, token), prompt);
+    const checks = await this.refresh(uri);
+    for (const test of checks?.tests ?? []) {
+      if (!results.has(test.id)) {
+        results.set(test.id, { state: "skipped", message: NOT_SAMPLED });
+      }
+    }
+    return results;
+  }
+
+  private report(run: vscode.TestRun, item: vscode.TestItem, result: CheckResult | undefined): void {
+    if (!result) {
       run.skipped(item); // removed from the module while it ran
       return;
     }
-    const message = new vscode.TestMessage(test.message);
-    if (item.uri) {
-      message.location = new vscode.Location(item.uri, new vscode.Position(test.line, 0));
+    const message = new vscode.TestMessage(result.message);
+    if (item.uri && item.range) {
+      message.location = new vscode.Location(item.uri, item.range.start);
     }
-    switch (test.state) {
+    switch (result.state) {
       case "passed":
         run.passed(item);
-        run.appendOutput(`${test.name}: ${test.message}\r\n`, undefined, item);
+        run.appendOutput(`${item.label}: ${result.message}\r\n`, undefined, item);
         break;
       case "failed":
         run.failed(item, message);
@@ -144,7 +183,7 @@ export class ChecksExplorer implements vscode.Disposable {
         break;
       default:
         run.skipped(item);
-        run.appendOutput(`${test.name}: ${test.message}\r\n`, undefined, item);
+        run.appendOutput(`${item.label}: ${result.message}\r\n`, undefined, item);
     }
   }
 

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { isSidecar, readChecks } from "../src/checks";
+import { isSidecar, readChecks, readSampled } from "../src/checks";
 
 const answer = {
   prompt: "/ws/blurb.prompt",
@@ -51,4 +51,29 @@ test("a sidecar module is known by its name", () => {
   assert.ok(isSidecar("/ws/blurb_assertions.py"));
   assert.ok(!isSidecar("/ws/blurb.prompt"));
   assert.ok(!isSidecar("/ws/assertions.py.bak"));
+});
+
+test("a sampling run's checks become interval verdicts per test; unknown states are skipped, not passed", () => {
+  const sampled = readSampled(
+    {
+      p_pass: { measured: { rate: 0.75 } },
+      checks: [
+        { name: "assert_short", state: "passed", message: "16/16 passed (100.0%); 95% CI 80.6–100.0% lies above ..." },
+        { name: "assert_no_cheap", state: "failed", message: "12/16 passed (75.0%); ... lies below the minimum" },
+        { name: "assert_odd", state: "exploded", message: "?" },
+        { state: "passed" },
+      ],
+    },
+    "/ws/blurb.prompt",
+  );
+  assert.deepEqual(
+    [...sampled].map(([id, r]) => [id, r.state, r.message.slice(0, 12)]),
+    [
+      ["/ws/blurb.prompt::assert_short", "passed", "16/16 passed"],
+      ["/ws/blurb.prompt::assert_no_cheap", "failed", "12/16 passed"],
+      ["/ws/blurb.prompt::assert_odd", "skipped", "?"],
+    ],
+  );
+  assert.equal(readSampled({ calls: 3 }, "/ws/blurb.prompt").size, 0);
+  assert.equal(readSampled(null, "/ws/blurb.prompt").size, 0);
 });

@@ -20,6 +20,7 @@ from spade_lsp._lazy import lazy_exports
 from spade_lsp.reliability._names import METHODS, Method
 
 if TYPE_CHECKING:  # the names below load on first use
+    from spade_lsp.reliability._check_words import validator_figures, validator_outcome
     from spade_lsp.reliability._compare import CompareOptions, compare_prompt
     from spade_lsp.reliability._compare_render import (
         lens_title,
@@ -86,6 +87,8 @@ _WHERE = {
     "CompareOptions": "_compare",
     "compare_prompt": "_compare",
     "lens_title": "_compare_render",
+    "validator_figures": "_check_words",
+    "validator_outcome": "_check_words",
     "verdict_text": "_compare_render",
     "render_comparison": "_compare_render",
     "render_comparison_html": "_compare_render",
@@ -124,6 +127,8 @@ __all__ = [
     "sample_prompt",
     "selected_assertions",
     "sequential_decision",
+    "validator_figures",
+    "validator_outcome",
     "verdict_text",
 ]
 

@@ -319,7 +319,7 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
         result, shots = vscode.drive(base, root, "compare")
         requests = len(stub.requests)
 
-    assert result["steps"] == ["opened", "compared", "report", "palette"]
+    assert result["steps"] == ["opened", "compared", "report", "palette", "sampled tests"]
     assert result["summaryBefore"].startswith("spade: 1 version")
     assert prompt.read_text(encoding="utf-8").startswith(V3) and "Mention the price." in prompt.read_text("utf-8")
     # with good, v1 never says "cheap"; v2's new sentence makes half the kettle and lamp answers and all the
@@ -331,7 +331,7 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
         "shown). Show report for each check."
     )
     assert result["lensAfter"] == "v2 vs v1: worse on 1 check, better on 0"
-    assert requests == 32  # four inputs x four samples, each version, once
+    assert requests == 32  # four inputs x four samples, each version, once (the palette and the tests: the cache)
 
     report = result["report"]
     assert "Comparison" in result["headings"] and "v2 vs v1" in result["headings"]
@@ -343,7 +343,11 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
         "2-comparison-report.png",
         "3-heatmap.png",
         "4-comparison-verdict.png",
+        "5-sampled-tests.png",
     ]
+    # the Test Explorer's Sample profile on v2: no_cheap's interval lies below its minimum, short's above
+    assert result["states"] == {"assert_short": "passed", "assert_no_cheap": "failed"}
+    assert "4/16 passed (25.0%); 95% CI " in result["failure"] and "lies below the minimum 90.0%" in result["failure"]
 
 
 SUPPORT = [

@@ -285,6 +285,38 @@ async function compare(page) {
   await page.keyboard.press("Control+1"); // the prompt's group: the refreshed report beside it may be the active one
   const lensAfter = await until("the short comparison lens", async () => (await lenses()).find((t) => t.startsWith("v2 vs v1: ")));
   step("palette", { verdict, lensAfter });
+
+  // the Test Explorer's Sample profile on the prompt: each check's interval verdict on the pipeline's outputs
+  await runCommand(page, "Focus on Test Explorer View");
+  const rows = page.locator(".test-explorer .monaco-list-row");
+  const promptRow = rows.filter({ hasText: "blurb.prompt" }).first();
+  await promptRow.waitFor({ timeout: WAIT_MS });
+  await promptRow.click();
+  await page.keyboard.press("ArrowRight"); // expand it
+  await rows.filter({ hasText: "assert_no_cheap" }).first().waitFor({ timeout: WAIT_MS });
+  await promptRow.click({ button: "right" });
+  await page.locator(".context-view .action-label", { hasText: "Execute Using Profile..." }).first().click();
+  await pick(page, "Sample the pipeline");
+  const states = await until("each check's sampled verdict", async () => {
+    const found = {};
+    for (const name of ["assert_short", "assert_no_cheap"]) {
+      const icons = await rows.filter({ hasText: name }).first().locator(".codicon").evaluateAll((nodes) => nodes.map((node) => node.className));
+      const state = icons.map((icon) => /testing-(passed|failed|error|skipped)/.exec(icon)).find(Boolean);
+      if (!state) {
+        return undefined;
+      }
+      found[name] = state[1];
+    }
+    return found;
+  }, 120000);
+  await rows.filter({ hasText: "assert_no_cheap" }).first().click();
+  await runCommand(page, "Test: Peek Output"); // the failure message, as a user opens it from the row
+  const failure = await until("the failure's message", async () => {
+    const texts = await page.locator(".peekview-widget").allInnerTexts();
+    return texts.map((t) => t.replace(/\s+/g, " ")).find((t) => t.includes("passed ("));
+  });
+  await page.screenshot({ path: path.join(shots, "5-sampled-tests.png") });
+  step("sampled tests", { states, failure });
 }
 
 /** Ctrl+. until the quick fix menu shows ``row``: pressed before the server's actions for the line arrived (a

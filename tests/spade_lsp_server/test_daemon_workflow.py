@@ -288,6 +288,17 @@ async def test_the_extension_cancels_a_long_job_by_its_status_id(editor_factory:
         await asyncio.wait_for(running, 60)
     assert cancelled.value.code == types.LSPErrorCodes.RequestCancelled
 
+    # the Test Explorer's run names its job itself, so it can cancel it before any status has arrived
+    ahead = asyncio.ensure_future(editor.command("spade.evaluate", uri))
+    await editor.wait_for(lambda: statuses and statuses[-1], "the second job's status")
+    chosen = asyncio.ensure_future(editor.command("spade.evaluate", uri, {"job_key": "test-run-1"}))
+    await editor.wait_for(lambda: "test-run-1" in [job["id"] for job in statuses[-1]], "the named job's status")
+    assert await editor.command("spade.cancelJob", "test-run-1") == {"cancelled": True}
+    with pytest.raises(JsonRpcException) as cancelled:
+        await asyncio.wait_for(chosen, 60)
+    assert cancelled.value.code == types.LSPErrorCodes.RequestCancelled
+    assert (await asyncio.wait_for(ahead, 60))["examples"] == 12
+
 
 async def test_a_dead_daemon_is_reported_once_and_restarted(editor_factory: Any, workspace_dir: Path) -> None:
     prompt = workspace_dir / "blurb.prompt"
@@ -401,6 +412,17 @@ async def test_sampling_from_the_editor_shows_reliability(editor_factory: Any, w
         assert len(stub.requests) == 16 and result["calls"] == 16
         verdicts = {v["name"]: v["verdict"] for v in result["validators"]}
         assert verdicts["assert_short"] == "pass"
+        # the Test Explorer's Sample profile: each check's state and the figures it rests on
+        checks = {c["name"]: c for c in result["checks"]}
+        assert set(checks) == set(verdicts)
+        short = next(v for v in result["validators"] if v["name"] == "assert_short")
+        assert checks["assert_short"]["state"] == "passed"
+        assert checks["assert_short"]["message"] == (
+            f"16/16 passed (100.0%); 95% CI {100 * short['ci_low']:.1f}–100.0% lies above the minimum "
+            f"{100 * short['minimum']:.1f}%"
+        )
+        expected = {"pass": "passed", "fail": "failed", "inconclusive": "skipped"}
+        assert all(checks[name]["state"] == expected[verdict] for name, verdict in verdicts.items())
         assert result["p_pass"]["measured"]["rate"] == 0.75  # three inputs of four always pass
 
         async def summary() -> str:

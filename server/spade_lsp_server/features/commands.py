@@ -100,6 +100,18 @@ def _target(server: SpadeLanguageServer, command: str, args: Sequence[Any]) -> D
     return ref
 
 
+def _options(args: Sequence[Any]) -> Mapping[str, Any]:
+    """The command's second argument, its options; none when it is not an object."""
+    return args[1] if len(args) > 1 and isinstance(args[1], Mapping) else {}
+
+
+def _job_key(args: Sequence[Any]) -> str | None:
+    """The id the client chose for the job (``{"job_key": ...}``), to cancel it by when its own request is
+    cancelled: pygls does not cancel a running command's task on ``$/cancelRequest``."""
+    key = _options(args).get("job_key")
+    return key if isinstance(key, str) and key else None
+
+
 def _sentences(args: Sequence[Any]) -> list[str] | None:
     if len(args) < 2 or args[1] is None:
         return None
@@ -192,8 +204,11 @@ class Jobs:
         self.by_token: dict[str, _Running] = {}
         self.running: dict[str, _Running] = {}
 
-    def started(self, running: _Running) -> str:
-        key = uuid.uuid4().hex
+    def started(self, running: _Running, key: str | None = None) -> str:
+        """The job's id for ``spade.cancelJob``: the client's own ``key`` when it chose one (so it can cancel the
+        job it asked for before any status arrives), else a fresh one."""
+        if key is None or key in self.running:
+            key = uuid.uuid4().hex
         self.running[key] = running
         self.changed()
         return key
@@ -229,8 +244,11 @@ async def run_job(
     kind: str,
     params: Mapping[str, Any],
     title: str,
+    *,
+    job_key: str | None = None,
 ) -> dict[str, Any]:
-    """Submit a job to the daemon, mirror its progress, wait for it; its result, or a :class:`CommandError`."""
+    """Submit a job to the daemon, mirror its progress, wait for it; its result, or a :class:`CommandError`.
+    ``job_key`` is the id the client will cancel it by (``spade.cancelJob``)."""
     assert ref.path is not None
     state = server.workspace_state(ref.root)
     settings, _ = state.settings_for(server.open_text_of(ref.path), ref.path)
@@ -242,7 +260,7 @@ async def run_job(
     running = _Running(state, title, ref.path.name)
     if progress.token is not None:
         jobs.by_token[progress.token] = running
-    key = jobs.started(running)
+    key = jobs.started(running, job_key)
 
     def on_progress(update: Mapping[str, Any]) -> None:
         message, percentage = update.get("message"), update.get("percentage")
@@ -545,6 +563,19 @@ def _review_items(server: SpadeLanguageServer, ref: DocumentRef, args: Sequence[
         raise CommandError(f"spade.acceptReviewed: {error}") from error
 
 
+def _sampled_checks(document: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Each sampled check as a test of the pipeline (the Test Explorer's Sample profile): its state and why, in
+    the words a ``pytest --spade`` failure uses."""
+    from spade_lsp.reliability import validator_outcome
+
+    confidence = float(document["confidence"])
+    checks = []
+    for validator in document.get("validators") or []:
+        state, message = validator_outcome(validator, confidence)
+        checks.append({"name": validator["name"], "state": state, "message": message})
+    return checks
+
+
 def _checks_of(server: SpadeLanguageServer, ref: DocumentRef) -> dict[str, Any]:
     """The prompt's checks as tests (``spade.checks``)."""
     from spade_lsp.overview import check_outcome
@@ -596,7 +627,7 @@ def register(server: SpadeLanguageServer) -> None:
     @server.command("spade.addAssertions")
     async def add(*args: Any) -> dict[str, Any]:
         ref = _target(server, "spade.addAssertions", args)
-        anyway = len(args) > 1 and isinstance(args[1], Mapping) and args[1].get("include_held_back") is True
+        anyway = _options(args).get("include_held_back") is True
         return await add_assertions(server, jobs, ref, _sentences(args), "Add assertions", include_held_back=anyway)
 
     @server.command("spade.synthesize")
@@ -607,34 +638,31 @@ def register(server: SpadeLanguageServer) -> None:
     @server.command("spade.evaluate")
     async def evaluate(*args: Any) -> dict[str, Any]:
         ref = _target(server, "spade.evaluate", args)
-        return await run_job(server, jobs, ref, "evaluate", {}, "Evaluate assertions")
+        return await run_job(server, jobs, ref, "evaluate", {}, "Evaluate assertions", job_key=_job_key(args))
 
     @server.command("spade.select")
     async def select(*args: Any) -> dict[str, Any]:
         # tau and alpha not given here are the job's to resolve, once, as the CLI's are: the workspace's files,
         # the prompt's front matter, then this editor's settings (sent with the job)
         ref = _target(server, "spade.select", args)
-        params: dict[str, Any] = {}
-        if len(args) > 1 and isinstance(args[1], Mapping):
-            params.update({k: v for k, v in args[1].items() if k in ("method", "tau", "alpha")})
+        params = {k: v for k, v in _options(args).items() if k in ("method", "tau", "alpha")}
         return await run_job(server, jobs, ref, "select", params, "Select assertions")
 
     @server.command("spade.sample")
     async def sample(*args: Any) -> dict[str, Any]:
         # samples and inputs not given here are the job's to resolve (samples_per_input, sample_inputs)
         ref = _target(server, "spade.sample", args)
-        params: dict[str, Any] = {}
-        if len(args) > 1 and isinstance(args[1], Mapping):
-            params.update({k: v for k, v in args[1].items() if k in ("inputs", "samples", "seed", "temperature")})
-        document = await run_job(server, jobs, ref, "sample", params, "Sample reliability")
-        return {key: document.get(key) for key in _SAMPLE_SUMMARY_KEYS}
+        wanted = ("inputs", "samples", "seed", "temperature")
+        params = {k: v for k, v in _options(args).items() if k in wanted}
+        document = await run_job(server, jobs, ref, "sample", params, "Sample reliability", job_key=_job_key(args))
+        return {**{key: document.get(key) for key in _SAMPLE_SUMMARY_KEYS}, "checks": _sampled_checks(document)}
 
     @server.command("spade.compare")
     async def compare(*args: Any) -> dict[str, Any]:
         """A paired comparison on the same inputs: ``{"versions": [candidate, baseline]}``, ``{"models": [baseline,
         candidate]}`` or ``{"temperatures": [...]}``; its verdict in words, the lens line, and the document."""
         ref = _target(server, "spade.compare", args)
-        given = args[1] if len(args) > 1 and isinstance(args[1], Mapping) else {}
+        given = _options(args)
         params = {k: v for k, v in given.items() if k in _COMPARE_KEYS}
         kind = next((k for k in ("versions", "models", "temperatures") if k in params), "versions")
         document = await run_job(server, jobs, ref, "compare", params, f"Compare {kind}")
@@ -657,7 +685,7 @@ def register(server: SpadeLanguageServer) -> None:
         state = server.workspace_state(ref.root)
         html = _report.write_reliability_report(ref.root, ref.path, state.store(), overview.key)
         # {"show": false}: only write the files (the VS Code extension shows them in its report view)
-        wanted = not (len(args) > 1 and isinstance(args[1], Mapping) and args[1].get("show") is False)
+        wanted = _options(args).get("show") is not False
         shown = wanted and await show(server, path)
         return {"prompt": str(ref.path), "path": str(path), "html": str(html) if html else None, "shown": shown}
 
@@ -668,7 +696,7 @@ def register(server: SpadeLanguageServer) -> None:
         overview = server.overview_of(ref)
         path = _report.write_report(ref.root, ref.path, _report.history_markdown(overview), suffix=".history")
         # {"show": false}: only write the file (the VS Code extension shows it rendered, as a Markdown preview)
-        wanted = not (len(args) > 1 and isinstance(args[1], Mapping) and args[1].get("show") is False)
+        wanted = _options(args).get("show") is not False
         return {
             "versions": _report.versions_json(overview.versions),
             "path": str(path),

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from spade_lsp.errors import InputError
 from spade_lsp._columns import IndexedColumn
+from spade_lsp.errors import InputError
 from spade_lsp.selection import eval_run_input, load_matrix_file, matrix_from_json
 
 
