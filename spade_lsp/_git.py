@@ -39,7 +39,10 @@ class GitRevision:
     commit: str
     """The commit's full hex sha."""
     committed_at: datetime
-    """Committer date, timezone-aware, with the committer's own UTC offset."""
+    """Committer date, timezone-aware, with the committer's own UTC offset: the history's order (a rebase
+    keeps author dates and reorders them)."""
+    authored_at: datetime
+    """Author date, as ``git log`` shows it: when the change was written."""
     message: str
     """The full commit message, stripped; undecodable bytes are replaced, never fatal."""
     author: str
@@ -246,6 +249,7 @@ class _LogEntry:
 
     commit: str
     committed_at: datetime
+    authored_at: datetime
     message: str
     author: str
     path: str
@@ -260,7 +264,7 @@ def _log_entries(repo: Repo, relpath: str) -> list[_LogEntry]:
     """
     token = secrets.token_hex(8)
     start, sep, end = (f"\x1e{kind}{token}\x1f" for kind in "SFE")
-    fmt = f"{start}%H{sep}%cI{sep}%an <%ae>{sep}%B{end}"
+    fmt = f"{start}%H{sep}%cI{sep}%aI{sep}%an <%ae>{sep}%B{end}"
     out: bytes = repo.git.log(
         "--follow",
         "--raw",
@@ -285,9 +289,9 @@ def _log_entries(repo: Repo, relpath: str) -> list[_LogEntry]:
     for record in out.split(start.encode())[1:]:
         header, _, raw = record.partition(end.encode())
         fields = header.split(sep.encode())
-        if len(fields) != 4:
+        if len(fields) != 5:
             continue
-        sha, date, author, message = fields
+        sha, committed, authored, author, message = fields
         change = _last_change(raw)
         if change is None:
             continue
@@ -295,7 +299,8 @@ def _log_entries(repo: Repo, relpath: str) -> list[_LogEntry]:
         entries.append(
             _LogEntry(
                 commit=sha.decode("ascii").strip(),
-                committed_at=datetime.fromisoformat(date.decode("ascii").strip()),
+                committed_at=datetime.fromisoformat(committed.decode("ascii").strip()),
+                authored_at=datetime.fromisoformat(authored.decode("ascii").strip()),
                 message=message.decode("utf-8", errors="replace").strip(),
                 author=author.decode("utf-8", errors="replace").strip(),
                 path=file_path,
@@ -385,6 +390,7 @@ def _with_content(repo: Repo, entry: _LogEntry, max_bytes: int) -> GitRevision |
     return GitRevision(
         commit=entry.commit,
         committed_at=entry.committed_at,
+        authored_at=entry.authored_at,
         message=entry.message,
         author=entry.author,
         path=entry.path,

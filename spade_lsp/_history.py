@@ -68,6 +68,7 @@ class Revision:
     commit_sha: str | None = None
     commit_message: str | None = None
     author: str | None = None
+    authored_at: datetime | None = None
 
 
 @dataclass(slots=True)
@@ -261,7 +262,9 @@ class History:
         if after is not None and after.content_hash == digest:
             if revision.commit_sha and after.commit_sha is None:
                 # The same text was saved before it was committed: keep one version, with the commit.
-                repository.set_commit(after.id, revision.commit_sha, revision.commit_message, revision.author)
+                repository.set_commit(
+                    after.id, revision.commit_sha, revision.commit_message, revision.author, _authored(revision)
+                )
             return False
         repository.insert_version(
             prompt_id,
@@ -273,6 +276,7 @@ class History:
             commit_sha=revision.commit_sha,
             commit_message=revision.commit_message,
             author=revision.author,
+            authored_at=_authored(revision),
         )
         return True
 
@@ -296,6 +300,7 @@ class History:
                     commit_sha=rev.commit,
                     commit_message=rev.message,
                     author=rev.author,
+                    authored_at=rev.authored_at,
                 )
             )
         if revisions:
@@ -623,3 +628,8 @@ def _sentence_labels(kind: str, labels_json: str) -> str | None:
         if not labels:
             return None
     return json.dumps(labels)
+
+
+def _authored(revision: Revision) -> str | None:
+    """The author date with the author's own UTC offset, so its calendar day is the one ``git log`` shows."""
+    return revision.authored_at.isoformat() if revision.authored_at is not None else None

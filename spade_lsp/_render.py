@@ -22,14 +22,16 @@ def _clip(text: str | None, width: int = 90) -> str:
 
 
 def _when(iso: str) -> str:
-    return iso[:16].replace("T", " ")
+    """``2026-11-27 10:00``, with the offset when it is not UTC (a commit's author date keeps its author's)."""
+    offset = iso[-6:] if len(iso) > 19 and iso[-6] in "+-" and iso[-6:] != "+00:00" else ""
+    return f"{iso[:16].replace('T', ' ')} {offset}".rstrip()
 
 
 def render_history(prompt: str, versions: Sequence[VersionInfo]) -> str:
     rows = [
         [
             f"v{v.number}",
-            _when(v.created_at),
+            _when(v.written_at),
             v.origin,
             (v.commit_sha or "")[:10],
             _clip((v.commit_message or "").splitlines()[0] if v.commit_message else "", 50),
@@ -37,7 +39,7 @@ def render_history(prompt: str, versions: Sequence[VersionInfo]) -> str:
         ]
         for v in versions
     ]
-    table = tabulate(rows, headers=["version", "time (UTC)", "origin", "commit", "message", "content"])
+    table = tabulate(rows, headers=["version", "written", "origin", "commit", "message", "content"])
     return f"{prompt}: {len(versions)} version(s)\n{table}\n"
 
 

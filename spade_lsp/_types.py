@@ -92,6 +92,14 @@ class VersionInfo:
     commit_sha: str | None = None
     commit_message: str | None = None
     author: str | None = None
+    authored_at: str | None = None
+
+    @property
+    def written_at(self) -> str:
+        """When its text was written, as ``git log`` shows it: a commit's author date (with the author's UTC
+        offset); the time it was recorded otherwise, and for commits recorded before author dates were kept.
+        ``created_at`` (UTC, the committer date for commits) orders the history."""
+        return self.authored_at or self.created_at
 
     @property
     def short_sha(self) -> str | None:

@@ -40,7 +40,7 @@ def md_escape(text: str) -> str:
 
 def version_label(version: VersionInfo) -> str:
     """``v3 (2024-05-01, commit `1a2b3c4d5e` “Add a word limit”)``, as Markdown."""
-    parts = [version.created_at[:10]] if version.created_at else []
+    parts = [version.written_at[:10]] if version.written_at else []
     if version.short_sha:
         subject = f" {md_escape(quote(version.subject, 72))}" if version.subject else ""
         parts.append(f"commit `{version.short_sha}`{subject}")

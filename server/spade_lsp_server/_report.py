@@ -38,6 +38,7 @@ def versions_json(versions: tuple[VersionInfo, ...]) -> list[dict[str, Any]]:
         {
             "number": v.number,
             "created_at": v.created_at,
+            "written_at": v.written_at,
             "origin": v.origin,
             "commit": v.commit_sha,
             "message": v.commit_message,
@@ -53,7 +54,7 @@ def _history_lines(overview: PromptOverview) -> list[str]:
     lines = ["| version | date | origin | commit | message |", "| --- | --- | --- | --- | --- |"]
     for v in overview.versions:
         lines.append(
-            f"| v{v.number} | {v.created_at[:19].replace('T', ' ')} | {v.origin} | {v.short_sha or ''} | "
+            f"| v{v.number} | {v.written_at[:19].replace('T', ' ')} | {v.origin} | {v.short_sha or ''} | "
             f"{_cell(v.subject or '')} |"
         )
     return lines

@@ -439,6 +439,13 @@ def _run_owners_schema(db: Database) -> None:
     db.execute("ALTER TABLE judge_runs ADD COLUMN owner TEXT")
 
 
+@_MIGRATIONS(name="0015_author_dates")
+def _author_dates(db: Database) -> None:
+    """A committed version's author date, which ``git log`` shows (the committer date orders the history, and a
+    rebase or an amend makes the two differ); NULL for saves and for commits recorded before."""
+    db.execute("ALTER TABLE versions ADD COLUMN authored_at TEXT")
+
+
 def _is_store_lock_error(error: sqlite3.OperationalError) -> bool:
     text = str(error).lower()
     return "locked" in text or "busy" in text

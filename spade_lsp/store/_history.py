@@ -99,7 +99,7 @@ class SentenceChangeRow(NamedTuple):
     to_version_id: int
 
 
-_VERSION_COLUMNS = "id, content_hash, created_at, origin, commit_sha, commit_message, author"
+_VERSION_COLUMNS = "id, content_hash, created_at, origin, commit_sha, commit_message, author, authored_at"
 _SENTENCE_COLUMNS = (
     "s.kind, s.text, s.start_offset, s.end_offset, s.start_line, s.start_char, s.end_line, s.end_char, "
     "s.categories, s.introduced_version_id"
@@ -207,12 +207,14 @@ class HistoryRepository:
         ).fetchone()
         return NeighbourVersion(int(row[0]), str(row[1]), row[2]) if row else None
 
-    def set_commit(self, version_id: int, commit_sha: str, message: str | None, author: str | None) -> None:
+    def set_commit(
+        self, version_id: int, commit_sha: str, message: str | None, author: str | None, authored_at: str | None
+    ) -> None:
         """Name the commit a saved version was later committed in."""
         with self.store.write():
             self._execute(
-                "UPDATE versions SET commit_sha = ?, commit_message = ?, author = ? WHERE id = ?",
-                [commit_sha, message, author, version_id],
+                "UPDATE versions SET commit_sha = ?, commit_message = ?, author = ?, authored_at = ? WHERE id = ?",
+                [commit_sha, message, author, authored_at, version_id],
             )
 
     def insert_version(
@@ -227,14 +229,18 @@ class HistoryRepository:
         commit_sha: str | None = None,
         commit_message: str | None = None,
         author: str | None = None,
+        authored_at: str | None = None,
     ) -> int:
         """Store the text (once per content hash) and a version of the prompt holding it; its id."""
         with self.store.write():
             self._execute("INSERT OR IGNORE INTO blobs (hash, content) VALUES (?, ?)", [content_hash, text])
             cursor = self._execute(
                 "INSERT INTO versions (prompt_id, content_hash, created_at, recorded_at, origin, commit_sha, "
-                "commit_message, author) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [prompt_id, content_hash, created_at, recorded_at, origin, commit_sha, commit_message, author],
+                "commit_message, author, authored_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [
+                    *(prompt_id, content_hash, created_at, recorded_at, origin),
+                    *(commit_sha, commit_message, author, authored_at),
+                ],
             )
             return int(cursor.lastrowid or 0)
 

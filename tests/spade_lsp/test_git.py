@@ -137,6 +137,21 @@ def test_messages_times_and_authors_round_trip(repo: Repo) -> None:
     assert second.committed_at == when_b
     assert first.author == "Ada Author <ada@example.com>"
     assert len(first.commit) == 40 and int(first.commit, 16) >= 0
+    assert first.authored_at == when_a and first.authored_at.utcoffset() == when_a.utcoffset()
+
+
+def test_the_author_date_is_kept_apart_from_the_committer_date(repo: Repo) -> None:
+    """A rebase or an amend moves the committer date; ``git log`` shows the author date, which is kept."""
+    written = datetime(2021, 3, 4, 9, 0, tzinfo=timezone(timedelta(hours=2)))
+    committed = datetime(2024, 8, 1, 12, 0, tzinfo=UTC)
+    repo.write("p.prompt", "one\n")
+    repo.git("add", "p.prompt")
+    repo.git(
+        "commit", "-q", "-m", "one",
+        env={"GIT_AUTHOR_DATE": written.isoformat(), "GIT_COMMITTER_DATE": committed.isoformat()},
+    )  # fmt: skip
+    (revision,) = file_history(repo.root / "p.prompt")
+    assert (revision.authored_at, revision.committed_at) == (written, committed)
 
 
 def test_max_count_keeps_newest(repo: Repo) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
@@ -179,6 +180,35 @@ def test_saved_text_later_committed_stays_one_version(tmp_path: Path) -> None:
         sync_prompt(ws, prompt)
         versions = ws.history.versions(prompt)
         assert len(versions) == 1
+        assert versions[0].commit_message == "add prompt" and versions[0].written_at.startswith("2001-01-01T00:00:00")
+
+
+def test_a_commits_author_date_is_what_the_history_shows_and_its_committer_date_orders_it(tmp_path: Path) -> None:
+    """Rebased commits: their author dates (what ``git log`` shows) are out of order; the committer dates order
+    the versions, and every view shows the author date with the author's offset."""
+    from spade_lsp._render import render_history
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _git(repo, "init", "-q", "-b", "main")
+    prompt = repo / "a.prompt"
+    dates = [
+        ("2021-05-02T10:00:00+02:00", "2024-01-01T00:00:00Z"),
+        ("2021-05-01T09:30:00+02:00", "2024-01-02T00:00:00Z"),
+    ]
+    for number, (written, committed) in enumerate(dates, 1):
+        prompt.write_text("Be brief.\n" * number)
+        _git(repo, "add", ".")
+        env = {"GIT_AUTHOR_DATE": written, "GIT_COMMITTER_DATE": committed}
+        subprocess.run(["git", "commit", "-q", "-m", f"v{number}"], cwd=repo, check=True, env={**os.environ, **env})
+    with Workspace(repo, overrides={"classifier": "offline"}) as ws:
+        sync_prompt(ws, prompt)
+        versions = ws.history.versions(prompt)
+    assert [v.commit_message for v in versions] == ["v1", "v2"]  # in commit order, not author order
+    assert [v.written_at for v in versions] == ["2021-05-02T10:00:00+02:00", "2021-05-01T09:30:00+02:00"]
+    assert versions[0].created_at.startswith("2024-01-01T00:00:00")
+    table = render_history("a.prompt", versions)
+    assert "2021-05-02 10:00 +02:00" in table and "2021-05-01 09:30 +02:00" in table and "2024-01" not in table
 
 
 def test_empty_prompt_is_a_warning_and_records_nothing(ws: Workspace) -> None:

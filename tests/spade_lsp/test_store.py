@@ -43,6 +43,7 @@ def test_reopen_applies_no_migration_twice(workspace_dir: Path) -> None:
         "0012_llm_batches",
         "0013_candidate_verdicts",
         "0014_run_owners",
+        "0015_author_dates",
     ]
 
 

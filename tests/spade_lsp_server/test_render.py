@@ -35,3 +35,17 @@ def test_a_check_of_a_removed_instruction_says_so_until_the_sentence_is_back(wor
     assert "removed or reworded in v4 (a removed limit may be a relaxed one)" in removed and "stale" not in removed
     back = _hover(workspace_dir, prompt, v4 + LIMIT)  # the limit is written again, not saved yet
     assert "removed or reworded" not in back and "stale" not in back
+
+
+def test_a_versions_label_gives_the_date_git_log_shows() -> None:
+    """The author date with the author's offset (its calendar day may differ from the UTC one), never the
+    committer date a rebase moved; a save shows when it was recorded."""
+    from spade_lsp._types import VersionInfo
+
+    committed = VersionInfo(
+        7, 3, "h", "2024-01-01T00:30:00.000000+00:00", "git", "1a2b3c4d5e6f", "Add a word limit", "Ada <a@x>",
+        "2023-12-31T23:50:00-05:00",
+    )  # fmt: skip
+    assert _render.version_label(committed) == "v3 (2023-12-31, commit `1a2b3c4d5e` “Add a word limit”)"
+    saved = VersionInfo(8, 4, "h", "2024-01-02T08:00:00.000000+00:00", "save")
+    assert _render.version_label(saved) == "v4 (2024-01-02, save)"
