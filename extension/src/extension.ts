@@ -4,6 +4,7 @@ import * as vscode from "vscode";
 import { messageActions, PALETTE, type PaletteCommand, summarize, targetUri } from "./commands";
 import { askComparison } from "./compare";
 import { type JobStatus, LongJobs, type ServerState, statusView } from "./jobs";
+import { ModelPicker } from "./modelPicker";
 import { onInterpreterChange } from "./python";
 import { type ReportFiles, ReportView } from "./reportView";
 import { Session } from "./session";
@@ -75,7 +76,8 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   active = session;
   const report = new ReportView();
   const explorer = new ChecksExplorer(session);
-  context.subscriptions.push(log, status, report, explorer);
+  const models = new ModelPicker(session);
+  context.subscriptions.push(log, status, report, explorer, models);
 
   for (const command of PALETTE) {
     context.subscriptions.push(
@@ -114,7 +116,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
 
   render();
   // activation does not wait for the server: commands explain while it starts; the checks appear once it runs
-  void session.start().then(() => explorer.discover());
+  void session.start().then(() => Promise.all([explorer.discover(), models.refresh()]));
 }
 
 async function runPalette(command: PaletteCommand, invokedOn: unknown, session: Session, report: ReportView): Promise<void> {

@@ -196,6 +196,15 @@ def latest_sampled_outputs(store: Store, prompt_key: str) -> SampledOutputs | No
     )
 
 
+def models_sampled(store: Store, *, limit: int = 8) -> list[str]:
+    """The models the workspace's sampling runs used, the most recently used first: what a model picker offers
+    besides the configured ones."""
+    rows = store.db.execute(
+        "SELECT model FROM sample_runs GROUP BY model ORDER BY MAX(id) DESC LIMIT ?", [limit]
+    ).fetchall()
+    return [str(row[0]) for row in rows]
+
+
 def stored_comparison(store: Store, prompt_key: str) -> dict[str, Any] | None:
     """The prompt's newest comparison document (``spade compare``), or None."""
     row = store.db.execute(

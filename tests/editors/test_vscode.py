@@ -319,7 +319,7 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
         result, shots = vscode.drive(base, root, "compare")
         requests = len(stub.requests)
 
-    assert result["steps"] == ["opened", "compared", "report", "palette", "sampled tests"]
+    assert result["steps"] == ["opened", "compared", "report", "palette", "sampled tests", "model picker"]
     assert result["summaryBefore"].startswith("spade: 1 version")
     assert prompt.read_text(encoding="utf-8").startswith(V3) and "Mention the price." in prompt.read_text("utf-8")
     # with good, v1 never says "cheap"; v2's new sentence makes half the kettle and lamp answers and all the
@@ -344,10 +344,14 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
         "3-heatmap.png",
         "4-comparison-verdict.png",
         "5-sampled-tests.png",
+        "6-model-picker.png",
     ]
     # the Test Explorer's Sample profile on v2: no_cheap's interval lies below its minimum, short's above
     assert result["states"] == {"assert_short": "passed", "assert_no_cheap": "failed"}
     assert "4/16 passed (25.0%); 95% CI " in result["failure"] and "lies below the minimum 90.0%" in result["failure"]
+    # the status bar's picker: spade.toml's model shown; the one typed in becomes the workspace's editor setting
+    assert result["modelBefore"].strip() == "openai/good" and result["modelAfter"].strip() == "openai/bad"
+    assert json.loads((root / ".vscode" / "settings.json").read_text(encoding="utf-8"))["spade.model"] == "openai/bad"
 
 
 SUPPORT = [

@@ -294,9 +294,7 @@ async function compare(page) {
   await promptRow.click();
   await page.keyboard.press("ArrowRight"); // expand it
   await rows.filter({ hasText: "assert_no_cheap" }).first().waitFor({ timeout: WAIT_MS });
-  await promptRow.click({ button: "right" });
-  await page.locator(".context-view .action-label", { hasText: "Execute Using Profile..." }).first().click();
-  await pick(page, "Sample the pipeline");
+  await runUsingProfile(page, promptRow, "Sample the pipeline");
   const states = await until("each check's sampled verdict", async () => {
     const found = {};
     for (const name of ["assert_short", "assert_no_cheap"]) {
@@ -317,6 +315,22 @@ async function compare(page) {
   });
   await page.screenshot({ path: path.join(shots, "5-sampled-tests.png") });
   step("sampled tests", { states, failure });
+
+  // the status bar's model picker: the pipeline's model shown, another one typed in, shown once chosen
+  const modelItem = page.locator(".statusbar-item", { hasText: "openai/good" }).first();
+  await modelItem.waitFor({ timeout: WAIT_MS });
+  const modelBefore = await modelItem.innerText();
+  await modelItem.click();
+  await pick(page, "Pipeline model");
+  await pick(page, "Enter a model name");
+  await page.locator(".quick-input-widget input").fill("openai/bad");
+  await page.keyboard.press("Enter");
+  const modelAfter = await until("the chosen model in the status bar", async () => {
+    const texts = await page.locator(".statusbar-item").allInnerTexts();
+    return texts.find((t) => t.includes("openai/bad"));
+  });
+  await page.screenshot({ path: path.join(shots, "6-model-picker.png") });
+  step("model picker", { modelBefore, modelAfter });
 }
 
 /** Ctrl+. until the quick fix menu shows ``row``: pressed before the server's actions for the line arrived (a
@@ -330,6 +344,22 @@ async function quickFixMenu(page, row, what) {
     }
     return (await row.isVisible()) ? true : undefined;
   });
+}
+
+/** "Execute Using Profile..." from ``row``'s context menu, then ``profile``: the menu is opened again until the
+ * profile picker shows (a click that lands while the menu still lays itself out does nothing). */
+async function runUsingProfile(page, row, profile) {
+  const picker = page.locator(".quick-input-widget .monaco-list-row", { hasText: profile }).first();
+  await until(`the test profile picker with ${profile}`, async () => {
+    await page.keyboard.press("Escape");
+    await row.click({ button: "right" });
+    const entry = page.locator(".context-view .action-label", { hasText: "Execute Using Profile..." }).first();
+    await entry.waitFor({ state: "visible", timeout: 5000 }).catch(() => undefined);
+    await entry.click({ timeout: 5000 }).catch(() => undefined);
+    await picker.waitFor({ state: "visible", timeout: 5000 }).catch(() => undefined);
+    return (await picker.isVisible()) ? true : undefined;
+  });
+  await picker.click();
 }
 
 /** Choose the row of an open quick pick that holds ``label`` (typed into its filter first). */

@@ -512,10 +512,19 @@ async def test_the_editors_model_and_api_base_reach_the_daemons_jobs(editor_fact
         result = await editor.command("spade.sample", uri, {"samples": 2})
         assert result["model"] == "openai/from-the-editor" and result["calls"] == 8
         assert {r["model"] for r in stub.requests} == {"from-the-editor"}
+        # the status bar's picker: the prompt's models, and the ones sampled before to choose from
+        models = await editor.command("spade.models", uri)
+        assert models == {
+            "model": "openai/from-the-editor",
+            "assistant_model": None,
+            "recent": ["local", "openai/from-the-editor"],
+        }
+        assert (await editor.command("spade.models"))["model"] == "openai/from-the-editor"  # no prompt: the folder's
 
         editor.client.set_configuration({"model": "", "apiBase": ""}, section="spade")  # cleared in the UI
         editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
         await asyncio.sleep(0.5)
+        assert (await editor.command("spade.models", uri))["model"] is None
         with pytest.raises(JsonRpcException, match="no model is configured") as refused:
             await editor.command("spade.sample", uri, {"samples": 3})
         assert "spade.model" in refused.value.message

@@ -65,6 +65,7 @@ COMMANDS: Final = (
     "spade.cancelJob",
     "spade.trustWorkspace",
     "spade.checks",
+    "spade.models",
 )
 
 
@@ -610,6 +611,28 @@ def _checks_of(server: SpadeLanguageServer, ref: DocumentRef) -> dict[str, Any]:
     }
 
 
+def _models_of(server: SpadeLanguageServer, args: Sequence[Any]) -> dict[str, Any]:
+    """The models a prompt (or, without one, the first folder) would use, and the ones its workspace sampled
+    before: what the status bar shows and its picker offers (``spade.models``)."""
+    from spade_lsp.local_model import LOCAL_MODEL_NAME
+    from spade_lsp.store import models_sampled
+
+    if args and args[0]:
+        ref = _target(server, "spade.models", args)
+        state = server.workspace_state(ref.root)
+        settings = state.settings_for(server.open_text_of(ref.path) if ref.path else None, ref.path)[0]
+    else:
+        state = server.workspace_state(server.default_root())
+        settings = state.settings
+    store = state.store()
+    sampled = models_sampled(store) if store is not None else []
+    return {
+        "model": settings.model,
+        "assistant_model": settings.assistant_model,
+        "recent": list(dict.fromkeys([LOCAL_MODEL_NAME, *sampled])),
+    }
+
+
 # -- registration -------------------------------------------------------------------------------------------
 
 
@@ -736,6 +759,10 @@ def register(server: SpadeLanguageServer) -> None:
         """The prompt's checks as tests, for the editor's test explorer: each with where it is in the sidecar
         and how it did in the latest evaluation at the prompt's tau (``outcome`` None: not evaluated)."""
         return _checks_of(server, _target(server, "spade.checks", args))
+
+    @server.command("spade.models")
+    async def models(*args: Any) -> dict[str, Any]:
+        return _models_of(server, args)
 
     @server.command("spade.openExamples")
     async def examples(*args: Any) -> dict[str, Any]:
