@@ -10,6 +10,7 @@ directly)::
     read_limited, read_limited_text, MAX_PROMPT_READ_BYTES, MAX_SIDECAR_BYTES    # size-capped reads
     PromptKind, prompt_kind, prompt_settings_block    # a prompt file's kind and its own settings
     load_user_json, read_example_row                  # one line of an examples file, read as the engine reads it
+    iter_examples(path)                               # an examples file's lines, read one at a time
     Fallback                                          # a step that fell back, and why
     UnreviewedFunction, unreviewed_functions, UNREVIEWED_DIAGNOSTIC_CODE   # LLM-written code nobody accepted
     accepted_functions                                # the (name, sha) pairs an acceptance names, checked
@@ -24,9 +25,11 @@ from typing import TYPE_CHECKING
 from spade_lsp._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below load on first use
+    from spade_lsp._examples import Example, iter_examples
     from spade_lsp._examples import read_row as read_example_row
     from spade_lsp._fallbacks import Fallback
     from spade_lsp._files import (
+        MAX_EXAMPLES_BYTES,
         MAX_PROMPT_READ_BYTES,
         MAX_SIDECAR_BYTES,
         PROMPT_SUFFIXES,
@@ -53,6 +56,7 @@ __version__ = "0.1.0"
 _LAZY: dict[str, tuple[str, str]] = {
     "Position": ("_types", "Position"),
     "Range": ("_types", "Range"),
+    "MAX_EXAMPLES_BYTES": ("_files", "MAX_EXAMPLES_BYTES"),
     "MAX_PROMPT_READ_BYTES": ("_files", "MAX_PROMPT_READ_BYTES"),
     "MAX_SIDECAR_BYTES": ("_files", "MAX_SIDECAR_BYTES"),
     "PROMPT_SUFFIXES": ("_files", "PROMPT_SUFFIXES"),
@@ -68,6 +72,8 @@ _LAZY: dict[str, tuple[str, str]] = {
     "prompt_settings_block": ("_prompts", "settings_block"),
     "load_user_json": ("_inputs", "loads"),
     "read_example_row": ("_examples", "read_row"),
+    "iter_examples": ("_examples", "iter_examples"),
+    "Example": ("_examples", "Example"),
     "Fallback": ("_fallbacks", "Fallback"),
     "UNREVIEWED_DIAGNOSTIC_CODE": ("_review", "DIAGNOSTIC_CODE"),
     "UnreviewedFunction": ("_review", "Unreviewed"),
@@ -76,10 +82,12 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
+    "MAX_EXAMPLES_BYTES",
     "MAX_PROMPT_READ_BYTES",
     "MAX_SIDECAR_BYTES",
     "PROMPT_SUFFIXES",
     "UNREVIEWED_DIAGNOSTIC_CODE",
+    "Example",
     "Fallback",
     "Position",
     "PromptKind",
@@ -89,6 +97,7 @@ __all__ = [
     "accepted_functions",
     "atomic_write_text",
     "examples_path",
+    "iter_examples",
     "load_user_json",
     "make_private_dir",
     "prompt_kind",

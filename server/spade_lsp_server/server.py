@@ -565,10 +565,19 @@ class SpadeLanguageServer(LanguageServer):
 
 def create_server() -> SpadeLanguageServer:
     """A new language server with every feature registered."""
-    from spade_lsp_server.features import code_actions, code_lens, commands, diagnostics, hover, lifecycle, symbols
+    from spade_lsp_server.features import (
+        code_actions,
+        code_lens,
+        commands,
+        diagnostics,
+        hover,
+        lifecycle,
+        outputs,
+        symbols,
+    )
 
     server = SpadeLanguageServer()
-    for feature in (lifecycle, diagnostics, hover, code_lens, code_actions, commands, symbols):
+    for feature in (lifecycle, diagnostics, hover, code_lens, code_actions, commands, outputs, symbols):
         feature.register(server)
 
     @server.feature(DOCUMENT_STATE)

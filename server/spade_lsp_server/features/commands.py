@@ -363,14 +363,29 @@ async def apply_text(server: SpadeLanguageServer, path: Path, new_text: str, lab
     """Make ``path``'s buffer hold ``new_text`` through ``workspace/applyEdit``: a CreateFile when it does not
     exist, then one edit over the whole text (the open buffer's, else the file's). True when applied; a client
     without ``documentChanges`` gets a plain ``changes`` edit (it can then only edit an existing file)."""
-    uri = server.open_uri_of(path) or _documents.uri_of(path)
-    document = server.open_document(uri)
-    old = document.source if document is not None else _disk_text(path, MAX_SIDECAR_BYTES)
+    old = buffer_or_disk_text(server, path, MAX_SIDECAR_BYTES)
     if old == new_text:
         return True
+    whole = Range(Position(0, 0), end_of(old or ""))
+    return await apply_edit(server, path, old, whole, new_text, label)
+
+
+def buffer_or_disk_text(server: SpadeLanguageServer, path: Path, limit: int) -> str | None:
+    """What the editor shows of ``path``: its open buffer, else the file (None when there is none)."""
+    document = server.open_document(server.open_uri_of(path) or _documents.uri_of(path))
+    return document.source if document is not None else _disk_text(path, limit)
+
+
+async def apply_edit(
+    server: SpadeLanguageServer, path: Path, old: str | None, at: Range, new_text: str, label: str
+) -> bool:
+    """Replace ``at`` (code points) of ``path``'s text ``old`` (None: the file does not exist, so create it) with
+    ``new_text`` through ``workspace/applyEdit``, against the open buffer's version; the editor's undo undoes
+    it. A :class:`CommandError` when the editor refuses."""
+    uri = server.open_uri_of(path) or _documents.uri_of(path)
+    document = server.open_document(uri)
     create = old is None
-    old = old or ""
-    edit = types.TextEdit(range=server.columns(old).range(Range(Position(0, 0), end_of(old))), new_text=new_text)
+    edit = types.TextEdit(range=server.columns(old or "").range(at), new_text=new_text)
     if server.client_supports("workspace.workspace_edit.document_changes"):
         version = document.version if document is not None else None
         changes: list[types.TextDocumentEdit | types.CreateFile] = []
