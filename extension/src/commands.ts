@@ -12,6 +12,7 @@ export type ServerCommand =
   | "spade.compare"
   | "spade.report"
   | "spade.showHistory"
+  | "spade.outputs"
   | "spade.trustWorkspace";
 
 /** What a comparison varies: the extension asks for the two values before it sends the command. */
@@ -33,6 +34,7 @@ export const PALETTE: readonly PaletteCommand[] = [
   { id: "spade-lsp.compareModels", title: "Compare models…", server: "spade.compare", asks: "models" },
   { id: "spade-lsp.compareTemperatures", title: "Compare temperatures…", server: "spade.compare", asks: "temperatures" },
   { id: "spade-lsp.showReport", title: "Show report", server: "spade.report" },
+  { id: "spade-lsp.showOutputs", title: "Show outputs", server: "spade.outputs" },
   { id: "spade-lsp.showHistory", title: "Show prompt history", server: "spade.showHistory" },
   { id: "spade-lsp.trustWorkspace", title: "Trust this workspace", server: "spade.trustWorkspace" },
 ];
@@ -132,6 +134,7 @@ export function summarize(command: ServerCommand, result: unknown): string | und
       return typeof r.verdict === "string" ? `SPADE: ${r.verdict}. Show report for each check.` : undefined;
     case "spade.report":
     case "spade.showHistory":
+    case "spade.outputs":
       return undefined;
     case "spade.trustWorkspace":
       return typeof r.path === "string"

@@ -5,6 +5,7 @@ import { messageActions, PALETTE, type PaletteCommand, summarize, targetUri } fr
 import { askComparison } from "./compare";
 import { type JobStatus, LongJobs, type ServerState, statusView } from "./jobs";
 import { ModelPicker } from "./modelPicker";
+import { OutputsView } from "./outputsView";
 import { onInterpreterChange } from "./python";
 import { type ReportFiles, ReportView } from "./reportView";
 import { Session } from "./session";
@@ -77,11 +78,12 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   const report = new ReportView();
   const explorer = new ChecksExplorer(session);
   const models = new ModelPicker(session);
-  context.subscriptions.push(log, status, report, explorer, models);
+  const outputs = new OutputsView(session);
+  context.subscriptions.push(log, status, report, explorer, models, outputs);
 
   for (const command of PALETTE) {
     context.subscriptions.push(
-      vscode.commands.registerCommand(command.id, (invokedOn?: unknown) => runPalette(command, invokedOn, session, report)),
+      vscode.commands.registerCommand(command.id, (invokedOn?: unknown) => runPalette(command, invokedOn, session, { report, outputs })),
     );
   }
   context.subscriptions.push(
@@ -119,8 +121,15 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
   void session.start().then(() => Promise.all([explorer.discover(), models.refresh()]));
 }
 
-async function runPalette(command: PaletteCommand, invokedOn: unknown, session: Session, report: ReportView): Promise<void> {
-  const uri = targetUri(invokedOn, vscode.window.activeTextEditor?.document.uri.toString() ?? report.focusedPrompt());
+interface Views {
+  report: ReportView;
+  outputs: OutputsView;
+}
+
+async function runPalette(command: PaletteCommand, invokedOn: unknown, session: Session, views: Views): Promise<void> {
+  const { report, outputs } = views;
+  const focused = report.focusedPrompt() ?? outputs.focusedPrompt();
+  const uri = targetUri(invokedOn, vscode.window.activeTextEditor?.document.uri.toString() ?? focused);
   if (!uri) {
     void vscode.window.showErrorMessage(`SPADE: ${command.title}: open a prompt file (or its _assertions.py module) first.`);
     return;
@@ -128,6 +137,10 @@ async function runPalette(command: PaletteCommand, invokedOn: unknown, session: 
   const viewing = command.server === "spade.report";
   const history = command.server === "spade.showHistory";
   try {
+    if (command.server === "spade.outputs") {
+      await outputs.show(uri);
+      return;
+    }
     const asked = command.asks ? await askComparison(command.asks, uri, session) : undefined;
     if (command.asks && !asked) {
       return; // the user left the picker
@@ -153,6 +166,9 @@ async function runPalette(command: PaletteCommand, invokedOn: unknown, session: 
     if (report.isShowing(uri)) {
       // the open report shows the new result
       await report.show((await session.execute("spade.report", [uri, { show: false }])) as ReportFiles);
+    }
+    if (outputs.isShowing(uri)) {
+      await outputs.show(uri); // and the open grid, the new verdicts
     }
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

@@ -22,7 +22,12 @@ test("every palette command is contributed under the SPADE category, with the is
 });
 
 test("palette ids never collide with the server's, and each forwards to a command the server registers", () => {
-  const serverSource = fs.readFileSync(path.join(root, "..", "server", "spade_lsp_server", "features", "commands.py"), "utf8");
+  const features = path.join(root, "..", "server", "spade_lsp_server", "features");
+  const serverSource = fs
+    .readdirSync(features)
+    .filter((name) => name.endsWith(".py"))
+    .map((name) => fs.readFileSync(path.join(features, name), "utf8"))
+    .join("\n");
   const registered = [...serverSource.matchAll(/@server\.command\("([^"]+)"\)/g)].map((m) => m[1]);
   for (const command of PALETTE) {
     assert.ok(registered.includes(command.server), `${command.server} is not a server command`);

@@ -61,7 +61,7 @@ def _example_rows(
     for error in json.loads(run.errors or "[]"):
         why[(str(error.get("example")), str(error.get("assertion")))] = str(error.get("message") or error.get("kind"))
     wanted = dict.fromkeys(ids[:MAX_ROWS])
-    texts = {example_id: example.output for example_id, example in examples_by_id(examples_file, wanted).items()}
+    in_file = examples_by_id(examples_file, wanted)  # the file's labels: a grade since the run shows at once
     rows = []
     for index, example_id in enumerate(wanted):
         verdicts = dict(zip(columns, matrix[index], strict=False))
@@ -70,8 +70,8 @@ def _example_rows(
                 "key": f"example:{example_id}",
                 "source": "examples",
                 "id": example_id,
-                "label": _WORDS.get(labels[index]) if labels[index] is not None else None,
-                "text": texts.get(example_id),
+                "label": _WORDS.get(in_file[example_id].label if example_id in in_file else labels[index]),
+                "text": in_file[example_id].output if example_id in in_file else None,
                 "cells": _cells(names, verdicts),
                 "why": {name: why[(example_id, name)] for name in names if (example_id, name) in why},
             }

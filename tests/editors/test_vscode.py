@@ -223,7 +223,7 @@ def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
     result, shots = vscode.drive(base, repo, "workflow")
     root = repo
 
-    assert result["steps"] == ["problems", "quick fix", "evaluation", "report", "tests"]
+    assert result["steps"] == ["problems", "quick fix", "evaluation", "report", "tests", "outputs", "undo"]
 
     # the Problems panel: a spade row for each unchecked instruction of the newest version (v3; the older ones are
     # hints, which the panel leaves out), in plain words, with its category id, the version from git and its hint
@@ -268,6 +268,7 @@ def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
         "5-lenses.png",
         "6-report.png",
         "7-tests.png",
+        "8-outputs.png",
     ]
 
     # the Test Explorer: the prompt and its check, run from there (evaluated on the labelled examples): it fails
@@ -275,6 +276,17 @@ def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
     assert any("blurb.prompt" in row for row in result["testRows"])
     assert any("assert_at_most_12_words" in row for row in result["testRows"])
     assert any("testing-passed" in icon for icon in result["testStates"]), result["testStates"]
+
+    # the outputs grid: the four examples with the check's verdict (it flags one: "pass 75%"), a failing cell's
+    # detail with the output and the check's code, a filter, and a grade that writes the label and can be undone
+    assert sorted(result["cells"]) == ["fail", "pass", "pass", "pass"]
+    assert "assert_at_most_12_words on " in result["detail"] and "def assert_at_most_12_words(" in result["detail"]
+    assert "returned False on this output" in result["detail"]
+    assert result["shownFailing"] == "1 of 4 shown"
+    assert result["labelBefore"] == "good" and result["labelAfterGrade"] == "bad"
+    graded_id = result["gradedKey"].removeprefix("example:")
+    assert result["graded"].startswith(f"SPADE: Labelled {graded_id} bad in blurb.examples.jsonl (line ")
+    assert result["labelAfterUndo"] == "good"
 
 
 def test_a_missing_package_is_explained_and_a_new_interpreter_restarts_the_server(

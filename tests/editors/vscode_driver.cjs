@@ -225,6 +225,55 @@ async function drive(page) {
   const testRows = await rows.allInnerTexts();
   await page.screenshot({ path: path.join(shots, "7-tests.png") });
   step("tests", { testRows, testStates });
+
+  // 6. the outputs grid: each example with its check's verdict, a cell's detail, and a grade written to the file
+  const examplesFile = path.join(workspace, "blurb.examples.jsonl");
+  const labelOf = (id) =>
+    fs.readFileSync(examplesFile, "utf8").split("\n").filter(Boolean).map((line) => JSON.parse(line)).find((row) => row.id === id)?.label;
+  await showFile(page, "blurb.prompt");
+  await watchNotifications(page);
+  await runCommand(page, "SPADE: Show outputs");
+  const gridFrame = async (probe) =>
+    until("the outputs grid", async () => {
+      for (const frame of page.frames().filter((f) => f !== page.mainFrame())) {
+        if ((await frame.locator("h2", { hasText: "Outputs of blurb.prompt" }).count().catch(() => 0)) > 0 && (await probe(frame))) {
+          return frame;
+        }
+      }
+      return undefined;
+    });
+  let grid = await gridFrame(async (frame) => (await frame.locator("td.cell").count()) > 0);
+  const cells = await grid.locator("td.cell").evaluateAll((nodes) => nodes.map((node) => node.className.replace("cell ", "")));
+  await grid.locator("td.cell.fail").first().click();
+  const detail = await until("the cell's detail", async () => {
+    const text = await grid.locator("#detail").innerText();
+    return text.includes("The check") ? text : undefined;
+  });
+  await grid.locator("#by-check").selectOption("any"); // only the outputs a check fails
+  const shownFailing = await grid.locator("#shown").innerText();
+  await grid.locator("#by-check").selectOption("");
+  const goodRow = grid.locator("tr[data-key]", { has: grid.locator(".label.good") }).first();
+  const gradedKey = await goodRow.getAttribute("data-key");
+  const gradedId = gradedKey.replace(/^example:/, "");
+  const labelBefore = labelOf(gradedId);
+  await goodRow.locator('button[data-grade="bad"]').click();
+  const graded = await until("the grade's notification", async () => (await noticesSeen(page)).find((t) => t.includes("Labelled ")));
+  const labelAfterGrade = labelOf(gradedId);
+  grid = await gridFrame(async (frame) => (await frame.locator(`tr[data-key="${gradedKey}"] .label.bad`).count()) > 0);
+  await page.screenshot({ path: path.join(shots, "8-outputs.png") });
+  await page.locator(".notifications-toasts .notification-toast .monaco-button", { hasText: "Re-run evaluation and selection" }).first().click();
+  const rerun = await until("the evaluation with the new label", async () =>
+    (await noticesSeen(page)).find((t) => t.includes("evaluating and selecting")) ?? null,
+  ).catch(() => null);
+  step("outputs", { cells, detail, shownFailing, gradedKey, labelBefore, labelAfterGrade, graded, rerun });
+
+  // Ctrl+Z in the examples file takes the grade back
+  await showFile(page, "blurb.examples.jsonl");
+  await page.locator(ACTIVE_EDITOR + " .view-lines").first().click();
+  await page.keyboard.press("Control+Z");
+  await page.keyboard.press("Control+S");
+  const labelAfterUndo = await until("the label restored on disk", async () => (labelOf(gradedId) === labelBefore ? labelOf(gradedId) : undefined));
+  step("undo", { labelAfterUndo });
 }
 
 /** "SPADE: Show report", then the webview's text once it holds ``marker`` (the workbench itself, the main

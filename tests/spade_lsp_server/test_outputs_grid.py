@@ -57,6 +57,8 @@ async def test_the_grid_shows_every_output_with_each_checks_verdict_and_grading_
     after = examples.read_text(encoding="utf-8").splitlines()
     assert [i for i, (a, b) in enumerate(zip(before, after, strict=True)) if a != b] == [1]
     assert json.loads(after[1]) == {**EXAMPLES[1], "label": "bad"}
+    regraded = {row["key"]: row for row in (await editor.command("spade.outputs", uri))["rows"]}
+    assert regraded["example:g2"]["label"] == "bad"  # the file's label, before any new evaluation
 
     # a sampled output becomes a new example, with the inputs it was sampled on
     graded = await editor.command("spade.grade", uri, {"row": mug[0]["key"], "label": "bad"})
