@@ -331,7 +331,15 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
         result, shots = vscode.drive(base, root, "compare")
         requests = len(stub.requests)
 
-    assert result["steps"] == ["opened", "compared", "report", "palette", "sampled tests", "model picker"]
+    assert result["steps"] == [
+        "opened",
+        "compared",
+        "report",
+        "palette",
+        "sampled tests",
+        "model picker",
+        "graded output",
+    ]
     assert result["summaryBefore"].startswith("spade: 1 version")
     assert prompt.read_text(encoding="utf-8").startswith(V3) and "Mention the price." in prompt.read_text("utf-8")
     # with good, v1 never says "cheap"; v2's new sentence makes half the kettle and lamp answers and all the
@@ -357,6 +365,7 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
         "4-comparison-verdict.png",
         "5-sampled-tests.png",
         "6-model-picker.png",
+        "7-graded-output.png",
     ]
     # the Test Explorer's Sample profile on v2: no_cheap's interval lies below its minimum, short's above
     assert result["states"] == {"assert_short": "passed", "assert_no_cheap": "failed"}
@@ -364,6 +373,14 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
     # the status bar's picker: spade.toml's model shown; the one typed in becomes the workspace's editor setting
     assert result["modelBefore"].strip() == "openai/good" and result["modelAfter"].strip() == "openai/bad"
     assert json.loads((root / ".vscode" / "settings.json").read_text(encoding="utf-8"))["spade.model"] == "openai/bad"
+    # the outputs grid: v2's sixteen sampled outputs; one that says "cheap", graded bad, joins the examples file
+    assert result["sampledRows"] == 16 and "cheap" in result["cheapText"].lower()
+    assert (
+        result["added"].startswith("SPADE: Added sampled-")
+        and " as a bad example in blurb.examples.jsonl" in result["added"]
+    )
+    added = json.loads((root / "blurb.examples.jsonl").read_text(encoding="utf-8").splitlines()[-1])
+    assert added["label"] == "bad" and added["output"] == result["cheapText"] and set(added["inputs"]) == {"product"}
 
 
 SUPPORT = [

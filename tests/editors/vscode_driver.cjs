@@ -380,6 +380,26 @@ async function compare(page) {
   });
   await page.screenshot({ path: path.join(shots, "6-model-picker.png") });
   step("model picker", { modelBefore, modelAfter });
+
+  // a sampled output graded in the outputs grid: it joins the examples file with its inputs
+  await showFile(page, "blurb.prompt");
+  await runCommand(page, "SPADE: Show outputs");
+  const grid = await until("the grid's sampled outputs", async () => {
+    for (const frame of page.frames().filter((f) => f !== page.mainFrame())) {
+      if ((await frame.locator('tr[data-key^="sample:"]').count().catch(() => 0)) > 0) {
+        return frame;
+      }
+    }
+    return undefined;
+  });
+  const sampledRows = await grid.locator('tr[data-key^="sample:"]').count();
+  await grid.locator("#by-check").selectOption({ label: "failing assert_no_cheap" });
+  const cheapRow = grid.locator('tr[data-key^="sample:"]:not([hidden])').first();
+  const cheapText = await cheapRow.locator("td.text").innerText();
+  await cheapRow.locator('button[data-grade="bad"]').click();
+  const added = await until("the sampled output added as an example", async () => (await noticesSeen(page)).find((t) => t.includes("as a bad example")));
+  await page.screenshot({ path: path.join(shots, "7-graded-output.png") });
+  step("graded output", { sampledRows, cheapText, added });
 }
 
 /** Ctrl+. until the quick fix menu shows ``row``: pressed before the server's actions for the line arrived (a
