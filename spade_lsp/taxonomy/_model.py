@@ -5,19 +5,39 @@ calibrated threshold per category. Weights are package data (``model.json``) wri
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from spade_lsp.taxonomy import CATEGORY_IDS
+from spade_lsp.taxonomy import CATEGORY_IDS, COUNT
 from spade_lsp.taxonomy._shipped import MODEL_FILE, read_shipped
 
-__all__ = ["MODEL_FILE", "Model", "read_shipped", "shipped_model"]
+__all__ = ["EVIDENCE", "MODEL_FILE", "Model", "allowed", "read_shipped", "shipped_model"]
 
 Matrix = npt.NDArray[np.float64]
+
+#: Categories a unit can only have when one of these features is on. A count or a length needs a number, a bound,
+#: a length word or the rules' count reading: without the gate the model learnt Count from placeholders and
+#: task verbs, which count deltas often carry ("no more than [word_count] words"), and labelled a plain task
+#: sentence ("Write a reply to the customer message {message}.") a length rule.
+EVIDENCE: Final[dict[str, tuple[str, ...]]] = {
+    COUNT: ("cue:number", "cue:number_unit", "cue:bound", "cue:quality_word", f"rule:{COUNT}", f"rule_delta:{COUNT}"),
+}
+
+
+def allowed(names: Sequence[str], x: Matrix) -> npt.NDArray[np.bool_]:
+    """Per unit and category (n_units x n_categories): whether the unit shows the evidence the category needs
+    (:data:`EVIDENCE`; True for the others, and for a feature set without those columns)."""
+    out = np.ones((len(x), len(CATEGORY_IDS)), dtype=np.bool_)
+    for category, needed in EVIDENCE.items():
+        columns = [names.index(name) for name in needed if name in names]
+        if columns:
+            out[:, CATEGORY_IDS.index(category)] = (x[:, columns] > 0).any(axis=1)
+    return out
 
 
 @dataclass(frozen=True)
@@ -32,7 +52,7 @@ class Model:
     def probabilities(self, x: Matrix) -> Matrix:
         """P(category | unit) for each row of ``x`` (n_units x n_features) -> (n_units x n_categories)."""
         z = np.clip(x @ self.weights + self.bias, -30.0, 30.0)
-        out: Matrix = 1.0 / (1.0 + np.exp(-z))
+        out: Matrix = np.where(allowed(self.feature_names, x), 1.0 / (1.0 + np.exp(-z)), 0.0)
         return out
 
     def labels(self, probabilities: Matrix) -> list[frozenset[str]]:
@@ -41,7 +61,7 @@ class Model:
 
     def decide(self, x: Matrix) -> list[frozenset[str]]:
         """Each unit's categories (the same as ``labels(probabilities(x))``, compared in logit space: no exp)."""
-        return _rows(x @ self.weights + self.bias >= self.cuts)
+        return _rows((x @ self.weights + self.bias >= self.cuts) & allowed(self.feature_names, x))
 
     @property
     def cuts(self) -> Matrix:

@@ -65,7 +65,7 @@ from spade_lsp.taxonomy._features import (
     sentence_unit,
     units_of,
 )
-from spade_lsp.taxonomy._model import MODEL_FILE, Model
+from spade_lsp.taxonomy._model import MODEL_FILE, Model, allowed
 from spade_lsp.taxonomy._rules import _classify_text, placeholders
 from spade_lsp.taxonomy.evaluate import Report, evaluate, texts_from_line
 
@@ -188,7 +188,12 @@ def _fit_weights(
     bias = np.zeros(len(CATEGORY_IDS))
     for j, cat in enumerate(CATEGORY_IDS):
         negatives = [b.x for b in bags if cat not in b.labels and len(b.x)]
-        positives = [b.x for b in bags if cat in b.labels and len(b.x) and b.complete]
+        # a witness shows the evidence its category needs (EVIDENCE); a delta none of whose units does cannot
+        # be predicted as that category, so it teaches nothing about it
+        positives = [
+            b.x[allowed(names, b.x)[:, j]] for b in bags if cat in b.labels and len(b.x) and b.complete
+        ]
+        positives = [p for p in positives if len(p)]
         neg = np.concatenate(negatives) if negatives else np.zeros((0, len(names)))
         # first witnesses: the rules' evidence in context, then on its own, then the nearest seed sentence
         prior = np.zeros(len(names))
@@ -212,13 +217,15 @@ def _fit_weights(
     return weights, bias
 
 
-def _delta_scores(bags: Sequence[Bag], weights: Matrix, bias: Matrix) -> Matrix:
-    """Each delta's score per category: the maximum over its units (0 for a delta with none)."""
+def _delta_scores(
+    bags: Sequence[Bag], weights: Matrix, bias: Matrix, names: Sequence[str] = FEATURE_NAMES
+) -> Matrix:
+    """Each delta's score per category: the maximum over its units (0 for a delta with none), as
+    :meth:`Model.probabilities` scores a unit (0 without the evidence the category needs)."""
     out = np.zeros((len(bags), len(CATEGORY_IDS)))
     for i, bag in enumerate(bags):
         if len(bag.x):
-            z = np.clip(bag.x @ weights + bias, -30.0, 30.0)
-            out[i] = (1.0 / (1.0 + np.exp(-z))).max(axis=0)
+            out[i] = Model(tuple(names), weights, bias, np.zeros(len(CATEGORY_IDS))).probabilities(bag.x).max(axis=0)
     return out
 
 
@@ -270,7 +277,7 @@ def fit(
         return Model(tuple(names), weights, bias, np.full(len(CATEGORY_IDS), 0.5)), oof
     for _, train, test in grouped_folds(groups):
         w, b = _fit_weights([bags[i] for i in train], seed, names)
-        oof[test] = _delta_scores([bags[i] for i in test], w, b)
+        oof[test] = _delta_scores([bags[i] for i in test], w, b, names)
     gold = _gold(bags)
     thresholds = np.array([_best_threshold(oof[:, j], gold[:, j]) for j in range(len(CATEGORY_IDS))])
     weights, bias = _fit_weights(bags, seed, names)
@@ -365,7 +372,7 @@ def rules_by_sentence(bags: Sequence[Bag]) -> Report:
 
 
 def _predict(model: Model, bags: Sequence[Bag]) -> list[frozenset[str]]:
-    scores = _delta_scores(bags, model.weights, model.bias)
+    scores = _delta_scores(bags, model.weights, model.bias, model.feature_names)
     return model.labels(scores)
 
 

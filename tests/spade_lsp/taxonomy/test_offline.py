@@ -224,3 +224,32 @@ def test_dev_set_micro_f1(shared_bench: Path) -> None:
         pairs.append((delta_labels(CLF.classify_changes(diff_texts(before, after))), row["labels"]))
     report = evaluate(pairs)
     assert report.micro_f1 >= 0.80, report.table()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Write a reply to the customer message {message}.",
+        "Summarise the article {article} for the newsletter.",
+        "Translate {text} into {language}.",
+    ],
+)
+def test_a_task_with_a_placeholder_and_no_quantity_is_no_count(text: str) -> None:
+    """Count needs a number, a bound or a length word: placeholders and task verbs, common in count deltas
+    ("no more than [word_count] words"), are no count on their own."""
+    (labels,) = CLF.classify_changes([_added(text)])
+    assert COUNT not in labels and DATA_PLACEHOLDERS in labels
+
+
+def test_the_count_gate_reads_only_the_evidence_columns() -> None:
+    import numpy as np
+
+    from spade_lsp.taxonomy import CATEGORY_IDS
+    from spade_lsp.taxonomy._model import allowed
+
+    names = ("cue:placeholder", "cue:number", "rule:Content/Count", "cue:task_verb")
+    x = np.array([[1.0, 0.0, 0.0, 1.0], [1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 0.0]])
+    mask = allowed(names, x)
+    assert mask[:, CATEGORY_IDS.index(COUNT)].tolist() == [False, True, True]
+    assert mask[:, [j for j, c in enumerate(CATEGORY_IDS) if c != COUNT]].all()
+    assert allowed(("cue:placeholder",), x[:, :1]).all()  # a feature set without the columns is not gated
