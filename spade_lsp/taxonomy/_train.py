@@ -190,9 +190,7 @@ def _fit_weights(
         negatives = [b.x for b in bags if cat not in b.labels and len(b.x)]
         # a witness shows the evidence its category needs (EVIDENCE); a delta none of whose units does cannot
         # be predicted as that category, so it teaches nothing about it
-        positives = [
-            b.x[allowed(names, b.x)[:, j]] for b in bags if cat in b.labels and len(b.x) and b.complete
-        ]
+        positives = [b.x[allowed(names, b.x)[:, j]] for b in bags if cat in b.labels and len(b.x) and b.complete]
         positives = [p for p in positives if len(p)]
         neg = np.concatenate(negatives) if negatives else np.zeros((0, len(names)))
         # first witnesses: the rules' evidence in context, then on its own, then the nearest seed sentence
@@ -217,9 +215,7 @@ def _fit_weights(
     return weights, bias
 
 
-def _delta_scores(
-    bags: Sequence[Bag], weights: Matrix, bias: Matrix, names: Sequence[str] = FEATURE_NAMES
-) -> Matrix:
+def _delta_scores(bags: Sequence[Bag], weights: Matrix, bias: Matrix, names: Sequence[str] = FEATURE_NAMES) -> Matrix:
     """Each delta's score per category: the maximum over its units (0 for a delta with none), as
     :meth:`Model.probabilities` scores a unit (0 without the evidence the category needs)."""
     out = np.zeros((len(bags), len(CATEGORY_IDS)))
