@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 PIP_FLAGS := --quiet --disable-pip-version-check --require-hashes --no-deps
 
-.PHONY: venv dev local-model ray demo test lint typecheck pytest bench lock clean vsix extension-test promptfoo
+.PHONY: venv dev local-model ray demo test lint typecheck pytest bench lock clean vsix extension-test promptfoo docs
 
 venv: $(VENV)/.runtime-installed
 
@@ -48,6 +48,14 @@ $(VENV)/.ray-installed: requirements-ray.lock | $(VENV)/.runtime-installed
 	$(PIP) install $(PIP_FLAGS) -r requirements-ray.lock
 	touch $@
 
+# The documentation site: MkDocs over docs/ (nav in mkdocs.yml), built offline into site/. --strict turns every
+# warning (a page missing from the nav, a broken link between pages) into a failure; `make test` builds it.
+docs: $(VENV)/.docs-installed
+	$(BIN)/mkdocs build --strict --quiet --site-dir site
+$(VENV)/.docs-installed: requirements-docs.lock | $(VENV)/.dev-installed
+	$(PIP) install $(PIP_FLAGS) -r requirements-docs.lock
+	touch $@
+
 # The demo samples with the local model when it installs; when it cannot be built, the demo still runs offline.
 demo: venv
 	@$(MAKE) --no-print-directory local-model || \
@@ -73,7 +81,7 @@ pytest: dev
 	@$(BIN)/pytest -q $(PYTEST_FUNCTIONAL) tests; code=$$?; \
 	if [ $$code -eq 5 ]; then echo "pytest: no tests were collected"; exit 0; fi; exit $$code
 
-test: lint typecheck extension-test vsix pytest
+test: lint typecheck extension-test vsix docs pytest
 
 # The VS Code extension (extension/, TypeScript): its locked dependencies, its unit tests, and the .vsix that
 # the end-to-end test installs into VS Code (code-server). Needs Node >= 20 and npm.
@@ -124,6 +132,10 @@ RAY_LOCK_HEADER := \
   '\# The `ray` extra (the Ray executor), hash-pinned. Made by `make lock`: uv pip compile of pyproject.toml with' \
   '\# `--extra ray`, constrained by requirements.lock, with every package requirements.lock pins left out. `make ray`' \
   '\# installs it on top of requirements.lock or requirements-dev.lock with `pip install --require-hashes --no-deps`.'
+DOCS_LOCK_HEADER := \
+  '\# The `docs` extra (MkDocs, for `make docs`), hash-pinned. Made by `make lock`: uv pip compile of pyproject.toml' \
+  '\# with `--extra docs`, constrained by requirements-dev.lock, with every package that lock pins left out. `make docs`' \
+  '\# installs it on top of requirements-dev.lock with `pip install --require-hashes --no-deps`.'
 lock:
 	uv pip compile pyproject.toml build-requirements.in --generate-hashes --python-version 3.11 \
 	  --python-platform x86_64-unknown-linux-gnu -o requirements.lock -q
@@ -142,6 +154,12 @@ lock:
 	    $$(sed -n 's/^\([A-Za-z0-9._-]*\)==.*/--no-emit-package \1/p' requirements.lock) \
 	  | sed '/^# The following packages were excluded/,$$d' | sed '$${/^$$/d}'; } > requirements-ray.lock.tmp \
 	  && mv requirements-ray.lock.tmp requirements-ray.lock
+	{ printf '%s\n' $(DOCS_LOCK_HEADER) && \
+	  uv pip compile pyproject.toml build-requirements.in --extra docs -c requirements-dev.lock --generate-hashes \
+	    --no-header --python-version 3.11 --python-platform x86_64-unknown-linux-gnu -q \
+	    $$(sed -n 's/^\([A-Za-z0-9._-]*\)==.*/--no-emit-package \1/p' requirements-dev.lock) \
+	  | sed '/^# The following packages were excluded/,$$d' | sed '$${/^$$/d}'; } > requirements-docs.lock.tmp \
+	  && mv requirements-docs.lock.tmp requirements-docs.lock
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache extension/node_modules extension/dist extension/out artifacts \

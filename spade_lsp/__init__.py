@@ -1,4 +1,4 @@
-"""spade-lsp's engine: prompt history, sentence deltas, the SPADE taxonomy, and (later) assertions.
+"""spade-lsp's engine: prompt history, sentence deltas, the SPADE taxonomy, assertions, selection and reliability.
 
 The engine knows nothing about LSP: it never imports pygls or lsprotocol.
 

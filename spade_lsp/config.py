@@ -43,13 +43,18 @@ class Settings(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    prompt_globs: tuple[str, ...] = DEFAULT_PROMPT_GLOBS
+    prompt_globs: tuple[str, ...] = Field(
+        default=DEFAULT_PROMPT_GLOBS, description="which files are prompts: glob patterns relative to the workspace"
+    )
     model: str | None = Field(
         default=None,
         description="the pipeline's model, the one sampled and compared: any litellm model name, or 'local' "
         "(the embedded SmolLM2); None: nothing to sample",
     )
-    api_base: str | None = None
+    api_base: str | None = Field(
+        default=None,
+        description="base URL of the pipeline model's API (an OpenAI-compatible server); None: the provider's own",
+    )
     api_key_env: str | None = Field(default=None, description="environment variable holding the API key")
     assistant_model: str | None = Field(
         default=None,
@@ -68,15 +73,31 @@ class Settings(BaseModel):
     structured_reasks: int = Field(
         default=2, ge=0, le=10, description="times an invalid structured answer is asked again before it fails"
     )
-    classifier: Literal["auto", "offline", "llm"] = "auto"
+    classifier: Literal["auto", "offline", "llm"] = Field(
+        default="auto",
+        description="how deltas are labelled: 'offline' (the shipped classifier only), 'llm' (the assistant model), "
+        "or 'auto' (offline when recorded, relabelled by the assistant model when one is set)",
+    )
     sandbox: Literal["kernel", "python-only"] = Field(
         default="kernel",
         description="what confines generated assertions: 'kernel' (Landlock and seccomp; where the kernel cannot, "
         "they do not run) or 'python-only' (Python-level checks only, which hostile code can bypass: a warning)",
     )
-    max_prompt_bytes: int = Field(default=1_000_000, gt=0)
-    tau: float = Field(default=0.25, ge=0, le=1)
-    alpha: float = Field(default=0.6, ge=0, le=1)
+    max_prompt_bytes: int = Field(
+        default=1_000_000, gt=0, description="larger prompt files are refused with an error saying so"
+    )
+    tau: float = Field(
+        default=0.25,
+        ge=0,
+        le=1,
+        description="selection's false-failure ceiling: the share of good examples the selected checks may flag",
+    )
+    alpha: float = Field(
+        default=0.6,
+        ge=0,
+        le=1,
+        description="selection's coverage floor: the share of bad examples the selected checks must catch",
+    )
     min_success: float = Field(default=0.9, ge=0, le=1, description="a validator's default minimum success rate")
     samples_per_input: int = Field(default=5, ge=1, le=10_000, description="outputs sampled per input")
     sample_inputs: int | None = Field(default=None, ge=1, description="inputs sampled; None: every example")
@@ -120,7 +141,9 @@ class Settings(BaseModel):
         default=None, description="the Ray cluster to join (ray.init(address=...)); None: a cluster on this machine"
     )
     confidence: float = Field(default=0.95, gt=0, lt=1, description="confidence level of every interval")
-    interval: Literal["wilson", "clopper-pearson"] = "wilson"
+    interval: Literal["wilson", "clopper-pearson"] = Field(
+        default="wilson", description="the binomial interval of every rate: 'wilson' or 'clopper-pearson' (exact)"
+    )
     early_stopping: bool = Field(
         default=True,
         description="stop sampling once every check is decided above or below its minimum (a sequential test)",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from spade_lsp import iter_examples, load_user_json
 from spade_lsp.errors import InputError
-from spade_lsp.store import latest_sampled_outputs, newest_finished_eval_run, prompt_id, stored_document
+from spade_lsp.store import latest_sampled_outputs, newest_finished_eval_run, stored_document
 from spade_lsp_server._examples import lines_of, read_lines
 
 if TYPE_CHECKING:
@@ -50,6 +50,8 @@ def _example_rows(
     store: Any, key: str, examples_file: Path, names: Sequence[str]
 ) -> tuple[list[dict[str, Any]], int, int | None]:
     """The newest evaluation's examples, in its order: (rows, how many were left out, the run's id)."""
+    from spade_lsp.store import prompt_id  # loads numpy: only when the grid is asked for, never at start
+
     found = prompt_id(store, key)
     run = newest_finished_eval_run(store, found) if found is not None else None
     if run is None:

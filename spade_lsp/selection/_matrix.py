@@ -171,7 +171,7 @@ def _pairs(raw: Any, assertions: Sequence[AssertionSpec]) -> tuple[Subsumption, 
 
 
 def matrix_from_json(data: Any, *, source: str = "matrix") -> SelectionInput:
-    """Validate a ``spade select --matrix`` document (DESIGN.md contract) into a :class:`SelectionInput`.
+    """Validate a ``spade select --matrix`` document (the matrix contract) into a :class:`SelectionInput`.
 
     ``M[i][j]`` 1 = assertion j passes example i; ``y[i]`` 1 good, 0 bad, null unlabelled; ``K`` pairs of
     indices (or names). Every problem is an :class:`InputError` prefixed with ``source``.

@@ -12,7 +12,7 @@ Methods:
 - ``cov``: fewest assertions with coverage >= alpha and FFR <= tau.
 - ``sub``: ``cov`` plus: every excluded assertion that could still be added without pushing FFR above tau is
   subsumed by a selected one. "Could be added" is *relative to the selected set*: j is addable when
-  ``ffr(S + {j}) <= tau`` (the issue's wording; the paper's own published ``spade_sub`` selections leave
+  ``ffr(S + {j}) <= tau`` (relative, because the paper's own published ``spade_sub`` selections leave
   out exactly such blocked assertions, e.g. three in finance). Per candidate j:
   ``x_j + sum_{i subsumes j} x_i + b_j >= 1`` where ``b_j`` ("blocked") may be 1 only if
   ``flagged_good(S) + flagged_good(S + {j}) - flagged_good(S) >= T + 1``, written with the exact flagged-good
@@ -108,7 +108,7 @@ class Selection:
     fallbacks: tuple[Mapping[str, Any], ...] = ()  # side calls (LLM subsumption) that fell back, and why
 
     def to_json(self) -> dict[str, Any]:
-        """The ``spade select --json`` document: the DESIGN.md contract keys first, then the extras."""
+        """The ``spade select --json`` document: the contract's keys first, then the extras."""
         out: dict[str, Any] = {
             "selected": list(self.selected),
             "coverage": self.coverage,

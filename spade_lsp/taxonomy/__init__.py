@@ -44,7 +44,7 @@ DISPLAY_NAMES: Final[dict[str, str]] = {
     EXCLUSION: "Exclusion instruction",
     QUALITATIVE_ASSESSMENT: "Qualitative criteria",
 }
-"""SPADE's names (DESIGN.md's table): a diagnostic's message begins with them, a contract clients read."""
+"""SPADE's names (docs/editor.md's table): the hover gives them, a contract clients read."""
 
 PLAIN_NAMES: Final[dict[str, str]] = {
     PRESENTATION_FORMAT: "Format rule",
@@ -72,7 +72,7 @@ EXPLANATIONS: Final[dict[str, str]] = {
     QUALITATIVE_ASSESSMENT: "a judgement such as concise, friendly or professional",
 }
 
-#: Category ids in the order DESIGN.md lists them; used to order labels deterministically.
+#: Category ids in SPADE's order (docs/editor.md lists them so); used to order labels deterministically.
 CATEGORY_IDS: Final[tuple[str, ...]] = tuple(DISPLAY_NAMES)
 
 #: Categories that state a requirement on the output, so an assertion can check them.

@@ -253,3 +253,9 @@ def test_the_count_gate_reads_only_the_evidence_columns() -> None:
     assert mask[:, CATEGORY_IDS.index(COUNT)].tolist() == [False, True, True]
     assert mask[:, [j for j, c in enumerate(CATEGORY_IDS) if c != COUNT]].all()
     assert allowed(("cue:placeholder",), x[:, :1]).all()  # a feature set without the columns is not gated
+
+
+def test_the_rules_count_reading_decides_count() -> None:
+    """A number with a unit is a count even where the model ranks the sentence as a format rule."""
+    (labels,) = CLF.classify_changes([_added("Use three bullet points.")])
+    assert COUNT in labels and PRESENTATION_FORMAT in labels
