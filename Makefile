@@ -51,7 +51,7 @@ $(VENV)/.ray-installed: requirements-ray.lock | $(VENV)/.runtime-installed
 # The documentation site: MkDocs over docs/ (nav in mkdocs.yml), built offline into site/. --strict turns every
 # warning (a page missing from the nav, a broken link between pages) into a failure; `make test` builds it.
 docs: $(VENV)/.docs-installed
-	$(BIN)/mkdocs build --strict --quiet --site-dir site
+	$(BIN)/mkdocs build --strict --site-dir site
 $(VENV)/.docs-installed: requirements-docs.lock | $(VENV)/.dev-installed
 	$(PIP) install $(PIP_FLAGS) -r requirements-docs.lock
 	touch $@
