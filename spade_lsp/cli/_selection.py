@@ -3,8 +3,9 @@
 - ``spade select PROMPT``: the newest finished evaluation run of the prompt in the workspace store; stored
   subsumption pairs (user, llm) plus static ones from check specs; with a model configured and no LLM pairs
   stored yet for the prompt, SPADE's two LLM calls propose them first. The selection is stored.
-- ``spade select --matrix FILE``: the matrix contract (assertions, M, y, K; docs/cli.md). The selection is stored only when ``--workspace``
-  is given (a matrix file belongs to no prompt, and a CI run should not create a store by accident).
+- ``spade select --matrix FILE``: the matrix contract (assertions, M, y, K; docs/cli.md). The selection is
+  stored only when ``--workspace`` is given (a matrix file belongs to no prompt, and a CI run should not create a
+  store by accident).
 
 Exit codes: 0 a selection was found; 1 the run was infeasible (the reason says which constraint fails and
 what is reachable); 2 bad input (raised as :class:`~spade_lsp.errors.InputError`, reported by the CLI).

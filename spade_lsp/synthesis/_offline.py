@@ -435,14 +435,20 @@ def _asks_to_mention(text: str, field: str) -> bool:
     return False
 
 
+_LANGUAGE_FIELD: Final = re.compile(r"lang|locale", re.IGNORECASE)
+
+
 def _language_fields(text: str, vocabulary: _Vocabulary) -> list[str]:
     """Placeholders that name the language to write in: "in {language}", "translate into {target_lang}", "in
     the {locale} language"; a placeholder named like a language (``lang``, ``language``, ``locale``) after
     "in", "into" or "to" counts, and so does any placeholder followed by the word "language"."""
-    found = []
-    for field in vocabulary.fields_in(text):
+    found: list[str] = []
+    fields = vocabulary.fields_in(text)
+    if not fields or (not any(_LANGUAGE_FIELD.search(f) for f in fields) and "language" not in text.lower()):
+        return found  # no placeholder named like a language, and no "language" after one: nothing to look for
+    for field in fields:
         token = rf"(?:\{{\{{?\s*{re.escape(field)}\s*\}}?\}}|\[{re.escape(field)}\])"
-        named = re.search(r"lang|locale", field, re.IGNORECASE) and re.search(
+        named = _LANGUAGE_FIELD.search(field) and re.search(
             rf"\b(?:in|into|to)\s+(?:the\s+)?{token}", text, re.IGNORECASE
         )
         if named or re.search(rf"\b(?:in|into)\s+(?:the\s+)?{token}\s+language\b", text, re.IGNORECASE):
