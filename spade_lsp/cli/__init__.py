@@ -260,6 +260,8 @@ def _cmd_trust(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
+    """The command line's settings (flags a command has that name a setting): every command's one reading of
+    them, handed to ``resolve`` (or to the daemon's job, which resolves them) over the files and front matter."""
     return {
         key: value
         for key, value in {
@@ -271,6 +273,8 @@ def _overrides(args: argparse.Namespace) -> dict[str, Any]:
             "batch": getattr(args, "batch", None),
             "executor": getattr(args, "executor", None),
             "ray_address": getattr(args, "ray_address", None),
+            "tau": getattr(args, "tau", None),
+            "alpha": getattr(args, "alpha", None),
         }.items()
         if value is not None
     }

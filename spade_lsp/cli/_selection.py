@@ -58,8 +58,8 @@ def add_select_parser(commands: Any, common: Callable[[argparse.ArgumentParser],
     parser.add_argument("prompt", nargs="?", type=Path, help="use the prompt's newest evaluation run")
     parser.add_argument("--matrix", type=Path, metavar="FILE", help="a matrix file: assertions, M, y, K")
     parser.add_argument("--method", choices=METHODS, default="sub", help="selection method (default: sub)")
-    parser.add_argument("--tau", type=_unit, help="false-failure-rate ceiling (default: settings, 0.25)")
-    parser.add_argument("--alpha", type=_unit, help="coverage floor (default: settings, 0.6)")
+    parser.add_argument("--tau", type=_unit, help="false-failure-rate ceiling (the setting `tau`)")
+    parser.add_argument("--alpha", type=_unit, help="coverage floor (the setting `alpha`)")
     parser.add_argument("--folds", type=int, default=5, help="cross-validation folds; 0 to skip (default: 5)")
     parser.add_argument("--time-limit", type=_positive, default=10.0, metavar="S", help="solver time limit")
     parser.add_argument("--solver", choices=SOLVERS, default="highs", help=argparse.SUPPRESS)
@@ -83,16 +83,14 @@ def _root(args: argparse.Namespace) -> Path:
 def options_from_args(args: argparse.Namespace) -> SelectOptions:
     from spade_lsp.jobs.select import SelectOptions
 
-    return SelectOptions(
-        args.method, args.tau, args.alpha, args.folds, args.time_limit, args.solver, args.filter_declared
-    )
+    return SelectOptions(args.method, args.folds, args.time_limit, args.solver, args.filter_declared)
 
 
 def select_params(args: argparse.Namespace) -> dict[str, Any]:
-    """The flags as a ``select`` job's params (only those given; the daemon solves with HiGHS)."""
+    """The flags as a ``select`` job's params (only those given; the daemon solves with HiGHS). ``--tau`` and
+    ``--alpha`` are settings: they travel with ``--model`` in the job's ``settings``."""
     params: dict[str, Any] = {"method": args.method, "folds": args.folds, "time_limit": args.time_limit}
     params |= {"filter_declared": True} if args.filter_declared else {}
-    params |= {key: getattr(args, key) for key in ("tau", "alpha") if getattr(args, key) is not None}
     return params
 
 
@@ -104,7 +102,7 @@ def _from_matrix(args: argparse.Namespace, overrides: Mapping[str, Any]) -> tupl
     problem = load_matrix_file(args.matrix)
     root = _root(args)
     settings = resolve(root, None, overrides, overrides_source="command line")  # a matrix has no front matter
-    tau, alpha = options.thresholds(settings)
+    tau, alpha = settings.tau, settings.alpha
     if args.workspace is None:
         return options.solve(problem, tau, alpha), None
     from spade_lsp.selection import save_selection
@@ -132,9 +130,10 @@ def _from_prompt(args: argparse.Namespace, overrides: Mapping[str, Any]) -> tupl
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """The command line's settings, for a caller that passes none (the CLI passes all of its own)."""
-    keys = ("model", "api_base", "assistant_model", "assistant_api_base", "classifier")
-    return {key: getattr(args, key) for key in keys if getattr(args, key, None) is not None}
+    """The command line's settings, for a caller that passes none: the one reading of them every command uses."""
+    from spade_lsp.cli import _overrides as command_line_settings
+
+    return command_line_settings(args)
 
 
 def _render(document: dict[str, Any], out: TextIO) -> None:

@@ -22,9 +22,9 @@ if TYPE_CHECKING:
 
 
 class SelectParams(JobParams):
+    """How to select; ``tau`` and ``alpha`` are settings (``params.settings``), resolved with the rest."""
+
     method: Method | None = choice(*METHODS)
-    tau: float | None = number(0, 1)
-    alpha: float | None = number(0, 1)
     folds: int | None = number(0, 100, integer=True)
     time_limit: float | None = number(0.001)
     filter_declared: bool | None = flag()
@@ -32,12 +32,10 @@ class SelectParams(JobParams):
 
 @dataclass(frozen=True, slots=True)
 class SelectOptions:
-    """How to select, apart from where the matrix comes from (the CLI's flags; the job's params).
-    ``tau`` and ``alpha`` of None mean the prompt's settings."""
+    """How to select, apart from where the matrix comes from (the CLI's flags; the job's params). The thresholds
+    are settings (``tau``, ``alpha``): they come resolved, from the files, the front matter and the overrides."""
 
     method: Method = "sub"
-    tau: float | None = None
-    alpha: float | None = None
     folds: int = 5
     time_limit: float = 10.0
     solver: Solver = "highs"
@@ -47,18 +45,9 @@ class SelectOptions:
     def from_params(cls, params: SelectParams) -> SelectOptions:
         return cls(
             method=params.method or "sub",
-            tau=params.tau,
-            alpha=params.alpha,
             folds=5 if params.folds is None else params.folds,
             time_limit=10.0 if params.time_limit is None else params.time_limit,
             filter_declared=bool(params.filter_declared),
-        )
-
-    def thresholds(self, settings: Settings) -> tuple[float, float]:
-        """tau and alpha: these options', else the settings'."""
-        return (
-            settings.tau if self.tau is None else self.tau,
-            settings.alpha if self.alpha is None else self.alpha,
         )
 
     def parameters(self, tau: float, alpha: float) -> dict[str, Any]:
@@ -128,7 +117,7 @@ def select_prompt(
             notes.append(f"the model proposed and confirmed {len(proposed)} subsumption pair(s)")
     save_subsumptions(workspace.store, found, fresh)
     problem = SelectionInput(problem.assertions, problem.fails, problem.labels, (*stored, *fresh), tuple(notes))
-    tau, alpha = options.thresholds(settings)
+    tau, alpha = settings.tau, settings.alpha
     selection = dataclasses.replace(options.solve(problem, tau, alpha), fallbacks=tuple(fallbacks.to_json()))
     selection_id = save_selection(
         workspace.store,

@@ -77,10 +77,10 @@ def test_submitting_checks_params_and_stores_nothing_bad(queue: JobQueue) -> Non
 
 def test_the_queue_stores_params_as_given_without_looking_inside(queue: JobQueue) -> None:
     """Validation is the registry's (the daemon validates before it enqueues); the queue is persistence."""
-    stored = queue.enqueue("select", "a.prompt", {"tau": 0.3, "settings": {"model": "openai/m"}})
-    assert queue.get(stored.id).params == {"tau": 0.3, "settings": {"model": "openai/m"}}
+    stored = queue.enqueue("select", "a.prompt", {"folds": 3, "settings": {"model": "openai/m", "tau": 0.3}})
+    assert queue.get(stored.id).params == {"folds": 3, "settings": {"model": "openai/m", "tau": 0.3}}
     checked = validate_params("select", queue.get(stored.id).params)  # the runner checks them again
-    assert (checked.tau, checked.settings) == (0.3, {"model": "openai/m"})
+    assert (checked.folds, checked.settings) == (3, {"model": "openai/m", "tau": 0.3})
 
 
 @pytest.mark.parametrize(
@@ -94,7 +94,7 @@ def test_the_queue_stores_params_as_given_without_looking_inside(queue: JobQueue
         ("evaluate", {"memory_mb": 10}, "params.memory_mb"),
         ("evaluate", {"workers": True}, "params.workers"),
         ("select", {"method": "greedy"}, "params.method"),
-        ("select", {"alpha": 1.5}, "params.alpha"),
+        ("select", {"settings": {"alpha": 1.5}}, "params.settings: alpha"),
         ("select", {"folds": 2.5}, "params.folds"),
         ("select", {"solver": "cbc"}, "unknown key"),
         ("sample", {"settings": ["model"]}, "params.settings"),
@@ -114,7 +114,11 @@ def test_validate_params_accepts_what_the_protocol_documents() -> None:
         "write": False,
     }
     assert validate_params("evaluate", {"timeout_s": 2, "memory_mb": None, "workers": 1})
-    assert validate_params("select", {"method": "cov", "tau": 0, "alpha": 1, "folds": 0, "filter_declared": True})
+    assert validate_params(
+        "select", {"method": "cov", "folds": 0, "filter_declared": True, "settings": {"tau": 0, "alpha": 1}}
+    )
+    with pytest.raises(JobParamsError, match="tau"):  # a threshold is a setting, resolved with the others
+        validate_params("select", {"method": "cov", "tau": 0.3})
     assert validate_params(
         "sample", {"samples": 5, "inputs": 2, "interval": "clopper-pearson", "early_stopping": False}
     )
@@ -341,7 +345,8 @@ def test_evaluate_then_select_store_their_results(workspace: Workspace) -> None:
     assert evaluated["errors_total"] == len(evaluated["errors"])
     stored = workspace.store.db.execute("SELECT id, parameters FROM eval_runs").fetchall()
     assert [row[0] for row in stored] == [evaluated["run_id"]] and json.loads(stored[0][1])["workers"] == 1
-    selected = execute(workspace, job("select", {"method": "cov", "tau": 0.5, "alpha": 0.5, "folds": 0}), no_progress)
+    params = {"method": "cov", "folds": 0, "settings": {"tau": 0.5, "alpha": 0.5}}
+    selected = execute(workspace, job("select", params), no_progress)
     assert selected["status"] in ("optimal", "feasible") and selected["selected"]
     assert (selected["method"], selected["tau"], selected["alpha"]) == ("cov", 0.5, 0.5)
     row = workspace.store.db.execute(

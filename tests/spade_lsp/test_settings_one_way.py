@@ -79,6 +79,7 @@ def test_every_entry_point_resolves_the_same_tau_and_model(
     cli("eval", str(prompt))
     selected_here = cli("select", str(prompt), "--folds", "0")
     assert selected_here["tau"] == direct.tau
+    assert cli("select", str(prompt), "--folds", "0", "--tau", "0.35")["tau"] == 0.35  # as --model beats it
     before = len(stub.requests)
     sampled_here = cli("sample", str(prompt))
     assert sampled_here["model"] == direct.model and models_asked(stub, before) == {"from-front-matter"}
@@ -97,6 +98,15 @@ def test_every_entry_point_resolves_the_same_tau_and_model(
 
     assert palette("select", {}, {})["tau"] == selected_here["tau"] == FRONT_MATTER_TAU
     assert palette("select", {}, {"tau": 0.2})["tau"] == 0.2  # the editor's settings beat the front matter
+    # a threshold the command itself is given travels as --model does: in the job's settings, over the editor's
+    assert palette("select", {"settings": {"tau": 0.35}}, {"tau": 0.2})["tau"] == 0.35
+    # and the CLI's --tau and --model reach the daemon's job the same way (its settings), resolved there once
+    from spade_lsp.cli import _overrides, build_parser
+
+    args = build_parser().parse_args(["select", str(prompt), "--tau", "0.35", "--model", OVERRIDE_MODEL])
+    assert _overrides(args) == {"tau": 0.35, "model": OVERRIDE_MODEL}
+    selected_there = cli("select", str(prompt), "--folds", "0", "--tau", "0.35", "--workspace", str(root))
+    assert selected_there["tau"] == 0.35
     # the same model and messages as the CLI's runs: answered from the LLM cache those filled (it is keyed by
     # the model), so nothing new is asked
     before = len(stub.requests)

@@ -231,10 +231,12 @@ class Jobs:
 
 def _with_editor_settings(params: Mapping[str, Any], editor: Mapping[str, Any]) -> dict[str, Any]:
     """A job's params with this editor's spade settings (model, api base, tau, ...), which beat the workspace's
-    files and front matter in the daemon as they do here; files alone decide when the editor sets nothing."""
+    files and front matter in the daemon as they do here; files alone decide when the editor sets nothing. A
+    setting the command itself was given (``params["settings"]``) beats the editor's."""
     out = dict(params)
-    if editor:
-        out["settings"] = dict(editor)
+    chosen = {**editor, **dict(params.get("settings") or {})}
+    if chosen:
+        out["settings"] = chosen
     return out
 
 
@@ -680,10 +682,15 @@ def register(server: SpadeLanguageServer) -> None:
 
     @server.command("spade.select")
     async def select(*args: Any) -> dict[str, Any]:
-        # tau and alpha not given here are the job's to resolve, once, as the CLI's are: the workspace's files,
-        # the prompt's front matter, then this editor's settings (sent with the job)
+        # tau and alpha are settings, as the CLI's --tau and --model are: given here, they go with the job's
+        # settings over the editor's; not given, the job resolves them once (the workspace's files, the prompt's
+        # front matter, then this editor's settings)
         ref = _target(server, "spade.select", args)
-        params = {k: v for k, v in _options(args).items() if k in ("method", "tau", "alpha")}
+        options = _options(args)
+        params: dict[str, Any] = {k: v for k, v in options.items() if k == "method"}
+        chosen = {k: v for k, v in options.items() if k in ("tau", "alpha")}
+        if chosen:
+            params["settings"] = chosen
         return await run_job(server, jobs, ref, "select", params, "Select assertions")
 
     @server.command("spade.sample")
