@@ -209,14 +209,8 @@ async function drive(page) {
   step("report", { report: report.text.slice(0, 4000) });
 
   // 5. the checks in the Test Explorer: the prompt with its check, run from there, with its verdict
-  await runCommand(page, "Focus on Test Explorer View");
-  const rows = page.locator(".test-explorer .monaco-list-row");
-  const promptRow = rows.filter({ hasText: "blurb.prompt" }).first();
-  await promptRow.waitFor({ timeout: WAIT_MS });
-  await promptRow.click();
-  await page.keyboard.press("ArrowRight"); // expand it
+  const { rows, promptRow } = await testExplorer(page, "assert_at_most_12_words");
   const checkRow = rows.filter({ hasText: "assert_at_most_12_words" }).first();
-  await checkRow.waitFor({ timeout: WAIT_MS });
   await runCommand(page, "Test: Run All Tests");
   const testStates = await until("the check's verdict in the Test Explorer", async () => {
     const icons = await checkRow.locator(".codicon").evaluateAll((nodes) => nodes.map((node) => node.className));
@@ -336,13 +330,7 @@ async function compare(page) {
   step("palette", { verdict, lensAfter });
 
   // the Test Explorer's Sample profile on the prompt: each check's interval verdict on the pipeline's outputs
-  await runCommand(page, "Focus on Test Explorer View");
-  const rows = page.locator(".test-explorer .monaco-list-row");
-  const promptRow = rows.filter({ hasText: "blurb.prompt" }).first();
-  await promptRow.waitFor({ timeout: WAIT_MS });
-  await promptRow.click();
-  await page.keyboard.press("ArrowRight"); // expand it
-  await rows.filter({ hasText: "assert_no_cheap" }).first().waitFor({ timeout: WAIT_MS });
+  const { rows, promptRow } = await testExplorer(page, "assert_no_cheap");
   await runUsingProfile(page, promptRow, "Sample the pipeline");
   const states = await until("each check's sampled verdict", async () => {
     const found = {};
@@ -413,6 +401,18 @@ async function quickFixMenu(page, row, what) {
     }
     return (await row.isVisible()) ? true : undefined;
   });
+}
+
+/** The Test Explorer with blurb.prompt's row expanded until ``check``'s row shows: its rows and the prompt's row. */
+async function testExplorer(page, check) {
+  await runCommand(page, "Focus on Test Explorer View");
+  const rows = page.locator(".test-explorer .monaco-list-row");
+  const promptRow = rows.filter({ hasText: "blurb.prompt" }).first();
+  await promptRow.waitFor({ timeout: WAIT_MS });
+  await promptRow.click();
+  await page.keyboard.press("ArrowRight"); // expand it
+  await rows.filter({ hasText: check }).first().waitFor({ timeout: WAIT_MS });
+  return { rows, promptRow };
 }
 
 /** "Execute Using Profile..." from ``row``'s context menu, then ``profile``: the menu is opened again until the
