@@ -66,13 +66,14 @@ def _example_rows(
     in_file = examples_by_id(examples_file, wanted)  # the file's labels: a grade since the run shows at once
     rows = []
     for index, example_id in enumerate(wanted):
+        label: int | None = in_file[example_id].label if example_id in in_file else labels[index]
         verdicts = dict(zip(columns, matrix[index], strict=False))
         rows.append(
             {
                 "key": f"example:{example_id}",
                 "source": "examples",
                 "id": example_id,
-                "label": _WORDS.get(in_file[example_id].label if example_id in in_file else labels[index]),
+                "label": None if label is None else _WORDS[label],
                 "text": in_file[example_id].output if example_id in in_file else None,
                 "cells": _cells(names, verdicts),
                 "why": {name: why[(example_id, name)] for name in names if (example_id, name) in why},
