@@ -363,7 +363,11 @@ def test_malformed_lines_get_errors_and_the_connection_survives(root: Path, daem
         ("job/submit", {"kind": "dance", "path": "blurb.prompt"}, "unknown job kind"),
         ("job/submit", {"kind": "synthesize", "path": "missing.prompt"}, "is not a file"),
         ("job/submit", {"kind": "evaluate", "path": "blurb.prompt", "params": {"workers": 0}}, "params.workers"),
-        ("job/submit", {"kind": "select", "path": "blurb.prompt", "params": {"tau": 2}}, "params.tau"),
+        (
+            "job/submit",
+            {"kind": "select", "path": "blurb.prompt", "params": {"settings": {"tau": 2}}},
+            "params.settings: tau",
+        ),
         ("job/submit", {"kind": "synthesize", "path": "blurb.prompt", "params": {"writ": True}}, "unknown key"),
         ("prompt/record", {"path": "/etc/hostname"}, "outside the workspace"),
         ("prompt/record", {"path": "blurb.prompt", "text": 3}, "params.text"),
@@ -385,7 +389,7 @@ def test_bad_params_get_invalid_params(root: Path, daemons: Daemons, method: str
 KIND_EXAMPLES: dict[str, dict[str, Any]] = {
     "synthesize": {"synthesizer": "offline", "write": False},
     "evaluate": {"workers": 1},
-    "select": {"method": "cov", "tau": 0.3, "folds": 0},
+    "select": {"method": "cov", "folds": 0, "settings": {"tau": 0.3}},
     "sample": {"samples": 1, "inputs": 1},
     "judge": {"grading_notes": True},
     "compare": {"samples": 1, "settings": {"model": "openai/m"}},
