@@ -194,11 +194,13 @@ class Daemon:
     async def run(self) -> None:
         self._loop = asyncio.get_running_loop()
         self._debouncer = Debouncer(self._loop, self._record_later, **debounce_delays(self.save_quiet_s))
+        # handled before the socket exists: a client may signal as soon as it can connect, and a signal taken
+        # by its default action would skip the shutdown (the socket, the info file, the store left behind)
+        for name in (signal.SIGTERM, signal.SIGINT):
+            self._loop.add_signal_handler(name, self.request_stop)
         self.recover()
         listener = self._bind()
         self._server = await asyncio.start_unix_server(self._serve, sock=listener, limit=protocol.MAX_MESSAGE_BYTES)
-        for name in (signal.SIGTERM, signal.SIGINT):
-            self._loop.add_signal_handler(name, self.request_stop)
         self.runner.start()
         self._write_info()
         log.info("spade daemon %s serving %s (pid %d)", __version__, self.root, os.getpid())
