@@ -8,6 +8,7 @@ directly)::
     Position, Range                                   # the engine's text coordinates
     PROMPT_SUFFIXES, prompt_stem, examples_path, sidecar_path, atomic_write_text, make_private_dir
     read_limited, read_limited_text, MAX_PROMPT_READ_BYTES, MAX_SIDECAR_BYTES    # size-capped reads
+    confine(root, path, what)                         # a path, if it resolves inside the workspace
     PromptKind, prompt_kind, prompt_settings_block    # a prompt file's kind and its own settings
     load_user_json, read_example_row                  # one line of an examples file, read as the engine reads it
     iter_examples(path)                               # an examples file's lines, read one at a time
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # the names below load on first use
         MAX_SIDECAR_BYTES,
         PROMPT_SUFFIXES,
         atomic_write_text,
+        confine,
         examples_path,
         make_private_dir,
         prompt_stem,
@@ -61,6 +63,7 @@ _LAZY: dict[str, tuple[str, str]] = {
     "MAX_SIDECAR_BYTES": ("_files", "MAX_SIDECAR_BYTES"),
     "PROMPT_SUFFIXES": ("_files", "PROMPT_SUFFIXES"),
     "atomic_write_text": ("_files", "atomic_write_text"),
+    "confine": ("_files", "confine"),
     "examples_path": ("_files", "examples_path"),
     "make_private_dir": ("_files", "make_private_dir"),
     "prompt_stem": ("_files", "prompt_stem"),
@@ -96,6 +99,7 @@ __all__ = [
     "__version__",
     "accepted_functions",
     "atomic_write_text",
+    "confine",
     "examples_path",
     "iter_examples",
     "load_user_json",

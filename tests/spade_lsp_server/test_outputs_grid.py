@@ -78,3 +78,22 @@ async def test_the_grid_shows_every_output_with_each_checks_verdict_and_grading_
     with pytest.raises(JsonRpcException, match='"label": "good" or "bad"'):
         await editor.command("spade.grade", uri, {"row": "example:g1", "label": "meh"})
     assert len(examples.read_text(encoding="utf-8").splitlines()) == 6  # the refused ones wrote nothing
+
+
+async def test_an_examples_file_linked_out_of_the_workspace_is_never_read_or_graded(
+    editor_factory: Any, workspace_dir: Path, tmp_path: Path
+) -> None:
+    """A repository's symlink does not make the grid read, or a grade write, a file outside the workspace."""
+    prompt = sampling_workspace(workspace_dir)
+    outside = tmp_path / "elsewhere.jsonl"
+    outside.write_text((workspace_dir / "blurb.examples.jsonl").read_text(encoding="utf-8"), encoding="utf-8")
+    before = outside.read_text(encoding="utf-8")
+    (workspace_dir / "blurb.examples.jsonl").unlink()
+    (workspace_dir / "blurb.examples.jsonl").symlink_to(outside)
+    (workspace_dir / "spade.toml").write_text('classifier = "offline"\n', encoding="utf-8")
+    editor = await editor_factory(workspace_dir)
+    uri = await editor.open(prompt)
+    for command, arguments in (("spade.outputs", ()), ("spade.grade", ({"row": "example:g1", "label": "bad"},))):
+        with pytest.raises(JsonRpcException, match="outside the workspace"):
+            await editor.command(command, uri, *arguments)
+    assert outside.read_text(encoding="utf-8") == before and not editor.applied

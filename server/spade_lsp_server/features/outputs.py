@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from spade_lsp import MAX_EXAMPLES_BYTES, Position, Range, examples_path
+from spade_lsp import MAX_EXAMPLES_BYTES, Position, Range, confine, examples_path
 from spade_lsp.errors import InputError
 from spade_lsp_server._convert import end_of
 from spade_lsp_server._examples import lines_of
@@ -24,12 +24,10 @@ _LABELS: Final = {"good": 1, "bad": 0}
 
 
 def _checks(server: SpadeLanguageServer, ref: Any) -> list[tuple[str, int, str]]:
-    """The sidecar's checks: name, line of the name, and the function's source (decorators included)."""
+    """The sidecar's checks: name, line of the name, and the function's source (decorators included), from the
+    text the overview parsed them from (read confined to the workspace, size-capped)."""
     sidecar = server.overview_of(ref).sidecar
-    text = server.open_text_of(sidecar.path) if sidecar.path is not None else None
-    if text is None and sidecar.path is not None and sidecar.path.exists():
-        text = sidecar.path.read_text(encoding="utf-8", errors="replace")
-    lines = lines_of(text or "")
+    lines = lines_of(sidecar.text or "")
     return [
         (view.name, view.name_range.start.line, "\n".join(lines[view.range.start.line : view.end_line + 1]))
         for view in sidecar.assertions
@@ -75,6 +73,15 @@ def _range_of(edit: LineEdit, source: str) -> tuple[Range, str]:
     return Range(end, end), "\n" + edit.text + "\n"
 
 
+def _examples_file(command: str, ref: Any) -> Path:
+    """The prompt's examples file, when it resolves inside the workspace: a repository's symlink never makes the
+    grid read, or a grade write, a file elsewhere."""
+    try:
+        return confine(ref.root, examples_path(ref.path), "an examples file")
+    except InputError as error:
+        raise CommandError(f"{command}: {error}") from error
+
+
 def register(server: SpadeLanguageServer) -> None:
     @server.command("spade.outputs")
     async def outputs(*args: Any) -> dict[str, Any]:
@@ -83,7 +90,8 @@ def register(server: SpadeLanguageServer) -> None:
         assert ref.path is not None
         overview = server.overview_of(ref)
         store = server.workspace_state(ref.root).store()
-        return outputs_grid(store, overview.key, ref.path, examples_path(ref.path), _checks(server, ref))
+        examples = _examples_file("spade.outputs", ref)
+        return outputs_grid(store, overview.key, ref.path, examples, _checks(server, ref))
 
     @server.command("spade.grade")
     async def grade(*args: Any) -> dict[str, Any]:
@@ -95,7 +103,7 @@ def register(server: SpadeLanguageServer) -> None:
         label, row = _LABELS.get(str(options.get("label"))), options.get("row")
         if label is None or not isinstance(row, str):
             raise CommandError('spade.grade: pass {"row": <a row of the outputs grid>, "label": "good" or "bad"}')
-        examples_file = examples_path(ref.path)
+        examples_file = _examples_file("spade.grade", ref)
         source = buffer_or_disk_text(server, examples_file, MAX_EXAMPLES_BYTES)
         try:
             if row.startswith("example:"):
