@@ -31,7 +31,8 @@ function text(value: unknown): string | undefined {
   return typeof value === "string" && value ? value : undefined;
 }
 
-function basename(path: string): string {
+/** A path's last part (either separator): what a label shows of a file. */
+export function basename(path: string): string {
   return path.split(/[\\/]/).pop() ?? path;
 }
 

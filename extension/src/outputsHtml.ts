@@ -1,6 +1,7 @@
 // The outputs grid's page: outputs as rows (the labelled examples, then the newest sampled outputs), checks as
 // columns, each cell the check's verdict on that output. Built here as HTML (unit-tested in Node, no `vscode`
 // import); the page's small script only filters rows, shows a clicked cell's detail and posts grades back.
+import { basename } from "./checks";
 import { escapeHtml } from "./reportHtml";
 
 export interface GridCheck {
@@ -106,10 +107,6 @@ function summary(grid: Grid): string {
   ];
   const more = grid.left_out ? `; ${grid.left_out} more not shown` : "";
   return `${parts.join(", ")}${more}. Click a cell for the output, the check's code and why; Good or Bad writes the label into ${basename(grid.examples_file)}.`;
-}
-
-function basename(path: string): string {
-  return path.split(/[\\/]/).pop() ?? path;
 }
 
 function rowHtml(grid: Grid, row: GridRow, index: number): string {
