@@ -40,5 +40,6 @@ def validator_outcome(validator: Mapping[str, Any], confidence: float) -> tuple[
     if verdict in _STATE:
         return _STATE[verdict], figures
     if not validator["trials"]:
-        return "skipped", f"no output was judged ({figures}); see the run's warnings in the report"
+        errors = f": it raised on {validator['errors']} output(s), not counted" if validator.get("errors") else ""
+        return "skipped", f"no output was judged{errors}; see the run's warnings in the report"
     return "skipped", f"inconclusive: {figures}; sample more inputs or samples to decide"
