@@ -263,7 +263,10 @@ async function drive(page) {
 
   // Ctrl+Z in the examples file takes the grade back
   await showFile(page, "blurb.examples.jsonl");
-  await page.locator(ACTIVE_EDITOR + " .view-lines").first().click();
+  // the grid beside it re-renders once the re-run ends, which can move the editor while it is clicked: click again
+  await until("the examples file focused", async () =>
+    (await page.locator(ACTIVE_EDITOR + " .view-lines").first().click({ timeout: 5000 }).then(() => true, () => undefined)),
+  );
   await page.keyboard.press("Control+Z");
   await page.keyboard.press("Control+S");
   const labelAfterUndo = await until("the label restored on disk", async () => (labelOf(gradedId) === labelBefore ? labelOf(gradedId) : undefined));
