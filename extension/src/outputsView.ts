@@ -32,7 +32,21 @@ export class OutputsView implements vscode.Disposable {
     return this.panel !== undefined && this.prompt === prompt;
   }
 
+  /** Open (or bring to the front) the grid of ``prompt``. */
   async show(prompt: string): Promise<void> {
+    await this.render(prompt);
+    this.panel?.reveal(undefined, true);
+  }
+
+  /** Redraw the grid where it is: a refresh after a grade or a re-run must not take the tab the user went to
+   * (the examples file, to undo) away from them. */
+  private async refresh(prompt: string): Promise<void> {
+    if (this.isShowing(prompt)) {
+      await this.render(prompt);
+    }
+  }
+
+  private async render(prompt: string): Promise<void> {
     const grid = readGrid(await this.session.execute("spade.outputs", [prompt]));
     const title = `SPADE outputs: ${path.basename(grid.prompt || vscode.Uri.parse(prompt).fsPath)}`;
     if (!this.panel) {
@@ -50,7 +64,6 @@ export class OutputsView implements vscode.Disposable {
     this.prompt = prompt;
     this.panel.title = title;
     this.panel.webview.html = outputsPage(grid, this.panel.webview.cspSource, nonce());
-    this.panel.reveal(undefined, true);
   }
 
   private async received(message: unknown): Promise<void> {
@@ -88,7 +101,7 @@ export class OutputsView implements vscode.Disposable {
       const document = await vscode.workspace.openTextDocument(vscode.Uri.file(answer.examples_file));
       await document.save();
     }
-    await this.show(prompt);
+    await this.refresh(prompt);
     const file = path.basename(answer.examples_file ?? "the examples file");
     const what = answer.added ? `Added ${answer.id} as a ${label} example` : `Labelled ${answer.id} ${label}`;
     const choice = await vscode.window.showInformationMessage(
@@ -112,9 +125,7 @@ export class OutputsView implements vscode.Disposable {
         }
       },
     );
-    if (this.isShowing(prompt)) {
-      await this.show(prompt);
-    }
+    await this.refresh(prompt);
   }
 
   dispose(): void {

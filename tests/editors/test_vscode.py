@@ -286,6 +286,8 @@ def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
     assert result["labelBefore"] == "good" and result["labelAfterGrade"] == "bad"
     graded_id = result["gradedKey"].removeprefix("example:")
     assert result["graded"].startswith(f"SPADE: Labelled {graded_id} bad in blurb.examples.jsonl (line ")
+    # the offered re-run evaluates and selects with the new label, and its progress ends
+    assert result["rerun"] == "SPADE: evaluating and selecting with the new labels" and result["rerunEnded"] is True
     assert result["labelAfterUndo"] == "good"
 
 

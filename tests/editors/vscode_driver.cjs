@@ -49,10 +49,11 @@ async function runCommand(page, title) {
   await page.keyboard.press("Enter");
 }
 
-/** Bring a workspace file to the front through Quick Open (Ctrl+P), whatever the sidebar shows: after the
- * Settings editor the explorer's tree item is not always there to click. */
+/** Bring a workspace file to the front through Quick Open, whatever the sidebar shows: after the Settings
+ * editor the explorer's tree item is not always there to click. F1 opens it (its text without the ">" is a file
+ * search) wherever the focus is; Ctrl+P is taken by the Test Results terminal when that has the focus. */
 async function showFile(page, name) {
-  await page.keyboard.press("Control+P");
+  await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input");
   await input.waitFor({ state: "visible" });
   await input.fill(name);
@@ -259,7 +260,11 @@ async function drive(page) {
   const rerun = await until("the evaluation with the new label", async () =>
     (await noticesSeen(page)).find((t) => t.includes("evaluating and selecting")) ?? null,
   ).catch(() => null);
-  step("outputs", { cells, detail, shownFailing, gradedKey, labelBefore, labelAfterGrade, graded, rerun });
+  // the re-run's progress ends before the undo, so the two never race for the examples file
+  const rerunEnded = await until("the re-run's end", async () => !(await notifications(page)).some((t) => t.includes("evaluating and selecting")))
+    .then(() => true)
+    .catch(() => false);
+  step("outputs", { cells, detail, shownFailing, gradedKey, labelBefore, labelAfterGrade, graded, rerun, rerunEnded });
 
   // Ctrl+Z in the examples file takes the grade back
   await showFile(page, "blurb.examples.jsonl");
