@@ -576,3 +576,18 @@ def test_workers_exit_and_clean_up_when_the_parent_is_killed(tmp_path: Path) -> 
     assert not any(os.listdir(d) for d in worker_dirs if os.path.isdir(d))
     assert clean_stale_dirs() >= len([d for d in worker_dirs if os.path.isdir(d)])
     assert not any(os.path.exists(d) for d in worker_dirs)
+
+
+def test_a_worker_starts_without_the_parents_imports() -> None:
+    """Every sampling chunk starts its workers afresh, so what a worker imports before its first case is paid
+    again and again: the runner's settings model (pydantic) and the LLM layer stay out of it."""
+    import subprocess
+    import sys
+
+    root = str(Path(spade_lsp.assertions.__file__).resolve().parents[1])
+    probe = (
+        "import sys; sys.path.append(sys.argv[1]); import spade_lsp.sandbox._worker; "
+        "print(sorted(m for m in ('spade_lsp.config', 'pydantic', 'spade_lsp.llm', 'numpy') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-I", "-c", probe, root], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
