@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -334,3 +336,24 @@ def test_client_from_settings_applies_the_limits() -> None:
     settings = Settings(model="openai/x", api_base="http://127.0.0.1:9/v1", llm_concurrency=3, llm_rpm=30)
     client = client_from_settings(settings)
     assert (client.concurrency, client.rpm, client.max_retries) == (3, 30, 3)
+
+
+def test_an_openai_compatible_call_is_prepared_in_the_loop_thread_not_handed_to_another() -> None:
+    """litellm runs its synchronous ``completion`` step through the loop's default executor; for a provider whose
+    step only builds the request that hop costs more than the step, so it runs inline: a fresh process that makes
+    40 calls starts no executor thread. Answers and their order are unchanged."""
+    script = """
+import json, sys, threading
+from spade_lsp.llm import LiteLLMClient, LLMRequest
+client = LiteLLMClient("openai/stub-model", api_base=sys.argv[1], api_key="sk-test", concurrency=8)
+answers = client.complete_many([LLMRequest([{"role": "user", "content": f"q{i}"}], None, 0.0, i) for i in range(40)])
+print(json.dumps({"texts": [a.text for a in answers], "threads": [t.name for t in threading.enumerate()]}))
+"""
+    with OpenAIStub(lambda request: chat_reply(f"re: {user_text(request)}")) as stub:
+        done = subprocess.run(
+            [sys.executable, "-c", script, stub.api_base], capture_output=True, text=True, timeout=300, check=True
+        )
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["texts"] == [f"re: q{i}" for i in range(40)]
+    assert "spade-llm" in seen["threads"]  # the loop's own thread
+    assert not [name for name in seen["threads"] if name.startswith("spade-llm-step")]
