@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, cast
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 
@@ -347,25 +348,30 @@ class _Sampler:
     # a round: the next samples of every active input, then their validation and the sequential tests
     def _round(self) -> None:
         plan = self.plan
-        # a provider batch client takes a whole run in one round (one batch), early stopping or not
+        # a provider batch client takes a whole run in one round (one batch), early stopping or not; without early
+        # stopping a round is the whole run too, its answers validated and stored _ROUND_CALLS at a time while
+        # the rest are in flight, so the model is never kept waiting on the sandbox or the store
         budget = getattr(self.client, "round_calls", None) or (
-            2 * getattr(self.client, "concurrency", 8) if self._sequential else _ROUND_CALLS
+            2 * getattr(self.client, "concurrency", 8) if self._sequential else len(self.active) * plan.samples
         )
         block = max(1, math.ceil(budget / len(self.active)))
         jobs = [
             (i, j) for i in self.active for j in range(self.produced[i], min(plan.samples, self.produced[i] + block))
         ]
         requests = [LLMRequest(plan.messages(plan.examples[i]), None, plan.temperature, j) for i, j in jobs]
-        answers = self._complete(requests)
-        outputs: list[tuple[int, int, Completion | LLMError]] = []
-        for (i, j), answer in zip(jobs, answers, strict=True):
-            outputs.append((i, j, answer))
+        arrived: list[tuple[int, int, Completion | LLMError]] = []
+
+        def on_answer(index: int, answer: Completion | LLMError) -> None:
+            i, j = jobs[index]
+            arrived.append((i, j, answer))
             self.produced[i] = max(self.produced[i], j + 1)
-        self.generated += len(jobs)
-        results = self._validate([(i, j, a) for i, j, a in outputs if isinstance(a, Completion)])
-        self._save_round(outputs, results)
-        if self.failed and len(self.failed) == self.generated:
-            raise LLMError(f"every call failed; the first: {self.failed[0]}")
+            if len(arrived) >= _ROUND_CALLS:
+                self._settle(arrived)
+                arrived.clear()
+            self._report()
+
+        self._complete(requests, on_answer)
+        self._settle(arrived)
         self._decide()
         decided = (
             self._sequential
@@ -376,38 +382,42 @@ class _Sampler:
         done = sum(self.produced) / (len(plan.examples) * plan.samples)
         self.progress(f"sampled {sum(self.produced)} outputs", round(100 * done, 1))
 
+    def _settle(self, outputs: list[tuple[int, int, Completion | LLMError]]) -> None:
+        """Validate answers that arrived and store them with their results, in one transaction; stop the run
+        when every call so far failed (the model is unreachable: the rest would fail the same way)."""
+        if not outputs:
+            return
+        self.generated += len(outputs)
+        results = self._validate([(i, j, a) for i, j, a in outputs if isinstance(a, Completion)])
+        self._save_round(outputs, results)
+        if self.failed and len(self.failed) == self.generated:
+            raise LLMError(f"every call failed; the first: {self.failed[0]}")
+
     @property
     def _sequential(self) -> bool:
         return self.plan.early_stopping and self.plan.samples > 1
 
-    def _complete(self, requests: list[LLMRequest]) -> list[Completion | LLMError]:
+    def _complete(self, requests: list[LLMRequest], on_answer: Callable[[int, Completion | LLMError], None]) -> None:
+        """Every request answered through ``on_answer(index, answer)`` in this thread as it arrives."""
         batch = getattr(self.client, "complete_many", None)
         if batch is None:  # an injected client with only ``complete``
-            answers: list[Completion | LLMError] = []
-            for r in requests:
+            for index, r in enumerate(requests):
+                answer: Completion | LLMError
                 try:
-                    answers.append(
-                        self.client.complete(r.messages, temperature=r.temperature, sample_index=r.sample_index)
-                    )
+                    answer = self.client.complete(r.messages, temperature=r.temperature, sample_index=r.sample_index)
                 except LLMError as error:
-                    answers.append(error)
-                self._report(len(answers))
-            return answers
-        count = [0]
-
-        def arrived(index: int, answer: Completion | LLMError) -> None:
-            count[0] += 1
-            self._report(count[0])
-
-        if hasattr(self.client, "batch_log"):  # a provider batch: progress at every poll (spade_lsp._batch)
-            return cast("list[Completion | LLMError]", batch(requests, on_result=arrived, on_progress=self._polled))
-        return cast("list[Completion | LLMError]", batch(requests, on_result=arrived))
+                    answer = error
+                on_answer(index, answer)
+        elif hasattr(self.client, "batch_log"):  # a provider batch: progress at every poll (spade_lsp._batch)
+            batch(requests, on_result=on_answer, on_progress=self._polled)
+        else:
+            batch(requests, on_result=on_answer)
 
     def _polled(self, done: int, total: int) -> None:
         """A provider batch's progress; raising (a cancelled job) leaves the batch for a later run to resume."""
         self.progress(f"batch: {done} of {total} requests answered", round(100 * done / max(total, 1), 1))
 
-    def _report(self, arrived: int) -> None:
+    def _report(self) -> None:
         """Progress now and then, from the caller's thread; the callback raising (a cancelled job) stops the
         batch: the LLM layer abandons what it has not sent."""
         now = time.monotonic()
@@ -415,7 +425,7 @@ class _Sampler:
             return
         self.last_progress = now
         planned = len(self.plan.examples) * self.plan.samples
-        done = sum(self.produced) + arrived
+        done = sum(self.produced)
         self.progress(f"sampling: {done} of up to {planned} outputs", round(100 * done / planned, 1))
 
     def _validate(

@@ -35,6 +35,8 @@ class Reply:
     body: Any = None  # dict -> JSON; str -> sent raw (for malformed answers)
     delay_s: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    #: held back (the server's loop keeps serving other requests) until this returns true, at most 30 s
+    until: Callable[[], bool] | None = None
 
 
 def completion_body(content: str, *, prompt_tokens: int = 10, completion_tokens: int = 5) -> dict[str, Any]:
@@ -243,6 +245,10 @@ class OpenAIStub(LoopbackServer):
         reply = self.script(body)
         if reply.delay_s:
             await asyncio.sleep(reply.delay_s)
+        if reply.until is not None:
+            deadline = time.monotonic() + 30.0
+            while not reply.until() and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
         payload = reply.body if isinstance(reply.body, str) else json.dumps(reply.body)
         return web.Response(
             status=reply.status, text=payload, content_type="application/json", headers=reply.headers or None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import html.parser
 import json
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -175,6 +176,39 @@ def test_the_run_is_stored_round_by_round(blurb: Path, model: OpenAIStub) -> Non
     assert status == "done" and json.loads(inputs) == ["g1", "g2", "b1", "b2"]
     assert [v["name"] for v in json.loads(validators)] == ["assert_short", "assert_no_cheap"]
     assert outputs[0] == 16 and tuple(results) == (16 + 12, 32)
+
+
+def test_answers_are_validated_and_stored_while_the_rest_are_in_flight(blurb: Path) -> None:
+    """Without early stopping the model is never kept waiting on the sandbox or the store: one early request is
+    held at the server until the store holds the first 256 outputs, which only happens if the other answers are
+    validated and written while that request is still out."""
+    seen: dict[str, Any] = {"n": 0, "stored_while_held": None}
+    lock = threading.Lock()
+    store_path: list[Path] = []
+
+    def stored() -> int:
+        with sqlite3.connect(store_path[0], timeout=5) as db:
+            return int(db.execute("SELECT count(*) FROM sample_outputs").fetchone()[0])
+
+    def first_chunk_stored() -> bool:
+        seen["stored_while_held"] = stored()
+        return bool(seen["stored_while_held"] >= 256)
+
+    def script(request: dict[str, Any]) -> Reply:
+        with lock:
+            seen["n"] += 1
+            held = seen["n"] == 10
+        reply = chat_reply("A lovely thing.")
+        reply.until = first_chunk_stored if held else None
+        return reply
+
+    with OpenAIStub(script) as stub, _workspace(blurb.parent, stub) as workspace:
+        store_path.append(workspace.store.path)
+        document = _sample(workspace, blurb, stub, SampleOptions(samples=80, early_stopping=False))
+        outputs = workspace.store.db.execute("SELECT count(*) FROM sample_outputs").fetchone()[0]
+    assert seen["stored_while_held"] == 256  # the first chunk, stored before the held answer came back
+    assert document["calls"] == 320 and outputs == 320
+    assert all(v["trials"] == 320 for v in document["validators"])
 
 
 def test_a_cancelled_run_keeps_its_rounds_and_says_so(blurb: Path, model: OpenAIStub) -> None:
