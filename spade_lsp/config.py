@@ -245,6 +245,12 @@ FILE_ONLY_SETTINGS = frozenset({"sandbox"})
 NOT_FROM_CONTENT = FILE_ONLY_SETTINGS | {"executor", "ray_address"}
 
 
+def setting_default(name: str) -> Any:
+    """A setting's declared default, for code with no resolved settings at hand: the value is declared once, in
+    :class:`Settings`, never restated in a signature."""
+    return Settings.model_fields[name].default
+
+
 def _restricted(key: str, value: Any) -> bool:
     """Whether untrusted content may not set ``key`` to ``value``."""
     harmless = _HARMLESS.get(key, frozenset())

@@ -1135,7 +1135,7 @@ def build_overview(
     *,
     sidecar_text: str | None = None,
     read_sidecar: bool = True,
-    max_prompt_bytes: int = 1_000_000,
+    max_prompt_bytes: int,
 ) -> PromptOverview:
     """Everything the editor shows about one prompt.
 

@@ -249,9 +249,14 @@ class WorkspaceState:
         if entry is not None and entry.key == key:
             return entry.overview
         if unreadable is not None:  # never let the overview read the file itself
-            overview = replace(build_overview(None, self.root, prompt, "", read_sidecar=False), problem=unreadable)
+            empty = build_overview(
+                None, self.root, prompt, "", read_sidecar=False, max_prompt_bytes=settings.max_prompt_bytes
+            )
+            overview = replace(empty, problem=unreadable)
         elif text is None:
-            overview = build_overview(None, self.root, prompt, None, read_sidecar=False)
+            overview = build_overview(
+                None, self.root, prompt, None, read_sidecar=False, max_prompt_bytes=settings.max_prompt_bytes
+            )
         else:
             overview = build_overview(
                 store,

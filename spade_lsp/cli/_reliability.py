@@ -26,7 +26,7 @@ def _power_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--power", type=float, default=0.80, metavar="P", help="the power to size for (default 0.80)")
 
 
-def _sampling_flags(parser: argparse.ArgumentParser, *, early_stopping: bool = True) -> None:
+def _sampling_flags(parser: argparse.ArgumentParser, *, with_early_stopping: bool = True) -> None:
     parser.add_argument("prompt", type=Path)
     parser.add_argument("--inputs", type=int, metavar="N", help="inputs to draw from the examples (default: all)")
     parser.add_argument("--samples", type=int, metavar="M", help="outputs per input (default: samples_per_input, 5)")
@@ -39,7 +39,7 @@ def _sampling_flags(parser: argparse.ArgumentParser, *, early_stopping: bool = T
         default=None,
         help="add the LLM verifier (PASS/FAIL on each input and output) as a column; criteria: setting `verifier`",
     )
-    if not early_stopping:  # a comparison samples every cell and has its own interval
+    if not with_early_stopping:  # a comparison samples every cell and has its own interval
         return
     parser.add_argument("--interval", choices=METHODS, help="interval method (default: wilson)")
     parser.add_argument(
@@ -95,7 +95,7 @@ def add_reliability_parsers(commands: Any, common: Callable[[argparse.ArgumentPa
     compare = commands.add_parser(
         "compare", help="paired comparison of prompt versions, models or temperatures on the same inputs"
     )
-    _sampling_flags(compare, early_stopping=False)
+    _sampling_flags(compare, with_early_stopping=False)
     scale_flags(compare)
     what = compare.add_mutually_exclusive_group()
     what.add_argument(

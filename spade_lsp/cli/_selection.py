@@ -104,12 +104,12 @@ def _from_matrix(args: argparse.Namespace, overrides: Mapping[str, Any]) -> tupl
     settings = resolve(root, None, overrides, overrides_source="command line")  # a matrix has no front matter
     tau, alpha = settings.tau, settings.alpha
     if args.workspace is None:
-        return options.solve(problem, tau, alpha), None
+        return options.solve(problem, settings), None
     from spade_lsp.selection import save_selection
     from spade_lsp.workspace import Workspace
 
     with Workspace(args.workspace) as workspace:
-        selection = options.solve(problem, tau, alpha)
+        selection = options.solve(problem, settings)
         stored = save_selection(
             workspace.store, selection, source=str(args.matrix), parameters=options.parameters(tau, alpha)
         )

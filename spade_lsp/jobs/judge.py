@@ -79,7 +79,7 @@ def _pipeline_noise(
         result = pipeline.run(pool, items, sample_offset=resample * RESAMPLE_STRIDE)
         return list(result.scores())
 
-    noise: dict[str, Any] = measure_noise(groups, judge, resamples=resamples)
+    noise: dict[str, Any] = measure_noise(groups, judge, resamples=resamples, confidence=settings.confidence)
     return noise
 
 

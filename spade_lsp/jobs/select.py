@@ -62,7 +62,8 @@ class SelectOptions:
             "filter_declared": self.filter_declared,
         }
 
-    def solve(self, problem: SelectionInput, tau: float, alpha: float) -> Selection:
+    def solve(self, problem: SelectionInput, settings: Settings) -> Selection:
+        """The selection under these options and the settings' tau, alpha and confidence."""
         from spade_lsp.selection import select
 
         if self.folds < 0:
@@ -70,8 +71,9 @@ class SelectOptions:
         selection: Selection = select(
             problem,
             self.method,
-            tau=tau,
-            alpha=alpha,
+            tau=settings.tau,
+            alpha=settings.alpha,
+            confidence=settings.confidence,
             folds=self.folds,
             time_limit=self.time_limit,
             solver=self.solver,
@@ -118,7 +120,7 @@ def select_prompt(
     save_subsumptions(workspace.store, found, fresh)
     problem = SelectionInput(problem.assertions, problem.fails, problem.labels, (*stored, *fresh), tuple(notes))
     tau, alpha = settings.tau, settings.alpha
-    selection = dataclasses.replace(options.solve(problem, tau, alpha), fallbacks=tuple(fallbacks.to_json()))
+    selection = dataclasses.replace(options.solve(problem, settings), fallbacks=tuple(fallbacks.to_json()))
     selection_id = save_selection(
         workspace.store,
         selection,

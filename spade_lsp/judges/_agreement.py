@@ -58,12 +58,12 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 6)
 
 
-def positive_rate(judgements: Sequence[bool | None], *, method: Method = "wilson", confidence: float = 0.95) -> Rate:
+def positive_rate(judgements: Sequence[bool | None], *, method: Method = "wilson", confidence: float) -> Rate:
     """Share of passes among every item judged (undecided ones included in the denominator)."""
     return rate(sum(1 for j in judgements if j is True), len(judgements), method=method, confidence=confidence)
 
 
-def cohen_kappa(table: Sequence[Sequence[float]], *, confidence: float = 0.95) -> Kappa:
+def cohen_kappa(table: Sequence[Sequence[float]], *, confidence: float) -> Kappa:
     """Kappa of a k x k table of counts (rows: one rater, columns: the other), its standard error and a Wald
     interval clipped to [-1, 1]. None where undefined (no items, or both raters constant and equal)."""
     k = len(table)
@@ -95,7 +95,7 @@ def agreement(
     labels: Sequence[int | None],
     *,
     method: Method = "wilson",
-    confidence: float = 0.95,
+    confidence: float,
 ) -> Agreement:
     """Judge against human labels (1 good, 0 bad, None unlabelled: left out)."""
     if len(judgements) != len(labels):

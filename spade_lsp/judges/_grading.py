@@ -196,7 +196,7 @@ def grading_report(
     without_notes: Mapping[str, Answer] | None,
     *,
     method: Method = "wilson",
-    confidence: float = 0.95,
+    confidence: float,
 ) -> dict[str, Any]:
     """The statistics of a grading run from its answers (by item id): both arms, the comparison, per-item rows
     and warnings. ``without_notes`` None means the comparison was not run."""

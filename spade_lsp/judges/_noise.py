@@ -77,7 +77,7 @@ def _agreeing_pairs(values: Sequence[float]) -> float:
     return same / (n * (n - 1) // 2)
 
 
-def noise_report(scores: Scores, *, confidence: float = 0.95) -> dict[str, Any]:
+def noise_report(scores: Scores, *, confidence: float) -> dict[str, Any]:
     """Judge and generator variance of ``scores`` (S[input][output][resample]: 0/1 pass indicators or numeric
     scores, None or NaN for no usable answer, left out). Ragged tensors are fine. Values that cannot be
     estimated (no output with two valid resamples, no input with two scored outputs, nothing valid at all)
@@ -199,7 +199,7 @@ def measure_noise(
     *,
     resamples: int = 5,
     progress: Progress | None = None,
-    confidence: float = 0.95,
+    confidence: float,
 ) -> dict[str, Any]:
     """Judge every fixed output ``resamples`` times and report the noise (:func:`noise_report`) with counts.
 

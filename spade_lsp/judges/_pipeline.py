@@ -814,7 +814,7 @@ class PipelineResult:
     def passed_list(self) -> list[bool | None]:
         return [row.passed for row in self.items]
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self, *, confidence: float) -> dict[str, Any]:
         """Scores, problems, alignment with human labels and per-item rows (the document's core; see
         ``docs/judges.md``)."""
         from spade_lsp.judges._agreement import agreement, positive_rate
@@ -826,13 +826,19 @@ class PipelineResult:
             "items": len(self.items),
             "scores": {
                 "pool": self.pipeline.pool.method,
-                "positive_rate": positive_rate(passed).to_json(),
+                "positive_rate": positive_rate(passed, confidence=confidence).to_json(),
                 "undecided": sum(1 for p in passed if p is None),
-                "mean": _mean_interval([s for s in self.scores() if s is not None], _score_range(self.pipeline)),
+                "mean": _mean_interval(
+                    [s for s in self.scores() if s is not None], _score_range(self.pipeline), confidence
+                ),
                 "distribution": _distribution(self),
             },
             "problems": problems,
-            "alignment": agreement(passed, labels).to_json() if any(label is not None for label in labels) else None,
+            "alignment": (
+                agreement(passed, labels, confidence=confidence).to_json()
+                if any(label is not None for label in labels)
+                else None
+            ),
             "rows": [_row(row) for row in self.items],
             "warnings": warnings,
             "fallbacks": self._fallbacks().to_json(),
@@ -848,7 +854,7 @@ class PipelineResult:
         return fallbacks
 
 
-def _mean_interval(scores: Sequence[float], bounds: tuple[float, float], confidence: float = 0.95) -> dict[str, Any]:
+def _mean_interval(scores: Sequence[float], bounds: tuple[float, float], confidence: float) -> dict[str, Any]:
     """The mean pooled score with a t interval, clipped to the range scores can take (a t interval of 1/0
     scores can otherwise run past 0 or 1); None where it cannot be computed."""
     n = len(scores)
@@ -999,7 +1005,7 @@ def run_pipeline(
         save_judgements(
             store, run_id, [Judgement(row.id, "pooled", row.pooled_answer(pipeline.pool)) for row in result.items]
         )
-        summary = result.summary()
+        summary = result.summary(confidence=settings.confidence)
         document: dict[str, Any] = {
             "run_id": run_id,
             "prompt": source.prompt_key,

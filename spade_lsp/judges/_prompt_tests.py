@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any, Final, Literal, Protocol, overload
 
 from spade_lsp._progress import Progress
+from spade_lsp.config import setting_default
 from spade_lsp.errors import InputError, LLMError
 from spade_lsp.judges._ask import PROBLEMS, RETRY_STRIDE, Answer, JudgeClients, Question, ask_many
 from spade_lsp.judges._scales import Scale
@@ -289,7 +290,7 @@ def aggregate(
     return _reduce(_values(items, name), how)
 
 
-def mean_rate(items: Sequence[MeasuredItem], name: str, *, confidence: float = 0.95) -> Rate | None:
+def mean_rate(items: Sequence[MeasuredItem], name: str, *, confidence: float) -> Rate | None:
     """The mean of a 0/1 measurement as a rate with its Wilson interval; None when a value is not 0 or 1."""
     values = _values(items, name)
     if any(v not in (0.0, 1.0) for v in values):
@@ -302,7 +303,7 @@ def summarise(items: Sequence[MeasuredItem], name: str) -> dict[str, Any]:
     values = _values(items, name)
     out: dict[str, Any] = {how: _round(_reduce(values, how)) for how in ("mean", "min", "max", "sum")}
     out = {"count": len(values)} | out
-    found = mean_rate(items, name)
+    found = mean_rate(items, name, confidence=setting_default("confidence"))  # a test has no settings of its own
     if found is not None and values:
         out["rate"] = found.to_json()
     return out

@@ -100,7 +100,7 @@ def paired_difference(
     baseline: npt.ArrayLike,
     candidate: npt.ArrayLike,
     *,
-    confidence: float = 0.95,
+    confidence: float,
     effect: float = 0.10,
     power: float = 0.80,
 ) -> PairedDifference:

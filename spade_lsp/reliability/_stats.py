@@ -88,7 +88,7 @@ def normal_quantile(confidence: float) -> float:
 
 
 def binomial_interval(
-    successes: float, trials: float, *, method: Method = "wilson", confidence: float = 0.95
+    successes: float, trials: float, *, method: Method = "wilson", confidence: float
 ) -> tuple[float, float]:
     """The two-sided interval for a proportion of ``successes`` out of ``trials``.
 
@@ -122,7 +122,7 @@ def binomial_interval(
     return min(max(low, 0.0), 1.0), min(max(high, 0.0), 1.0)
 
 
-def rate(successes: int, trials: int, *, method: Method = "wilson", confidence: float = 0.95) -> Rate:
+def rate(successes: int, trials: int, *, method: Method = "wilson", confidence: float) -> Rate:
     """``successes`` out of ``trials`` with its interval."""
     if trials < 0 or not 0 <= successes <= trials:
         raise ValueError(f"{successes!r} successes out of {trials!r} trials")
@@ -180,7 +180,7 @@ def _clustered(values: FloatArray, method: Method, confidence: float) -> tuple[R
     return Rate(total, count, mean, low, high), effective
 
 
-def clustered_rate(values: npt.ArrayLike, *, method: Method = "wilson", confidence: float = 0.95) -> Rate:
+def clustered_rate(values: npt.ArrayLike, *, method: Method = "wilson", confidence: float) -> Rate:
     """The mean of a (clusters x items) array of values in [0, 1] (NaN missing), with an interval that
     accounts for items of one cluster being correlated: the binomial interval at the effective sample size
     n / deff (see :func:`design_effect`)."""
@@ -249,7 +249,7 @@ def sequential_decisions(
     trials: npt.ArrayLike,
     minimum: float,
     *,
-    confidence: float = 0.95,
+    confidence: float,
     design_effect: npt.ArrayLike = 1.0,
 ) -> npt.NDArray[np.int8]:
     """:func:`sequential_decision` elementwise, for a minimum strictly between 0 and 1: 1 above, -1 below, 0
@@ -269,7 +269,7 @@ def sequential_decision(
     trials: float,
     minimum: float,
     *,
-    confidence: float = 0.95,
+    confidence: float,
     design_effect: float = 1.0,
 ) -> Decision | None:
     """Whether the success rate is decidedly above or below ``minimum``, valid however often it is asked.
@@ -471,7 +471,7 @@ def analyse(
     inputs: Sequence[str],
     *,
     method: Method = "wilson",
-    confidence: float = 0.95,
+    confidence: float,
     target_confidence: float = 0.99,
     weights: Sequence[float] | None = None,
     errors: Sequence[int] | None = None,

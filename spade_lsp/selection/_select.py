@@ -550,15 +550,15 @@ def select(
     problem: SelectionInput,
     method: Method = "sub",
     *,
-    tau: float = 0.25,
-    alpha: float = 0.6,
+    tau: float,
+    alpha: float,
     folds: int = 5,
     time_limit: float = 10.0,
     solver: Solver = "highs",
     filter_declared: bool = False,
     static: bool = True,
     gap: float = 0.0,
-    confidence: float = 0.95,
+    confidence: float,
     seed: int = 0,
 ) -> Selection:
     """Select assertions with ``method`` (see the module docstring), with intervals and a ``folds``-fold

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 
-def wilson_interval(successes: int, trials: int, *, confidence: float = 0.95) -> tuple[float, float] | None:
+def wilson_interval(successes: int, trials: int, *, confidence: float) -> tuple[float, float] | None:
     """The Wilson score interval for ``successes`` out of ``trials``; None when there are no trials."""
     if trials <= 0:
         return None

@@ -70,7 +70,7 @@ def quality(run: Any) -> dict[str, Any]:
             [[row[j] for j in runnable] for row in run.m],
             not_applicable={(i, index[j]) for i, j in skipped if j in index},
         )
-        chosen = select(problem, "cov", tau=TAU, alpha=ALPHA, folds=0)
+        chosen = select(problem, "cov", tau=TAU, alpha=ALPHA, folds=0, confidence=0.95)
         if chosen.status == "infeasible":
             reached = chosen.best or {}
             best, selected = float(reached.get("coverage") or 0.0), list(reached.get("selected") or [])

@@ -79,7 +79,7 @@ def test_the_paired_interval_covers_the_true_difference() -> None:
         covered = 0
         for _ in range(REPLICATES):
             base, cand = _draw(rng, scenario.inputs, scenario.samples, scenario.mu, scenario.shift)
-            diff = paired_difference(base, cand)
+            diff = paired_difference(base, cand, confidence=0.95)
             assert diff.low is not None and diff.high is not None
             covered += diff.low <= truth <= diff.high
         coverage = covered / REPLICATES
@@ -95,7 +95,7 @@ def test_the_paired_interval_covers_the_true_difference() -> None:
 def _detects(rng: np.random.Generator, inputs: int, samples: int, mu: float, shift: float, paired: bool) -> bool:
     base, cand = _draw(rng, inputs, samples, mu, shift)
     if paired:
-        diff = paired_difference(base, cand)
+        diff = paired_difference(base, cand, confidence=0.95)
         return diff.verdict == "worse"
     # unpaired: the candidate on inputs of its own; Welch's t on the per-input rates
     other, _ = _draw(rng, inputs, samples, mu, shift)
@@ -133,7 +133,7 @@ def test_the_paired_design_needs_fewer_inputs_for_a_ten_point_drop() -> None:
     unpaired = _inputs_for_power(rng, samples, mu, shift, paired=False)
     # the engine's analytic estimates, from one pilot of 200 inputs
     base, cand = _draw(rng, 200, samples, mu, shift)
-    pilot = paired_difference(base, cand, effect=EFFECT, power=POWER)
+    pilot = paired_difference(base, cand, effect=EFFECT, power=POWER, confidence=0.95)
     print(
         f"\ninputs to detect a 10-point drop (80% power, 95% confidence, {samples} samples per input): "
         f"paired {paired}, unpaired {unpaired} per variant ({unpaired / paired:.1f}x); analytic from a pilot: "

@@ -93,7 +93,7 @@ def _pipeline(root: Path, bench: Path, name: str) -> dict[str, Any]:
     from spade_lsp.selection import eval_run_input, select
 
     problem, _ = eval_run_input(run.assertions, run.y, run.m, source=name)
-    chosen = select(problem, "cov", tau=TAU, alpha=ALPHA, folds=0)
+    chosen = select(problem, "cov", tau=TAU, alpha=ALPHA, folds=0, confidence=0.95)
     matrix = json.loads((source / "matrix.json").read_text())
     missed = Counter[str]()
     for i, (caught, label) in enumerate(zip(flagged, y, strict=True)):

@@ -89,7 +89,13 @@ def test_sub_beats_the_paper_on_every_pipeline(shared_bench: Path) -> None:
     print(f"\n{'pipeline':18} {'paper':>5} {'ours':>5} {'coverage':>9} {'FFR':>6} {'paper cov/FFR':>14}  seconds")
     for name in PIPELINES:
         doc = _load(shared_bench, name)
-        result = select(load_matrix_file(shared_bench / "spade" / name / "matrix.json"), "sub", tau=TAU, alpha=ALPHA)
+        result = select(
+            load_matrix_file(shared_bench / "spade" / name / "matrix.json"),
+            "sub",
+            tau=TAU,
+            alpha=ALPHA,
+            confidence=0.95,
+        )
         paper = doc["paper"]["spade_sub"]
         coverage, ffr = _rates(doc, list(result.selected))
         paper_cov, paper_ffr = _rates(doc, paper["selected"])
@@ -158,7 +164,7 @@ def test_compact_highs_is_ten_times_faster_than_the_papers_cbc_formulation(share
     for name in PIPELINES:
         problem = load_matrix_file(shared_bench / "spade" / name / "matrix.json")
         start = time.perf_counter()
-        result = select(problem, "sub", tau=TAU, alpha=ALPHA, folds=0)
+        result = select(problem, "sub", tau=TAU, alpha=ALPHA, folds=0, confidence=0.95)
         ours = time.perf_counter() - start
         start = time.perf_counter()
         count = _paper_formulation(problem)
@@ -206,7 +212,9 @@ def test_thousand_by_ten_thousand_in_under_ten_seconds(shared_bench: Path, metho
     problem = synthetic(shared_bench)
     start = time.perf_counter()
     try:
-        result = select(problem, method, tau=TAU, alpha=ALPHA, folds=0, time_limit=LARGE_FLOOR_S, gap=LARGE_GAP)  # type: ignore[arg-type]
+        result = select(
+            problem, method, tau=TAU, alpha=ALPHA, folds=0, time_limit=LARGE_FLOOR_S, gap=LARGE_GAP, confidence=0.95
+        )  # type: ignore[arg-type]
     except SelectionError as error:
         if "time limit" not in str(error):
             raise
@@ -234,14 +242,14 @@ def test_reselection_after_one_label_change(shared_bench: Path) -> None:
     medians = []
     for name in PIPELINES:
         problem = load_matrix_file(shared_bench / "spade" / name / "matrix.json")
-        select(problem, "sub", folds=0)  # warm imports
+        select(problem, "sub", folds=0, tau=0.25, alpha=0.6, confidence=0.95)  # warm imports
         times = []
         for i in range(20):
             labels = problem.labels.copy()
             row = (i * 7) % len(labels)
             labels[row] = 1 - labels[row]
             start = time.perf_counter()
-            select(problem.with_labels(labels), "sub", tau=TAU, alpha=ALPHA, folds=0)
+            select(problem.with_labels(labels), "sub", tau=TAU, alpha=ALPHA, folds=0, confidence=0.95)
             times.append(time.perf_counter() - start)
         medians.append(statistics.median(times))
         print(f"{name:18} {statistics.median(times) * 1000:9.1f} {max(times) * 1000:7.1f}")

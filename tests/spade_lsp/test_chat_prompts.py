@@ -254,7 +254,7 @@ def test_history_diffs_each_message_and_the_overview_names_it(workspace_dir: Pat
         assert change.range is not None
         line = second.splitlines()[change.range.start.line]
         assert "under 80 words" in line
-        overview = build_overview(workspace.store, workspace_dir, prompt)
+        overview = build_overview(workspace.store, workspace_dir, prompt, max_prompt_bytes=1_000_000)
     sentence = next(i for i in overview.instructions if "under 80 words" in i.text)
     assert sentence.message == "system"
     assert next(i for i in overview.instructions if i.text == "{{question}}").message == "user"

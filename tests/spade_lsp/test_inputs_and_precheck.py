@@ -169,7 +169,7 @@ def test_candidates_are_checked_on_the_labelled_examples_before_they_are_written
     from spade_lsp.store import Store
 
     with Store.open(workspace_dir) as store:
-        overview = build_overview(store, workspace_dir, prompt)
+        overview = build_overview(store, workspace_dir, prompt, max_prompt_bytes=1_000_000)
     limit = next(i for i in overview.instructions if i.text == "Keep it under 10 words.")
     assert limit.all_held_back and limit.held_back == (
         ("assert_at_most_9_words", held["assert_at_most_9_words"]["held_back"]),

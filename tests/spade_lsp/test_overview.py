@@ -57,7 +57,7 @@ def blurb(workspace_dir: Path) -> Path:
 
 def test_without_a_store_instructions_come_from_the_text(workspace_dir: Path) -> None:
     text = "Summarise {doc} 😀. Keep it under 50 words.\n\nNever mention prices.\n"
-    overview = build_overview(None, workspace_dir, None, text)
+    overview = build_overview(None, workspace_dir, None, text, max_prompt_bytes=1_000_000)
     texts = [i.text for i in overview.instructions]
     assert texts == ["Summarise {doc} 😀.", "Keep it under 50 words.", "Never mention prices."]
     count = overview.instructions[1]
@@ -77,7 +77,7 @@ def test_without_a_store_instructions_come_from_the_text(workspace_dir: Path) ->
 def test_versions_introduced_in_and_history_follow_rewordings(blurb: Path) -> None:
     root = blurb.parent
     store = _store(root)
-    overview = build_overview(store, root, blurb, V3, read_sidecar=False)
+    overview = build_overview(store, root, blurb, V3, read_sidecar=False, max_prompt_bytes=1_000_000)
     assert [v.number for v in overview.versions] == [1, 2, 3]
     assert [v.origin for v in overview.versions] == ["save", "save", "save"]
     by_text = {i.text: i for i in overview.instructions}
@@ -102,7 +102,7 @@ def test_versions_introduced_in_and_history_follow_rewordings(blurb: Path) -> No
 def test_unsaved_edits_are_classified_offline_and_marked_unrecorded(blurb: Path) -> None:
     root = blurb.parent
     text = V3 + "Always include the price.\n"
-    overview = build_overview(_store(root), root, blurb, text, read_sidecar=False)
+    overview = build_overview(_store(root), root, blurb, text, read_sidecar=False, max_prompt_bytes=1_000_000)
     new = overview.instructions[-1]
     assert new.text == "Always include the price." and new.categories == (INCLUSION,)
     assert new.introduced_in is None and not new.recorded
@@ -111,7 +111,7 @@ def test_unsaved_edits_are_classified_offline_and_marked_unrecorded(blurb: Path)
 
 def test_the_recorded_text_reuses_the_stored_units_exactly(blurb: Path) -> None:
     root = blurb.parent
-    from_store = build_overview(_store(root), root, blurb, V3, read_sidecar=False)
+    from_store = build_overview(_store(root), root, blurb, V3, read_sidecar=False, max_prompt_bytes=1_000_000)
     split = split_sentences(V3)
     assert [(i.text, i.range, i.start, i.end, i.kind) for i in from_store.instructions] == [
         (s.text, s.range, s.start, s.end, s.kind.value) for s in split
@@ -133,7 +133,7 @@ def test_git_commits_name_the_versions(tmp_path: Path) -> None:
     with Workspace(repo_root) as workspace:
         sync_prompt(workspace, prompt)
     store = _store(repo_root)
-    overview = build_overview(store, repo_root, prompt, V3, read_sidecar=False)
+    overview = build_overview(store, repo_root, prompt, V3, read_sidecar=False, max_prompt_bytes=1_000_000)
     assert [(v.number, v.origin, v.subject) for v in overview.versions] == [
         (1, "git", "First draft"),
         (2, "git", "Add a word limit"),
@@ -163,7 +163,7 @@ def test_sidecar_is_read_statically_and_matches_instructions(blurb: Path) -> Non
         "async def assert_gone(example: dict, prompt: str, response: str) -> bool:\n    return True\n"
     )
     module.write_text(source + extra, encoding="utf-8")
-    overview = build_overview(_store(root), root, blurb, V3)
+    overview = build_overview(_store(root), root, blurb, V3, max_prompt_bytes=1_000_000)
     views = {a.name: a for a in overview.sidecar.assertions}
     lines = module.read_text(encoding="utf-8").splitlines()
 
@@ -188,7 +188,7 @@ def test_sidecar_is_read_statically_and_matches_instructions(blurb: Path) -> Non
     assert overview.summary.uncovered == 0 and overview.summary.assertions == len(views)
     # the sidecar buffer wins over the file: an unsaved edit that drops a function uncovers its instruction
     buffer = "\n".join(line for line in lines if "assert_excludes_cheap" not in line)
-    edited = build_overview(_store(root), root, blurb, V3, sidecar_text=buffer)
+    edited = build_overview(_store(root), root, blurb, V3, sidecar_text=buffer, max_prompt_bytes=1_000_000)
     assert "assert_excludes_cheap" not in {a.name for a in edited.sidecar.assertions}
     assert [i.text for i in edited.uncovered] == ['Never use the word "cheap".']
 
@@ -221,7 +221,7 @@ def test_latest_evaluation_gives_pass_rate_coverage_and_ffr(blurb: Path) -> None
         )
         evaluate(workspace, blurb, settings=resolve_file(root, blurb))
         run = evaluate(workspace, blurb, settings=resolve_file(root, blurb))  # the newest done run is the one shown
-    overview = build_overview(_store(root), root, blurb, V3)
+    overview = build_overview(_store(root), root, blurb, V3, max_prompt_bytes=1_000_000)
     assert overview.eval_run is not None and overview.eval_run.id == run.run_id
     assert (overview.eval_run.examples, overview.eval_run.good, overview.eval_run.bad) == (4, 2, 2)
     assert overview.eval_run.module_changed is False
@@ -236,7 +236,12 @@ def test_latest_evaluation_gives_pass_rate_coverage_and_ffr(blurb: Path) -> None
     assert asks and all(a.stats is not None and a.stats.needs_model == 4 for a in asks)
     assert all(a.stats is not None and a.stats.pass_rate is None and a.stats.ffr is None for a in asks)
     changed = build_overview(
-        _store(root), root, blurb, V3, sidecar_text=(root / "blurb_assertions.py").read_text() + "\n"
+        _store(root),
+        root,
+        blurb,
+        V3,
+        sidecar_text=(root / "blurb_assertions.py").read_text() + "\n",
+        max_prompt_bytes=1_000_000,
     )
     assert changed.eval_run is not None and changed.eval_run.module_changed is True
 
@@ -300,7 +305,7 @@ def test_a_check_that_needed_a_model_is_dropped_as_not_evaluated_not_as_failing(
     run_id = _stored_run(root, blurb, names, [1, 0], [[1, None], [0, None]], kind="needs_model")
     _stored_selection(root, blurb, run_id, ["assert_a"], [], "optimal")
     sidecar = "\n".join(f"def {n}(example, prompt, response):\n    return True\n" for n in names)
-    overview = build_overview(_store(root), root, blurb, V3, sidecar_text=sidecar)
+    overview = build_overview(_store(root), root, blurb, V3, sidecar_text=sidecar, max_prompt_bytes=1_000_000)
     views = {a.name: a for a in overview.sidecar.assertions}
     assert views["assert_asks"].drop_reason == (
         "not evaluated: it asks a model, and none was configured (the assistant model)"
@@ -319,7 +324,7 @@ def test_selection_reasons_for_dropped_assertions(blurb: Path) -> None:
     pairs = [("assert_a", "assert_c", "static"), ("assert_a", "assert_d", "static"), ("assert_c", "assert_e", "user")]
     _stored_selection(root, blurb, run_id, ["assert_a"], pairs, "optimal")
     sidecar = "\n".join(f"def {n}(example, prompt, response):\n    return True\n" for n in [*names, "assert_new"])
-    overview = build_overview(_store(root), root, blurb, V3, sidecar_text=sidecar)
+    overview = build_overview(_store(root), root, blurb, V3, sidecar_text=sidecar, max_prompt_bytes=1_000_000)
     assert overview.selection is not None and overview.selection.selected == ("assert_a",)
     views = {a.name: a for a in overview.sidecar.assertions}
     assert views["assert_a"].selected is True and views["assert_a"].drop_reason is None
@@ -339,7 +344,14 @@ def test_an_infeasible_selection_drops_nothing(blurb: Path) -> None:
     root = blurb.parent
     run_id = _stored_run(root, blurb, ["assert_a"], [1, 0], [[1], [1]])
     _stored_selection(root, blurb, run_id, [], [], "infeasible")
-    overview = build_overview(_store(root), root, blurb, V3, sidecar_text="def assert_a(e, p, r):\n    return True\n")
+    overview = build_overview(
+        _store(root),
+        root,
+        blurb,
+        V3,
+        sidecar_text="def assert_a(e, p, r):\n    return True\n",
+        max_prompt_bytes=1_000_000,
+    )
     view = overview.sidecar.assertions[0]
     assert view.selected is False and view.drop_reason is not None and "infeasible" in view.drop_reason
     assert overview.selection is not None and overview.selection.reasons == {}
@@ -357,7 +369,7 @@ def test_a_real_selection_agrees_with_spade_select(blurb: Path, capsys: pytest.C
         evaluate(workspace, blurb, settings=resolve_file(root, blurb))
     assert cli_main(["select", str(blurb), "--workspace", str(root), "--json", "--alpha", "0.5"]) in (0, 1)
     printed = json.loads(capsys.readouterr().out)
-    overview = build_overview(_store(root), root, blurb, V3)
+    overview = build_overview(_store(root), root, blurb, V3, max_prompt_bytes=1_000_000)
     chosen = {a.name for a in overview.sidecar.assertions if a.selected}
     assert chosen == set(printed["selected"]) and chosen
     dropped = [a for a in overview.sidecar.assertions if a.selected is False]
@@ -367,19 +379,23 @@ def test_a_real_selection_agrees_with_spade_select(blurb: Path, capsys: pytest.C
 def test_texts_spade_does_not_analyse(workspace_dir: Path) -> None:
     big = build_overview(None, workspace_dir, None, "Keep it short. " * 100, max_prompt_bytes=1000)
     assert big.problem is not None and "larger than the 0.001 MB limit" in big.problem and big.instructions == ()
-    binary = build_overview(None, workspace_dir, None, "abc\x00def")
+    binary = build_overview(None, workspace_dir, None, "abc\x00def", max_prompt_bytes=1_000_000)
     assert binary.problem is not None and "binary" in binary.problem
-    missing = build_overview(None, workspace_dir, workspace_dir / "gone.prompt")
+    missing = build_overview(None, workspace_dir, workspace_dir / "gone.prompt", max_prompt_bytes=1_000_000)
     assert missing.problem is not None and "cannot read gone.prompt" in missing.problem
-    odd = build_overview(None, workspace_dir, None, "Keep it \ud800 short.\n")  # a lone surrogate from an editor
+    odd = build_overview(
+        None, workspace_dir, None, "Keep it \ud800 short.\n", max_prompt_bytes=1_000_000
+    )  # a lone surrogate from an editor
     assert [i.text for i in odd.instructions] == ["Keep it \ud800 short."] and utf16_len("\ud800") == 1
 
 
 def test_front_matter_keeps_offsets_and_bad_front_matter_is_a_note(workspace_dir: Path) -> None:
     text = "---\nmodel: gpt\n---\nKeep it under 20 words.\n"
-    overview = build_overview(None, workspace_dir, None, text)
+    overview = build_overview(None, workspace_dir, None, text, max_prompt_bytes=1_000_000)
     assert [(i.text, i.range.start.line) for i in overview.instructions] == [("Keep it under 20 words.", 3)]
-    bad = build_overview(None, workspace_dir, None, "---\n: : [\n---\nKeep it under 20 words.\n")
+    bad = build_overview(
+        None, workspace_dir, None, "---\n: : [\n---\nKeep it under 20 words.\n", max_prompt_bytes=1_000_000
+    )
     assert bad.notes and "invalid front matter" in bad.notes[0]
     assert [i.range.start.line for i in bad.instructions] == [3]
 
@@ -387,7 +403,8 @@ def test_front_matter_keeps_offsets_and_bad_front_matter_is_a_note(workspace_dir
 def test_the_read_model_never_imports_numpy_or_the_solvers() -> None:
     code = (
         "import sys\nimport spade_lsp.overview as o\n"
-        "o.build_overview(None, __import__('pathlib').Path('.'), None, 'Keep it under 5 words.')\n"
+        "o.build_overview(None, __import__('pathlib').Path('.'), None, 'Keep it under 5 words.', "
+        "max_prompt_bytes=1_000_000)\n"
         "bad = [m for m in ('numpy', 'litellm', 'highspy', 'pulp', 'spade_lsp.selection', 'git') if m in sys.modules]\n"
         "print(bad)"
     )
@@ -449,7 +466,7 @@ def test_edits_split_from_the_stored_units_match_a_full_split(monkeypatch: pytes
 def test_an_edit_of_the_recorded_text_keeps_the_stored_history(blurb: Path) -> None:
     root = blurb.parent
     edited = V3.replace("Keep it not exceeding 12 words.", "Keep it not exceeding 12 words.\n\nBe brief.")
-    overview_ = build_overview(_store(root), root, blurb, edited, read_sidecar=False)
+    overview_ = build_overview(_store(root), root, blurb, edited, read_sidecar=False, max_prompt_bytes=1_000_000)
     assert [(i.text, i.range, i.start, i.end) for i in overview_.instructions] == [
         (s.text, s.range, s.start, s.end) for s in split_sentences(edited)
     ]
@@ -467,7 +484,7 @@ def test_a_check_from_a_removed_instruction_says_which_version_removed_it_and_is
             workspace, blurb, make_synthesizer(workspace, "offline", settings=settings), settings=settings
         )
     assert any(c.removed_in == 4 for c in result.candidates)
-    overview = build_overview(_store(root), root, blurb, v4)
+    overview = build_overview(_store(root), root, blurb, v4, max_prompt_bytes=1_000_000)
     views = {a.name: a for a in overview.sidecar.assertions}
     words = views["assert_at_most_12_words"]
     assert words.removed_in == 4 and words.sentence == "Keep it not exceeding 12 words." and words.version == 2
@@ -485,7 +502,7 @@ def test_every_unit_has_a_hint_or_a_reason(workspace_dir: Path) -> None:
         "Use the customer's first name {first_name}.\nNever promise refunds.\n"
         "Always sign off as The Acme Team.\nEnd with a question.\n\nMessage: {message}\n"
     )
-    overview = build_overview(None, workspace_dir, None, text)
+    overview = build_overview(None, workspace_dir, None, text, max_prompt_bytes=1_000_000)
     plan = {i.text: (i.checkable, i.checks, i.needs_model, i.reason) for i in overview.instructions}
     assert plan["You are a support agent for Acme."][0] is False
     assert "role" in (plan["You are a support agent for Acme."][3] or "")

@@ -193,3 +193,42 @@ def test_a_jobs_settings_decide_how_its_prompt_is_read(workspace_dir: Path, daem
     done = run_job(root, "synthesize", prompt, params, client_name="editor", timeout_s=60)
     assert done["status"] == "done", done
     assert done["result"]["candidates"], done["result"]
+
+
+def _restated_defaults() -> list[str]:
+    """Every parameter (or class attribute) of the engine, the server and the client that is named like a setting
+    and defaults to that setting's own default: a second declaration that drifts when the setting changes."""
+    import ast
+
+    from spade_lsp.config import Settings
+
+    defaults = {name: field.default for name, field in Settings.model_fields.items()}
+    root = Path(__file__).resolve().parents[2]
+    found = []
+    for package in ("spade_lsp", "server/spade_lsp_server", "client/spade_lsp_client"):
+        for path in sorted((root / package).rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                named: list[tuple[str, ast.expr]] = []
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                    positional = node.args.posonlyargs + node.args.args
+                    named += [(a.arg, d) for a, d in zip(positional[::-1], node.args.defaults[::-1], strict=False)]
+                    keywords = zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)
+                    named += [(a.arg, d) for a, d in keywords if d is not None]
+                elif isinstance(node, ast.ClassDef) and node.name != "Settings":
+                    named += [
+                        (s.target.id, s.value)
+                        for s in node.body
+                        if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name) and s.value is not None
+                    ]
+                for name, default in named:
+                    try:
+                        value = ast.literal_eval(default)
+                    except ValueError:
+                        continue
+                    if name in defaults and value is not None and value == defaults[name]:
+                        found.append(f"{path.relative_to(root)}:{default.lineno} {name}={value!r}")
+    return found
+
+
+def test_no_signature_restates_a_settings_default() -> None:
+    assert _restated_defaults() == []

@@ -21,7 +21,7 @@ UTF16 = "utf-16"
 
 
 def _symbols(root: Path, name: str, text: str, encoding: str = UTF16) -> list[types.DocumentSymbol]:
-    overview = build_overview(None, root, root / name, text, read_sidecar=False)
+    overview = build_overview(None, root, root / name, text, read_sidecar=False, max_prompt_bytes=1_000_000)
     return prompt_symbols(overview, Columns(text, encoding))
 
 
@@ -68,7 +68,9 @@ def test_a_plain_prompt_lists_its_instructions(tmp_path: Path) -> None:
         ("Never mention competitors.", "Must avoid", types.SymbolKind.String, 2),
     ]
     assert _symbols(tmp_path, "empty.prompt", "") == []
-    binary = build_overview(None, tmp_path, tmp_path / "bin.prompt", "\x00\x01\x02" * 10, read_sidecar=False)
+    binary = build_overview(
+        None, tmp_path, tmp_path / "bin.prompt", "\x00\x01\x02" * 10, read_sidecar=False, max_prompt_bytes=1_000_000
+    )
     assert binary.problem is not None and prompt_symbols(binary, Columns("", UTF16)) == []
 
 
@@ -97,10 +99,19 @@ def test_the_flat_outline_names_each_container(tmp_path: Path) -> None:
 
 
 def test_the_hover_names_the_message_only_in_a_chat_prompt(tmp_path: Path) -> None:
-    chat = build_overview(None, tmp_path, tmp_path / "a.prompty", PROMPTY, read_sidecar=False)
+    chat = build_overview(
+        None, tmp_path, tmp_path / "a.prompty", PROMPTY, read_sidecar=False, max_prompt_bytes=1_000_000
+    )
     words = next(i for i in chat.instructions if "80 words" in i.text)
     assert "\n\nIn the **system** message\n\n**History**" in _render.instruction_hover(words, chat, ())
-    plain = build_overview(None, tmp_path, tmp_path / "p.prompt", "Keep it under 80 words.\n", read_sidecar=False)
+    plain = build_overview(
+        None,
+        tmp_path,
+        tmp_path / "p.prompt",
+        "Keep it under 80 words.\n",
+        read_sidecar=False,
+        max_prompt_bytes=1_000_000,
+    )
     assert "message" not in _render.instruction_hover(plain.instructions[0], plain, ())
 
 

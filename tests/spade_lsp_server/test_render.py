@@ -18,7 +18,7 @@ LIMIT = "Keep it not exceeding 12 words.\n"
 def _hover(root: Path, prompt: Path, text: str) -> str:
     store = Store.open_readonly(root)
     assert store is not None
-    overview = build_overview(store, root, prompt, text)
+    overview = build_overview(store, root, prompt, text, max_prompt_bytes=1_000_000)
     view = next(a for a in overview.sidecar.assertions if a.name == "assert_at_most_12_words")
     return _render.assertion_hover(view, overview)
 

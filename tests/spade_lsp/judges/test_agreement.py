@@ -21,7 +21,7 @@ def test_kappa_of_a_2x2_table_by_hand() -> None:
     #   off-diagonal: (1 - po)^2 * sum p_ij (p_.i + p_j.)^2 = .04 * (.1 * 1 + .1 * 1) = .008
     #   (po pe - 2 pe + po)^2 = (.4 - 1 + .8)^2 = .04
     #   var = (.072 + .008 - .04) / (10 * .5^4) = .04 / .625 = .064
-    kappa = cohen_kappa([[4, 1], [1, 4]])
+    kappa = cohen_kappa([[4, 1], [1, 4]], confidence=0.95)
     assert kappa.value == pytest.approx(0.6)
     assert kappa.se == pytest.approx(math.sqrt(0.064))
     assert kappa.ci_low == pytest.approx(0.6 - Z * math.sqrt(0.064))
@@ -48,7 +48,7 @@ def test_kappa_of_the_3x3_example_of_fleiss() -> None:
     # [[.53, .05, .02], [.11, .14, .05], [.01, .06, .03]] of n = 200 (counts below). Row sums .60 .30 .10,
     # column sums .65 .25 .10; po = .70, pe = .39 + .075 + .01 = .475, kappa = .225 / .525 = 3/7.
     table = [[106, 10, 4], [22, 28, 10], [2, 12, 6]]
-    kappa = cohen_kappa(table)
+    kappa = cohen_kappa(table, confidence=0.95)
     assert kappa.value == pytest.approx(3 / 7)
     # By hand: diagonal .53(.525 - 1.25 * .3)^2 + .14(.525 - .55 * .3)^2 + .03(.525 - .2 * .3)^2
     #   = .53 * .0225 + .14 * .1296 + .03 * .216225 = .011925 + .018144 + .00648675 = .03655575;
@@ -69,34 +69,34 @@ def test_kappa_of_the_3x3_example_of_fleiss() -> None:
 def test_kappa_of_an_asymmetric_2x2_table_matches_the_formula_in_fractions() -> None:
     table = [[3, 1], [0, 3]]  # po = 6/7, pe = 24/49, kappa = 18/25; variance 24192/390625 (see test_grading)
     assert _fce_variance(table) == Fraction(24192, 390625)
-    kappa = cohen_kappa(table)
+    kappa = cohen_kappa(table, confidence=0.95)
     assert kappa.value == pytest.approx(18 / 25) and kappa.se == pytest.approx(math.sqrt(24192 / 390625))
 
 
 def test_degenerate_tables_have_no_kappa() -> None:
     for table in ([[0, 0], [0, 0]], [[5, 0], [0, 0]], [[0, 0], [0, 7]]):
-        kappa = cohen_kappa(table)
+        kappa = cohen_kappa(table, confidence=0.95)
         assert (kappa.value, kappa.se, kappa.ci_low, kappa.ci_high) == (None, None, None, None)
         assert kappa.to_json() == {"value": None, "se": None, "ci_low": None, "ci_high": None}
     # raters constant but different: pe = 0, kappa = (0 - 0) / 1 = 0 (defined, no agreement beyond chance)
-    assert cohen_kappa([[0, 4], [0, 0]]).value == 0.0
+    assert cohen_kappa([[0, 4], [0, 0]], confidence=0.95).value == 0.0
     with pytest.raises(ValueError, match="square"):
-        cohen_kappa([[1, 2, 3], [4, 5, 6]])
+        cohen_kappa([[1, 2, 3], [4, 5, 6]], confidence=0.95)
     with pytest.raises(ValueError, match="square"):
-        cohen_kappa([])
+        cohen_kappa([], confidence=0.95)
 
 
 def test_perfect_and_opposite_agreement() -> None:
-    perfect = cohen_kappa([[3, 0], [0, 2]])
+    perfect = cohen_kappa([[3, 0], [0, 2]], confidence=0.95)
     assert perfect.value == pytest.approx(1.0) and perfect.se == pytest.approx(0.0, abs=1e-12)
     # po = 0, pe = 2 * .5 * .5 = .5: kappa = -1
-    assert cohen_kappa([[0, 2], [2, 0]]).value == pytest.approx(-1.0)
+    assert cohen_kappa([[0, 2], [2, 0]], confidence=0.95).value == pytest.approx(-1.0)
 
 
 def test_undecided_judgements_count_against_alignment_but_not_kappa() -> None:
     judgements = [True, True, False, None, None, True, False, True]
     labels = [1, 0, 0, 1, 0, None, 1, 1]
-    result = agreement(judgements, labels)
+    result = agreement(judgements, labels, confidence=0.95)
     assert (result.labelled, result.decided) == (7, 5)  # the unlabelled sixth item is left out
     assert result.confusion == {
         "pass": {"good": 2, "bad": 1},
@@ -119,16 +119,16 @@ def test_undecided_judgements_count_against_alignment_but_not_kappa() -> None:
 
 
 def test_all_undecided_or_unlabelled() -> None:
-    undecided = agreement([None, None], [1, 0])
+    undecided = agreement([None, None], [1, 0], confidence=0.95)
     assert undecided.decided == 0 and undecided.alignment.successes == 0 and undecided.alignment.trials == 2
     assert undecided.alignment_decided.rate is None and undecided.kappa.value is None
-    unlabelled = agreement([True, False], [None, None])
+    unlabelled = agreement([True, False], [None, None], confidence=0.95)
     assert unlabelled.labelled == 0 and unlabelled.alignment.rate is None
     with pytest.raises(ValueError, match="2 judgements for 1 labels"):
-        agreement([True, False], [1])
+        agreement([True, False], [1], confidence=0.95)
 
 
 def test_positive_rate_counts_undecided_in_the_denominator() -> None:
-    result = positive_rate([True, None, False, True])
+    result = positive_rate([True, None, False, True], confidence=0.95)
     assert (result.successes, result.trials, result.rate) == (2, 4, 0.5)
-    assert positive_rate([]).rate is None
+    assert positive_rate([], confidence=0.95).rate is None

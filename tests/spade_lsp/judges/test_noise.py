@@ -43,7 +43,7 @@ def test_balanced_pass_indicators_split_into_judge_and_generator_variance() -> N
         [[1, 1, 1], [0, 1, 0]],  # input A: a steady output and a flipping one
         [[1, 0, 1], [0, 0, 0]],  # input B: likewise
     ]
-    report = noise_report(scores)
+    report = noise_report(scores, confidence=0.95)
     # within-output variances (n - 1 = 2): 0, 1/3, 1/3, 0 -> judge variance 1/6
     judge = (0 + 1 / 3 + 1 / 3 + 0) / 4
     # output means: A 1 and 1/3, B 2/3 and 0; variance of two means = (difference)^2 / 2 = 2/9 for both inputs
@@ -56,7 +56,7 @@ def test_balanced_pass_indicators_split_into_judge_and_generator_variance() -> N
     assert report["judge_share"] == report["generator_share"] == 0.5
     assert (report["judge_df"], report["generator_df"]) == (8, 2)
     assert report["flipped"] == [[0, 1], [1, 0]]
-    assert report["flip_rate"] == rate(2, 4).to_json()
+    assert report["flip_rate"] == rate(2, 4, confidence=0.95).to_json()
     assert _close(report["pairwise_agreement"], (1 + 1 / 3 + 1 / 3 + 1) / 4)  # 0,1,0: one agreeing pair of 3
     assert report["binary"] is True
     pass_rate = report["pass_rate"]
@@ -81,7 +81,7 @@ def test_unbalanced_scores_with_missing_answers_single_outputs_and_single_resamp
         [[5, 1, 3]],  # input B: one output, so no generator variance from it
         [[None, None]],  # input C: nothing usable
     ]
-    report = noise_report(scores)
+    report = noise_report(scores, confidence=0.95)
     judge = (statistics.variance([4, 5]) + statistics.variance([3, 3, 3]) + statistics.variance([5, 1, 3])) / 3
     assert _close(judge, 1.5) and _close(report["judge_variance"], judge)
     means = [4.5, 2.0, 3.0]  # input A's outputs, over their valid resamples
@@ -104,20 +104,20 @@ def test_unbalanced_scores_with_missing_answers_single_outputs_and_single_resamp
 
 
 def test_a_judge_noisier_than_the_outputs_differ_floors_the_generator_variance_at_zero() -> None:
-    report = noise_report([[[1, 0, 1, 0], [0, 1, 0, 1]]])  # equal means: all spread is the judge's
+    report = noise_report([[[1, 0, 1, 0], [0, 1, 0, 1]]], confidence=0.95)  # equal means: all spread is the judge's
     assert report["between_output_variance"] == 0.0 and report["generator_variance"] == 0.0
     assert _close(report["judge_variance"], 1 / 3) and report["judge_share"] == 1.0
     assert any("accounts for all the spread" in note for note in report["notes"])
 
 
 def test_components_that_cannot_be_estimated_are_none_with_a_note() -> None:
-    one_output_each = noise_report([[[1, 1, 0]], [[0, 0, 0]]])
+    one_output_each = noise_report([[[1, 1, 0]], [[0, 0, 0]]], confidence=0.95)
     assert _close(one_output_each["judge_variance"], 1 / 6)
     assert one_output_each["generator_variance"] is None and one_output_each["total_variance"] is None
     assert one_output_each["judge_share"] is None
     assert any("no input has two scored outputs" in note for note in one_output_each["notes"])
 
-    one_resample_each = noise_report([[[1], [0], [1]]])
+    one_resample_each = noise_report([[[1], [0], [1]]], confidence=0.95)
     assert one_resample_each["judge_variance"] is None and one_resample_each["generator_variance"] is None
     assert _close(one_resample_each["between_output_variance"], 1 / 3)
     assert one_resample_each["flip_rate"]["trials"] == 0 and one_resample_each["pairwise_agreement"] is None
@@ -125,22 +125,22 @@ def test_components_that_cannot_be_estimated_are_none_with_a_note() -> None:
 
     empties: list[list[list[list[float | None]]]] = [[], [[[None, None], [None]]], [[]]]
     for empty in empties:
-        report = noise_report(empty)
+        report = noise_report(empty, confidence=0.95)
         assert report["judge_variance"] is None and report["generator_variance"] is None
         assert report["flip_rate"] == {"successes": 0, "trials": 0, "rate": None, "ci_low": None, "ci_high": None}
         assert report["pass_rate"] is None and report["binary"] is False and report["scores"] == 0
         assert report["mean_score"]["value"] is None
 
-    constant = noise_report([[[1, 1], [1, 1]]])
+    constant = noise_report([[[1, 1], [1, 1]]], confidence=0.95)
     assert constant["total_variance"] == 0.0 and constant["judge_share"] is None
 
 
 def test_scores_are_checked() -> None:
-    assert noise_report([[[True, False, float("nan")]]])["scores"] == 2  # NaN is a missing answer
+    assert noise_report([[[True, False, float("nan")]]], confidence=0.95)["scores"] == 2  # NaN is a missing answer
     with pytest.raises(ValueError, match=r"scores\[0\]\[0\]\[1\]"):
-        noise_report([[[1, "yes"]]])  # type: ignore[list-item]
+        noise_report([[[1, "yes"]]], confidence=0.95)  # type: ignore[list-item]
     with pytest.raises(ValueError, match="finite"):
-        noise_report([[[1, float("inf")]]])
+        noise_report([[[1, float("inf")]]], confidence=0.95)
     with pytest.raises(ValueError, match="confidence"):
         noise_report([[[1, 0]]], confidence=1.0)
 
@@ -167,9 +167,11 @@ def test_measure_noise_resamples_every_output_and_reports_item_ids() -> None:
         # k1 always passes, k2 always fails, m1 passes on even resamples and has no answer on the fourth
         return [1.0, 0.0, None if resample == 3 else float(resample % 2 == 0)]
 
-    report = measure_noise(GROUPS, judge, resamples=4, progress=lambda message, done: seen.append((message, done)))
+    report = measure_noise(
+        GROUPS, judge, resamples=4, progress=lambda message, done: seen.append((message, done)), confidence=0.95
+    )
     assert calls == [(["k1", "k2", "m1"], r) for r in range(4)]
-    expected = noise_report([[[1, 1, 1, 1], [0, 0, 0, 0]], [[1, 0, 1, None]]])
+    expected = noise_report([[[1, 1, 1, 1], [0, 0, 0, 0]], [[1, 0, 1, None]]], confidence=0.95)
     assert {key: report[key] for key in expected if key != "resamples"} == {
         key: value for key, value in expected.items() if key != "resamples"
     }
@@ -185,11 +187,11 @@ def test_measure_noise_refuses_too_few_resamples_no_items_and_short_answers() ->
 
     for resamples in (1, 0, True):
         with pytest.raises(InputError, match="at least 2 resamples"):
-            measure_noise(GROUPS, judge, resamples=resamples)
+            measure_noise(GROUPS, judge, resamples=resamples, confidence=0.95)
     with pytest.raises(InputError, match="no outputs"):
-        measure_noise([[], []], judge)
+        measure_noise([[], []], judge, confidence=0.95)
     with pytest.raises(ValueError, match="2 scores for 3 items"):
-        measure_noise(GROUPS, lambda items, resample: [1.0, 1.0])
+        measure_noise(GROUPS, lambda items, resample: [1.0, 1.0], confidence=0.95)
 
 
 def test_a_real_llm_judge_resampled_through_the_cache(tmp_path: Path) -> None:
@@ -233,16 +235,16 @@ def test_a_real_llm_judge_resampled_through_the_cache(tmp_path: Path) -> None:
 
     with OpenAIStub(script) as stub, Store.open(tmp_path) as store:
         client = LiteLLMClient("openai/judge", api_base=stub.api_base, api_key="sk-test", store=store, backoff_s=0.01)
-        report = measure_noise(groups, judge_with(client, distinct=True), resamples=4)
+        report = measure_noise(groups, judge_with(client, distinct=True), resamples=4, confidence=0.95)
         sent = len(stub.requests)
-        again = measure_noise(groups, judge_with(client, distinct=True), resamples=4)
+        again = measure_noise(groups, judge_with(client, distinct=True), resamples=4, confidence=0.95)
         resent = len(stub.requests) - sent
-        same_index = measure_noise(groups, judge_with(client, distinct=False), resamples=4)
+        same_index = measure_noise(groups, judge_with(client, distinct=False), resamples=4, confidence=0.95)
 
     assert sent == 4 * 4 and resent == 4 and again == report  # the shoe's 4 unusable answers asked again
     assert report["flipped_items"] == ["m1"] and report["flip_rate"]["rate"] == 0.333333  # of k1, k2, m1 (s1: none)
     assert report["missing"] == 4 and report["outputs_scored"] == 3
-    expected = noise_report([[[1, 1, 1, 1], [0, 0, 0, 0]], [[1, 0, 1, 0]], [[None] * 4]])
+    expected = noise_report([[[1, 1, 1, 1], [0, 0, 0, 0]], [[1, 0, 1, 0]], [[None] * 4]], confidence=0.95)
     assert report["judge_variance"] == expected["judge_variance"] and _close(report["judge_variance"], 1 / 9)
     assert report["generator_variance"] == expected["generator_variance"]
     # one sample index for every resample: the cache hands back the first answer, and the judge looks steady
@@ -305,7 +307,9 @@ def test_outputs_of_the_newest_sampling_run_grouped_by_input(workspace_dir: Path
 
     # a deterministic judge on these outputs: no judge variance, and the cheap fourth output of each input is
     # all generator variance (means 0, 1, 1, 1 per input: variance 1/4)
-    report = measure_noise(groups, lambda items, r: [float("cheap" not in i.output) for i in items], resamples=2)
+    report = measure_noise(
+        groups, lambda items, r: [float("cheap" not in i.output) for i in items], resamples=2, confidence=0.95
+    )
     assert report["judge_variance"] == 0.0 and report["generator_variance"] == 0.25
     assert report["generator_share"] == 1.0 and report["flip_rate"]["rate"] == 0.0
 

@@ -514,7 +514,7 @@ def test_bad_answers_are_asked_again_within_the_retries_then_recorded() -> None:
     assert [a.attempts for a in answers] == [1, 2, 2, 2, 2]
     assert [a.problem for a in answers] == [None, None, None, "refusal", "malformed"]
     assert result.passed_list() == [True, True, False, None, None]
-    summary = result.summary()
+    summary = result.summary(confidence=0.95)
     assert summary["problems"]["layers"]["j"] == {
         "refusal": 1,
         "malformed": 1,
@@ -555,7 +555,7 @@ def test_units_that_never_decide_are_flagged() -> None:
     with OpenAIStub(script) as stub:
         result = pipeline.run(_client(stub), _items("A lovely kettle.", "A warm lamp."))
         assert len(stub.requests) == 2 * 2 + 2 * 3  # the judge's refusals were asked twice more
-    summary = result.summary()
+    summary = result.summary(confidence=0.95)
     assert summary["problems"]["units"] == [
         {
             "unit": "topic/0",
@@ -673,7 +673,7 @@ def test_alignment_matches_a_hand_counted_confusion_table() -> None:
     )
     with OpenAIStub(Counting({k: [_answer(v)] for k, v in said.items()})) as stub:
         result = pipeline.run(_client(stub), _items(*said, labels=labels))
-    summary = result.summary()
+    summary = result.summary(confidence=0.95)
     alignment = summary["alignment"]
     assert alignment["confusion"] == {
         "pass": {"good": 2, "bad": 1},
@@ -699,7 +699,7 @@ def test_alignment_matches_a_hand_counted_confusion_table() -> None:
 def test_without_labels_there_is_no_alignment() -> None:
     with OpenAIStub(lambda request: _answer(5)) as stub:
         result = _three_judges("mean").run(_client(stub), _items("A lovely kettle."))
-    summary = result.summary()
+    summary = result.summary(confidence=0.95)
     assert summary["alignment"] is None and summary["scores"]["mean"]["value"] == 5.0
     assert summary["scores"]["distribution"] == {"5.0": 1}
     assert "alignment      n/a" in render_pipeline_report(summary)
@@ -816,4 +816,8 @@ def test_result_rows_line_up_with_items() -> None:
     with OpenAIStub(lambda request: _answer(4)) as stub:
         result: PipelineResult = _three_judges("majority").run(_client(stub), [])
         assert stub.requests == []
-    assert result.items == [] and result.summary()["items"] == 0 and result.summary()["alignment"] is None
+    assert (
+        result.items == []
+        and result.summary(confidence=0.95)["items"] == 0
+        and result.summary(confidence=0.95)["alignment"] is None
+    )

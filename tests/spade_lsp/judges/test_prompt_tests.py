@@ -125,10 +125,10 @@ def test_aggregate_mean_min_max_sum_overall_and_by_group() -> None:
     assert aggregate(items, "score", "mean", group_by="g") == {"(none)": 1.0, "x": 3.25, "y": None}
     assert aggregate(items, "score", "sum", group_by="g")["y"] == 0.0
     assert aggregate(items, "absent") is None and aggregate(items, "absent", "sum") == 0.0
-    found = mean_rate(items, "ok")
+    found = mean_rate(items, "ok", confidence=0.95)
     low, high = _wilson(3, 4)
     assert found is not None and found.rate == 0.75 and _close(found.ci_low, low) and _close(found.ci_high, high)
-    assert mean_rate(items, "score") is None  # not a 0/1 measurement: no interval
+    assert mean_rate(items, "score", confidence=0.95) is None  # not a 0/1 measurement: no interval
     assert "rate" not in summarise(items, "score") and summarise(items, "score")["count"] == 3
     assert summarise(items, "ok")["rate"]["successes"] == 3
 

@@ -32,7 +32,7 @@ CANDIDATE = [[1, 1, 1, 1, 1], [1, 1, 1, 1, 0], [1, 1, 1, 0, 0], [0, 1, 1, 1, 0]]
 
 
 def test_the_paired_difference_by_hand() -> None:
-    diff = paired_difference(BASELINE, CANDIDATE)
+    diff = paired_difference(BASELINE, CANDIDATE, confidence=0.95)
     # rates 11/20 and 15/20; mean difference (0 + .4 + .4 + 0) / 4 = .2
     assert (diff.baseline_rate, diff.candidate_rate) == (0.55, 0.75)
     assert diff.difference == pytest.approx(0.2)
@@ -57,7 +57,7 @@ def test_unmeasured_cells_drop_out_of_their_pair() -> None:
     candidate = np.array(CANDIDATE, dtype=float)
     baseline[1, 4] = np.nan  # an assertion error: input 2 keeps four pairs
     candidate[0, :] = np.nan  # the candidate never measured input 1: it leaves the comparison
-    diff = paired_difference(baseline, candidate)
+    diff = paired_difference(baseline, candidate, confidence=0.95)
     assert (diff.inputs, diff.pairs) == (3, 14)
     # per-input differences .5 (2/4 -> 4/4), .4, 0 weighted by pairs 4, 5, 5: (2 + 2 + 0) / 14
     assert diff.difference == pytest.approx(4 / 14)
@@ -69,11 +69,11 @@ def test_many_discordant_pairs_use_the_interval() -> None:
     difficulty = rng.uniform(0.3, 0.9, size=60)
     baseline = (rng.uniform(size=(60, 5)) < difficulty[:, None]).astype(float)
     candidate = (rng.uniform(size=(60, 5)) < (difficulty[:, None] - 0.25)).astype(float)
-    diff = paired_difference(baseline, candidate)
+    diff = paired_difference(baseline, candidate, confidence=0.95)
     assert diff.test == "interval" and diff.candidate_only + diff.baseline_only >= 25
     assert diff.high is not None and diff.high < 0 and diff.verdict == "worse"
     assert diff.difference == pytest.approx(candidate.mean() - baseline.mean())
-    same = paired_difference(baseline, baseline)
+    same = paired_difference(baseline, baseline, confidence=0.95)
     assert same.difference == 0 and same.verdict == "no detectable difference" and same.mcnemar_p == 1.0
 
 
@@ -82,7 +82,7 @@ def test_mcnemar_exact_matches_the_binomial() -> None:
     assert mcnemar_exact(0, 12) == pytest.approx(2 * 0.5**12)
     assert mcnemar_exact(3, 9) == pytest.approx(2 * sum(math.comb(12, k) for k in range(4)) / 2**12)
     with pytest.raises(ValueError, match="same inputs-by-samples shape"):
-        paired_difference([[1, 0]], [[1], [0]])
+        paired_difference([[1, 0]], [[1], [0]], confidence=0.95)
 
 
 def test_options_compare_one_thing_at_a_time() -> None:

@@ -38,7 +38,7 @@ def test_wilson_by_hand() -> None:
     # z = 1.959964, z^2 = 3.841459; denominator 2 (10 + z^2) = 27.682918;
     # centre (2 * 10 * 0.8 + z^2) / 27.682918 = 19.841459 / 27.682918 = 0.716740;
     # half width z / 27.682918 * sqrt(4 * 10 * 0.8 * 0.2 + z^2) = 0.070801 * 3.200228 = 0.226578.
-    low, high = binomial_interval(8, 10)
+    low, high = binomial_interval(8, 10, confidence=0.95)
     assert low == pytest.approx(0.716740 - 0.226578, abs=2e-6)
     assert high == pytest.approx(0.716740 + 0.226578, abs=2e-6)
     assert (round(low, 4), round(high, 4)) == (0.4902, 0.9433)
@@ -46,13 +46,13 @@ def test_wilson_by_hand() -> None:
 
 def test_clopper_pearson_by_hand() -> None:
     # The exact bounds are Beta quantiles: low = Beta(8, 3).ppf(0.025), high = Beta(9, 2).ppf(0.975).
-    low, high = binomial_interval(8, 10, method="clopper-pearson")
+    low, high = binomial_interval(8, 10, method="clopper-pearson", confidence=0.95)
     assert (round(low, 4), round(high, 4)) == (0.4439, 0.9748)
     # At the edges the bounds are exactly 0 and 1: 0/5 has low 0 and high 1 - 0.025^(1/5) = 0.521824.
-    assert binomial_interval(0, 5, method="clopper-pearson") == pytest.approx((0.0, 1 - 0.025**0.2))
-    assert binomial_interval(0, 5, method="clopper-pearson")[0] == 0.0
-    assert binomial_interval(5, 5, method="clopper-pearson") == pytest.approx((0.025**0.2, 1.0))
-    assert binomial_interval(5, 5, method="clopper-pearson")[1] == 1.0
+    assert binomial_interval(0, 5, method="clopper-pearson", confidence=0.95) == pytest.approx((0.0, 1 - 0.025**0.2))
+    assert binomial_interval(0, 5, method="clopper-pearson", confidence=0.95)[0] == 0.0
+    assert binomial_interval(5, 5, method="clopper-pearson", confidence=0.95) == pytest.approx((0.025**0.2, 1.0))
+    assert binomial_interval(5, 5, method="clopper-pearson", confidence=0.95)[1] == 1.0
 
 
 @pytest.mark.parametrize("method, scipy_method", [("wilson", "wilson"), ("clopper-pearson", "exact")])
@@ -69,19 +69,25 @@ def test_matches_scipy_binomtest(method: Any, scipy_method: str, confidence: flo
 def test_non_integer_counts_interpolate() -> None:
     # An effective sample size between two integers gives an interval between theirs (here at p = 0.5).
     for method in METHODS:
-        narrow = binomial_interval(5, 10, method=method)
-        wide = binomial_interval(2, 4, method=method)
-        middle = binomial_interval(3.5, 7, method=method)
+        narrow = binomial_interval(5, 10, method=method, confidence=0.95)
+        wide = binomial_interval(2, 4, method=method, confidence=0.95)
+        middle = binomial_interval(3.5, 7, method=method, confidence=0.95)
         assert wide[0] < middle[0] < narrow[0]
         assert narrow[1] < middle[1] < wide[1]
 
 
 def test_rate_and_json() -> None:
-    eight = rate(8, 10)
+    eight = rate(8, 10, confidence=0.95)
     assert eight.rate == 0.8
     assert eight.to_json() == {"successes": 8, "trials": 10, "rate": 0.8, "ci_low": 0.490162, "ci_high": 0.943318}
-    assert rate(0, 0) == Rate(0, 0, None, None, None)
-    assert rate(0, 0).to_json() == {"successes": 0, "trials": 0, "rate": None, "ci_low": None, "ci_high": None}
+    assert rate(0, 0, confidence=0.95) == Rate(0, 0, None, None, None)
+    assert rate(0, 0, confidence=0.95).to_json() == {
+        "successes": 0,
+        "trials": 0,
+        "rate": None,
+        "ci_low": None,
+        "ci_high": None,
+    }
     fractional = Rate(2.5, 4, 0.625, 0.1, 0.9).to_json()
     assert fractional["successes"] == 2.5
     assert isinstance(Rate(3.0, 4, 0.75, 0.3, 0.95).to_json()["successes"], int)
@@ -93,9 +99,9 @@ def test_rate_and_json() -> None:
 def test_clustered_rate_with_one_item_per_cluster_is_plain() -> None:
     values = np.array([[1.0], [0.0], [1.0], [1.0], [NaN], [0.0], [1.0]])
     for method in METHODS:
-        assert clustered_rate(values, method=method) == rate(4, 6, method=method)
+        assert clustered_rate(values, method=method, confidence=0.95) == rate(4, 6, method=method, confidence=0.95)
         # and a single cluster is plain too
-        assert clustered_rate(values.T, method=method) == rate(4, 6, method=method)
+        assert clustered_rate(values.T, method=method, confidence=0.95) == rate(4, 6, method=method, confidence=0.95)
 
 
 def test_design_effect_by_hand() -> None:
@@ -104,8 +110,8 @@ def test_design_effect_by_hand() -> None:
     # Simple variance = 0.5 * 0.5 / 6 = 1/24. deff = 2, so n_eff = 3 and the interval is that of 1.5 / 3.
     values = np.array([[1.0, 1.0], [1.0, 0.0], [0.0, 0.0]])
     assert design_effect(values) == pytest.approx(2.0)
-    clustered = clustered_rate(values)
-    low, high = binomial_interval(1.5, 3)
+    clustered = clustered_rate(values, confidence=0.95)
+    low, high = binomial_interval(1.5, 3, confidence=0.95)
     assert (clustered.successes, clustered.trials, clustered.rate) == (3.0, 6, 0.5)
     assert clustered.ci_low == pytest.approx(low)
     assert clustered.ci_high == pytest.approx(high)
@@ -115,7 +121,7 @@ def test_design_effect_is_floored_at_one() -> None:
     # Every input half passes: the cluster sums of residuals are all 0, so the robust variance is 0.
     values = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 0.0]])
     assert design_effect(values) == 1.0
-    assert clustered_rate(values) == rate(3, 6)
+    assert clustered_rate(values, confidence=0.95) == rate(3, 6, confidence=0.95)
     # all passing: p = 1, deff = 1
     assert design_effect(np.ones((3, 4))) == 1.0
 
@@ -123,8 +129,8 @@ def test_design_effect_is_floored_at_one() -> None:
 def test_perfectly_clustered_data_widens_the_interval() -> None:
     # Five inputs always pass, five always fail, four samples each: really ten observations, not forty.
     values = np.repeat(np.array([[1.0]] * 5 + [[0.0]] * 5), 4, axis=1)
-    clustered = clustered_rate(values)
-    plain = rate(20, 40)
+    clustered = clustered_rate(values, confidence=0.95)
+    plain = rate(20, 40, confidence=0.95)
     assert clustered.rate == plain.rate == 0.5
     assert clustered.ci_low is not None and plain.ci_low is not None
     assert clustered.ci_high is not None and plain.ci_high is not None
@@ -135,10 +141,10 @@ def test_perfectly_clustered_data_widens_the_interval() -> None:
 
 def test_clustered_rate_of_fractional_scores_and_missing_values() -> None:
     values = np.array([[0.5, 1.0, NaN], [0.25, NaN, NaN]])
-    clustered = clustered_rate(values)
+    clustered = clustered_rate(values, confidence=0.95)
     assert clustered.successes == 1.75 and clustered.trials == 3
     assert clustered.rate == pytest.approx(1.75 / 3)
-    assert clustered_rate(np.full((2, 2), NaN)) == Rate(0, 0, None, None, None)
+    assert clustered_rate(np.full((2, 2), NaN), confidence=0.95) == Rate(0, 0, None, None, None)
 
 
 # --- sequential decisions -------------------------------------------------------------------------------------
@@ -174,7 +180,7 @@ def test_why_the_previous_rule_never_stopped_at_the_default_minimum() -> None:
     # Beta(1, 1) mixture's is (1/6) / 0.9^5 = 0.28: a passing check was never decided for any input.
     assert pytest.approx(1.6935, abs=1e-4) == 0.9**-5
     assert math.exp(special.betaln(6, 1)) / 0.9**5 == pytest.approx(0.2823, abs=1e-4)
-    assert sequential_decision(5, 5, 0.9) is None
+    assert sequential_decision(5, 5, 0.9, confidence=0.95) is None
 
 
 def test_a_check_passing_every_sample_is_decided_above_within_48_samples() -> None:
@@ -183,52 +189,54 @@ def test_a_check_passing_every_sample_is_decided_above_within_48_samples() -> No
     # 50 to 100 inputs. At 99% confidence (threshold 200) it takes 66.
     assert math.exp(float(sequential_evidence(48, 48, 0.9)[0])) == pytest.approx(40.41, abs=0.01)
     assert math.exp(float(sequential_evidence(47, 47, 0.9)[0])) == pytest.approx(37.01, abs=0.01)
-    assert sequential_decision(48, 48, 0.9) == "above"
-    assert sequential_decision(47, 47, 0.9) is None
+    assert sequential_decision(48, 48, 0.9, confidence=0.95) == "above"
+    assert sequential_decision(47, 47, 0.9, confidence=0.95) is None
     assert next(n for n in range(1, 100) if sequential_decision(n, n, 0.9, confidence=0.99)) == 66
     assert sequential_threshold(0.95) == pytest.approx(math.log(40))
 
 
 def test_a_clearly_failing_check_is_decided_below() -> None:
     # 70% against 0.9: the "below" mixture is 33.3 at 21/30 and 129.9 at 28/40; every failure: 5 samples.
-    assert sequential_decision(21, 30, 0.9) is None
-    assert sequential_decision(28, 40, 0.9) == "below"
-    assert next(n for n in range(1, 20) if sequential_decision(0, n, 0.9)) == 5
+    assert sequential_decision(21, 30, 0.9, confidence=0.95) is None
+    assert sequential_decision(28, 40, 0.9, confidence=0.95) == "below"
+    assert next(n for n in range(1, 20) if sequential_decision(0, n, 0.9, confidence=0.95)) == 5
 
 
 def test_a_rate_near_the_minimum_stays_undecided() -> None:
     for successes, trials in [(45, 50), (90, 100), (460, 500), (900, 1000), (9000, 10000), (8950, 10000)]:
-        assert sequential_decision(successes, trials, 0.9) is None
+        assert sequential_decision(successes, trials, 0.9, confidence=0.95) is None
     # (with enough samples a rate a little away from it is decided: 0.93 or 0.885 on 1,000 or 10,000)
-    assert sequential_decision(930, 1000, 0.9) == "above"
-    assert sequential_decision(8850, 10000, 0.9) == "below"
+    assert sequential_decision(930, 1000, 0.9, confidence=0.95) == "above"
+    assert sequential_decision(8850, 10000, 0.9, confidence=0.95) == "below"
 
 
 def test_the_design_effect_deflates_the_evidence() -> None:
     # 90/100 against 0.7: 22,826 as independent samples; with a design effect of 3, as 30 of 33.3: 18.5 < 40.
-    assert sequential_decision(90, 100, 0.7) == "above"
-    assert sequential_decision(90, 100, 0.7, design_effect=3.0) is None
+    assert sequential_decision(90, 100, 0.7, confidence=0.95) == "above"
+    assert sequential_decision(90, 100, 0.7, design_effect=3.0, confidence=0.95) is None
     assert math.exp(float(sequential_evidence(90, 100, 0.7, design_effect=3.0)[0])) == pytest.approx(18.54, abs=0.01)
 
 
 def test_sequential_decisions_match_the_scalar_rule() -> None:
     successes = np.array([48, 47, 28, 21, 0, 930, 90, 0])
     trials = np.array([48, 47, 40, 30, 5, 1000, 100, 0])
-    codes = sequential_decisions(successes, trials, 0.9)
-    expected = [sequential_decision(int(s), int(n), 0.9) for s, n in zip(successes, trials, strict=True)]
+    codes = sequential_decisions(successes, trials, 0.9, confidence=0.95)
+    expected = [
+        sequential_decision(int(s), int(n), 0.9, confidence=0.95) for s, n in zip(successes, trials, strict=True)
+    ]
     assert [{1: "above", -1: "below", 0: None}[int(c)] for c in codes] == expected
 
 
 def test_sequential_decision_edges() -> None:
-    assert sequential_decision(0, 0, 0.5) is None
-    assert sequential_decision(0, 1, 0.0) == "above"
-    assert sequential_decision(0, 0, 0.0) is None
-    assert sequential_decision(9, 10, 1.0) == "below"
-    assert sequential_decision(100, 100, 1.0) is None
+    assert sequential_decision(0, 0, 0.5, confidence=0.95) is None
+    assert sequential_decision(0, 1, 0.0, confidence=0.95) == "above"
+    assert sequential_decision(0, 0, 0.0, confidence=0.95) is None
+    assert sequential_decision(9, 10, 1.0, confidence=0.95) == "below"
+    assert sequential_decision(100, 100, 1.0, confidence=0.95) is None
     with pytest.raises(ValueError, match="design effect"):
-        sequential_decision(5, 10, 0.5, design_effect=0.5)
+        sequential_decision(5, 10, 0.5, design_effect=0.5, confidence=0.95)
     with pytest.raises(ValueError, match="successes"):
-        sequential_decision(11, 10, 0.5)
+        sequential_decision(11, 10, 0.5, confidence=0.95)
     with pytest.raises(ValueError, match="confidence"):
         sequential_decision(5, 10, 0.5, confidence=1.0)
 
@@ -239,7 +247,7 @@ def test_looking_after_every_sample_keeps_the_error_rate_at_the_minimum() -> Non
     rng = np.random.default_rng(20261125)
     successes = np.cumsum(rng.random((2000, 250)) < 0.9, axis=1)
     trials = np.broadcast_to(np.arange(1, 251), successes.shape)
-    decided = sequential_decisions(successes, trials, 0.9) != 0
+    decided = sequential_decisions(successes, trials, 0.9, confidence=0.95) != 0
     assert decided.any(axis=1).mean() <= 0.05
 
 
@@ -270,7 +278,7 @@ def test_the_simulated_verdicts_are_analyse_s() -> None:
     for minimum in (0.8, 0.9):
         ours = verdicts(values, minimum, 0.95)
         for run, verdict in zip(values, ours.tolist(), strict=True):
-            document = analyse(run[:, :, None], [ValidatorSpec("v", "", minimum)], names)
+            document = analyse(run[:, :, None], [ValidatorSpec("v", "", minimum)], names, confidence=0.95)
             assert {1: "pass", -1: "fail", 0: "inconclusive"}[verdict] == document["validators"][0]["verdict"]
     deffs = design_effects(values)
     assert deffs.tolist() == pytest.approx([design_effect(run) for run in values])
@@ -305,7 +313,7 @@ SPECS = [ValidatorSpec("a", "A holds", 0.5), ValidatorSpec("b", "B holds", 0.9)]
 
 
 def test_analyse_small_tensor_every_key() -> None:
-    result = analyse(TWO_BY_THREE, SPECS, ["ex-1", "ex-2"], errors=[1, 0])
+    result = analyse(TWO_BY_THREE, SPECS, ["ex-1", "ex-2"], errors=[1, 0], confidence=0.95)
     assert list(result) == [
         "shape",
         "method",
@@ -327,7 +335,7 @@ def test_analyse_small_tensor_every_key() -> None:
     # a: 3 of 4 observed cells; clustered by input: ex-1 [1, 1], ex-2 [0, 1], p = 0.75, n = 4;
     # residual sums 0.5, -0.5; robust variance (0.25 + 0.25) / 16 * 2/1 = 1/16, simple 0.1875 / 4 = 3/64,
     # so deff = 4/3, n_eff = 3 and the interval is that of 2.25 / 3.
-    a_low, a_high = binomial_interval(2.25, 3)
+    a_low, a_high = binomial_interval(2.25, 3, confidence=0.95)
     assert a == {
         "name": "a",
         "message": "A holds",
@@ -347,10 +355,10 @@ def test_analyse_small_tensor_every_key() -> None:
 
     # passed_all: ex-1 [True, False, None], ex-2 [False, True, -]: 2 of 4, clustered [1, 0] and [0, 1] -> deff 1
     p_pass = result["p_pass"]
-    assert p_pass["measured"] == rate(2, 4).to_json()
+    assert p_pass["measured"] == rate(2, 4, confidence=0.95).to_json()
     assert p_pass["predicted"]["rate"] == pytest.approx(0.75 * 0.6)
     assert p_pass["agree"] is True and p_pass["warning"] is None
-    measured_low, measured_high = binomial_interval(2, 4)
+    measured_low, measured_high = binomial_interval(2, 4, confidence=0.95)
     assert result["expected_attempts"] == {
         "value": 2.0,
         "ci_low": round(1 / measured_high, 6),
@@ -360,13 +368,23 @@ def test_analyse_small_tensor_every_key() -> None:
     # two evaluated outputs per input, one pass each: the same rate, p = 1
     assert result["heterogeneity_p"] == 1.0 and result["inputs_differ"] is False
     assert result["per_input"] == [
-        {"input": "ex-1", "p_pass": rate(1, 2).to_json(), "expected_attempts": 2.0, "attempts_for_99": 7},
-        {"input": "ex-2", "p_pass": rate(1, 2).to_json(), "expected_attempts": 2.0, "attempts_for_99": 7},
+        {
+            "input": "ex-1",
+            "p_pass": rate(1, 2, confidence=0.95).to_json(),
+            "expected_attempts": 2.0,
+            "attempts_for_99": 7,
+        },
+        {
+            "input": "ex-2",
+            "p_pass": rate(1, 2, confidence=0.95).to_json(),
+            "expected_attempts": 2.0,
+            "attempts_for_99": 7,
+        },
     ]
 
     profiles = result["profiles"]
     # ex-1 over its samples x validators, clustered by sample: [1, 1], [1, 0], [-, 1]
-    assert profiles["input"][0] == {"input": "ex-1", **clustered_rate(TWO_BY_THREE[0]).to_json()}
+    assert profiles["input"][0] == {"input": "ex-1", **clustered_rate(TWO_BY_THREE[0], confidence=0.95).to_json()}
     assert profiles["input"][0]["successes"] == 4 and profiles["input"][0]["trials"] == 5
     assert profiles["input"][1]["successes"] == 2 and profiles["input"][1]["trials"] == 4
     assert profiles["output"] == [
@@ -383,11 +401,11 @@ def test_analyse_small_tensor_every_key() -> None:
 
     aggregate = result["aggregate"]
     # per-output scores: ex-1 [1, 0.5, 1], ex-2 [0, 1]: mean 3.5 / 5 = 0.7
-    mean_scores = clustered_rate([[1.0, 0.5, 1.0], [0.0, 1.0, NaN]])
+    mean_scores = clustered_rate([[1.0, 0.5, 1.0], [0.0, 1.0, NaN]], confidence=0.95)
     assert aggregate["mean"] == {**mean_scores.interval_json(), "trials": 5}
     assert aggregate["mean"]["rate"] == 0.7
     # weighted by trials (a 4, b 5): ex-1 [1, 4/9, 1], ex-2 [0, 1]: (3 + 4/9) / 5 = 0.688889
-    weighted_scores = clustered_rate([[1.0, 4 / 9, 1.0], [0.0, 1.0, NaN]])
+    weighted_scores = clustered_rate([[1.0, 4 / 9, 1.0], [0.0, 1.0, NaN]], confidence=0.95)
     assert aggregate["weighted_mean"] == {**weighted_scores.interval_json(), "trials": 5}
     assert aggregate["weighted_mean"]["rate"] == 0.688889
     assert aggregate["min"] == {"name": "b", "rate": 0.6, "ci_low": b["ci_low"], "ci_high": b["ci_high"], "trials": 5}
@@ -414,7 +432,7 @@ def test_analyse_custom_weights_and_method() -> None:
 )
 def test_shape_names(inputs: int, samples: int, shape: str) -> None:
     tensor = np.ones((inputs, samples, 1))
-    result = analyse(tensor, [ValidatorSpec("a")], [f"ex-{i}" for i in range(inputs)])
+    result = analyse(tensor, [ValidatorSpec("a")], [f"ex-{i}" for i in range(inputs)], confidence=0.95)
     assert result["shape"] == shape
 
 
@@ -425,7 +443,7 @@ def test_verdicts_and_a_validator_never_observed() -> None:
     tensor[:, :, 0] = 1.0
     tensor[:, :, 2] = NaN
     specs = [ValidatorSpec("a"), ValidatorSpec("b"), ValidatorSpec("c")]
-    result = analyse(tensor, specs, [f"ex-{i}" for i in range(50)])
+    result = analyse(tensor, specs, [f"ex-{i}" for i in range(50)], confidence=0.95)
     a, b, c = result["validators"]
     assert a["verdict"] == "pass" and a["ci_low"] == pytest.approx(50 / (50 + 1.959964**2), abs=1e-6)
     assert b["verdict"] == "fail" and b["rate"] == 0.0 and b["ci_low"] == 0.0
@@ -455,15 +473,15 @@ def test_verdicts_and_a_validator_never_observed() -> None:
 def test_predicted_zero_when_a_validator_never_passes() -> None:
     tensor = np.zeros((10, 1, 2))
     tensor[:, :, 0] = 1.0
-    result = analyse(tensor, [ValidatorSpec("a"), ValidatorSpec("b")], [str(i) for i in range(10)])
-    a_high, b_high = binomial_interval(10, 10)[1], binomial_interval(0, 10)[1]
+    result = analyse(tensor, [ValidatorSpec("a"), ValidatorSpec("b")], [str(i) for i in range(10)], confidence=0.95)
+    a_high, b_high = binomial_interval(10, 10, confidence=0.95)[1], binomial_interval(0, 10, confidence=0.95)[1]
     assert result["p_pass"]["predicted"] == {"rate": 0.0, "ci_low": 0.0, "ci_high": round(a_high * b_high, 6)}
     assert result["p_pass"]["agree"] is True
 
 
 def test_nothing_observed() -> None:
     tensor = np.full((2, 3, 2), NaN)
-    result = analyse(tensor, SPECS, ["ex-1", "ex-2"])
+    result = analyse(tensor, SPECS, ["ex-1", "ex-2"], confidence=0.95)
     assert result["p_pass"]["measured"] == {"successes": 0, "trials": 0, "rate": None, "ci_low": None, "ci_high": None}
     assert result["p_pass"]["agree"] is True
     assert result["expected_attempts"] == {"value": None, "ci_low": None, "ci_high": None}
@@ -473,14 +491,14 @@ def test_nothing_observed() -> None:
     assert result["per_input"][0]["attempts_for_99"] is None
     assert [v["verdict"] for v in result["validators"]] == ["inconclusive", "inconclusive"]
     # no samples at all
-    empty = analyse(np.zeros((2, 0, 2)), SPECS, ["ex-1", "ex-2"])
+    empty = analyse(np.zeros((2, 0, 2)), SPECS, ["ex-1", "ex-2"], confidence=0.95)
     assert empty["tensor"] == [[], []] and empty["p_pass"]["measured"]["trials"] == 0
 
 
 def test_heterogeneity_detects_inputs_that_differ() -> None:
     tensor = np.zeros((2, 10, 1))
     tensor[0] = 1.0  # ex-1 always passes, ex-2 never
-    result = analyse(tensor, [ValidatorSpec("a")], ["ex-1", "ex-2"])
+    result = analyse(tensor, [ValidatorSpec("a")], ["ex-1", "ex-2"], confidence=0.95)
     # chi-square with Yates' correction on [[10, 0], [0, 10]]: expected 5 each, (|10 - 5| - 0.5)^2 / 5 * 4 = 16.2
     assert result["heterogeneity_p"] == pytest.approx(stats.chi2.sf(16.2, 1), abs=1e-6)
     assert result["inputs_differ"] is True
@@ -489,7 +507,7 @@ def test_heterogeneity_detects_inputs_that_differ() -> None:
     # the same rate on both inputs does not differ
     tensor[1, :5] = 1.0
     tensor[0, :5] = 0.0
-    same = analyse(tensor, [ValidatorSpec("a")], ["ex-1", "ex-2"])
+    same = analyse(tensor, [ValidatorSpec("a")], ["ex-1", "ex-2"], confidence=0.95)
     assert same["heterogeneity_p"] == 1.0 and same["inputs_differ"] is False
 
 
@@ -498,7 +516,7 @@ def test_correlated_validators_trigger_the_warning() -> None:
     # versus predicted 0.25 with log-scale half width 1.96 * sqrt(2 * 0.5 / (200 * 0.5)) = 0.196: [0.21, 0.30].
     tensor = np.zeros((200, 1, 2))
     tensor[:100] = 1.0
-    result = analyse(tensor, [ValidatorSpec("a"), ValidatorSpec("b")], [str(i) for i in range(200)])
+    result = analyse(tensor, [ValidatorSpec("a"), ValidatorSpec("b")], [str(i) for i in range(200)], confidence=0.95)
     p_pass = result["p_pass"]
     assert p_pass["measured"]["rate"] == 0.5
     assert p_pass["predicted"]["rate"] == 0.25
@@ -512,27 +530,30 @@ def test_correlated_validators_trigger_the_warning() -> None:
     independent = np.zeros((200, 1, 2))
     independent[::2, :, 0] = 1.0
     independent[:100, :, 1] = 1.0
-    assert analyse(independent, [ValidatorSpec("a"), ValidatorSpec("b")], [str(i) for i in range(200)])["p_pass"][
-        "agree"
-    ]
+    assert analyse(
+        independent, [ValidatorSpec("a"), ValidatorSpec("b")], [str(i) for i in range(200)], confidence=0.95
+    )["p_pass"]["agree"]
 
 
 def test_validator_rate_is_clustered_by_input() -> None:
     # columns (one input) and rows (one sample each) reduce to the plain binomial; "all" clusters by input
     column = np.array([[[1.0], [1.0], [0.0], [1.0]]])
-    assert analyse(column, [ValidatorSpec("a")], ["ex"])["validators"][0]["ci_low"] == rate(3, 4).to_json()["ci_low"]
+    assert (
+        analyse(column, [ValidatorSpec("a")], ["ex"], confidence=0.95)["validators"][0]["ci_low"]
+        == rate(3, 4, confidence=0.95).to_json()["ci_low"]
+    )
     clustered = np.repeat(np.array([[[1.0]]] * 3 + [[[0.0]]] * 3), 4, axis=1)
-    result = analyse(clustered, [ValidatorSpec("a")], [str(i) for i in range(6)])
+    result = analyse(clustered, [ValidatorSpec("a")], [str(i) for i in range(6)], confidence=0.95)
     assert result["validators"][0] == {
         "name": "a",
         "message": "",
-        **clustered_rate(clustered[:, :, 0]).to_json(),
+        **clustered_rate(clustered[:, :, 0], confidence=0.95).to_json(),
         "minimum": 0.9,
         "verdict": "fail",
         "errors": 0,
         "not_applicable": 0,
     }
-    assert result["validators"][0]["ci_low"] < rate(12, 24).to_json()["ci_low"]
+    assert result["validators"][0]["ci_low"] < rate(12, 24, confidence=0.95).to_json()["ci_low"]
 
 
 # --- argument errors ------------------------------------------------------------------------------------------
@@ -541,16 +562,16 @@ def test_validator_rate_is_clustered_by_input() -> None:
 @pytest.mark.parametrize(
     "call",
     [
-        lambda: binomial_interval(1, 0),
-        lambda: binomial_interval(3, 2),
+        lambda: binomial_interval(1, 0, confidence=0.95),
+        lambda: binomial_interval(3, 2, confidence=0.95),
         lambda: binomial_interval(1, 2, confidence=1.0),
-        lambda: binomial_interval(1, 2, method="normal"),  # type: ignore[arg-type]
-        lambda: rate(-1, 2),
-        lambda: rate(1, -1),
-        lambda: clustered_rate([1.0, 0.0]),
-        lambda: clustered_rate([[1.5, 0.0]]),
-        lambda: sequential_decision(3, 2, 0.5),
-        lambda: sequential_decision(1, 2, 1.5),
+        lambda: binomial_interval(1, 2, method="normal", confidence=0.95),  # type: ignore[arg-type]
+        lambda: rate(-1, 2, confidence=0.95),
+        lambda: rate(1, -1, confidence=0.95),
+        lambda: clustered_rate([1.0, 0.0], confidence=0.95),
+        lambda: clustered_rate([[1.5, 0.0]], confidence=0.95),
+        lambda: sequential_decision(3, 2, 0.5, confidence=0.95),
+        lambda: sequential_decision(1, 2, 1.5, confidence=0.95),
         lambda: sequential_decision(1, 2, 0.5, confidence=0.0),
         lambda: attempts_for(1.2, 0.99),
         lambda: attempts_for(0.5, 1.0),
@@ -580,7 +601,7 @@ def test_function_argument_errors(call: Any) -> None:
 )
 def test_analyse_argument_errors(tensor: Any, inputs: list[str], options: dict[str, Any], message: str) -> None:
     with pytest.raises(ValueError, match=message):
-        analyse(tensor, SPECS, inputs, **options)
+        analyse(tensor, SPECS, inputs, **{"confidence": 0.95, **options})
 
 
 def test_a_check_that_does_not_apply_is_no_trial_and_no_failure_of_the_output() -> None:
@@ -590,12 +611,14 @@ def test_a_check_that_does_not_apply_is_no_trial_and_no_failure_of_the_output() 
     skipped = np.zeros(tensor.shape, dtype=np.bool_)
     skipped[0, :, 1] = True
     specs = [ValidatorSpec("a"), ValidatorSpec("b")]
-    document = analyse(tensor, specs, ["x", "y"], not_applicable=skipped)
+    document = analyse(tensor, specs, ["x", "y"], not_applicable=skipped, confidence=0.95)
     a, b = document["validators"]
     assert (a["trials"], a["not_applicable"]) == (4, 0)
     assert (b["trials"], b["successes"], b["not_applicable"], b["errors"]) == (2, 2, 2, 0)
     assert document["p_pass"]["measured"]["trials"] == 4 and document["p_pass"]["measured"]["successes"] == 3
-    without = analyse(tensor, specs, ["x", "y"])  # the same NaN read as unobserved: those outputs are unknown
+    without = analyse(
+        tensor, specs, ["x", "y"], confidence=0.95
+    )  # the same NaN read as unobserved: those outputs are unknown
     assert without["p_pass"]["measured"]["trials"] == 2
     with pytest.raises(ValueError, match="not_applicable has shape"):
-        analyse(tensor, specs, ["x", "y"], not_applicable=skipped[:, :1, :])
+        analyse(tensor, specs, ["x", "y"], not_applicable=skipped[:, :1, :], confidence=0.95)
