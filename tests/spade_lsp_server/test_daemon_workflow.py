@@ -374,6 +374,23 @@ async def test_open_examples_creates_a_starter_file(editor_factory: Any, workspa
     assert again["created"] is False and examples.read_text().count("\n") == 1
 
 
+async def test_open_examples_never_creates_or_shows_a_file_through_a_link_out_of_the_workspace(
+    editor_factory: Any, workspace_dir: Path, tmp_path: Path
+) -> None:
+    """A repository's dangling link named like the examples file: the starter file is not created at the link's
+    target, nothing is shown, and the command says why in one line."""
+    prompt = workspace_dir / "mail.prompt.md"
+    prompt.write_text("Write to {customer} about {topic}.\n", encoding="utf-8")
+    target = tmp_path / "outside" / "planted.jsonl"
+    target.parent.mkdir()
+    (workspace_dir / "mail.examples.jsonl").symlink_to(target)
+    editor = await editor_factory(workspace_dir, settings={"daemon_autostart": False})
+    uri = await editor.open(prompt, language="markdown")
+    with pytest.raises(JsonRpcException, match="outside the workspace"):
+        await editor.command("spade.openExamples", uri)
+    assert not target.exists() and not editor.applied and not editor.client.shown_documents
+
+
 async def test_an_unsaved_sentence_asks_for_a_save(editor_factory: Any, workspace_dir: Path) -> None:
     prompt = workspace_dir / "blurb.prompt"
     prompt.write_text(V3, encoding="utf-8")

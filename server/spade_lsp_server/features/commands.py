@@ -34,6 +34,7 @@ from spade_lsp import (
     Position,
     Range,
     atomic_write_text,
+    confine,
     examples_path,
     read_limited_text,
     sidecar_path,
@@ -538,10 +539,19 @@ async def show(server: SpadeLanguageServer, path: Path, *, take_focus: bool = Tr
     return bool(result.success)
 
 
+def examples_file(command: str, ref: DocumentRef) -> Path:
+    """The prompt's examples file, when it resolves inside the workspace: a repository's symlink never makes a
+    command read, create, show or write a file elsewhere."""
+    assert ref.path is not None
+    try:
+        return confine(ref.root, examples_path(ref.path), "an examples file")
+    except InputError as error:
+        raise CommandError(f"{command}: {error}") from error
+
+
 async def open_examples(server: SpadeLanguageServer, ref: DocumentRef) -> dict[str, Any]:
     """Show ``NAME.examples.jsonl``, creating a starter line (the prompt's placeholders as empty inputs)."""
-    assert ref.path is not None
-    path = examples_path(ref.path)
+    path = examples_file("spade.openExamples", ref)
     created = False
     if not path.exists() and server.open_text_of(path) is None:
         overview = server.overview_of(ref)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Final
 
-from spade_lsp import MAX_EXAMPLES_BYTES, Position, Range, confine, examples_path
+from spade_lsp import MAX_EXAMPLES_BYTES, Position, Range
 from spade_lsp.errors import InputError
 from spade_lsp_server._convert import end_of
 from spade_lsp_server._examples import lines_of
@@ -17,6 +17,7 @@ from spade_lsp_server.features.commands import (
     _target,
     apply_edit,
     buffer_or_disk_text,
+    examples_file,
 )
 from spade_lsp_server.server import SpadeLanguageServer
 
@@ -73,15 +74,6 @@ def _range_of(edit: LineEdit, source: str) -> tuple[Range, str]:
     return Range(end, end), "\n" + edit.text + "\n"
 
 
-def _examples_file(command: str, ref: Any) -> Path:
-    """The prompt's examples file, when it resolves inside the workspace: a repository's symlink never makes the
-    grid read, or a grade write, a file elsewhere."""
-    try:
-        return confine(ref.root, examples_path(ref.path), "an examples file")
-    except InputError as error:
-        raise CommandError(f"{command}: {error}") from error
-
-
 def register(server: SpadeLanguageServer) -> None:
     @server.command("spade.outputs")
     async def outputs(*args: Any) -> dict[str, Any]:
@@ -90,7 +82,7 @@ def register(server: SpadeLanguageServer) -> None:
         assert ref.path is not None
         overview = server.overview_of(ref)
         store = server.workspace_state(ref.root).store()
-        examples = _examples_file("spade.outputs", ref)
+        examples = examples_file("spade.outputs", ref)
         return outputs_grid(store, overview.key, ref.path, examples, _checks(server, ref))
 
     @server.command("spade.grade")
@@ -103,24 +95,24 @@ def register(server: SpadeLanguageServer) -> None:
         label, row = _LABELS.get(str(options.get("label"))), options.get("row")
         if label is None or not isinstance(row, str):
             raise CommandError('spade.grade: pass {"row": <a row of the outputs grid>, "label": "good" or "bad"}')
-        examples_file = _examples_file("spade.grade", ref)
-        source = buffer_or_disk_text(server, examples_file, MAX_EXAMPLES_BYTES)
+        graded_file = examples_file("spade.grade", ref)
+        source = buffer_or_disk_text(server, graded_file, MAX_EXAMPLES_BYTES)
         try:
             if row.startswith("example:"):
                 edit = grade_example(source or "", row.removeprefix("example:"), label)
             else:
                 run_id, input_id, sample, output = _sampled_output(server, ref, row)
-                inputs = _inputs_of(examples_file, input_id)
+                inputs = _inputs_of(graded_file, input_id)
                 edit = grade_output(
                     source or "", inputs=inputs, output=output, label=label, run_id=run_id, input_id=input_id,
                     sample=sample,
                 )  # fmt: skip
         except InputError as error:
-            raise CommandError(f"spade.grade: {examples_file.name}: {error}") from error
+            raise CommandError(f"spade.grade: {graded_file.name}: {error}") from error
         at, text = _range_of(edit, source or "")
-        await apply_edit(server, examples_file, source, at, text, f"spade: label {edit.example_id} {options['label']}")
+        await apply_edit(server, graded_file, source, at, text, f"spade: label {edit.example_id} {options['label']}")
         return {
-            "examples_file": str(examples_file),
+            "examples_file": str(graded_file),
             "id": edit.example_id,
             "line": edit.line,
             "added": not edit.replaces,
