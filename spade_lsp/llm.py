@@ -313,6 +313,16 @@ _INLINE_PROVIDERS: Final = frozenset({"openai", "hosted_vllm", "anthropic"})
 _inline_dispatch: contextvars.ContextVar[bool] = contextvars.ContextVar("spade_inline_dispatch", default=False)
 
 
+class _Prepared(concurrent.futures.Future[Any]):
+    """An inline step's result. When the awaiting task is cancelled before it takes the result (a stopped run),
+    asyncio cancels this future; a prepared request coroutine is then closed, never left unawaited."""
+
+    def cancel(self) -> bool:
+        if self.done() and self.exception() is None and asyncio.iscoroutine(prepared := self.result()):
+            prepared.close()
+        return super().cancel()
+
+
 class _DispatchExecutor(concurrent.futures.ThreadPoolExecutor):
     """The LLM loop's default executor. ``litellm.acompletion`` runs its synchronous ``completion`` step through
     ``run_in_executor``; for a provider that only prepares a coroutine there, a thread hop costs more than the
@@ -323,7 +333,7 @@ class _DispatchExecutor(concurrent.futures.ThreadPoolExecutor):
     def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> concurrent.futures.Future[T]:
         if not _inline_dispatch.get():
             return super().submit(fn, *args, **kwargs)
-        future: concurrent.futures.Future[T] = concurrent.futures.Future()
+        future: concurrent.futures.Future[T] = _Prepared()
         try:
             future.set_result(fn(*args, **kwargs))
         except BaseException as error:  # the caller awaits it and sees it raised

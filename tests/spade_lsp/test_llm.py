@@ -357,3 +357,29 @@ print(json.dumps({"texts": [a.text for a in answers], "threads": [t.name for t i
     assert seen["texts"] == [f"re: q{i}" for i in range(40)]
     assert "spade-llm" in seen["threads"]  # the loop's own thread
     assert not [name for name in seen["threads"] if name.startswith("spade-llm-step")]
+
+
+def test_a_prepared_request_dropped_by_a_stopped_run_is_closed_not_left_unawaited() -> None:
+    """litellm's inline step returns the request's coroutine; a run stopped before it is awaited cancels the
+    step's future, and the coroutine is closed (no request, no "never awaited" warning)."""
+    import asyncio
+    import inspect
+
+    from spade_lsp import llm
+
+    async def request() -> str:
+        return "sent"
+
+    prepared = request()
+
+    async def stopped_before_awaiting() -> None:
+        token = llm._inline_dispatch.set(True)
+        try:
+            step = asyncio.get_running_loop().run_in_executor(llm._DispatchExecutor(), lambda: prepared)
+        finally:
+            llm._inline_dispatch.reset(token)
+        step.cancel()  # the task stopped before the step's result reached it
+        await asyncio.sleep(0)
+
+    asyncio.run(stopped_before_awaiting())
+    assert inspect.getcoroutinestate(prepared) == inspect.CORO_CLOSED
