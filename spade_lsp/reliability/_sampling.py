@@ -8,8 +8,9 @@ in the sandbox, round by round; the optional LLM verifier (setting ``verifier``,
 one more column, judged in this process through the LLM layer, a batch per round. With early stopping, every round
 samples each input equally and then tests each validator on its samples pooled over the inputs (an anytime-valid
 sequential test, the design effect discounting samples of one input for being alike); sampling stops once every
-validator is decided above or below its minimum. Each round's outputs and results are written to the store before
-the next round starts, so killing the process loses nothing that was acknowledged.
+validator is decided above or below its minimum; without early stopping the run is one round. Answers are
+validated and written to the store at most 256 at a time as they arrive (the rest stay in flight), and a round's
+last ones before the next round starts, so killing the process loses nothing that was acknowledged.
 """
 
 from __future__ import annotations
