@@ -192,7 +192,7 @@ SLOW = """
 @assertion(category="Content/Count", sentence="Keep it not exceeding 12 words.")
 def assert_slow(example: dict, prompt: str, response: str) -> bool:
     n = 0
-    while n < 3_000_000:
+    while n < 10_000_000:
         n += 1
     return True
 """
