@@ -142,7 +142,7 @@ export function outputsPage(grid: Grid, cspSource: string, nonce: string): strin
     ? grid.rows.map((row, i) => rowHtml(grid, row, i)).join("\n")
     : `<tr><td colspan="${grid.checks.length + 3}" class="missing">No outputs yet: run “SPADE: Run evaluation” (labelled examples) or “SPADE: Sample reliability” (the pipeline's outputs).</td></tr>`;
   // the detail pane's data: the rows and checks as JSON, "<" escaped so no text can close the script element
-  const data = JSON.stringify({ rows: grid.rows, checks: grid.checks }).replace(/</g, "\\u003c");
+  const data = JSON.stringify({ prompt: grid.prompt, rows: grid.rows, checks: grid.checks }).replace(/</g, "\\u003c");
   const policy = `default-src 'none'; style-src 'unsafe-inline' ${cspSource}; script-src 'nonce-${nonce}';`;
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -236,9 +236,26 @@ ${body}
       vscode.postMessage({ type: "grade", row: row.key, label: button.dataset.grade });
     });
   });
-  byCheck.addEventListener("change", filter);
-  bySource.addEventListener("change", filter);
+  // The page is drawn again after each grade and re-run: the filters and the scroll survive by the check's
+  // name (a re-run may reorder the checks) and the source's value, through the webview's own state.
+  function remember() {
+    const check = byCheck.value === "" || byCheck.value === "any" ? byCheck.value : data.checks[Number(byCheck.value)].name;
+    vscode.setState({ prompt: data.prompt, check, source: bySource.value, scrollY: window.scrollY });
+  }
+  const state = vscode.getState();
+  const saved = state && state.prompt === data.prompt ? state : {};
+  if (typeof saved.check === "string") {
+    const index = data.checks.findIndex((c) => c.name === saved.check);
+    byCheck.value = saved.check === "" || saved.check === "any" ? saved.check : index >= 0 ? String(index) : "";
+  }
+  if (typeof saved.source === "string" && Array.from(bySource.options).some((o) => o.value === saved.source)) {
+    bySource.value = saved.source;
+  }
+  byCheck.addEventListener("change", () => { filter(); remember(); });
+  bySource.addEventListener("change", () => { filter(); remember(); });
+  window.addEventListener("scroll", remember, { passive: true });
   filter();
+  if (typeof saved.scrollY === "number") window.scrollTo(0, saved.scrollY);
 })();
 </script>
 </body></html>`;

@@ -284,6 +284,8 @@ def test_the_extension_in_vscode(vscode: VSCode, repo: Path) -> None:
     assert "returned False on this output" in result["detail"]
     assert result["shownFailing"] == "1 of 4 shown"
     assert result["labelBefore"] == "good" and result["labelAfterGrade"] == "bad"
+    # the grid drawn again after the grade keeps the filter the user chose
+    assert result["sourceAfterGrade"] == "examples"
     graded_id = result["gradedKey"].removeprefix("example:")
     assert result["graded"].startswith(f"SPADE: Labelled {graded_id} bad in blurb.examples.jsonl (line ")
     # the offered re-run evaluates and selects with the new label, and its progress ends

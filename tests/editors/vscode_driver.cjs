@@ -231,7 +231,8 @@ async function drive(page) {
   const gridFrame = async (probe) =>
     until("the outputs grid", async () => {
       for (const frame of page.frames().filter((f) => f !== page.mainFrame())) {
-        if ((await frame.locator("h2", { hasText: "Outputs of blurb.prompt" }).count().catch(() => 0)) > 0 && (await probe(frame))) {
+        // a webview's frame is replaced whenever its page is set again, so one may detach between two reads
+        if ((await frame.locator("h2", { hasText: "Outputs of blurb.prompt" }).count().catch(() => 0)) > 0 && (await probe(frame).catch(() => false))) {
           return frame;
         }
       }
@@ -247,6 +248,7 @@ async function drive(page) {
   await grid.locator("#by-check").selectOption("any"); // only the outputs a check fails
   const shownFailing = await grid.locator("#shown").innerText();
   await grid.locator("#by-check").selectOption("");
+  await grid.locator("#by-source").selectOption("examples"); // kept when the grid is drawn again after the grade
   const goodRow = grid.locator("tr[data-key]", { has: grid.locator(".label.good") }).first();
   const gradedKey = await goodRow.getAttribute("data-key");
   const gradedId = gradedKey.replace(/^example:/, "");
@@ -255,6 +257,7 @@ async function drive(page) {
   const graded = await until("the grade's notification", async () => (await noticesSeen(page)).find((t) => t.includes("Labelled ")));
   const labelAfterGrade = labelOf(gradedId);
   grid = await gridFrame(async (frame) => (await frame.locator(`tr[data-key="${gradedKey}"] .label.bad`).count()) > 0);
+  const sourceAfterGrade = await grid.locator("#by-source").inputValue();
   await page.screenshot({ path: path.join(shots, "8-outputs.png") });
   await page.locator(".notifications-toasts .notification-toast .monaco-button", { hasText: "Re-run evaluation and selection" }).first().click();
   const rerun = await until("the evaluation with the new label", async () =>
@@ -264,7 +267,7 @@ async function drive(page) {
   const rerunEnded = await until("the re-run's end", async () => !(await notifications(page)).some((t) => t.includes("evaluating and selecting")))
     .then(() => true)
     .catch(() => false);
-  step("outputs", { cells, detail, shownFailing, gradedKey, labelBefore, labelAfterGrade, graded, rerun, rerunEnded });
+  step("outputs", { cells, detail, shownFailing, sourceAfterGrade, gradedKey, labelBefore, labelAfterGrade, graded, rerun, rerunEnded });
 
   // Ctrl+Z in the examples file takes the grade back
   await showFile(page, "blurb.examples.jsonl");
@@ -285,9 +288,12 @@ async function showReport(page, marker) {
     for (const frame of page.frames().filter((f) => f !== page.mainFrame())) {
       const text = await frame.locator("body").innerText().catch(() => "");
       if (text.includes(marker)) {
-        const heatmapCells = await frame.locator("svg rect.cell").count();
-        const headings = await frame.locator("h2, h3").allInnerTexts();
-        return { frame, text, heatmapCells, headings };
+        // a frame replaced between two reads is read again on the next pass
+        const heatmapCells = await frame.locator("svg rect.cell").count().catch(() => undefined);
+        const headings = await frame.locator("h2, h3").allInnerTexts().catch(() => undefined);
+        if (heatmapCells !== undefined && headings !== undefined) {
+          return { frame, text, heatmapCells, headings };
+        }
       }
     }
     return undefined;
