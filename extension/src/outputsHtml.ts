@@ -28,7 +28,7 @@ export interface Grid {
   rows: GridRow[];
   left_out: number;
   eval_run: number | null;
-  sample_run: number | null;
+  sample_runs: number[];
 }
 
 function list<T>(value: unknown, each: (item: Record<string, unknown>) => T | undefined): T[] {
@@ -69,7 +69,7 @@ export function readGrid(answer: unknown): Grid {
     rows,
     left_out: typeof r.left_out === "number" ? r.left_out : 0,
     eval_run: run(r.eval_run),
-    sample_run: run(r.sample_run),
+    sample_runs: Array.isArray(r.sample_runs) ? r.sample_runs.filter((id): id is number => typeof id === "number") : [],
   };
 }
 
@@ -103,7 +103,9 @@ function summary(grid: Grid): string {
   const sampled = grid.rows.length - examples;
   const parts = [
     grid.eval_run === null ? "no evaluation yet" : `${examples} example(s) from evaluation run ${grid.eval_run}`,
-    grid.sample_run === null ? "no sampling run yet" : `${sampled} sampled output(s) from run ${grid.sample_run}`,
+    grid.sample_runs.length === 0
+      ? "no sampling run yet"
+      : `${sampled} sampled output(s) from run${grid.sample_runs.length > 1 ? "s" : ""} ${grid.sample_runs.join(", ")}`,
   ];
   const more = grid.left_out ? `; ${grid.left_out} more not shown` : "";
   return `${parts.join(", ")}${more}. Click a cell for the output, the check's code and why; Good or Bad writes the label into ${basename(grid.examples_file)}.`;

@@ -19,7 +19,7 @@ const answer = {
   ],
   left_out: 3,
   eval_run: 2,
-  sample_run: 5,
+  sample_runs: [5],
 };
 
 test("the server's grid is read field by field: unknown labels and cells become none, short rows are padded", () => {
@@ -60,4 +60,15 @@ test("an empty grid says what to run", () => {
   const page = outputsPage(readGrid({ prompt: "/ws/a.prompt", checks: [], rows: [] }), "x", "n");
   assert.match(page, /No outputs yet: run “SPADE: Run evaluation”/);
   assert.match(page, /no evaluation yet, no sampling run yet/);
+});
+
+test("the two sides of a comparison: both runs named in the summary, each a source to filter by", () => {
+  const rows = [
+    { key: "sample:7:0:0", source: "v4 sampled (run 7)", id: "g1", sample: 0, label: null, text: "New.", cells: [1, 1], why: {} },
+    { key: "sample:6:0:0", source: "v3 sampled (run 6)", id: "g1", sample: 0, label: null, text: "Old.", cells: [1, 0], why: {} },
+  ];
+  const page = outputsPage(readGrid({ ...answer, rows, sample_runs: [7, 6, "x"] }), "x", "n");
+  assert.ok(page.includes("2 sampled output(s) from runs 7, 6;"));
+  assert.match(page, /<option value="v4 sampled \(run 7\)">/);
+  assert.match(page, /<option value="v3 sampled \(run 6\)">/);
 });

@@ -1,9 +1,10 @@
 """The outputs grid (the VS Code extension's webview): what the checks said about each output, and grading.
 
-Rows are the prompt's labelled examples (with the newest evaluation's verdicts) and the outputs of its newest
-sampling run (with that run's verdicts); columns are the sidecar's checks. A cell is 1 (passed), 0 (failed) or
-None (not run on it), with why when the check raised or did not apply. Grading writes a label into the examples
-file as one line's edit, which the editor applies, so undo works and nothing else in the file moves.
+Rows are the prompt's labelled examples (with the newest evaluation's verdicts) and the outputs of the newest
+sampling run of each version and model (with that run's verdicts); columns are the sidecar's checks. A cell is 1
+(passed), 0 (failed) or None (not run on it), with why when the check raised or did not apply. Grading writes a
+label into the examples file as one line's edit, which the editor applies, so undo works and nothing else in the
+file moves.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from spade_lsp import iter_examples, load_user_json
 from spade_lsp.errors import InputError
-from spade_lsp.store import latest_sampled_outputs, newest_finished_eval_run, stored_document
+from spade_lsp.store import newest_finished_eval_run, recent_sampled_outputs, stored_document
 from spade_lsp_server._examples import lines_of, read_lines
 
 if TYPE_CHECKING:
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
 
 #: Rows of each kind sent to the grid; a larger file or run says how many were left out.
 MAX_ROWS: Final = 500
+#: Sampling runs shown side by side: the newest of each version and model, as many as a comparison of two
+#: versions on two models has.
+MAX_SAMPLED_RUNS: Final = 4
 #: The label words the examples file gets when its line had none to follow.
 _WORDS: Final = {1: "good", 0: "bad"}
 
@@ -82,31 +86,36 @@ def _example_rows(
     return rows, max(0, len(ids) - MAX_ROWS), run.id
 
 
-def _sampled_rows(store: Any, key: str, names: Sequence[str]) -> tuple[list[dict[str, Any]], int, int | None]:
-    """The newest sampling run's outputs: (rows, how many were left out, the run's id)."""
-    outputs = latest_sampled_outputs(store, key)
-    if outputs is None:
-        return [], 0, None
-    document = stored_document(store, key, run_id=outputs.run_id) or {}
-    columns = [str(v["name"]) for v in document.get("validators") or []]
-    tensor = document.get("tensor") or []
-    version = f"v{outputs.version}" if outputs.version is not None else "sampled"
-    rows = []
-    for index, sample, text in outputs.outputs[:MAX_ROWS]:
-        observed = tensor[index][sample] if index < len(tensor) and sample < len(tensor[index]) else []
-        rows.append(
-            {
-                "key": f"sample:{outputs.run_id}:{index}:{sample}",
-                "source": f"{version} sampled (run {outputs.run_id})",
-                "id": outputs.inputs[index] if index < len(outputs.inputs) else str(index),
-                "sample": sample,
-                "label": None,
-                "text": text,
-                "cells": _cells(names, dict(zip(columns, observed, strict=False))),
-                "why": {},
-            }
-        )
-    return rows, max(0, len(outputs.outputs) - MAX_ROWS), outputs.run_id
+def _sampled_rows(store: Any, key: str, names: Sequence[str]) -> tuple[list[dict[str, Any]], int, list[int]]:
+    """The outputs of the newest run of each version and model sampled (the two sides of a comparison side by
+    side, each its own source to filter by), newest run first: (rows, how many were left out, the runs' ids)."""
+    runs = recent_sampled_outputs(store, key, limit=MAX_SAMPLED_RUNS)
+    several_models = len({outputs.model for outputs in runs}) > 1
+    rows: list[dict[str, Any]] = []
+    left_out = 0
+    for outputs in runs:
+        document = stored_document(store, key, run_id=outputs.run_id) or {}
+        columns = [str(v["name"]) for v in document.get("validators") or []]
+        tensor = document.get("tensor") or []
+        version = f"v{outputs.version}" if outputs.version is not None else "sampled"
+        model = f" with {outputs.model}" if several_models else ""
+        room = max(0, MAX_ROWS - len(rows))
+        for index, sample, text in outputs.outputs[:room]:
+            observed = tensor[index][sample] if index < len(tensor) and sample < len(tensor[index]) else []
+            rows.append(
+                {
+                    "key": f"sample:{outputs.run_id}:{index}:{sample}",
+                    "source": f"{version} sampled{model} (run {outputs.run_id})",
+                    "id": outputs.inputs[index] if index < len(outputs.inputs) else str(index),
+                    "sample": sample,
+                    "label": None,
+                    "text": text,
+                    "cells": _cells(names, dict(zip(columns, observed, strict=False))),
+                    "why": {},
+                }
+            )
+        left_out += max(0, len(outputs.outputs) - room)
+    return rows, left_out, [outputs.run_id for outputs in runs]
 
 
 def outputs_grid(
@@ -117,10 +126,11 @@ def outputs_grid(
     examples: list[dict[str, Any]] = []
     sampled: list[dict[str, Any]] = []
     left_out = 0
-    eval_run = sample_run = None
+    eval_run = None
+    sample_runs: list[int] = []
     if store is not None and key is not None:
         examples, more, eval_run = _example_rows(store, key, examples_file, names)
-        sampled, later, sample_run = _sampled_rows(store, key, names)
+        sampled, later, sample_runs = _sampled_rows(store, key, names)
         left_out = more + later
     return {
         "prompt": str(prompt),
@@ -129,7 +139,7 @@ def outputs_grid(
         "rows": examples + sampled,
         "left_out": left_out,
         "eval_run": eval_run,
-        "sample_run": sample_run,
+        "sample_runs": sample_runs,
     }
 
 

@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Protocol, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, Protocol, cast
 
 from spade_lsp.errors import InputError
 from spade_lsp.store._owners import process_owner
@@ -35,6 +35,8 @@ __all__ = [
     "finish_sample_run",
     "latest_sampled_outputs",
     "note_history",
+    "recent_sampled_outputs",
+    "sampled_outputs_of_run",
     "save_judgements",
     "save_sample_round",
     "start_judge_run",
@@ -165,24 +167,17 @@ def stored_document(store: Store, prompt_key: str, *, run_id: int | None = None)
 
 @dataclass(frozen=True, slots=True)
 class SampledOutputs:
-    """The outputs of a prompt's newest finished sampling run: (input index, sample, output) in order."""
+    """The outputs of one finished sampling run: (input index, sample, output) in order."""
 
     run_id: int
     version: int | None
+    model: str
     inputs: list[str]  # the example ids, by input index
     outputs: list[tuple[int, int, str]]
 
 
-def latest_sampled_outputs(store: Store, prompt_key: str) -> SampledOutputs | None:
-    """Every output (not the errors) of the prompt's newest finished sampling run, or None without one."""
-    row = store.db.execute(
-        "SELECT r.id, r.version, r.inputs FROM sample_runs r JOIN prompts p ON p.id = r.prompt_id "
-        "WHERE p.path = ? AND r.status = 'done' ORDER BY r.id DESC LIMIT 1",
-        [prompt_key],
-    ).fetchone()
-    if row is None:
-        return None
-    run_id = int(row[0])
+def _sampled_outputs(store: Store, run: Sequence[Any]) -> SampledOutputs:
+    run_id = int(run[0])
     rows = store.db.execute(
         "SELECT input, sample, output FROM sample_outputs WHERE run_id = ? AND output IS NOT NULL "
         "ORDER BY input, sample",
@@ -190,10 +185,40 @@ def latest_sampled_outputs(store: Store, prompt_key: str) -> SampledOutputs | No
     ).fetchall()
     return SampledOutputs(
         run_id=run_id,
-        version=None if row[1] is None else int(row[1]),
-        inputs=[str(value) for value in json.loads(row[2])],
+        version=None if run[1] is None else int(run[1]),
+        model=str(run[2]),
+        inputs=[str(value) for value in json.loads(run[3])],
         outputs=[(int(index), int(sample), str(output)) for index, sample, output in rows],
     )
+
+
+_FINISHED_RUNS: Final = (
+    "SELECT r.id, r.version, r.model, r.inputs FROM sample_runs r JOIN prompts p ON p.id = r.prompt_id "
+    "WHERE p.path = ? AND r.status = 'done'"
+)
+
+
+def latest_sampled_outputs(store: Store, prompt_key: str) -> SampledOutputs | None:
+    """Every output (not the errors) of the prompt's newest finished sampling run, or None without one."""
+    row = store.db.execute(_FINISHED_RUNS + " ORDER BY r.id DESC LIMIT 1", [prompt_key]).fetchone()
+    return None if row is None else _sampled_outputs(store, row)
+
+
+def sampled_outputs_of_run(store: Store, prompt_key: str, run_id: int) -> SampledOutputs | None:
+    """The outputs of one finished sampling run of this prompt, or None when it is not one."""
+    row = store.db.execute(_FINISHED_RUNS + " AND r.id = ?", [prompt_key, run_id]).fetchone()
+    return None if row is None else _sampled_outputs(store, row)
+
+
+def recent_sampled_outputs(store: Store, prompt_key: str, *, limit: int) -> list[SampledOutputs]:
+    """The newest finished run of each (version, model) the prompt was sampled with, newest first, at most
+    ``limit``: the two sides of a comparison, or the versions a user sampled in turn, side by side."""
+    rows = store.db.execute(
+        _FINISHED_RUNS + " AND r.id IN (SELECT MAX(id) FROM sample_runs WHERE status = 'done' "
+        "GROUP BY prompt_id, version, model) ORDER BY r.id DESC LIMIT ?",
+        [prompt_key, limit],
+    ).fetchall()
+    return [_sampled_outputs(store, row) for row in rows]
 
 
 def models_sampled(store: Store, *, limit: int = 8) -> list[str]:

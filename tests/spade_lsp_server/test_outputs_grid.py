@@ -46,7 +46,8 @@ async def test_the_grid_shows_every_output_with_each_checks_verdict_and_grading_
     assert rows["example:g1"]["cells"] == [1, 1] and rows["example:g1"]["text"] == EXAMPLES[0]["output"]
     # the sampled outputs: four inputs, two samples each, the mug's always cheap
     sampled = [row for row in grid["rows"] if row["key"].startswith("sample:")]
-    assert len(sampled) == 8 and all(row["source"].endswith(f"sampled (run {grid['sample_run']})") for row in sampled)
+    (run,) = grid["sample_runs"]
+    assert len(sampled) == 8 and all(row["source"].endswith(f"sampled (run {run})") for row in sampled)
     mug = [row for row in sampled if row["id"] == "b1"]
     assert len(mug) == 2 and all(row["text"] == "A cheap mug." and row["cells"] == [1, 0] for row in mug)
 
@@ -62,7 +63,7 @@ async def test_the_grid_shows_every_output_with_each_checks_verdict_and_grading_
 
     # a sampled output becomes a new example, with the inputs it was sampled on
     graded = await editor.command("spade.grade", uri, {"row": mug[0]["key"], "label": "bad"})
-    assert graded["added"] is True and graded["id"] == f"sampled-{grid['sample_run']}-b1-{mug[0]['sample']}"
+    assert graded["added"] is True and graded["id"] == f"sampled-{run}-b1-{mug[0]['sample']}"
     lines = examples.read_text(encoding="utf-8").splitlines()
     assert lines[:4] == after and json.loads(lines[4]) == {
         "id": graded["id"],
@@ -78,6 +79,43 @@ async def test_the_grid_shows_every_output_with_each_checks_verdict_and_grading_
     with pytest.raises(JsonRpcException, match='"label": "good" or "bad"'):
         await editor.command("spade.grade", uri, {"row": "example:g1", "label": "meh"})
     assert len(examples.read_text(encoding="utf-8").splitlines()) == 6  # the refused ones wrote nothing
+
+
+async def test_both_sides_of_a_comparison_are_rows_each_a_source_to_filter_by_and_either_can_be_graded(
+    editor_factory: Any, workspace_dir: Path
+) -> None:
+    """After a comparison of two models, the grid holds the newest run of each (a model sampled earlier is
+    replaced by its newer run, not shown twice), each as its own source, and an output of the older run can
+    still be graded."""
+
+    def model(request: dict[str, Any]) -> Any:  # the candidate says "cheap" to everything
+        return chat_reply("A cheap thing." if request["model"] == "bad" else "A lovely thing for you.")
+
+    prompt = sampling_workspace(workspace_dir)
+    with OpenAIStub(model) as stub:
+        (workspace_dir / "spade.toml").write_text(
+            f'model = "openai/good"\napi_base = "{stub.api_base}"\nclassifier = "offline"\n', encoding="utf-8"
+        )
+        editor = await editor_factory(workspace_dir)
+        uri = await editor.open(prompt)
+        first = await editor.command("spade.sample", uri, {"samples": 1})
+        await editor.command("spade.compare", uri, {"models": ["openai/good", "openai/bad"], "samples": 2})
+        grid = await editor.command("spade.outputs", uri)
+
+    sampled = [row for row in grid["rows"] if row["key"].startswith("sample:")]
+    sources = {row["source"] for row in sampled}
+    good_run, bad_run = sorted(grid["sample_runs"])
+    assert len(grid["sample_runs"]) == 2 and first["run_id"] < good_run
+    assert sources == {f"v1 sampled with openai/good (run {good_run})", f"v1 sampled with openai/bad (run {bad_run})"}
+    by_source = {source: [row for row in sampled if row["source"] == source] for source in sources}
+    assert all(len(rows) == 8 for rows in by_source.values())  # four inputs, two samples each
+    bad_rows = by_source[f"v1 sampled with openai/bad (run {bad_run})"]
+    assert all(row["text"] == "A cheap thing." and row["cells"] == [1, 0] for row in bad_rows)
+    older = next(row for row in sampled if row["key"].startswith(f"sample:{good_run}:"))
+    graded = await editor.command("spade.grade", uri, {"row": older["key"], "label": "good"})
+    assert graded["added"] is True and graded["id"].startswith(f"sampled-{good_run}-")
+    with pytest.raises(JsonRpcException, match="sampling run 999 is not a finished run of this prompt"):
+        await editor.command("spade.grade", uri, {"row": "sample:999:0:0", "label": "good"})
 
 
 async def test_an_examples_file_linked_out_of_the_workspace_is_never_read_or_graded(

@@ -37,20 +37,21 @@ def _checks(server: SpadeLanguageServer, ref: Any) -> list[tuple[str, int, str]]
 
 def _sampled_output(server: SpadeLanguageServer, ref: Any, key: str) -> tuple[int, str, int, str]:
     """A grid row key ``sample:RUN:INPUT:SAMPLE`` as (run, input id, sample, output), from the store."""
-    from spade_lsp.store import latest_sampled_outputs
+    from spade_lsp.store import sampled_outputs_of_run
 
     try:
         run_id, index, sample = (int(part) for part in key.removeprefix("sample:").split(":"))
     except ValueError as error:
         raise CommandError(f"spade.grade: {key!r} is not an output of the grid") from error
     store = server.workspace_state(ref.root).store()
-    outputs = latest_sampled_outputs(store, server.overview_of(ref).key or "") if store is not None else None
-    if outputs is None or outputs.run_id != run_id:
-        raise CommandError("spade.grade: that sampling run is no longer the newest; refresh the outputs grid")
+    key_of_prompt = server.overview_of(ref).key or ""
+    outputs = sampled_outputs_of_run(store, key_of_prompt, run_id) if store is not None else None
+    if outputs is None:
+        raise CommandError(f"spade.grade: sampling run {run_id} is not a finished run of this prompt; refresh the grid")
     for at_index, at_sample, text in outputs.outputs:
         if (at_index, at_sample) == (index, sample) and index < len(outputs.inputs):
             return run_id, outputs.inputs[index], sample, text
-    raise CommandError("spade.grade: no such output in the newest sampling run")
+    raise CommandError(f"spade.grade: no such output in sampling run {run_id}")
 
 
 def _inputs_of(examples_file: Path, example_id: str) -> dict[str, Any]:
@@ -77,7 +78,8 @@ def _range_of(edit: LineEdit, source: str) -> tuple[Range, str]:
 def register(server: SpadeLanguageServer) -> None:
     @server.command("spade.outputs")
     async def outputs(*args: Any) -> dict[str, Any]:
-        """The outputs grid: the examples and the newest sampled outputs, the checks, and each verdict."""
+        """The outputs grid: the examples, the newest sampled outputs of each version and model, the checks,
+        and each verdict."""
         ref = _target(server, "spade.outputs", args)
         assert ref.path is not None
         overview = server.overview_of(ref)
