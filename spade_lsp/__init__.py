@@ -54,35 +54,6 @@ if TYPE_CHECKING:  # the names below load on first use
 
 __version__ = "0.1.0"
 
-#: public name -> (private module, its name there)
-_LAZY: dict[str, tuple[str, str]] = {
-    "Position": ("_types", "Position"),
-    "Range": ("_types", "Range"),
-    "MAX_EXAMPLES_BYTES": ("_files", "MAX_EXAMPLES_BYTES"),
-    "MAX_PROMPT_READ_BYTES": ("_files", "MAX_PROMPT_READ_BYTES"),
-    "MAX_SIDECAR_BYTES": ("_files", "MAX_SIDECAR_BYTES"),
-    "PROMPT_SUFFIXES": ("_files", "PROMPT_SUFFIXES"),
-    "atomic_write_text": ("_files", "atomic_write_text"),
-    "confine": ("_files", "confine"),
-    "examples_path": ("_files", "examples_path"),
-    "make_private_dir": ("_files", "make_private_dir"),
-    "prompt_stem": ("_files", "prompt_stem"),
-    "read_limited": ("_files", "read_limited"),
-    "read_limited_text": ("_files", "read_limited_text"),
-    "sidecar_path": ("_files", "sidecar_path"),
-    "PromptKind": ("_prompts", "PromptKind"),
-    "prompt_kind": ("_prompts", "prompt_kind"),
-    "prompt_settings_block": ("_prompts", "settings_block"),
-    "load_user_json": ("_inputs", "loads"),
-    "read_example_row": ("_examples", "read_row"),
-    "iter_examples": ("_examples", "iter_examples"),
-    "Example": ("_examples", "Example"),
-    "Fallback": ("_fallbacks", "Fallback"),
-    "UNREVIEWED_DIAGNOSTIC_CODE": ("_review", "DIAGNOSTIC_CODE"),
-    "UnreviewedFunction": ("_review", "Unreviewed"),
-    "unreviewed_functions": ("_review", "unreviewed"),
-    "accepted_functions": ("_review", "accepted_items"),
-}
 
 __all__ = [
     "MAX_EXAMPLES_BYTES",
@@ -115,4 +86,4 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(__name__, globals())

@@ -89,54 +89,6 @@ if TYPE_CHECKING:  # the names below load on first use
         read_verdict,
     )
 
-_WHERE = {
-    "Scale": "_scales",
-    "OutOfScale": "_scales",
-    "Question": "_ask",
-    "Answer": "_ask",
-    "JudgeClients": "_ask",
-    "ask_many": "_ask",
-    "answer_schema": "_ask",
-    "read_answer": "_ask",
-    "Agreement": "_agreement",
-    "Kappa": "_agreement",
-    "agreement": "_agreement",
-    "cohen_kappa": "_agreement",
-    "positive_rate": "_agreement",
-    "JudgeItem": "_items",
-    "items_from_examples": "_items",
-    "measure_noise": "_noise",
-    "noise_items": "_noise",
-    "noise_report": "_noise",
-    "TESTS": "_prompt_tests",
-    "PromptResponseTest": "_prompt_tests",
-    "PromptWithContext": "_prompt_tests",
-    "TestItem": "_prompt_tests",
-    "Interaction": "_prompt_tests",
-    "ItemAnnotations": "_prompt_tests",
-    "Annotator": "_prompt_tests",
-    "CodeAnnotator": "_prompt_tests",
-    "JudgeAnnotator": "_prompt_tests",
-    "aggregate": "_prompt_tests",
-    "run_prompt_test": "_prompt_tests",
-    "TestFile": "_test_files",
-    "load_test_file": "_test_files",
-    "looks_like_test_file": "_test_files",
-    "render_test_report": "_prompt_tests",
-    "LLMVerifier": "_verifier",
-    "DEFAULT_CRITERIA": "_verifier",
-    "VERDICT_SCHEMA": "_verifier",
-    "read_verdict": "_verifier",
-    "GRADING_SCALE": "_grading",
-    "grade_with_notes": "_grading",
-    "grading_report": "_grading",
-    "mcnemar_exact": "_grading",
-    "render_grading_report": "_grading",
-    "Pipeline": "_pipeline",
-    "PipelineResult": "_pipeline",
-    "run_pipeline": "_pipeline",
-    "render_pipeline_report": "_pipeline",
-}
 
 __all__ = [
     "DEFAULT_CRITERIA",
@@ -188,4 +140,4 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_exports(__name__, _WHERE, globals())
+__getattr__ = lazy_exports(__name__, globals())

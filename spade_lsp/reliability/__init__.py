@@ -58,41 +58,6 @@ if TYPE_CHECKING:  # the names below load on first use
     )
     from spade_lsp.reliability._validators import DEFAULT_MINIMUM, Validator, ValidatorSpec
 
-_WHERE = {
-    "Validator": "_validators",
-    "ValidatorSpec": "_validators",
-    "DEFAULT_MINIMUM": "_validators",
-    "SampleOptions": "_sampling",
-    "VERIFIER_COLUMN": "_sampling",
-    "selected_assertions": "_sampling",
-    "sample_prompt": "_sampling",
-    "latest_document": "_sampling",
-    "Rate": "_stats",
-    "analyse": "_stats",
-    "attempts_for": "_stats",
-    "binomial_interval": "_stats",
-    "clustered_rate": "_stats",
-    "expected_attempts": "_stats",
-    "normal_quantile": "_stats",
-    "rate": "_stats",
-    "sequential_decision": "_stats",
-    "Attempt": "_retry",
-    "RetryResult": "_retry",
-    "Verdict": "_retry",
-    "Verifier": "_retry",
-    "llm_generator": "_retry",
-    "retry_until_valid": "_retry",
-    "retry_until_verified": "_retry",
-    "render_html": "_html",
-    "CompareOptions": "_compare",
-    "compare_prompt": "_compare",
-    "lens_title": "_compare_render",
-    "validator_figures": "_check_words",
-    "validator_outcome": "_check_words",
-    "verdict_text": "_compare_render",
-    "render_comparison": "_compare_render",
-    "render_comparison_html": "_compare_render",
-}
 
 __all__ = [
     "DEFAULT_MINIMUM",
@@ -133,4 +98,4 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_exports(__name__, _WHERE, globals())
+__getattr__ = lazy_exports(__name__, globals())

@@ -48,7 +48,10 @@ from typing import TYPE_CHECKING
 
 from spade_lsp._lazy import lazy_exports
 
-if TYPE_CHECKING:  # the names below load on first use
+# The names below load on first use. A worker imports ``spade_lsp.sandbox._worker``, which runs this file first:
+# loading the runner here would make every worker import the settings model (pydantic) before its first case,
+# about 0.4 s of CPU per worker, paid again each time a sampling round starts its workers.
+if TYPE_CHECKING:
     from spade_lsp.sandbox._kernel import KernelSupport, probe
     from spade_lsp.sandbox._policy import DEFAULT_ALLOWED_IMPORTS, SourceProblem, check_source
     from spade_lsp.sandbox._runner import (
@@ -75,40 +78,6 @@ if TYPE_CHECKING:  # the names below load on first use
         SandboxTiming,
     )
 
-#: public name -> the private module that defines it. A worker imports ``spade_lsp.sandbox._worker``, which runs
-#: this file first: loading the runner here would make every worker import the settings model (pydantic) before
-#: its first case, about 0.4 s of CPU per worker, paid again each time a sampling round starts its workers.
-_LAZY: dict[str, str] = {
-    "KernelSupport": "_kernel",
-    "probe": "_kernel",
-    "DEFAULT_ALLOWED_IMPORTS": "_policy",
-    "SourceProblem": "_policy",
-    "check_source": "_policy",
-    "PYTHON_ONLY_WARNING": "_runner",
-    "AskLLM": "_runner",
-    "SandboxUnavailableError": "_runner",
-    "clean_stale_dirs": "_runner",
-    "confinement_status": "_runner",
-    "load_module_info": "_runner",
-    "run_assertions": "_runner",
-    **dict.fromkeys(
-        (
-            "CELL_ERROR_KINDS",
-            "AssertionDescriptor",
-            "CellError",
-            "CellErrorKind",
-            "Confinement",
-            "ModuleError",
-            "ModuleInfo",
-            "ModuleSource",
-            "SandboxCase",
-            "SandboxLimits",
-            "SandboxResult",
-            "SandboxTiming",
-        ),
-        "_types",
-    ),
-}
 
 __all__ = [
     "CELL_ERROR_KINDS",
@@ -137,4 +106,4 @@ __all__ = [
     "run_assertions",
 ]
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(__name__, globals())

@@ -40,35 +40,8 @@ if TYPE_CHECKING:  # the names below load on first use: numpy and the solvers st
         transitive_closure,
     )
 
-_LAZY: dict[str, str] = {
-    "StoredRun": "_persist",
-    "latest_eval_run": "_persist",
-    "load_subsumptions": "_persist",
-    "propose_llm_subsumptions": "_llm",
-    "save_selection": "_persist",
-    "save_subsumptions": "_persist",
-    "AssertionSpec": "_matrix",
-    "CrossValidation": "_select",
-    "Relation": "_subsumption",
-    "Selection": "_select",
-    "SelectionInput": "_matrix",
-    "Subsumption": "_matrix",
-    "build_relation": "_subsumption",
-    "check_subsumes": "_subsumption",
-    "dag_roots": "_subsumption",
-    "eval_run_input": "_matrix",
-    "load_matrix_file": "_matrix",
-    "matrix_from_json": "_matrix",
-    "not_applicable_cells": "_matrix",
-    "select": "_select",
-    "static_subsumptions": "_subsumption",
-    "stratified_folds": "_stats",
-    "transitive_closure": "_subsumption",
-    "wilson_interval": "_stats",
-}
 
-
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(__name__, globals())
 
 
 __all__ = [

@@ -24,16 +24,6 @@ if TYPE_CHECKING:  # the names below load on first use: the synthesizers import 
     from spade_lsp.synthesis._sidecar import IMPORTS as SIDECAR_IMPORTS
     from spade_lsp.synthesis._sidecar import SidecarUpdate, plan_sidecar, render_function
 
-#: public name -> (private module, its name there)
-_LAZY: dict[str, tuple[str, str]] = {
-    "LLM_SYNTHESIZER": ("_llm", "NAME"),
-    "LLMSynthesizer": ("_llm", "LLMSynthesizer"),
-    "OfflineSynthesizer": ("_offline", "OfflineSynthesizer"),
-    "SidecarUpdate": ("_sidecar", "SidecarUpdate"),
-    "plan_sidecar": ("_sidecar", "plan_sidecar"),
-    "render_function": ("_sidecar", "render_function"),
-    "SIDECAR_IMPORTS": ("_sidecar", "IMPORTS"),
-}
 
 __all__ = [
     "LLM_SYNTHESIZER",
@@ -149,4 +139,4 @@ class Synthesizer(Protocol):
         ...
 
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(__name__, globals())

@@ -17,11 +17,6 @@ if TYPE_CHECKING:  # the classifiers load on first use: the LLM one imports pyda
     from spade_lsp.taxonomy._llm import LLMClassifier
     from spade_lsp.taxonomy._offline import OfflineClassifier
 
-_LAZY: dict[str, str] = {
-    "LLMClassifier": "_llm",
-    "OfflineClassifier": "_offline",
-}
-
 
 PRESENTATION_FORMAT: Final = "Structural/PresentationFormat"
 EXAMPLE_DEMONSTRATION: Final = "Structural/ExampleDemonstration"
@@ -131,4 +126,4 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_exports(__name__, _LAZY, globals())
+__getattr__ = lazy_exports(__name__, globals())
