@@ -3,12 +3,13 @@ front matter, then (in the editor) the client's settings, each overriding the on
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
@@ -249,6 +250,20 @@ def setting_default(name: str) -> Any:
     """A setting's declared default, for code with no resolved settings at hand: the value is declared once, in
     :class:`Settings`, never restated in a signature."""
     return Settings.model_fields[name].default
+
+
+def setting_help(name: str, what: str | None = None) -> str:
+    """The help of a command-line flag that sets ``name`` for one run: what it does (the setting's description
+    unless ``what``), then the setting's name and default, generated so that no help text restates a default."""
+    default = setting_default(name)
+    shown = "none" if default is None else json.dumps(default) if isinstance(default, bool | str) else str(default)
+    text = f"{what or Settings.model_fields[name].description} (the setting `{name}`, default {shown})"
+    return text.replace("%", "%%")  # argparse formats help with %
+
+
+def setting_choices(name: str) -> list[str]:
+    """The values a ``Literal`` setting takes, for a flag's ``choices``."""
+    return [str(value) for value in get_args(Settings.model_fields[name].annotation)]
 
 
 def _restricted(key: str, value: Any) -> bool:

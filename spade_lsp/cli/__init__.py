@@ -16,6 +16,7 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from spade_lsp.config import setting_choices, setting_help
 from spade_lsp.errors import InputError, SpadeError
 
 if TYPE_CHECKING:
@@ -35,20 +36,11 @@ class _Parser(argparse.ArgumentParser):
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--workspace", type=Path, help="workspace root (default: found from the prompt's path)")
-    parser.add_argument("--model", help="the pipeline's model: a litellm model name, or `local` (overrides settings)")
-    parser.add_argument("--api-base", help="base URL of the pipeline model's OpenAI-compatible server")
-    parser.add_argument(
-        "--assistant-model",
-        metavar="MODEL",
-        help="the model spade-lsp asks for its own work (labels, criteria, judges): a litellm name, `local`, "
-        "or `same` (the pipeline's model); default: settings, else offline",
-    )
-    parser.add_argument("--assistant-api-base", metavar="URL", help="base URL of the assistant model's server")
-    parser.add_argument(
-        "--classifier",
-        choices=["auto", "offline", "llm"],
-        help="taxonomy labels: offline only, or relabelled by the assistant model (default: auto)",
-    )
+    parser.add_argument("--model", help=setting_help("model"))
+    parser.add_argument("--api-base", metavar="URL", help=setting_help("api_base"))
+    parser.add_argument("--assistant-model", metavar="MODEL", help=setting_help("assistant_model"))
+    parser.add_argument("--assistant-api-base", metavar="URL", help=setting_help("assistant_api_base"))
+    parser.add_argument("--classifier", choices=setting_choices("classifier"), help=setting_help("classifier"))
 
 
 def build_parser() -> argparse.ArgumentParser:

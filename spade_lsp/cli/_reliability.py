@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from spade_lsp._fallbacks import Fallback
+from spade_lsp.config import setting_choices, setting_help
 from spade_lsp.errors import InputError
 from spade_lsp.reliability import METHODS
 
@@ -28,11 +29,11 @@ def _power_flags(parser: argparse.ArgumentParser) -> None:
 
 def _sampling_flags(parser: argparse.ArgumentParser, *, with_early_stopping: bool = True) -> None:
     parser.add_argument("prompt", type=Path)
-    parser.add_argument("--inputs", type=int, metavar="N", help="inputs to draw from the examples (default: all)")
-    parser.add_argument("--samples", type=int, metavar="M", help="outputs per input (default: samples_per_input, 5)")
+    parser.add_argument("--inputs", type=int, metavar="N", help=setting_help("sample_inputs"))
+    parser.add_argument("--samples", type=int, metavar="M", help=setting_help("samples_per_input"))
     parser.add_argument("--seed", type=int, default=0, metavar="S", help="which inputs are drawn (default 0)")
-    parser.add_argument("--temperature", type=float, metavar="T", help="sampling temperature (default: settings, 1.0)")
-    parser.add_argument("--confidence", type=float, metavar="C", help="confidence level (default 0.95)")
+    parser.add_argument("--temperature", type=float, metavar="T", help=setting_help("temperature"))
+    parser.add_argument("--confidence", type=float, metavar="C", help=setting_help("confidence"))
     parser.add_argument(
         "--verify",
         action="store_true",
@@ -41,13 +42,13 @@ def _sampling_flags(parser: argparse.ArgumentParser, *, with_early_stopping: boo
     )
     if not with_early_stopping:  # a comparison samples every cell and has its own interval
         return
-    parser.add_argument("--interval", choices=METHODS, help="interval method (default: wilson)")
+    parser.add_argument("--interval", choices=METHODS, help=setting_help("interval"))
     parser.add_argument(
         "--no-early-stop",
         dest="early_stopping",
         action="store_false",
         default=None,
-        help="sample every input M times even when its checks are already decided",
+        help=setting_help("early_stopping", "sample every input M times even when its checks are already decided"),
     )
 
 
@@ -58,17 +59,16 @@ def scale_flags(parser: argparse.ArgumentParser, *, executor: bool = True) -> No
         "--batch",
         action="store_true",
         default=None,
-        help="send the pipeline's calls through the provider's batch API (cheaper; answered within the batch "
-        "window; polled and resumed after restarts)",
+        help=setting_help("batch"),
     )
     if not executor:
         return
     parser.add_argument(
         "--executor",
-        choices=["local", "ray"],
-        help="where sampling and validation run: local (default) or ray (needs `make ray`)",
+        choices=setting_choices("executor"),
+        help=setting_help("executor"),
     )
-    parser.add_argument("--address", dest="ray_address", metavar="ADDR", help="the Ray cluster to join (with ray)")
+    parser.add_argument("--address", dest="ray_address", metavar="ADDR", help=setting_help("ray_address"))
 
 
 def add_reliability_parsers(commands: Any, common: Callable[[argparse.ArgumentParser], None]) -> None:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from spade_lsp._fallbacks import Fallback
+from spade_lsp.config import setting_help
 from spade_lsp.errors import InputError
 from spade_lsp.selection import METHODS, SOLVERS
 
@@ -58,8 +59,8 @@ def add_select_parser(commands: Any, common: Callable[[argparse.ArgumentParser],
     parser.add_argument("prompt", nargs="?", type=Path, help="use the prompt's newest evaluation run")
     parser.add_argument("--matrix", type=Path, metavar="FILE", help="a matrix file: assertions, M, y, K")
     parser.add_argument("--method", choices=METHODS, default="sub", help="selection method (default: sub)")
-    parser.add_argument("--tau", type=_unit, help="false-failure-rate ceiling (the setting `tau`)")
-    parser.add_argument("--alpha", type=_unit, help="coverage floor (the setting `alpha`)")
+    parser.add_argument("--tau", type=_unit, help=setting_help("tau"))
+    parser.add_argument("--alpha", type=_unit, help=setting_help("alpha"))
     parser.add_argument("--folds", type=int, default=5, help="cross-validation folds; 0 to skip (default: 5)")
     parser.add_argument("--time-limit", type=_positive, default=10.0, metavar="S", help="solver time limit")
     parser.add_argument("--solver", choices=SOLVERS, default="highs", help=argparse.SUPPRESS)

@@ -6,7 +6,8 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from types import UnionType
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -17,7 +18,18 @@ from spade_lsp.errors import ConfigError, InputError
 if TYPE_CHECKING:
     from spade_lsp.workspace import Workspace
 
-__all__ = ["JobContext", "JobParams", "JobParamsError", "JobSpec", "choice", "expect", "flag", "number", "parse_params"]
+__all__ = [
+    "JobContext",
+    "JobParams",
+    "JobParamsError",
+    "JobSpec",
+    "choice",
+    "expect",
+    "flag",
+    "number",
+    "parse_params",
+    "setting",
+]
 
 
 class JobParamsError(InputError):
@@ -107,6 +119,29 @@ def number(low: float, high: float = math.inf, *, integer: bool = False, nullabl
     if high == math.inf:
         return expect(expected, nullable=nullable, ge=low)
     return expect(expected, nullable=nullable, ge=low, le=high)
+
+
+def setting(name: str) -> Any:
+    """A field that sets the setting ``name`` for one job, with the setting's own bounds and choices: they are
+    declared once, in :class:`Settings`, and a job refuses what the setting would refuse."""
+    field = Settings.model_fields[name]
+    bounds = {
+        key: getattr(item, key) for item in field.metadata for key in ("ge", "gt", "le", "lt") if hasattr(item, key)
+    }
+    annotation = field.annotation
+    union = get_origin(annotation) in (Union, UnionType)
+    kinds = [kind for kind in (get_args(annotation) if union else (annotation,)) if kind is not type(None)]
+    if kinds and get_origin(kinds[0]) is Literal:
+        expected = f"one of {', '.join(map(str, get_args(kinds[0])))}"
+    elif kinds == [bool]:
+        expected = "true or false"
+    else:
+        low = bounds.get("ge", bounds.get("gt", -math.inf))
+        high = bounds.get("le", bounds.get("lt", math.inf))
+        opening, closing = "[" if "gt" not in bounds else "(", "]" if "lt" not in bounds else ")"
+        what = "an integer" if kinds == [int] else "a number"
+        expected = f"{what} in {opening}{low:g}, {high:g}{closing}"
+    return Field(default=None, json_schema_extra={"expected": expected, "nullable": False, "setting": name}, **bounds)
 
 
 def choice(*options: str) -> Any:

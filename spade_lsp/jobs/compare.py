@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from spade_lsp._progress import Progress
-from spade_lsp.jobs._spec import JobContext, JobParams, JobSpec
+from spade_lsp.jobs._spec import JobContext, JobParams, JobSpec, number, setting
 
 if TYPE_CHECKING:
     from spade_lsp.reliability import CompareOptions
@@ -17,11 +17,11 @@ class CompareParams(JobParams):
     baseline: int | None = None
     models: list[str] | None = None
     temperatures: list[float] | None = None
-    inputs: int | None = None
-    samples: int | None = None
-    seed: int | None = None
-    temperature: float | None = None
-    confidence: float | None = None
+    inputs: int | None = setting("sample_inputs")
+    samples: int | None = setting("samples_per_input")
+    seed: int | None = number(0, integer=True)
+    temperature: float | None = setting("temperature")
+    confidence: float | None = setting("confidence")
     effect: float | None = None
     power: float | None = None
     verify: bool | None = None

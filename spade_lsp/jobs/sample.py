@@ -6,21 +6,23 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Literal
 
 from spade_lsp._progress import Progress
-from spade_lsp.jobs._spec import JobContext, JobParams, JobSpec, choice, flag, number
+from spade_lsp.jobs._spec import JobContext, JobParams, JobSpec, flag, number, setting
 
 if TYPE_CHECKING:
     from spade_lsp.reliability import SampleOptions
 
 
 class SampleParams(JobParams):
-    inputs: int | None = number(1, integer=True)
-    samples: int | None = number(1, 10_000, integer=True)
+    """One run's sampling knobs; each but ``seed`` and ``verify`` sets a setting for this run, within its bounds."""
+
+    inputs: int | None = setting("sample_inputs")
+    samples: int | None = setting("samples_per_input")
     seed: int | None = number(0, integer=True)
-    temperature: float | None = number(0, 2)
-    interval: Literal["wilson", "clopper-pearson"] | None = choice("wilson", "clopper-pearson")
-    confidence: float | None = number(0.5, 0.9999)
-    early_stopping: bool | None = flag()
-    verify: bool | None = flag()
+    temperature: float | None = setting("temperature")
+    interval: Literal["wilson", "clopper-pearson"] | None = setting("interval")
+    confidence: float | None = setting("confidence")
+    early_stopping: bool | None = setting("early_stopping")
+    verify: bool | None = flag()  # the verifier's column with its default criteria (the setting takes text too)
 
     def options(self) -> SampleOptions:
         from spade_lsp.reliability import SampleOptions

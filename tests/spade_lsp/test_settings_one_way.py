@@ -232,3 +232,71 @@ def _restated_defaults() -> list[str]:
 
 def test_no_signature_restates_a_settings_default() -> None:
     assert _restated_defaults() == []
+
+
+#: Flags and job params whose names are not their setting's.
+_RENAMED = {"samples": "samples_per_input", "inputs": "sample_inputs"}
+
+
+def _subparsers() -> dict[str, Any]:
+    import argparse
+
+    from spade_lsp.cli import build_parser
+
+    (commands,) = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    return dict(commands.choices)
+
+
+def test_a_flag_that_sets_a_setting_takes_its_help_and_default_from_the_settings_model() -> None:
+    """The command line's flags for settings say what the setting's description and default say: generated, so
+    a default changed in the model changes every flag's help (no help text restates one)."""
+    from spade_lsp.config import Settings, setting_default
+
+    checked = set()
+    for command, parser in _subparsers().items():
+        for action in parser._actions:
+            name = _RENAMED.get(action.dest, action.dest)
+            if name not in Settings.model_fields or not action.option_strings:
+                continue
+            default = setting_default(name)
+            shown = "none" if default is None else json.dumps(default) if isinstance(default, bool | str) else default
+            assert f"(the setting `{name}`, default {shown})" in (action.help or ""), (command, action.option_strings)
+            checked.add(name)
+    assert {"tau", "alpha", "model", "samples_per_input", "confidence", "interval", "early_stopping"} <= checked
+
+
+def test_a_job_param_that_sets_a_setting_refuses_what_the_setting_refuses() -> None:
+    """Every job param named for a setting has the setting's bounds and choices, declared once in the model: a
+    value the settings would refuse is refused when the job is submitted, naming the param."""
+    from spade_lsp.config import Settings
+    from spade_lsp.jobs import JOB_KINDS, spec
+    from spade_lsp.jobs._spec import JobParamsError
+
+    checked = set()
+    for kind in JOB_KINDS:
+        params = spec(kind).params
+        for field_name, field in params.model_fields.items():
+            name = _RENAMED.get(field_name, field_name)
+            if name not in Settings.model_fields or field_name in ("settings", "verify"):
+                continue
+            extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+            assert extra.get("setting") == name, f"{kind}.{field_name} does not declare the setting it sets"
+            bounds = [m for m in Settings.model_fields[name].metadata if type(m).__name__ in ("Ge", "Gt", "Le", "Lt")]
+            assert list(field.metadata) == bounds, (kind, field_name)
+            checked.add((kind, field_name))
+    assert {("sample", "samples"), ("sample", "confidence"), ("compare", "temperature")} <= checked
+    from spade_lsp.jobs.sample import SampleParams
+
+    for raw, message in (
+        ({"samples": 0}, "params.samples: expected an integer in [1, 10000], got 0"),
+        ({"confidence": 1.0}, "params.confidence: expected a number in (0, 1), got 1.0"),
+        ({"interval": "exact"}, "params.interval: expected one of wilson, clopper-pearson, got 'exact'"),
+    ):
+        with pytest.raises(JobParamsError) as refused:
+            spec("sample").parse(raw)
+        assert str(refused.value) == message
+    assert SampleParams.model_fields["samples"].json_schema_extra == {
+        "expected": "an integer in [1, 10000]",
+        "nullable": False,
+        "setting": "samples_per_input",
+    }
