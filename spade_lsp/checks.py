@@ -31,6 +31,7 @@ __all__ = [
     "contains_phrase",
     "count",
     "ends_with",
+    "ends_with_list",
     "has_heading",
     "has_table",
     "headings",
@@ -484,6 +485,26 @@ def ends_with_question(text: str) -> bool:
     without punctuation, such as "The Acme Team", may follow it)."""
     marks = re.findall(r"[.!?。！？]", _strip_fences(text))
     return bool(marks) and marks[-1] in "?？"
+
+
+def ends_with_list(text: str) -> bool:
+    """Whether nothing follows the response's last list: its last non-blank line is a list item or an indented
+    continuation of one, and a list item comes before it (a closing remark, a note or a sign-off after the list
+    makes this False)."""
+    lines = [line for line in _strip_fences(text).splitlines() if line.strip()]
+    if not lines:
+        return False
+    last = lines[-1]
+    if _ITEM_START.match(last):
+        return True
+    if not last[:1].isspace():
+        return False
+    for line in reversed(lines[:-1]):  # an indented line continues the item above it
+        if _ITEM_START.match(line):
+            return True
+        if not line[:1].isspace():
+            return False
+    return False
 
 
 def code_blocks(text: str) -> list[str]:

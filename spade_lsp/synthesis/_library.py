@@ -9,6 +9,7 @@ reason about its spec (``check``).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -229,3 +230,89 @@ def ends_with_question_draft() -> Draft:
         "checks.ends_with_question(response)",
         {"family": "ends_with_question"},
     )
+
+
+#: "Don't add any text below the exercises list", "End with the list": nothing may follow the last list.
+ENDS_WITH_LIST_CUE: Final = re.compile(
+    r"\b(?:(?:don't|do not|never|no)\s+(?:\w+\s+){0,4}?(?:below|after|following|beneath)\s+(?:the\s+)?"
+    r"(?:[\w-]+\s+){0,2}?list|end\s+with\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?list)\b",
+    re.IGNORECASE,
+)
+#: "Encourage readers to contact your company", "invite them to get in touch", "include contact details".
+CONTACT_CUE: Final = re.compile(
+    r"\b(?:encourag\w*|invit\w*|ask|tell|remind|prompt|urg\w*)\s+(?:\w+\s+){0,3}?to\s+(?:\w+\s+){0,2}?"
+    r"(?:contact|reach out|get in touch|call us|email us|write to us)\b"
+    r"|\binclude\s+(?:[\w'’]+\s+){0,2}?contact\s+(?:details|info\w*)\b",
+    re.IGNORECASE,
+)
+#: "Include a call to action", "encourage users to try out {topic}".
+CALL_TO_ACTION_CUE: Final = re.compile(
+    r"\bcall[- ]to[- ]action\b|\bCTA\b|\bencourag\w*\s+(?:\w+\s+){0,3}?to\s+(?:\w+\s+){0,3}?"
+    r"(?:try|sign up|start|join|register|book|buy|visit|download|subscribe)\b",
+    re.IGNORECASE,
+)
+#: What the response says when it invites the reader to get in touch, and when it asks the reader to act.
+CONTACT_PHRASES: Final = (
+    "contact", "reach out", "get in touch", "email us", "call us", "let us know", "write to us", "talk to us",
+    "drop us a line", "reply to this email", "here to help",
+)  # fmt: skip
+CALL_TO_ACTION_PHRASES: Final = (
+    "call to action", "click", "sign up", "get started", "try", "start", "join", "register", "book", "buy",
+    "visit", "download", "subscribe", "learn more", "explore", "log in", "upgrade", "schedule", "claim",
+)  # fmt: skip
+
+
+def _refuses(sentence: str, words: str) -> bool:
+    """Whether the sentence forbids what ``words`` (a regex) name: "don't include a call to action"."""
+    return re.search(rf"\b(?:no|not|don't|never|avoid|without)\b[^.]{{0,25}}(?:{words})", sentence, re.I) is not None
+
+
+def _asks_to_end_with_list(sentence: str) -> bool:
+    return ENDS_WITH_LIST_CUE.search(sentence) is not None
+
+
+def _asks_for_contact(sentence: str) -> bool:
+    return CONTACT_CUE.search(sentence) is not None and not _refuses(sentence, "contact|reach out|touch")
+
+
+def _asks_to_act(sentence: str) -> bool:
+    return CALL_TO_ACTION_CUE.search(sentence) is not None and not _refuses(sentence, "call|cta|action")
+
+
+def _ends_with_list_draft() -> Draft:
+    return Draft(
+        "nothing_after_the_list",
+        PRESENTATION_FORMAT,
+        "Ends with its list: no text follows the last list item.",
+        "checks.ends_with_list(response)",
+        {"family": "ends_with_list"},
+    )
+
+
+def _invites_contact_draft() -> Draft:
+    return Draft(
+        "invites_contact",
+        INCLUSION,
+        "Invites the reader to get in touch (contact, reach out, get in touch, ...).",
+        f"checks.contains_any(response, {literal(list(CONTACT_PHRASES))})",
+        {"family": "invites_contact", "phrases": list(CONTACT_PHRASES)},
+    )
+
+
+def _call_to_action_draft() -> Draft:
+    return Draft(
+        "call_to_action",
+        INCLUSION,
+        "Asks the reader to act (a call to action: try, sign up, get started, click, ...).",
+        f"checks.contains_any(response, {literal(list(CALL_TO_ACTION_PHRASES))})",
+        {"family": "call_to_action", "phrases": list(CALL_TO_ACTION_PHRASES)},
+    )
+
+
+#: Checks a sentence asks for by its cue words alone: family -> (whether the sentence asks for it, its check).
+#: Both synthesizers read them here: the offline one writes each asked for, the LLM one offers them to the model.
+CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[], Draft]]]] = {
+    "ends_with_list": (_asks_to_end_with_list, _ends_with_list_draft),
+    "invites_contact": (_asks_for_contact, _invites_contact_draft),
+    "call_to_action": (_asks_to_act, _call_to_action_draft),
+}

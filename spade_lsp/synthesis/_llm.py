@@ -105,6 +105,9 @@ FAMILIES: Final = {
     "ends_with": "ends with the words in `text`",
     "has_section": "has a section titled `text`",
     "ends_with_question": "ends with a question",
+    "ends_with_list": "nothing follows the response's last list",
+    "invites_contact": "invites the reader to get in touch (contact, reach out)",
+    "call_to_action": "asks the reader to act (a call to action: try, sign up, get started)",
     "positive_tone": "warm, friendly, positive tone",
     "neutral_tone": "neutral, professional tone",
     "readable": "plain, easy to read, no jargon",
@@ -212,6 +215,7 @@ def plausible_families(instruction: Instruction, context: PromptContext) -> list
     if "question" in lowered:
         found.append("ends_with_question")
     found += [family for family in ("positive_tone", "neutral_tone", "readable", "concise") if _cued(family, text)]
+    found += [family for family, (asks, _) in library.CUED.items() if asks(text)]
     return [family for family in FAMILIES if family in found or family in _ALWAYS]
 
 
@@ -343,6 +347,7 @@ _SPEC_FAMILY: Final = {
     "language": "language", "json": "json", "markdown": "markdown", "no_markdown": "markdown",
     "includes": "includes", "excludes": "excludes", "mentions_input": "mentions", "starts_with": "starts_with",
     "ends_with": "ends_with", "has_section": "headings", "ends_with_question": "ends_with_question",
+    **{family: family for family in library.CUED},
 }  # fmt: skip
 
 
@@ -439,6 +444,11 @@ def _draft(pick: _Pick, sentence: str, context: PromptContext) -> library.Draft:
         return library.ends_with_question_draft()
     if family in ("positive_tone", "neutral_tone", "readable", "concise"):
         return _quality(family, sentence)
+    if family in library.CUED:
+        asks, draft = library.CUED[family]
+        if not asks(sentence):
+            raise _Rejected(f"the instruction does not ask for {FAMILIES[family]}")
+        return draft()
     if family == "ask":  # a judgement: the model's question when it wrote one, else the instruction itself
         question = " ".join(pick.text.split())
         if not (question.endswith("?") and 8 <= len(question) <= _MAX_QUESTION_CHARS):

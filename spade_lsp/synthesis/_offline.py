@@ -29,6 +29,7 @@ from typing import Any, Final
 
 from spade_lsp.checks import contains_phrase as checks_contains_phrase
 from spade_lsp.synthesis import Candidate, Instruction, PromptContext
+from spade_lsp.synthesis import _library as library
 from spade_lsp.synthesis._library import (
     PART_KINDS,
     edge_draft,
@@ -388,6 +389,9 @@ class OfflineSynthesizer:
                         expression,
                         check,
                     )
+        for asked_for, cued_draft in library.CUED.values():
+            if asked_for(text) and not role:
+                yield cued_draft()
         named = _named_language(text)
         if named is not None:
             yield language_draft(code=named[1], name=named[0])

@@ -157,3 +157,19 @@ def test_an_inflection_needs_a_plausible_stem(phrase: str, text: str) -> None:
 def test_regular_inflections_match(phrase: str, texts: list[str]) -> None:
     for text in texts:
         assert checks.contains_phrase(f"We {text} it.", phrase), text
+
+
+@pytest.mark.parametrize(
+    ("text", "ends"),
+    [
+        ("- a\n- b", True),
+        ("1. a\n2. b\n   more of b\n\n", True),
+        ("Intro\n\n* a\n* b\n\nThat's all!", False),
+        ("```\n- a\n```", True),
+        ("Just prose.", False),
+        ("", False),
+        ("  indented prose without a list", False),
+    ],
+)
+def test_ends_with_list(text: str, ends: bool) -> None:
+    assert checks.ends_with_list(text) is ends

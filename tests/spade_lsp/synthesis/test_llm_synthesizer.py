@@ -165,6 +165,9 @@ def test_picks_become_library_checks_with_metadata_one_request_per_instruction()
             {"starts_with", "ends_with", "has_section", "ends_with_question"},
         ),
         ("Use a warm, friendly tone.", {"includes", "positive_tone"}),
+        ("Don't add any text below the list.", {"ends_with_list", "excludes"}),
+        ("Always include a call to action.", {"includes", "call_to_action"}),
+        ("Encourage readers to contact your company.", {"invites_contact"}),
         ("Think step by step.", set()),
     ],
 )
@@ -200,6 +203,21 @@ def test_a_pick_takes_its_words_from_the_sentence_and_one_it_does_not_support_is
         "the instruction does not ask for a neutral tone",
         "the instruction does not speak of markdown",
         "has top-level code besides the function (line 1: Expr)",
+    ]
+
+
+def test_a_cued_family_is_written_only_where_the_sentence_asks_for_it() -> None:
+    answers = {
+        "Always include a call to action.": [pick("call_to_action"), pick("invites_contact")],
+        "Do not add any text after the list.": [pick("ends_with_list")],
+    }
+    prompt = " ".join(answers)
+    with OpenAIStub(model(answers)) as stub:
+        synthesizer, candidates = synthesize(stub, prompt=prompt, sentences=[(s, (INCLUSION,)) for s in answers])
+    assert [c.name for c in candidates] == ["assert_call_to_action", "assert_nothing_after_the_list"]
+    assert candidates[1].expression == "checks.ends_with_list(response)"
+    assert [reason for _, reason in synthesizer.rejected] == [
+        "the instruction does not ask for invites the reader to get in touch (contact, reach out)"
     ]
 
 

@@ -346,3 +346,55 @@ def test_a_closing_question_and_a_sign_off_are_checked_without_a_model() -> None
     assert not run(sign_off[0], "We are on it.\n\nBest,\nJohn")
     assert [c.name for c in synthesize('Sign your replies with "Best, Acme".')] == ["assert_signs_off_as_best_acme"]
     assert synthesize("Sign in with your account before replying.") == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Don't add any text below the exercises list.",
+        "Do not write anything after the list.",
+        "Never add notes after the final list.",
+        "End with the list of steps.",
+    ],
+)
+def test_nothing_may_follow_the_list(sentence: str) -> None:
+    (candidate,) = [c for c in synthesize(sentence) if (c.check or {}).get("family") == "ends_with_list"]
+    assert run(candidate, "# Plan\n\n- one\n- two\n  still the second item\n")
+    assert not run(candidate, "# Plan\n\n- one\n- two\n\nEnjoy your workout!")
+    assert not run(candidate, "No list at all.")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "family"),
+    [
+        ("Closing: Encourage readers to contact your company if they have any questions.", "invites_contact"),
+        ("Invite the customer to get in touch with support.", "invites_contact"),
+        ("Include the team's contact details.", "invites_contact"),
+        ('Include a "Call To Action" encouraging the user to try {product}.', "call_to_action"),
+        ("Always include a Call To Action.", "call_to_action"),
+        ("Encourage users to actively engage and try out {topic} for themselves.", "call_to_action"),
+    ],
+)
+def test_an_invitation_to_get_in_touch_or_to_act_is_checked_by_its_words(sentence: str, family: str) -> None:
+    candidates = synthesize(sentence, INCLUSION)
+    (candidate,) = [c for c in candidates if c.name == f"assert_{family}"]
+    assert candidate.category == INCLUSION
+    reply = {
+        "invites_contact": ("Questions? Reach out to our team any time.", "Thanks for reading our update."),
+        "call_to_action": ("Sign up today and get started in minutes.", "Our product has many qualities."),
+    }[family]
+    assert run(candidate, reply[0]) and not run(candidate, reply[1])
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Devise a subject line that encourages users to open the email.",
+        "Do not include a call to action.",
+        "Never ask readers to contact us.",
+        "You are a support agent who encourages users to contact the team.",
+    ],
+)
+def test_no_invitation_check_where_none_is_asked(sentence: str) -> None:
+    names = {c.name for c in synthesize(sentence, INCLUSION)}
+    assert not names & {"assert_invites_contact", "assert_call_to_action"}, names
