@@ -1204,13 +1204,15 @@ def build_overview(
         units = _split_from(stored, body) or _split(body)
     instructions: list[InstructionView] = []
     inputs = tuple(template_placeholders(parsed_prompt) if parsed_prompt else placeholders_of(body))
+    demonstrations = _example_spans(body)
     for index, unit in enumerate(units):
         known = stored.by_text.get(unit.text)
         if known is not None:
             categories, introduced, _ = known
         else:
             categories, introduced = classify_offline(unit.text), None
-        plan = plan_unit(unit.text, categories, str(unit.kind), inputs)
+        shown = any(start <= unit.start < end for start, end in demonstrations)  # a line of an example answer
+        plan = plan_unit(unit.text, categories, UnitKind.QUOTE.value if shown else str(unit.kind), inputs)
         if not categories and plan.category is not None:  # a check the classifier had no label for
             categories = (plan.category,)
         elif categories and categories[0] not in CHECKABLE and plan.category in categories[1:]:
@@ -1413,6 +1415,14 @@ def _moved(unit: Sentence, offset: int, lines: int) -> Sentence:
         Range(Position(start.line + lines, start.character), Position(end.line + lines, end.character)),
         unit.kind,
     )
+
+
+@lru_cache(maxsize=64)
+def _example_spans(body: str) -> list[tuple[int, int]]:
+    """Where the prompt shows an example answer ("Example output:" and what follows): its lines ask nothing."""
+    from spade_lsp.synthesis import example_blocks
+
+    return example_blocks(body)
 
 
 def _split(body: str) -> Sequence[Sentence]:

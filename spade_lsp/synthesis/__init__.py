@@ -20,7 +20,7 @@ from spade_lsp._types import ChangeKind
 if TYPE_CHECKING:  # the names below load on first use: the synthesizers import pydantic and the sandbox
     from spade_lsp.synthesis._llm import NAME as LLM_SYNTHESIZER
     from spade_lsp.synthesis._llm import LLMSynthesizer
-    from spade_lsp.synthesis._offline import OfflineSynthesizer
+    from spade_lsp.synthesis._offline import OfflineSynthesizer, example_blocks
     from spade_lsp.synthesis._sidecar import IMPORTS as SIDECAR_IMPORTS
     from spade_lsp.synthesis._sidecar import SidecarUpdate, plan_sidecar, render_function
 
@@ -38,6 +38,7 @@ __all__ = [
     "Synthesizer",
     "code_sha",
     "earlier_instructions",
+    "example_blocks",
     "placeholders_of",
     "plan_sidecar",
     "render_function",

@@ -300,7 +300,7 @@ class OfflineSynthesizer:
         ones (``context.earlier``). Equivalent checks are one candidate that lists every sentence it serves; the
         first sentence (the newest version's, where the check was introduced) names it."""
         vocabulary = _Vocabulary(context)
-        examples = _example_blocks(context.text)
+        examples = example_blocks(context.text)
         out: list[Candidate] = []
         taken: dict[str, int] = {}
         position: dict[str, int] = {}
@@ -974,9 +974,9 @@ def _literal_phrase(part: str, *, framed: bool) -> str | None:
     return phrase
 
 
-def _example_blocks(prompt: str) -> list[tuple[int, int]]:
-    """Character spans of example demonstrations: from an ``Example output:`` line to a blank line before
-    an unindented label, a placeholder line, or the end of the prompt."""
+def example_blocks(prompt: str) -> list[tuple[int, int]]:
+    """Character spans of example demonstrations (they show an answer and ask for nothing): from an ``Example
+    output:`` line to a blank line before an unindented label, a placeholder line, or the end of the prompt."""
     spans: list[tuple[int, int]] = []
     lines = prompt.splitlines(keepends=True)
     offset = 0

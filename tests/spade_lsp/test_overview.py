@@ -74,6 +74,23 @@ def test_without_a_store_instructions_come_from_the_text(workspace_dir: Path) ->
     assert classify_offline("Keep it under 50 words.") == (COUNT,)
 
 
+def test_the_lines_of_an_example_answer_ask_nothing(workspace_dir: Path) -> None:
+    """A prompt's "Example output:" shows an answer: its lines get no hint and no check, as the synthesizer
+    writes none for them; the instructions after the example are instructions again."""
+    text = (
+        "Split the text into exercises. Keep the summary brief.\n\nExample output:\n# Morning Routine\n\n"
+        "## Summary\nThe routine includes a mixture of stretches and transitions.\n- Reach round and pause briefly."
+        '\n\nINSTRUCTIONS:\nNever use the word "cheap".\n'
+    )
+    overview = build_overview(None, workspace_dir, None, text, max_prompt_bytes=1_000_000)
+    by_text = {i.text: i for i in overview.instructions}
+    assert by_text["Keep the summary brief."].checks == ("assert_concise",)
+    for shown in ("The routine includes a mixture of stretches and transitions.", "- Reach round and pause briefly."):
+        assert by_text[shown].checks == () and not by_text[shown].checkable, shown
+        assert by_text[shown].reason == "not an instruction: a code block or a quoted example"
+    assert by_text['Never use the word "cheap".'].checks == ("assert_excludes_cheap",)
+
+
 def test_versions_introduced_in_and_history_follow_rewordings(blurb: Path) -> None:
     root = blurb.parent
     store = _store(root)
