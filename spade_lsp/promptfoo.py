@@ -4,6 +4,6 @@ GradingResult. Kept small: promptfoo starts a Python process per assertion call.
 
 from __future__ import annotations
 
-from spade_lsp._promptfoo import check
+from spade_lsp._promptfoo_interop import check
 
 __all__ = ["check"]

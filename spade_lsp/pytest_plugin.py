@@ -1,5 +1,5 @@
 """``pytest --spade``: a repository's own test suite gates its prompts (docs/pytest.md; the hooks are in
-:mod:`spade_lsp._pytest_plugin`).
+:mod:`spade_lsp._pytest_hooks`).
 
 pytest loads this module (entry point ``pytest11``) in every run of an environment where spade-lsp is installed,
 whatever pytest that environment has. The plugin needs pytest 8 (``pytest.StashKey``, ``hookimpl(wrapper=True)``,
@@ -31,7 +31,7 @@ def _pytest_version() -> tuple[int, ...]:
 SUPPORTED: Final = _pytest_version() >= MIN_PYTEST
 
 if SUPPORTED:
-    from spade_lsp._pytest_plugin import (
+    from spade_lsp._pytest_hooks import (
         SpadeCheckItem,
         SpadePromptFile,
         pytest_addoption,

@@ -435,7 +435,7 @@ def _cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     if args.examples is not None or args.promptfoo is not None:  # read and checked (a dry merge) before versions
         from spade_lsp._examples import merge_examples, parse_examples
         from spade_lsp._files import confine_prompt, examples_path
-        from spade_lsp._promptfoo import read_promptfoo_results
+        from spade_lsp._promptfoo_interop import read_promptfoo_results
         from spade_lsp.config import find_workspace_root
 
         confine_prompt(args.workspace or find_workspace_root(args.prompt), args.prompt)  # the file merged into
@@ -522,7 +522,7 @@ def _import_versions(args: argparse.Namespace, out: TextIO) -> None:
 
 
 def _cmd_export(args: argparse.Namespace, out: TextIO) -> int:
-    from spade_lsp._promptfoo import export_promptfoo
+    from spade_lsp._promptfoo_interop import export_promptfoo
 
     with _open_workspace(args, args.prompt) as workspace:
         done = export_promptfoo(

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 import yaml
 
-from spade_lsp._promptfoo import MARKER, nunjucks_template, promptfoo_provider, read_promptfoo_results
+from spade_lsp._promptfoo_interop import MARKER, nunjucks_template, promptfoo_provider, read_promptfoo_results
 from spade_lsp.config import Settings
 from spade_lsp.errors import InputError
 from tests.support.cli import run
