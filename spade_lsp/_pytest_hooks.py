@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Generator, Iterator
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -116,6 +116,14 @@ class _Failed(Exception):
     """An item's failure, shown as its one-line message instead of a traceback."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Run:
+    """One sampling run of a prompt: which (seed, version, model) and the settings its options set."""
+
+    sample: SampleOptions
+    settings: tuple[tuple[str, Any], ...]
+
+
 @dataclass
 class _State:
     """Workspaces open in this session and the runs made, so each prompt is sampled once whatever asks."""
@@ -124,7 +132,7 @@ class _State:
     workspaces: dict[Path, Workspace] = field(default_factory=dict)
     selections: dict[Path, dict[str, list[str]]] = field(default_factory=dict)
     resolved: dict[Path, Settings] = field(default_factory=dict)
-    runs: dict[tuple[Path, SampleOptions], dict[str, Any] | Exception] = field(default_factory=dict)
+    runs: dict[tuple[Path, _Run], dict[str, Any] | Exception] = field(default_factory=dict)
 
     @property
     def enabled(self) -> bool:
@@ -174,32 +182,45 @@ class _State:
             self.selections[root] = found
         return found
 
-    def options(self, **given: Any) -> SampleOptions:
-        """The command line's sampling options, then ``given`` (SampleOptions fields) over them."""
+    def options(self, **given: Any) -> _Run:
+        """The command line's sampling options, then ``given`` over them, read as a ``sample`` job reads its
+        params (``samples``, ``inputs``, ``seed``, ``temperature``, ...; ``version`` and ``model`` choose what
+        is sampled): which run, and the settings the options set."""
+        from spade_lsp.errors import InputError
+        from spade_lsp.jobs import JobParamsError, spec, validate_params
         from spade_lsp.reliability import SampleOptions
 
-        known = {f.name for f in fields(SampleOptions)}
+        known = {*spec("sample").params.model_fields, "version", "model"} - {"settings"}
         unknown = sorted(set(given) - known)
         if unknown:
             raise TypeError(f"spade_check(): unknown option {unknown[0]!r}; known: {', '.join(sorted(known))}")
-        base: dict[str, Any] = {
+
+        base = {
             "inputs": self.config.getoption("spade_inputs"),
             "samples": self.config.getoption("spade_samples"),
             "seed": self.config.getoption("spade_seed"),
         }
-        return SampleOptions(**(base | given))
+        wanted = {key: value for key, value in (base | given).items() if value is not None}
+        which = {key: wanted.pop(key) for key in ("version", "model") if key in wanted}
+        try:
+            params = validate_params("sample", wanted)
+            sample = SampleOptions(seed=wanted.get("seed", 0), **which)
+        except (JobParamsError, InputError) as error:
+            raise TypeError(f"spade_check(): {error}") from None
+        return _Run(sample, tuple(sorted(params.setting_values().items())))
 
-    def run(self, prompt: Path, options: SampleOptions) -> dict[str, Any]:
-        """The prompt's run under ``options``: sampled on the first call, then the same document (or error)."""
+    def run(self, prompt: Path, run: _Run) -> dict[str, Any]:
+        """The prompt's run: sampled on the first call, then the same document (or error)."""
         prompt = prompt.resolve()
-        key = (prompt, options)
+        key = (prompt, run)
         if key not in self.runs:
             from spade_lsp.config import find_workspace_root
             from spade_lsp.reliability import sample_prompt
 
             try:
                 workspace = self.workspace(find_workspace_root(prompt))
-                self.runs[key] = sample_prompt(workspace, prompt, options, settings=self.settings(prompt))
+                settings = self.settings(prompt).merged(dict(run.settings), source=_OVERRIDES_SOURCE)
+                self.runs[key] = sample_prompt(workspace, prompt, run.sample, settings=settings)
             except Exception as error:  # a spade error, or a bug: either way the prompt's other items see it too
                 self.runs[key] = error
         outcome = self.runs[key]
@@ -423,9 +444,10 @@ def _missing(check: str, document: dict[str, Any]) -> str:
 @pytest.fixture
 def spade_check(request: pytest.FixtureRequest) -> Callable[..., dict[str, Any]]:
     """``spade_check(prompt, **options)``: sample ``prompt`` (a path, relative to the rootdir) and return the run's
-    document (``spade sample --json``); ``options`` are SampleOptions fields (samples, inputs, seed, temperature,
-    ...), over the ``--spade-*`` options. The same prompt and options are sampled once a session. With no model
-    configured the test skips; another spade error fails it with its one line."""
+    document (``spade sample --json``); ``options`` are a ``sample`` job's params (samples, inputs, seed,
+    temperature, ...) and ``version`` or ``model``, over the ``--spade-*`` options. The same prompt and options
+    are sampled once a session. With no model configured the test skips; another spade error fails it with its
+    one line."""
     state = _state(request.config)
 
     def check(prompt: str | os.PathLike[str], **options: Any) -> dict[str, Any]:

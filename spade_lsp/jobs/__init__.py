@@ -70,10 +70,11 @@ def run(
     from spade_lsp.config import resolve, resolve_file
 
     found = spec(kind)
+    overrides = {**(params.settings or {}), **params.setting_values()}  # --samples is samples_per_input, ...
     if found.prompt_settings:
-        settings = resolve_file(workspace.root, path, params.settings, overrides_source=overrides_source)
+        settings = resolve_file(workspace.root, path, overrides, overrides_source=overrides_source)
     else:
-        settings = resolve(workspace.root, None, params.settings, overrides_source=overrides_source)
+        settings = resolve(workspace.root, None, overrides, overrides_source=overrides_source)
     return found.execute(JobContext(workspace, path, settings), params, progress)
 
 

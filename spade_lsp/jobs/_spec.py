@@ -64,6 +64,17 @@ class JobParams(BaseModel):
     def check(self) -> None:
         """Checks across fields; raises :class:`InputError` (the message names the param)."""
 
+    def setting_values(self) -> dict[str, Any]:
+        """The settings this job's own params set (those declared with :func:`setting`), by setting name: they
+        join ``settings`` in the one resolution of the job's settings."""
+        values: dict[str, Any] = {}
+        for name, field in type(self).model_fields.items():
+            extra = field.json_schema_extra
+            value = getattr(self, name)
+            if isinstance(extra, dict) and isinstance(extra.get("setting"), str) and value is not None:
+                values[str(extra["setting"])] = value
+        return values
+
     def to_json(self) -> dict[str, Any]:
         """The params as given (what the queue stores)."""
         return self.model_dump(mode="json", exclude_unset=True)
@@ -149,9 +160,13 @@ def choice(*options: str) -> Any:
     return expect(f"one of {', '.join(options)}")
 
 
-def flag() -> Any:
-    """A true-or-false field."""
-    return expect("true or false")
+def flag(*, setting: str | None = None) -> Any:
+    """A true-or-false field; with ``setting``, one that sets that setting for one job (true: the setting's
+    plain form, such as the verifier with its default criteria)."""
+    field: Any = expect("true or false")
+    if setting is not None:
+        field.json_schema_extra["setting"] = setting
+    return field
 
 
 def _expected(model: type[BaseModel], name: str) -> tuple[str | None, bool]:

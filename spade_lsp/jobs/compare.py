@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from spade_lsp._progress import Progress
-from spade_lsp.jobs._spec import JobContext, JobParams, JobSpec, number, setting
+from spade_lsp.jobs._spec import JobContext, JobParams, JobSpec, flag, number, setting
 
 if TYPE_CHECKING:
     from spade_lsp.reliability import CompareOptions
@@ -24,7 +24,7 @@ class CompareParams(JobParams):
     confidence: float | None = setting("confidence")
     effect: float | None = None
     power: float | None = None
-    verify: bool | None = None
+    verify: bool | None = flag(setting="verifier")
 
     def options(self) -> CompareOptions:
         """As the engine's options (:class:`InputError` for combinations it refuses)."""
@@ -39,14 +39,9 @@ class CompareParams(JobParams):
             baseline=self.baseline,
             models=pair(self.models),
             temperatures=pair(self.temperatures),
-            inputs=self.inputs,
-            samples=self.samples,
             seed=self.seed or 0,
-            temperature=self.temperature,
-            confidence=self.confidence,
             effect=0.10 if self.effect is None else self.effect,
             power=0.80 if self.power is None else self.power,
-            verify=self.verify,
         )
 
     def check(self) -> None:

@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 
 class SampleParams(JobParams):
-    """One run's sampling knobs; each but ``seed`` and ``verify`` sets a setting for this run, within its bounds."""
+    """One run's sampling knobs: each but ``seed`` sets a setting for this run, within its bounds, resolved with
+    the job's other settings."""
 
     inputs: int | None = setting("sample_inputs")
     samples: int | None = setting("samples_per_input")
@@ -22,25 +23,13 @@ class SampleParams(JobParams):
     interval: Literal["wilson", "clopper-pearson"] | None = setting("interval")
     confidence: float | None = setting("confidence")
     early_stopping: bool | None = setting("early_stopping")
-    verify: bool | None = flag()  # the verifier's column with its default criteria (the setting takes text too)
+    verify: bool | None = flag(setting="verifier")  # true: the verifier with its default criteria
 
     def options(self) -> SampleOptions:
         from spade_lsp.reliability import SampleOptions
 
-        options: SampleOptions = SampleOptions(
-            inputs=self.inputs,
-            samples=self.samples,
-            seed=self.seed or 0,
-            temperature=self.temperature,
-            early_stopping=self.early_stopping,
-            interval=self.interval,
-            confidence=self.confidence,
-            verify=self.verify,
-        )
+        options: SampleOptions = SampleOptions(seed=self.seed or 0)
         return options
-
-    def check(self) -> None:
-        self.options()  # the engine's own checks (InputError)
 
 
 def run(ctx: JobContext, params: SampleParams, progress: Progress) -> dict[str, Any]:

@@ -45,20 +45,16 @@ class Variant:
 @dataclass(frozen=True, slots=True)
 class CompareOptions:
     """What to compare (at most one of versions, models, temperatures; default: the newest version against the
-    one before it) and how much to sample."""
+    one before it) and the difference to size for. How much to sample is the settings' (``sample_inputs``,
+    ``samples_per_input``, ``temperature``, ``confidence``, ``verifier``)."""
 
     versions: tuple[int, int] | None = None
     baseline: int | None = None  # this version against the newest (``spade check --baseline``)
     models: tuple[str, ...] | None = None
     temperatures: tuple[float, ...] | None = None
-    inputs: int | None = None
-    samples: int | None = None
     seed: int = 0
-    temperature: float | None = None
-    confidence: float | None = None
     effect: float = 0.10
     power: float = 0.80
-    verify: bool | None = None
 
     def __post_init__(self) -> None:
         given = [name for name in ("versions", "baseline", "models", "temperatures") if getattr(self, name) is not None]
@@ -118,18 +114,13 @@ def compare_prompt(
             overall = None if percentage is None else round((100 * k + percentage) / len(variants), 1)
             report(f"{label}: {message}", overall)
 
-        sample = SampleOptions(
-            inputs=options.inputs,
-            samples=options.samples,
-            seed=options.seed,
-            temperature=variant.temperature if variant.temperature is not None else options.temperature,
-            early_stopping=False,  # a paired comparison needs every cell of every variant
-            confidence=options.confidence,
-            verify=options.verify,
-            version=variant.version,
-            model=variant.model,
+        sample = SampleOptions(seed=options.seed, version=variant.version, model=variant.model)
+        # a paired comparison needs every cell of every variant; a temperature variant is sampled at its own
+        variant_settings = settings.merged(
+            {"early_stopping": False, **({} if variant.temperature is None else {"temperature": variant.temperature})},
+            source="the comparison",
         )
-        documents.append(sample_prompt(workspace, prompt, sample, settings=settings, progress=scaled))
+        documents.append(sample_prompt(workspace, prompt, sample, settings=variant_settings, progress=scaled))
     document = compare_documents(kind, variants, documents, options)
     _store(workspace, prompt, kind, document)
     return document

@@ -65,28 +65,16 @@ VERIFIER_COLUMN: Final = "verifier"
 
 @dataclass(frozen=True, slots=True)
 class SampleOptions:
-    """What to sample; None takes the setting (``sample_inputs``, ``samples_per_input``, ...)."""
+    """Which run to make. How much to sample and how to judge it (``sample_inputs``, ``samples_per_input``,
+    ``temperature``, ``early_stopping``, ``interval``, ``confidence``, ``verifier``) are settings: a caller that
+    wants other values resolves them (:func:`spade_lsp.config.resolve_file` with overrides, or
+    :meth:`Settings.merged`), so every entry point sets them the same way."""
 
-    inputs: int | None = None
-    samples: int | None = None
-    seed: int = 0
-    temperature: float | None = None
-    early_stopping: bool | None = None
-    interval: Method | None = None
-    confidence: float | None = None
-    verify: bool | None = None  # add the LLM verifier's column; None takes the setting ``verifier``
+    seed: int = 0  # which inputs are drawn
     version: int | None = None  # sample this recorded version of the template; None: the newest
     model: str | None = None  # another model on the configured endpoint; None: the setting ``model``
 
     def __post_init__(self) -> None:
-        if self.inputs is not None and self.inputs < 1:
-            raise InputError("--inputs must be at least 1")
-        if self.samples is not None and self.samples < 1:
-            raise InputError("--samples must be at least 1")
-        if self.temperature is not None and not 0 <= self.temperature <= 2:
-            raise InputError("--temperature must lie in [0, 2]")
-        if self.confidence is not None and not 0 < self.confidence < 1:
-            raise InputError("--confidence must lie strictly between 0 and 1")
         if self.version is not None and self.version < 1:
             raise InputError("--version must be at least 1")
 
@@ -185,10 +173,9 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions, settings: 
             raise InputError(f"{prompt}: no version {options.version}; it has v1..v{version} (see `spade history`)")
         version, text = options.version, workspace.history.content(recorded[options.version].content_hash)
     parsed = parse_prompt(text, source=str(prompt), kind=prompt_kind(prompt))
-    wanted = options.inputs or settings.sample_inputs
-    examples = draw_examples(prompt, parsed, wanted=wanted, seed=options.seed, warnings=warnings)
+    examples = draw_examples(prompt, parsed, wanted=settings.sample_inputs, seed=options.seed, warnings=warnings)
     validators = _validators(workspace, prompt, module, settings, warnings)
-    verify = bool(settings.verifier) if options.verify is None else options.verify
+    verify = bool(settings.verifier)
     criteria = settings.verifier if isinstance(settings.verifier, str) else None
     fallbacks = Fallbacks()
     if verify and not workspace.has_assistant(settings):
@@ -210,7 +197,7 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions, settings: 
     prompt_id = stored_prompt_id(workspace.store, prompt_key)
     if prompt_id is None:  # synced_head records it
         raise InputError(f"{prompt}: not recorded in the store; save the prompt first")
-    temperature = options.temperature if options.temperature is not None else settings.temperature
+    temperature = settings.temperature
     return _Plan(
         prompt_key=prompt_key,
         prompt_id=prompt_id,
@@ -219,11 +206,11 @@ def _plan(workspace: Workspace, prompt: Path, options: SampleOptions, settings: 
         examples=examples,
         validators=validators,
         module=module,
-        samples=options.samples or settings.samples_per_input,
+        samples=settings.samples_per_input,
         temperature=1.0 if temperature is None else float(temperature),
-        early_stopping=settings.early_stopping if options.early_stopping is None else options.early_stopping,
-        method=options.interval or settings.interval,
-        confidence=options.confidence or settings.confidence,
+        early_stopping=settings.early_stopping,
+        method=settings.interval,
+        confidence=settings.confidence,
         warnings=warnings,
         criteria=criteria,
         verify=verify,

@@ -28,6 +28,7 @@ from spade_lsp.workspace import Workspace
 from tests.support.blurb import SAMPLING_SIDECAR, V3
 from tests.support.floors import at_least, below
 from tests.support.openai_stub import server_process
+from tests.support.sampling import with_knobs
 
 INPUTS, SAMPLES = 100, 100
 REQUESTS = INPUTS * SAMPLES
@@ -62,8 +63,8 @@ def test_10000_requests_through_one_provider_batch(batch_server: str, tmp_path: 
         _import_litellm()  # its import is not part of the run
 
         started = time.perf_counter()
-        options = SampleOptions(inputs=INPUTS, samples=SAMPLES, early_stopping=False)
-        document = sample_prompt(workspace, prompt, options, settings=resolve_file(root, prompt, overrides))
+        knobs = with_knobs(resolve_file(root, prompt, overrides), inputs=INPUTS, samples=SAMPLES, early_stopping=False)
+        document = sample_prompt(workspace, prompt, SampleOptions(), settings=knobs)
         seconds = time.perf_counter() - started
         batch_row = workspace.store.db.execute(
             "SELECT requested, status, submitted_at, updated_at, collected_at FROM llm_batches"

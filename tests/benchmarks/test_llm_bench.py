@@ -20,6 +20,7 @@ from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest
 from spade_lsp.store import Store
 from tests.support.floors import at_most, figure
 from tests.support.openai_stub import stub_process
+from tests.support.sampling import with_knobs
 
 CALLS = 2_000
 LATENCY_S = 0.2
@@ -98,7 +99,8 @@ def test_sampling_2000_outputs_end_to_end(latency_server: str, tmp_path: Path) -
     with Workspace(root, overrides=overrides) as workspace:
         started = time.perf_counter()
         settings = resolve_file(root, prompt, overrides)
-        document = sample_prompt(workspace, prompt, SampleOptions(samples=20, early_stopping=False), settings=settings)
+        knobs = with_knobs(settings, samples=20, early_stopping=False)
+        document = sample_prompt(workspace, prompt, SampleOptions(), settings=knobs)
         seconds = time.perf_counter() - started
     assert document["calls"] == CALLS and document["calls_failed"] == 0
     assert all(v["trials"] == CALLS and v["verdict"] == "pass" for v in document["validators"])

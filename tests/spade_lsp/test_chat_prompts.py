@@ -25,6 +25,7 @@ from spade_lsp.overview import build_overview
 from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
 from spade_lsp.workspace import Workspace
 from tests.support.openai_stub import OpenAIStub, chat_reply
+from tests.support.sampling import with_knobs
 
 # Written from Prompty's public specification (prompty.ai, "Prompty specification"): front matter with name,
 # description, authors, model (api, configuration, parameters), sample and inputs; then role sections.
@@ -294,7 +295,7 @@ def test_sampling_sends_the_messages_as_written_with_the_prompty_model_and_param
         settings = resolve_file(workspace_dir, prompt, overrides)
         with Workspace(workspace_dir, overrides=overrides) as workspace:
             document = sample_prompt(
-                workspace, prompt, SampleOptions(samples=2, early_stopping=False), settings=settings
+                workspace, prompt, SampleOptions(), settings=with_knobs(settings, samples=2, early_stopping=False)
             )
         requests: list[dict[str, Any]] = list(stub.requests)
     assert len(requests) == 4  # two examples (the file's and the Prompty sample) x two samples
@@ -315,7 +316,10 @@ def test_settings_override_the_prompty_model(workspace_dir: Path) -> None:
         overrides = {"model": "openai/other", "api_base": stub.api_base, "classifier": "offline"}
         with Workspace(workspace_dir, overrides=overrides) as workspace:
             sample_prompt(
-                workspace, prompt, SampleOptions(samples=1), settings=resolve_file(workspace_dir, prompt, overrides)
+                workspace,
+                prompt,
+                SampleOptions(),
+                settings=with_knobs(resolve_file(workspace_dir, prompt, overrides), samples=1),
             )
         assert {r["model"] for r in stub.requests} == {"other"}
 
@@ -326,7 +330,10 @@ def test_a_message_list_is_sampled_as_written(workspace_dir: Path) -> None:
         overrides = {"model": "openai/stub", "api_base": stub.api_base, "classifier": "offline"}
         with Workspace(workspace_dir, overrides=overrides) as workspace:
             document = sample_prompt(
-                workspace, prompt, SampleOptions(samples=1), settings=resolve_file(workspace_dir, prompt, overrides)
+                workspace,
+                prompt,
+                SampleOptions(),
+                settings=with_knobs(resolve_file(workspace_dir, prompt, overrides), samples=1),
             )
         [request] = stub.requests
     assert request["messages"] == [
@@ -383,7 +390,10 @@ def test_a_one_message_prompt_sends_what_it_sent_before_chat_prompts(workspace_d
         overrides = {"model": "openai/stub", "api_base": stub.api_base, "classifier": "offline"}
         with Workspace(workspace_dir, overrides=overrides) as workspace:
             sample_prompt(
-                workspace, prompt, SampleOptions(samples=1), settings=resolve_file(workspace_dir, prompt, overrides)
+                workspace,
+                prompt,
+                SampleOptions(),
+                settings=with_knobs(resolve_file(workspace_dir, prompt, overrides), samples=1),
             )
         [request] = stub.requests
     assert request["messages"] == [{"role": "user", "content": "Answer Where is it?\nbriefly."}]

@@ -25,6 +25,7 @@ from spade_lsp.reliability import SampleOptions, sample_prompt
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import CheapEveryFourth, sampling_workspace
 from tests.support.openai_stub import FAULT_KINDS, Faults, OpenAIStub, chat_reply, judge_model, user_text
+from tests.support.sampling import with_knobs
 
 RETRIES = 2
 TIMEOUT_S = 0.5
@@ -186,9 +187,9 @@ def test_sampling_under_a_storm_keeps_what_was_answered_and_reports_the_servers_
             "llm_concurrency": 24,
         }
         with Workspace(workspace_dir, overrides=overrides) as workspace:
-            options = SampleOptions(samples=samples, early_stopping=False)
             settings = resolve_file(workspace_dir, prompt, overrides)
-            document = sample_prompt(workspace, prompt, options, settings=settings)
+            knobs = with_knobs(settings, samples=samples, early_stopping=False)
+            document = sample_prompt(workspace, prompt, SampleOptions(), settings=knobs)
             rows = workspace.store.db.execute(
                 "SELECT output IS NOT NULL, COUNT(*) FROM sample_outputs WHERE run_id = ? GROUP BY 1",
                 [document["run_id"]],

@@ -25,6 +25,7 @@ from tests.spade_lsp.sandbox import _attacks
 from tests.support.blurb import CheapEveryFourth, sampling_workspace
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
 from tests.support.ray_cluster import ray_cluster, require_ray
+from tests.support.sampling import with_knobs
 
 __all__ = ["ray_cluster"]  # the module's cluster fixture
 
@@ -66,7 +67,7 @@ def test_sampling_under_ray_gives_the_local_verdicts_and_outputs(
     from spade_lsp import _ray
 
     monkeypatch.setattr(_ray, "_MIN_CASES", 4)  # the round's cases in several validation tasks, not one
-    options = SampleOptions(samples=8, early_stopping=False, seed=7)
+    options = SampleOptions(seed=7)
     documents, outputs = {}, {}
     for executor in ("local", "ray"):
         root = tmp_path / executor
@@ -74,7 +75,8 @@ def test_sampling_under_ray_gives_the_local_verdicts_and_outputs(
         (root / "spade.toml").write_text("", encoding="utf-8")
         prompt = sampling_workspace(root)
         with OpenAIStub(CheapEveryFourth()) as stub, _workspace(root, stub, executor=executor) as workspace:
-            settings = resolve_file(root, prompt, _overrides(stub, executor=executor))
+            resolved = resolve_file(root, prompt, _overrides(stub, executor=executor))
+            settings = with_knobs(resolved, samples=8, early_stopping=False)
             documents[executor] = sample_prompt(workspace, prompt, options, settings=settings)
             outputs[executor] = _outputs(workspace, documents[executor]["run_id"])
             assert len(stub.requests) == 32

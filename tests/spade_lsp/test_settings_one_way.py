@@ -300,3 +300,31 @@ def test_a_job_param_that_sets_a_setting_refuses_what_the_setting_refuses() -> N
         "nullable": False,
         "setting": "samples_per_input",
     }
+
+
+def test_a_jobs_sampling_knobs_are_settings_resolved_with_the_rest(
+    workspace_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--samples 2`` (a job's ``samples``) and ``samples_per_input`` in the front matter are one setting,
+    resolved once with the others: the job's value beats the front matter's, which beats the files'; what the
+    job does not set keeps the front matter's value."""
+    import dataclasses
+
+    from spade_lsp import jobs
+    from spade_lsp.jobs import sample
+    from spade_lsp.workspace import Workspace
+
+    prompt = sampling_workspace(workspace_dir)
+    prompt.write_text("---\nsamples_per_input: 3\nconfidence: 0.8\n---\n" + V3, encoding="utf-8")
+    (workspace_dir / "spade.toml").write_text("samples_per_input = 7\ninterval = 'clopper-pearson'\n")
+    seen: list[Any] = []
+    fake = dataclasses.replace(sample.SPEC, run=lambda ctx, params, progress: seen.append(ctx.settings) or {})
+    monkeypatch.setattr(sample, "SPEC", fake)
+    with Workspace(workspace_dir) as workspace:
+        jobs.run_here(workspace, "sample", prompt, {"samples": 2, "temperature": 0.3}, lambda m, p: None)
+        jobs.run_here(workspace, "sample", prompt, {}, lambda m, p: None)
+    given, plain = seen
+    assert (given.samples_per_input, given.temperature, given.confidence, given.interval) == (
+        2, 0.3, 0.8, "clopper-pearson"
+    )  # fmt: skip
+    assert (plain.samples_per_input, plain.temperature, plain.confidence) == (3, None, 0.8)

@@ -118,16 +118,21 @@ def _sample_locally(root: Path, prompt: Path, versions: int, out: TextIO) -> int
     if not is_installed():
         out.write(f"\nsampling with the local model skipped: it is not installed; {INSTALL_HINT}\n")
         return 0
-    overrides = {"classifier": "offline", "model": "local", "max_tokens": DEMO_MAX_TOKENS}
+    overrides = {
+        "classifier": "offline",
+        "model": "local",
+        "max_tokens": DEMO_MAX_TOKENS,
+        "sample_inputs": DEMO_INPUTS,
+        "samples_per_input": DEMO_SAMPLES,
+    }
     out.write(f"\nsampling {DEMO_PROMPT} with the local model (SmolLM2-135M-Instruct on llama.cpp):\n")
     try:
         with Workspace(root, overrides=overrides) as workspace:
             settings = resolve_file(root, prompt, overrides, overrides_source="the demo")
-            options = SampleOptions(inputs=DEMO_INPUTS, samples=DEMO_SAMPLES)
-            sampled = sample_prompt(workspace, prompt, options, settings=settings)
+            sampled = sample_prompt(workspace, prompt, SampleOptions(), settings=settings)
             out.write(render_table(sampled))
             out.write(f"\ncomparing v{versions - 1} with v{versions} on the same inputs:\n")
-            compared = CompareOptions(versions=(versions - 1, versions), inputs=DEMO_INPUTS, samples=DEMO_SAMPLES)
+            compared = CompareOptions(versions=(versions - 1, versions))
             out.write(render_comparison(compare_prompt(workspace, prompt, compared, settings=settings)))
     except SpadeError as error:  # the model could not start: the offline part above stands
         out.write(f"sampling with the local model failed: {error}\n")

@@ -27,6 +27,7 @@ from spade_lsp.store import Store
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import EXAMPLES, SAMPLING_SIDECAR, V3, CheapEveryFourth, examples_jsonl
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, user_text
+from tests.support.sampling import with_knobs
 
 Z95 = 1.959963984540054
 
@@ -292,7 +293,9 @@ def test_outputs_of_the_newest_sampling_run_grouped_by_input(workspace_dir: Path
             with pytest.raises(InputError, match=r"run `spade sample .*blurb\.prompt` first"):
                 noise_items(workspace, prompt, source="sampled")
             settings = resolve_file(workspace_dir, prompt, overrides)
-            sample_prompt(workspace, prompt, SampleOptions(samples=4, early_stopping=False), settings=settings)
+            sample_prompt(
+                workspace, prompt, SampleOptions(), settings=with_knobs(settings, samples=4, early_stopping=False)
+            )
             groups = noise_items(workspace, prompt, source="sampled")
             stored = workspace.store.db.execute(
                 "SELECT input, sample, output FROM sample_outputs ORDER BY input, sample"

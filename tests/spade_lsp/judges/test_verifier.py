@@ -21,6 +21,7 @@ from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import sampling_workspace
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
+from tests.support.sampling import with_knobs
 
 
 def _client(stub: OpenAIStub) -> LiteLLMClient:
@@ -267,8 +268,8 @@ def test_sampling_adds_the_verifier_column_judged_in_batches(blurb: Path) -> Non
         given = {**overrides, "api_base": stub.api_base}
         with Workspace(blurb.parent, overrides=given) as workspace:
             settings = resolve_file(blurb.parent, blurb, given)
-            options = SampleOptions(samples=4, early_stopping=False)
-            document = sample_prompt(workspace, blurb, options, settings=settings)
+            knobs = with_knobs(settings, samples=4, early_stopping=False)
+            document = sample_prompt(workspace, blurb, SampleOptions(), settings=knobs)
             results = workspace.store.db.execute(
                 "SELECT input, sample, passed, error FROM sample_results WHERE run_id = ? AND validator = 2",
                 [document["run_id"]],
@@ -296,7 +297,7 @@ def test_sampling_without_the_verifier_is_unchanged(blurb: Path) -> None:
         with Workspace(blurb.parent, overrides=given) as workspace:
             settings = resolve_file(blurb.parent, blurb, given)
             document = sample_prompt(
-                workspace, blurb, SampleOptions(samples=2, early_stopping=False), settings=settings
+                workspace, blurb, SampleOptions(), settings=with_knobs(settings, samples=2, early_stopping=False)
             )
         assert not any(_is_verification(r) for r in stub.requests)
     assert [v["name"] for v in document["validators"]] == ["assert_short", "assert_no_cheap"]

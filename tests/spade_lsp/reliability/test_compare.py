@@ -25,6 +25,7 @@ from spade_lsp.reliability._paired import mcnemar_exact, paired_difference
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import PRICE_SENTENCE, V3, TwoModels, record, sampling_workspace
 from tests.support.openai_stub import OpenAIStub
+from tests.support.sampling import with_knobs
 
 # Four inputs, five samples each. Per-input differences (candidate - baseline): 0, 0.4, 0.4, 0.
 BASELINE = [[1, 1, 1, 1, 1], [1, 1, 0, 0, 0], [1, 0, 0, 0, 0], [1, 1, 1, 0, 0]]
@@ -211,8 +212,9 @@ def test_compare_temperatures_sends_each_and_finds_no_difference_where_there_is_
     prompt = sampling_workspace(workspace_dir)
     _configure(workspace_dir, stub)
     with Workspace(workspace_dir) as workspace:
-        options = CompareOptions(temperatures=(1.0, 0.2), samples=2, inputs=3)
-        document = compare_prompt(workspace, prompt, options, settings=resolve_file(workspace_dir, prompt))
+        options = CompareOptions(temperatures=(1.0, 0.2))
+        settings = with_knobs(resolve_file(workspace_dir, prompt), samples=2, inputs=3)
+        document = compare_prompt(workspace, prompt, options, settings=settings)
     assert [v["label"] for v in document["variants"]] == ["T=1", "T=0.2"]
     assert [v["temperature"] for v in document["variants"]] == [1.0, 0.2]
     assert sorted(r["temperature"] for r in stub.requests) == [0.2] * 6 + [1.0] * 6

@@ -21,6 +21,7 @@ from spade_lsp.reliability._sampling import SampleOptions, latest_document, samp
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import SAMPLING_SIDECAR, V3, CheapEveryFourth, examples_jsonl, sampling_workspace
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply
+from tests.support.sampling import with_knobs
 
 
 @pytest.fixture
@@ -49,11 +50,12 @@ def _sample(
     options: SampleOptions | None = None,
     *,
     progress: Progress | None = None,
+    **knobs: Any,
 ) -> dict[str, Any]:
     """``sample_prompt`` with the prompt's settings resolved once, as the CLI resolves them: the workspace's files,
-    the prompt's front matter, then the stub's overrides."""
+    the prompt's front matter, then the stub's overrides; ``knobs`` as a sample job's params (``samples=4``)."""
     settings = resolve_file(workspace.root, prompt, _overrides(stub) if stub is not None else None)
-    return sample_prompt(workspace, prompt, options, settings=settings, progress=progress)
+    return sample_prompt(workspace, prompt, options, settings=with_knobs(settings, **knobs), progress=progress)
 
 
 def _validator(document: dict[str, Any], name: str) -> dict[str, Any]:
@@ -62,7 +64,7 @@ def _validator(document: dict[str, Any], name: str) -> dict[str, Any]:
 
 def test_many_inputs_many_samples_fill_the_tensor_with_hand_countable_rates(blurb: Path, model: OpenAIStub) -> None:
     with _workspace(blurb.parent, model) as workspace:
-        document = _sample(workspace, blurb, model, SampleOptions(samples=8, early_stopping=False))
+        document = _sample(workspace, blurb, model, samples=8, early_stopping=False)
     assert document["shape"] == "all" and document["inputs"] == ["g1", "g2", "b1", "b2"]
     no_cheap, short = _validator(document, "assert_no_cheap"), _validator(document, "assert_short")
     assert (no_cheap["successes"], no_cheap["trials"]) == (24, 32)  # 2 of every 8 samples per input say cheap
@@ -82,18 +84,18 @@ def test_many_inputs_many_samples_fill_the_tensor_with_hand_countable_rates(blur
 
 def test_the_three_shapes(blurb: Path, model: OpenAIStub) -> None:
     with _workspace(blurb.parent, model) as workspace:
-        rows = _sample(workspace, blurb, model, SampleOptions(samples=1))
-        columns = _sample(workspace, blurb, model, SampleOptions(inputs=1, samples=6, early_stopping=False))
+        rows = _sample(workspace, blurb, model, samples=1)
+        columns = _sample(workspace, blurb, model, inputs=1, samples=6, early_stopping=False)
     assert rows["shape"] == "rows" and len(rows["tensor"]) == 4 and len(rows["tensor"][0]) == 1
     assert columns["shape"] == "columns" and len(columns["inputs"]) == 1 and len(columns["tensor"][0]) == 6
 
 
 def test_reruns_come_from_the_cache_and_reproduce_the_tensor(blurb: Path, model: OpenAIStub) -> None:
-    options = SampleOptions(samples=4, early_stopping=False)
+    knobs = {"samples": 4, "early_stopping": False}
     with _workspace(blurb.parent, model) as workspace:
-        first = _sample(workspace, blurb, model, options)
-        again = _sample(workspace, blurb, model, options)
-        more = _sample(workspace, blurb, model, SampleOptions(samples=6, early_stopping=False))
+        first = _sample(workspace, blurb, model, **knobs)
+        again = _sample(workspace, blurb, model, **knobs)
+        more = _sample(workspace, blurb, model, samples=6, early_stopping=False)
     assert again["tensor"] == first["tensor"]
     assert (again["calls"], again["calls_cached"]) == (0, 16)
     assert (more["calls"], more["calls_cached"]) == (8, 16)  # samples 4 and 5 of each input are new
@@ -110,7 +112,7 @@ def test_early_stopping_decides_each_check_on_the_pooled_samples_and_counts_the_
     (workspace_dir / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
     with OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as stub:  # always passes both
         with _workspace(workspace_dir, stub) as workspace:
-            document = _sample(workspace, prompt, stub, SampleOptions(samples=100))
+            document = _sample(workspace, prompt, stub, samples=100)
         sent = len(stub.requests)
     # With every sample passing, the one-sided mixture decides "above" after 12 pooled passes against 0.5 and 48
     # against 0.9 (test_stats). Rounds hold ceil(2 * 8 / 4) = 4 samples per input (twice the default concurrency
@@ -141,7 +143,7 @@ def test_a_check_with_no_observed_result_does_not_hold_early_stopping_back(works
         OpenAIStub(lambda request: chat_reply("A lovely thing for you.")) as stub,
         _workspace(workspace_dir, stub) as ws,
     ):
-        document = _sample(ws, prompt, stub, SampleOptions(samples=100))
+        document = _sample(ws, prompt, stub, samples=100)
     assert [d["validator"] for d in document["sequential"]] == ["assert_short", "assert_no_cheap"]
     assert document["calls_saved"] == 4 * (100 - 12)  # as without assert_warm
     assert any("did not wait for checks with no observed result: assert_warm" in w for w in document["warnings"])
@@ -151,7 +153,7 @@ def test_early_stopping_keeps_sampling_while_a_check_sits_near_its_minimum(blurb
     # assert_no_cheap passes 3 of every 4 samples of each input: 75% against its 90% minimum is decided "below",
     # but only once enough samples are pooled; assert_short (always passing, minimum 0.5) is decided at once.
     with _workspace(blurb.parent, model) as workspace:
-        document = _sample(workspace, blurb, model, SampleOptions(samples=100))
+        document = _sample(workspace, blurb, model, samples=100)
     decisions = {d["validator"]: d for d in document["sequential"]}
     assert decisions["assert_short"]["decision"] == "above" and decisions["assert_short"]["at_sample"] == 4
     assert decisions["assert_no_cheap"]["decision"] == "below"
@@ -163,7 +165,7 @@ def test_early_stopping_keeps_sampling_while_a_check_sits_near_its_minimum(blurb
 
 def test_the_run_is_stored_round_by_round(blurb: Path, model: OpenAIStub) -> None:
     with _workspace(blurb.parent, model) as workspace:
-        document = _sample(workspace, blurb, model, SampleOptions(samples=4, early_stopping=False))
+        document = _sample(workspace, blurb, model, samples=4, early_stopping=False)
         db = workspace.store.db
         status, inputs, validators = db.execute(
             "SELECT status, inputs, validators FROM sample_runs WHERE id = ?", [document["run_id"]]
@@ -204,7 +206,7 @@ def test_answers_are_validated_and_stored_while_the_rest_are_in_flight(blurb: Pa
 
     with OpenAIStub(script) as stub, _workspace(blurb.parent, stub) as workspace:
         store_path.append(workspace.store.path)
-        document = _sample(workspace, blurb, stub, SampleOptions(samples=80, early_stopping=False))
+        document = _sample(workspace, blurb, stub, samples=80, early_stopping=False)
         outputs = workspace.store.db.execute("SELECT count(*) FROM sample_outputs").fetchone()[0]
     assert seen["stored_while_held"] == 256  # the first chunk, stored before the held answer came back
     assert document["calls"] == 320 and outputs == 320
@@ -224,7 +226,7 @@ def test_a_cancelled_run_keeps_its_rounds_and_says_so(blurb: Path, model: OpenAI
 
     with _workspace(blurb.parent, model) as workspace:
         with pytest.raises(Stop):
-            _sample(workspace, blurb, model, SampleOptions(samples=40, early_stopping=False), progress=progress)
+            _sample(workspace, blurb, model, samples=40, early_stopping=False, progress=progress)
         status, error = workspace.store.db.execute("SELECT status, error FROM sample_runs").fetchone()
         kept = workspace.store.db.execute("SELECT count(*) FROM sample_outputs").fetchone()[0]
     assert status == "failed" and error == "stopped by the user"
@@ -242,7 +244,7 @@ def test_failed_calls_are_counted_and_every_call_failing_is_an_error(blurb: Path
         return error_reply(400, "refused") if n % 5 == 0 else chat_reply("A lovely thing.")
 
     with OpenAIStub(flaky) as stub, _workspace(blurb.parent, stub) as workspace:
-        document = _sample(workspace, blurb, stub, SampleOptions(samples=5, early_stopping=False))
+        document = _sample(workspace, blurb, stub, samples=5, early_stopping=False)
     assert document["calls_failed"] == 4 and any("4 of 20 calls failed" in w for w in document["warnings"])
     assert sum(v["trials"] for v in document["validators"]) == 2 * 16
 
@@ -252,7 +254,7 @@ def test_failed_calls_are_counted_and_every_call_failing_is_an_error(blurb: Path
         _workspace(blurb.parent, stub) as ws,
         pytest.raises(LLMError, match=r"every call failed.*refused"),
     ):
-        _sample(ws, blurb, stub, SampleOptions(samples=2, temperature=0.5))  # not in the cache yet
+        _sample(ws, blurb, stub, samples=2, temperature=0.5)  # not in the cache yet
 
 
 def test_an_empty_answer_is_a_failed_call_that_no_check_sees(blurb: Path) -> None:
@@ -268,7 +270,7 @@ def test_an_empty_answer_is_a_failed_call_that_no_check_sees(blurb: Path) -> Non
         return chat_reply("" if n % 4 == 0 else "A lovely thing.")
 
     with OpenAIStub(sometimes_empty) as stub, _workspace(blurb.parent, stub) as workspace:
-        document = _sample(workspace, blurb, stub, SampleOptions(samples=5, early_stopping=False))
+        document = _sample(workspace, blurb, stub, samples=5, early_stopping=False)
         cached = workspace.store.db.execute("SELECT count(*) FROM llm_cache").fetchone()[0]
     assert document["calls_failed"] == document["calls_empty"] == 5
     assert any("5 answer(s) were empty" in w for w in document["warnings"])
@@ -283,7 +285,7 @@ def test_the_selection_decides_the_validators_and_front_matter_the_minimum(blurb
     )
     with _workspace(blurb.parent, model) as workspace:
         prompt_id = workspace.history.prompt_key(blurb)
-        _sample(workspace, blurb, model, SampleOptions(samples=1))  # records the prompt
+        _sample(workspace, blurb, model, samples=1)  # records the prompt
         with workspace.store.write() as db:
             pid = db.execute("SELECT id FROM prompts WHERE path = ?", [prompt_id]).fetchone()[0]
             db.execute(
@@ -292,7 +294,7 @@ def test_the_selection_decides_the_validators_and_front_matter_the_minimum(blurb
                 "'[\"assert_no_cheap\"]', 'optimal', '[]', 0.0, '2026-01-01')",
                 [pid],
             )
-        document = _sample(workspace, blurb, model, SampleOptions(early_stopping=False))
+        document = _sample(workspace, blurb, model, early_stopping=False)
     [only] = document["validators"]
     assert only["name"] == "assert_no_cheap" and only["minimum"] == 0.6  # from the front matter
     assert document["samples"] == 4  # samples_per_input from the front matter
@@ -311,7 +313,9 @@ def test_the_front_matter_model_is_the_model_sampled(blurb: Path, model: OpenAIS
     assert settings.model == "openai/front-matter-model"
     with Workspace(root) as workspace:
         assert workspace.settings.model == "openai/workspace-model"
-        document = sample_prompt(workspace, blurb, SampleOptions(samples=2, early_stopping=False), settings=settings)
+        document = sample_prompt(
+            workspace, blurb, SampleOptions(), settings=with_knobs(settings, samples=2, early_stopping=False)
+        )
         (stored,) = workspace.store.db.execute("SELECT model FROM sample_runs").fetchone()
     asked = {request["model"] for request in model.requests}
     assert asked == {"front-matter-model"}  # litellm sends the name without its provider prefix
@@ -331,8 +335,8 @@ def test_bad_input_gets_clear_errors(workspace_dir: Path, model: OpenAIStub) -> 
         (workspace_dir / "blurb_assertions.py").write_text("def assert_x(:\n", encoding="utf-8")
         with pytest.raises(InputError, match=r"blurb_assertions\.py"):
             _sample(workspace, prompt, model)
-        with pytest.raises(InputError, match="--samples"):
-            SampleOptions(samples=0)
+        with pytest.raises(InputError, match=r"params\.samples: expected an integer in \[1, 10000\], got 0"):
+            _sample(workspace, prompt, model, samples=0)
     with Workspace(workspace_dir) as workspace:
         (workspace_dir / "blurb_assertions.py").write_text(SAMPLING_SIDECAR, encoding="utf-8")
         with pytest.raises(ModelNotConfiguredError, match=r"\[tool.spade\]"):
@@ -421,10 +425,10 @@ def test_examples_sharing_their_inputs_are_one_input(blurb: Path, model: OpenAIS
     rows = [json.loads(line) for line in examples.read_text(encoding="utf-8").splitlines()]
     twin = {**rows[0], "id": "g1-twin", "output": "another output of the same input", "label": "bad"}
     examples.write_text("".join(json.dumps(row) + "\n" for row in [*rows, twin]), encoding="utf-8")
-    options = SampleOptions(samples=3, early_stopping=False)
+    knobs = {"samples": 3, "early_stopping": False}
     with _workspace(blurb.parent, model) as workspace:
-        first = _sample(workspace, blurb, model, options)
-        again = _sample(workspace, blurb, model, options)
+        first = _sample(workspace, blurb, model, **knobs)
+        again = _sample(workspace, blurb, model, **knobs)
     assert first["inputs"] == ["g1", "g2", "b1", "b2"]  # the twin's requests would be g1's, cached answers shared
     assert any("1 example(s) share their inputs" in w for w in first["warnings"])
     assert again["tensor"] == first["tensor"] and again["calls"] == 0
