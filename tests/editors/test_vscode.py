@@ -377,8 +377,10 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
     # the status bar's picker: spade.toml's model shown; the one typed in becomes the workspace's editor setting
     assert result["modelBefore"].strip() == "openai/good" and result["modelAfter"].strip() == "openai/bad"
     assert json.loads((root / ".vscode" / "settings.json").read_text(encoding="utf-8"))["spade.model"] == "openai/bad"
-    # the outputs grid: v2's sixteen sampled outputs; one that says "cheap", graded bad, joins the examples file
-    assert result["sampledRows"] == 16 and "cheap" in result["cheapText"].lower()
+    # the outputs grid: both sides of the comparison, sixteen sampled outputs of each version, each version a
+    # source to filter by; one that says "cheap", graded bad, joins the examples file
+    assert result["sampledRows"] == 32 and "cheap" in result["cheapText"].lower()
+    assert sorted(source.split(" ")[0] for source in result["sampledSources"]) == ["v1", "v2"]
     assert (
         result["added"].startswith("SPADE: Added sampled-")
         and " as a bad example in blurb.examples.jsonl" in result["added"]

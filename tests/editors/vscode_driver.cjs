@@ -392,13 +392,14 @@ async function compare(page) {
     return undefined;
   });
   const sampledRows = await grid.locator('tr[data-key^="sample:"]').count();
+  const sampledSources = [...new Set(await grid.locator('tr[data-key^="sample:"]').evaluateAll((rows) => rows.map((row) => row.dataset.source)))];
   await grid.locator("#by-check").selectOption({ label: "failing assert_no_cheap" });
   const cheapRow = grid.locator('tr[data-key^="sample:"]:not([hidden])').first();
   const cheapText = await cheapRow.locator("td.text").innerText();
   await cheapRow.locator('button[data-grade="bad"]').click();
   const added = await until("the sampled output added as an example", async () => (await noticesSeen(page)).find((t) => t.includes("as a bad example")));
   await page.screenshot({ path: path.join(shots, "7-graded-output.png") });
-  step("graded output", { sampledRows, cheapText, added });
+  step("graded output", { sampledRows, sampledSources, cheapText, added });
 }
 
 /** Ctrl+. until the quick fix menu shows ``row``: pressed before the server's actions for the line arrived (a
