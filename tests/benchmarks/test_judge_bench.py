@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from spade_lsp.judges._items import JudgeItem
-from spade_lsp.judges._pipeline import Pipeline
+from spade_lsp.judges import JudgeItem, Pipeline
 from spade_lsp.llm import LiteLLMClient
 from spade_lsp.store import Store
 from tests.support.floors import at_most

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from spade_lsp._assertion_jobs import EvalRun, SynthesisResult, evaluate, synthesize
-from spade_lsp.synthesis._offline import OfflineSynthesizer
+from spade_lsp.synthesis import OfflineSynthesizer
 from spade_lsp.taxonomy import DISPLAY_NAMES
 from spade_lsp.workspace import Workspace
 from tests.support.floors import figure

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from spade_lsp.reliability._html import render_html
+from spade_lsp.reliability import render_html
 from tests.spade_lsp.reliability.test_html import large_document
 from tests.support.floors import below
 

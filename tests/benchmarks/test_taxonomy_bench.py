@@ -22,8 +22,7 @@ import time
 import pytest
 
 from spade_lsp._types import ChangeKind, Position, Range, Sentence, SentenceChange
-from spade_lsp.taxonomy import _embed, _features, _model, _offline
-from spade_lsp.taxonomy._offline import OfflineClassifier
+from spade_lsp.taxonomy import OfflineClassifier, _embed, _features, _model, _offline
 from tests.support.floors import below, figure
 
 FLOOR_S = 0.3

@@ -18,8 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from spade_lsp.taxonomy import _train
-from spade_lsp.taxonomy._offline import OfflineClassifier
+from spade_lsp.taxonomy import OfflineClassifier, _train
 from spade_lsp.taxonomy.evaluate import evaluate, texts_from_line
 from tests.support.floors import at_least, figure
 

@@ -22,7 +22,7 @@ from spade_lsp._prompts import (
 from spade_lsp.config import front_matter_settings, prompty_model_settings, resolve_file
 from spade_lsp.errors import ConfigError, PromptFileError
 from spade_lsp.overview import build_overview
-from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
+from spade_lsp.reliability import SampleOptions, sample_prompt
 from spade_lsp.workspace import Workspace
 from tests.support.openai_stub import OpenAIStub, chat_reply
 from tests.support.sampling import with_knobs

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from spade_lsp import examples_path, sidecar_path
 from spade_lsp._examples import load_examples_file, merge_examples, parse_examples, read_examples
-from spade_lsp._files import examples_path, sidecar_path
 from spade_lsp.errors import InputError
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from spade_lsp._files import atomic_write_text
+from spade_lsp import atomic_write_text
 from spade_lsp.errors import DiskFullError
 from spade_lsp.store import Store
 from spade_lsp.workspace import Workspace

@@ -12,7 +12,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from spade_lsp.judges._ask import Answer
+from spade_lsp.judges import Answer
 from spade_lsp.store import Judgement, save_judgements
 from spade_lsp.store import finish_judge_run as finish_run
 from spade_lsp.store import start_judge_run as start_run

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from lsprotocol import types
 
-from spade_lsp._files import MAX_SIDECAR_BYTES
+from spade_lsp import MAX_SIDECAR_BYTES
 from spade_lsp_client import run_job
 from tests.spade_lsp_client.daemons import Daemons, daemons, make_workspace
 

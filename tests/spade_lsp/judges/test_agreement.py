@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from spade_lsp.judges._agreement import agreement, cohen_kappa, positive_rate
+from spade_lsp.judges import agreement, cohen_kappa, positive_rate
 
 Z = 1.959963984540054  # the normal quantile of 0.975
 

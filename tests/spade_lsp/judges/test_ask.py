@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 from spade_lsp.errors import ConfigError
+from spade_lsp.judges import OutOfScale, Scale
 from spade_lsp.judges._ask import RETRY_STRIDE, JudgeClients, Question, answer_schema, ask_many, read_answer
-from spade_lsp.judges._scales import OutOfScale, Scale
 from spade_lsp.llm import LiteLLMClient
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
 

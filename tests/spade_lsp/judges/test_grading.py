@@ -16,7 +16,7 @@ import pytest
 from spade_lsp import cli
 from spade_lsp.config import Settings, resolve_file
 from spade_lsp.errors import InputError
-from spade_lsp.judges._grading import GRADING_SCALE, grade_with_notes, mcnemar_exact, render_grading_report
+from spade_lsp.judges import GRADING_SCALE, grade_with_notes, mcnemar_exact, render_grading_report
 from spade_lsp.store import note_history
 from spade_lsp.workspace import Workspace
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text

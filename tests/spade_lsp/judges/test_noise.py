@@ -16,13 +16,10 @@ import pytest
 
 from spade_lsp.config import resolve_file
 from spade_lsp.errors import InputError
-from spade_lsp.judges._ask import Question, ask_many
-from spade_lsp.judges._items import JudgeItem
+from spade_lsp.judges import JudgeItem, Question, Scale, ask_many
 from spade_lsp.judges._noise import group_by_context, measure_noise, noise_items, noise_report
-from spade_lsp.judges._scales import Scale
 from spade_lsp.llm import LiteLLMClient
-from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
-from spade_lsp.reliability._stats import rate
+from spade_lsp.reliability import SampleOptions, rate, sample_prompt
 from spade_lsp.store import Store
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import EXAMPLES, SAMPLING_SIDECAR, V3, CheapEveryFourth, examples_jsonl

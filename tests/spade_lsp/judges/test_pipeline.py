@@ -15,7 +15,7 @@ import pytest
 
 from spade_lsp.config import resolve_file
 from spade_lsp.errors import ConfigError, InputError
-from spade_lsp.judges._items import JudgeItem
+from spade_lsp.judges import JudgeItem, Scale
 from spade_lsp.judges._pipeline import (
     Pipeline,
     PipelineResult,
@@ -25,7 +25,6 @@ from spade_lsp.judges._pipeline import (
     render_pipeline_report,
     run_pipeline,
 )
-from spade_lsp.judges._scales import Scale
 from spade_lsp.llm import LiteLLMClient
 from tests.support.blurb import V3, examples_jsonl
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, user_text

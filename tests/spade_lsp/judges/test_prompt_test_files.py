@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from spade_lsp.errors import ConfigError
-from spade_lsp.judges._prompt_tests import run_prompt_test
-from spade_lsp.judges._test_files import load_test_file, looks_like_test_file
+from spade_lsp.judges import load_test_file, looks_like_test_file, run_prompt_test
 from spade_lsp.llm import LiteLLMClient
 from spade_lsp.sandbox import SandboxLimits
 from spade_lsp.store import Store

@@ -13,11 +13,17 @@ import pytest
 from spade_lsp import cli
 from spade_lsp.config import resolve_file
 from spade_lsp.errors import LLMError
+from spade_lsp.judges import DEFAULT_CRITERIA, VERDICT_SCHEMA, LLMVerifier, read_verdict
 from spade_lsp.judges._ask import RETRY_STRIDE
-from spade_lsp.judges._verifier import DEFAULT_CRITERIA, VERDICT_SCHEMA, LLMVerifier, read_verdict
 from spade_lsp.llm import LiteLLMClient
-from spade_lsp.reliability._retry import Verdict, llm_generator, retry_until_valid, retry_until_verified
-from spade_lsp.reliability._sampling import SampleOptions, sample_prompt
+from spade_lsp.reliability import (
+    SampleOptions,
+    Verdict,
+    llm_generator,
+    retry_until_valid,
+    retry_until_verified,
+    sample_prompt,
+)
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import sampling_workspace
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text

@@ -14,8 +14,9 @@ import pytest
 from spade_lsp import cli
 from spade_lsp.config import resolve_file
 from spade_lsp.errors import InputError
-from spade_lsp.reliability._compare import CompareOptions, compare_prompt
-from spade_lsp.reliability._compare_render import (
+from spade_lsp.reliability import (
+    CompareOptions,
+    compare_prompt,
     lens_title,
     render_comparison,
     render_comparison_html,

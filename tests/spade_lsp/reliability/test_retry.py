@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from spade_lsp.llm import Completion, LiteLLMClient, cache_key
+from spade_lsp.reliability import Validator
 from spade_lsp.reliability._retry import (
     DEFAULT_FEEDBACK_TEMPLATE,
     Verdict,
@@ -17,7 +18,6 @@ from spade_lsp.reliability._retry import (
     retry_until_valid,
     retry_until_verified,
 )
-from spade_lsp.reliability._validators import Validator
 from spade_lsp.store import Store
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
 

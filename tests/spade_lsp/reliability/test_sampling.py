@@ -17,7 +17,7 @@ from spade_lsp import cli
 from spade_lsp._progress import Progress
 from spade_lsp.config import resolve_file
 from spade_lsp.errors import InputError, LLMError, ModelNotConfiguredError
-from spade_lsp.reliability._sampling import SampleOptions, latest_document, sample_prompt
+from spade_lsp.reliability import SampleOptions, latest_document, sample_prompt
 from spade_lsp.workspace import Workspace
 from tests.support.blurb import SAMPLING_SIDECAR, V3, CheapEveryFourth, examples_jsonl, sampling_workspace
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply

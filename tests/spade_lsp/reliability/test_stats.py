@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import integrate, special, stats
 
-from spade_lsp.reliability._names import METHODS
+from spade_lsp.reliability import METHODS, ValidatorSpec
 from spade_lsp.reliability._stats import (
     SEQUENTIAL_PRIOR_WEIGHT,
     Rate,
@@ -25,7 +25,6 @@ from spade_lsp.reliability._stats import (
     sequential_evidence,
     sequential_threshold,
 )
-from spade_lsp.reliability._validators import ValidatorSpec
 from tests.spade_lsp.reliability.sequential_simulation import design_effects, simulate, verdicts
 
 NaN = math.nan

@@ -10,8 +10,7 @@ import pytest
 
 from spade_lsp.errors import LLMError
 from spade_lsp.llm import LiteLLMClient
-from spade_lsp.selection import AssertionSpec
-from spade_lsp.selection._llm import propose_llm_subsumptions
+from spade_lsp.selection import AssertionSpec, propose_llm_subsumptions
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply
 
 SPECS = (

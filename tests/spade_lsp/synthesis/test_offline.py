@@ -7,8 +7,7 @@ from typing import Any
 import pytest
 
 from spade_lsp import checks
-from spade_lsp.synthesis import Candidate, Instruction, PromptContext, placeholders_of
-from spade_lsp.synthesis._offline import OfflineSynthesizer
+from spade_lsp.synthesis import Candidate, Instruction, OfflineSynthesizer, PromptContext, placeholders_of
 from spade_lsp.taxonomy import COUNT, EXAMPLE_DEMONSTRATION, EXCLUSION, INCLUSION, QUALITATIVE_ASSESSMENT
 
 

@@ -11,8 +11,7 @@ import pytest
 from spade_lsp._deltas import diff_texts
 from spade_lsp._relabel import relabel_prompt
 from spade_lsp.errors import LLMError
-from spade_lsp.taxonomy import CATEGORY_IDS, COUNT, EXCLUSION
-from spade_lsp.taxonomy._llm import LLMClassifier
+from spade_lsp.taxonomy import CATEGORY_IDS, COUNT, EXCLUSION, LLMClassifier
 from spade_lsp.workspace import Workspace
 from tests.support.openai_stub import OpenAIStub, chat_reply
 

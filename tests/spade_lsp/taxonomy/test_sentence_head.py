@@ -16,10 +16,10 @@ from spade_lsp.taxonomy import (
     PROMPT_REPHRASING,
     QUALITATIVE_ASSESSMENT,
     WORKFLOW_DESCRIPTION,
+    OfflineClassifier,
     _train,
 )
 from spade_lsp.taxonomy._cues import CUE_NAMES, cues
-from spade_lsp.taxonomy._offline import OfflineClassifier
 
 CLF = OfflineClassifier()
 

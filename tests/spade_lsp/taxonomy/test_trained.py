@@ -19,11 +19,11 @@ from spade_lsp.taxonomy import (
     PRESENTATION_FORMAT,
     PROMPT_REPHRASING,
     WORKFLOW_DESCRIPTION,
+    OfflineClassifier,
     _train,
 )
 from spade_lsp.taxonomy._features import FEATURE_NAMES
 from spade_lsp.taxonomy._model import MODEL_FILE, shipped_model
-from spade_lsp.taxonomy._offline import OfflineClassifier
 
 ROOT = Path(__file__).resolve().parents[3]
 DEV = ROOT.parent / "shared" / "bench" / "taxonomy" / "dev.jsonl"
