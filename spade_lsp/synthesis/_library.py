@@ -289,30 +289,32 @@ def _ends_with_list_draft() -> Draft:
     )
 
 
-def _invites_contact_draft() -> Draft:
-    return Draft(
-        "invites_contact",
-        INCLUSION,
-        "Invites the reader to get in touch (contact, reach out, get in touch, ...).",
-        f"checks.contains_any(response, {literal(list(CONTACT_PHRASES))})",
-        {"family": "invites_contact", "phrases": list(CONTACT_PHRASES)},
-    )
+def _words_draft(family: str, description: str, phrases: tuple[str, ...]) -> Callable[[], Draft]:
+    """A check that the response says one of ``phrases`` (with their inflections)."""
 
+    def draft() -> Draft:
+        code = f"checks.contains_any(response, {literal(list(phrases))})"
+        return Draft(family, INCLUSION, description, code, {"family": family, "phrases": list(phrases)})
 
-def _call_to_action_draft() -> Draft:
-    return Draft(
-        "call_to_action",
-        INCLUSION,
-        "Asks the reader to act (a call to action: try, sign up, get started, click, ...).",
-        f"checks.contains_any(response, {literal(list(CALL_TO_ACTION_PHRASES))})",
-        {"family": "call_to_action", "phrases": list(CALL_TO_ACTION_PHRASES)},
-    )
+    return draft
 
 
 #: Checks a sentence asks for by its cue words alone: family -> (whether the sentence asks for it, its check).
 #: Both synthesizers read them here: the offline one writes each asked for, the LLM one offers them to the model.
 CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[], Draft]]]] = {
     "ends_with_list": (_asks_to_end_with_list, _ends_with_list_draft),
-    "invites_contact": (_asks_for_contact, _invites_contact_draft),
-    "call_to_action": (_asks_to_act, _call_to_action_draft),
+    "invites_contact": (
+        _asks_for_contact,
+        _words_draft(
+            "invites_contact", "Invites the reader to get in touch (contact, reach out, ...).", CONTACT_PHRASES
+        ),
+    ),
+    "call_to_action": (
+        _asks_to_act,
+        _words_draft(
+            "call_to_action",
+            "Asks the reader to act (a call to action: try, sign up, get started, click, ...).",
+            CALL_TO_ACTION_PHRASES,
+        ),
+    ),
 }
