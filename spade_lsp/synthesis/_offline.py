@@ -25,6 +25,7 @@ import dataclasses
 import json
 import re
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 from typing import Any, Final
 
 from spade_lsp.checks import contains_phrase as checks_contains_phrase
@@ -585,25 +586,16 @@ def _has_section(prompt: str, noun: str) -> bool:
     )  # fmt: skip
 
 
-def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_Draft]:
-    lowered = text.lower()
-    units = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
-    number = vocabulary.number
+_UNIT_ALTERNATION: Final = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
+_STRUCTURAL: Final = "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks"
+
+
+@lru_cache(maxsize=64)
+def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """The count sentences' patterns for a prompt's vocabulary of numbers (its placeholders among them),
+    compiled once: every instruction of the prompt is matched against the same ones."""
+    units = _UNIT_ALTERNATION
     qualifier = r"(?:\s+[a-z\-]+){0,2}?"  # "100 words", "three short bullet points"
-    spans: list[tuple[int, int]] = []
-
-    def fresh(match: re.Match[str]) -> bool:
-        if any(start <= match.start() < end for start, end in spans):
-            return False
-        spans.append(match.span())
-        return True
-
-    structural = "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks"
-    scope = _scope(lowered)
-    each = re.match(r"^(?:each|every)\s+(?:single\s+)?([a-z]+(?: point)?)\b", lowered)
-    leading_per = (each.group(1), PART_KINDS[each.group(1)]) if each and each.group(1) in PART_KINDS else None
-    if leading_per is not None:  # "Each tweet must stay under 40 words": per tweet, not a "tweet" section
-        scope = None
     patterns: list[tuple[str, str]] = [
         ("range", rf"\bbetween\s+({number})\s+and\s+({number}){qualifier}\s+({units})\b"),
         ("range", rf"\b({number})\s*(?:-|–|to)\s*({number}){qualifier}\s+({units})\b"),
@@ -615,12 +607,30 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         (
             "none",
             rf"\b(?:don't|do not|never|avoid)\s+(?:use|include|add|using|including|adding)?\s*(?:any\s+)?"
-            rf"({structural})\b",
+            rf"({_STRUCTURAL})\b",
         ),
         ("exact", rf"\b(?:exactly\s+|only\s+|precisely\s+)?({number}){qualifier}\s+({units})\b"),
     ]
-    for kind, pattern in patterns:
-        for match in re.finditer(pattern, lowered):
+    return tuple((kind, re.compile(pattern)) for kind, pattern in patterns)
+
+
+def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_Draft]:
+    lowered = text.lower()
+    spans: list[tuple[int, int]] = []
+
+    def fresh(match: re.Match[str]) -> bool:
+        if any(start <= match.start() < end for start, end in spans):
+            return False
+        spans.append(match.span())
+        return True
+
+    scope = _scope(lowered)
+    each = re.match(r"^(?:each|every)\s+(?:single\s+)?([a-z]+(?: point)?)\b", lowered)
+    leading_per = (each.group(1), PART_KINDS[each.group(1)]) if each and each.group(1) in PART_KINDS else None
+    if leading_per is not None:  # "Each tweet must stay under 40 words": per tweet, not a "tweet" section
+        scope = None
+    for kind, pattern in _count_patterns(vocabulary.number):
+        for match in pattern.finditer(lowered):
             if not fresh(match):
                 continue
             groups = match.groups()
