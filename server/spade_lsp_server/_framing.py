@@ -1,4 +1,5 @@
-"""The language server's JSON-RPC reader on stdio: framing that survives a broken message.
+"""The language server's JSON-RPC on stdio: a reader whose framing survives a broken message, and a writer
+that never sends part of one.
 
 pygls' own loop (``pygls.io_.run_async``) reads a header line at a time and trusts ``Content-Length``. A length
 that is too small leaves the rest of the body in the stream, where the next ``readline`` swallows it together
@@ -23,6 +24,7 @@ import asyncio
 import json
 import logging
 import re
+import select
 import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -64,6 +66,32 @@ class Fault:
     code: int
     message: str
     id: int | str | None = None
+
+
+class FrameWriter:
+    """Writes every byte of each message, one message at a time. With ``PYTHONUNBUFFERED`` set (editors and
+    containers often set it) stdout is a raw ``FileIO``, whose ``write`` may take only part of a large message
+    when a signal interrupts it (the server stopped and continued, as job control or a debugger does); pygls'
+    writer ignored the count, so the rest of the message was lost and the client read the next one's header
+    inside its body."""
+
+    def __init__(self, stream: BinaryIO) -> None:
+        self._stream = stream
+        self._lock = threading.Lock()
+
+    def write(self, data: bytes) -> None:
+        with self._lock:
+            view = memoryview(data)
+            while view:
+                written = self._stream.write(view)
+                if written is None:  # a non-blocking stream that took nothing: wait until it can take more
+                    select.select([], [self._stream], [])
+                    continue
+                view = view[written:]
+            self._stream.flush()
+
+    def close(self) -> None:
+        self._stream.close()
 
 
 class _Eof(Exception):

@@ -23,7 +23,6 @@ from typing import Any, BinaryIO, Final, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
@@ -194,7 +193,7 @@ class SpadeLanguageServer(LanguageServer):
         from spade_lsp_server import _framing
 
         self._stop_event = threading.Event()
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        self.protocol.set_writer(_framing.FrameWriter(stdout or sys.stdout.buffer))
         try:
             asyncio.run(_framing.serve(self._stop_event, stdin or sys.stdin.buffer, self.protocol))
         except BrokenPipeError:
