@@ -1417,7 +1417,7 @@ def _moved(unit: Sentence, offset: int, lines: int) -> Sentence:
     )
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=8)  # the prompts being edited; each entry keeps a whole prompt's text alive
 def _example_spans(body: str) -> list[tuple[int, int]]:
     """Where the prompt shows an example answer ("Example output:" and what follows): its lines ask nothing."""
     from spade_lsp.synthesis import example_blocks

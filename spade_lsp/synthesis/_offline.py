@@ -993,7 +993,8 @@ def example_blocks(prompt: str) -> list[tuple[int, int]]:
     index = 0
     while index < len(lines):
         line = lines[index]
-        if _EXAMPLE_INTRO.search(line.strip()):
+        # "ample" first: every intro says "example" or "sample", and the editor asks on every edit
+        if "ample" in line.lower() and _EXAMPLE_INTRO.search(line.strip()):
             start = offset + len(line)
             end = start
             j = index + 1
