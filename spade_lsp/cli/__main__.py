@@ -1,6 +1,6 @@
 """``python -m spade_lsp.cli``: the ``spade`` command."""
 
-from spade_lsp.cli import main
+from spade_lsp.cli import run
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    run()

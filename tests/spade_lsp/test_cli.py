@@ -190,6 +190,44 @@ def test_console_script_demo_runs_offline(tmp_path: Path) -> None:
     assert "litellm" not in result.stderr
 
 
+_EXIT_PROBE = """
+import atexit, sys, threading, time
+from spade_lsp import cli
+
+def late_writer():  # a thread still working when the command returns: its output must not be lost
+    time.sleep(0.3)
+    sys.stdout.write("thread finished\\n")
+
+atexit.register(lambda: sys.stdout.write("atexit ran\\n"))
+real_main = cli.main
+def main():
+    threading.Thread(target=late_writer).start()
+    code = real_main()
+    sys.stdout.write("x" * 200_000 + "\\n")  # buffered, not yet written when the process would end
+    return code
+cli.main = main
+sys.argv = ["spade", *sys.argv[1:]]
+cli.run()
+"""
+
+
+def test_the_command_skips_teardown_but_keeps_its_exit_code_output_threads_and_atexit(tmp_path: Path) -> None:
+    """``spade`` ends with ``os._exit`` (an interpreter's teardown cost a second): what exit would still do must
+    happen before it."""
+    missing = tmp_path / "nothing.prompt"
+    result = subprocess.run(
+        [sys.executable, "-c", _EXIT_PROBE, "history", str(missing)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert result.returncode == 2, result.stderr  # a missing prompt: the usage exit code, kept
+    assert "spade: error:" in result.stderr
+    lines = result.stdout.splitlines()  # the thread may finish before the command does: either order
+    assert sorted(lines[:2]) == ["thread finished", "x" * 200_000] and lines[2:] == ["atexit ran"]
+
+
 def test_history_json_and_taxonomy_score_json(
     capsys: pytest.CaptureFixture[str], prompt: Path, shared_bench: Path
 ) -> None:
