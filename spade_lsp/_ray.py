@@ -50,10 +50,13 @@ from spade_lsp.errors import ConfigError, LLMError, ModelNotConfiguredError, Spa
 from spade_lsp.llm import (
     _CACHE_BATCH,
     STRUCTURED_MODES,
+    ClientSpec,
     Completion,
     LiteLLMClient,
     LLMRequest,
     Usage,
+    error_of,
+    error_parts,
 )
 from spade_lsp.store import llm_cache_size, model_responses
 
@@ -345,59 +348,12 @@ class _PermitClient(LiteLLMClient):
 # -- LLM calls ---------------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _ClientSpec:
-    """What a task needs to make its client (the API key included: it reaches the task, never a sandbox worker)."""
-
-    model: str
-    api_base: str | None
-    api_key: str | None
-    timeout_s: float
-    max_retries: int
-    concurrency: int
-    rpm: int | None
-    max_reasks: int
-    max_tokens: int | None
-    parameters: dict[str, Any]
-    endpoint: str
-    mode: tuple[str, str] | None  # the structured mode the driver knows, as the store keeps it
-
-    @classmethod
-    def of(cls, client: LiteLLMClient, mode: tuple[str, str] | None = None) -> _ClientSpec:
-        return cls(
-            client.model,
-            client.api_base,
-            client.api_key,
-            client.timeout_s,
-            client.max_retries,
-            client.concurrency,
-            client.rpm,
-            client.max_reasks,
-            client.max_tokens,
-            dict(client.parameters),
-            client.endpoint,
-            mode,
-        )
-
-    def make(self, actor: Any, snapshot: Mapping[str, str] | None = None) -> _PermitClient:
-        client = _PermitClient(
-            self.model,
-            api_base=self.api_base,
-            api_key=self.api_key,
-            timeout_s=self.timeout_s,
-            max_retries=self.max_retries,
-            concurrency=self.concurrency,
-            rpm=None,  # the actor keeps the rate
-            max_reasks=self.max_reasks,
-            max_tokens=self.max_tokens,
-            parameters=self.parameters,
-            endpoint=self.endpoint,
-        )
-        client.actor, client.snapshot = actor, snapshot
-        client.usage = _SplitUsage()
-        if self.mode is not None:
-            client._capability().load(self.mode)
-        return client
+def _permit_client(spec: ClientSpec, actor: Any, snapshot: Mapping[str, str] | None = None) -> _PermitClient:
+    """A task's client made from the driver's ``spec``: its rate is the actor's, its cache the driver's snapshot."""
+    client = spec.make(_PermitClient, rpm=None)  # the actor keeps the rate
+    client.actor, client.snapshot = actor, snapshot
+    client.usage = _SplitUsage()
+    return client
 
 
 class _SplitUsage(Usage):
@@ -412,7 +368,7 @@ class _SplitUsage(Usage):
         self.failures.add_failure(spent)
 
 
-def _complete_chunk(spec: _ClientSpec, actor: Any, requests: list[LLMRequest], run: str) -> dict[str, Any]:
+def _complete_chunk(spec: ClientSpec, actor: Any, requests: list[LLMRequest], run: str) -> dict[str, Any]:
     """A Ray task: ``requests`` answered on this node. Errors travel as (class name, message, text): some
     :class:`LLMError` subclasses do not survive pickling. When the driver stops the run, the actor refuses the
     task's permits: it sends nothing more and returns what it was answered (what was in flight included: it was
@@ -421,7 +377,7 @@ def _complete_chunk(spec: _ClientSpec, actor: Any, requests: list[LLMRequest], r
     if ray.get(actor.is_stopped.remote(run)):  # started after the stop: nothing was sent
         stopped = ("LLMError", f"{spec.model}: not sent, the run was stopped", None)
         return {"results": [stopped] * len(requests), "failed_spend": Completion("", calls=0, cost=0.0), "learnt": None}
-    client = spec.make(actor)
+    client = _permit_client(spec, actor)
     client.run = run
     answers = client.complete_many(requests)
     results: list[Any] = []
@@ -429,7 +385,7 @@ def _complete_chunk(spec: _ClientSpec, actor: Any, requests: list[LLMRequest], r
         if isinstance(answer, Completion):
             results.append(answer)
         else:
-            results.append((type(answer).__name__, str(answer), getattr(answer, "text", None)))
+            results.append(error_parts(answer))
     capability = client._capability()
     learnt = capability.unsaved() if capability.learnt else None
     spent = client.usage.failures.copy() if isinstance(client.usage, _SplitUsage) else Usage()
@@ -444,14 +400,6 @@ def _complete_chunk(spec: _ClientSpec, actor: Any, requests: list[LLMRequest], r
         downgrades=spent.downgrades,
     )
     return {"results": results, "failed_spend": failed, "learnt": learnt}
-
-
-def _error(name: str, message: str, text: str | None) -> LLMError:
-    from spade_lsp.llm import InvalidAnswerError
-
-    if name == "InvalidAnswerError":
-        return InvalidAnswerError(message, text or "")
-    return LLMError(message)
 
 
 class RayLLMClient(LiteLLMClient):
@@ -501,7 +449,7 @@ class RayLLMClient(LiteLLMClient):
         mode = None
         if capability is not None and capability.settled:
             mode = (STRUCTURED_MODES[capability.mode], capability.reason)
-        spec = ray.put(_ClientSpec.of(self, mode))
+        spec = ray.put(ClientSpec.of(self, mode))
         task = _remote(_complete_chunk, num_cpus=1, max_retries=0)
         size = max(1, min(_MAX_CHUNK, math.ceil(len(pending) / (4 * _cluster_cpus(ray)))))
         run = uuid.uuid4().hex  # the run's stop flag, kept by the permits actor
@@ -550,7 +498,7 @@ class RayLLMClient(LiteLLMClient):
                             self.usage.add(answer)
                             unsaved.append((keys[index], answer.text))
                         else:
-                            result = _error(*answer)
+                            result = error_of(*answer)
                             self.usage.add_failure(payload["failed_spend"] if first_failure else nothing)
                             first_failure = False
                         answered(index, result)
@@ -598,7 +546,7 @@ class _AskSpec:
     """How a validation task answers ``ask_llm``: the assistant's client, made on the task's node, or the reason
     there is none (every question is then a "needs a model" cell, as locally)."""
 
-    client: _ClientSpec | None
+    client: ClientSpec | None
     error: str | None = None
     #: a Ray reference to the cached answers the tasks may need (cache key -> text), or None
     cached: Any = None
@@ -622,7 +570,7 @@ def _validate_chunk(
         from spade_lsp._assertion_jobs import ask_llm_with
 
         snapshot = import_ray().get(ask.cached) if ask.cached is not None else None
-        client = ask.client.make(actor, snapshot)
+        client = _permit_client(ask.client, actor, snapshot)
         ask_llm = ask_llm_with(client)
     elif ask is not None:
         reason = ask.error or "needs a model"
@@ -682,7 +630,7 @@ def _ask_spec(ask_llm: AskLLM | None, module: ModuleSource) -> tuple[_AskSpec | 
     if not isinstance(client, LiteLLMClient):
         raise ConfigError("under the Ray executor ask_llm needs a litellm assistant model")
     actor = permits_actor(client.endpoint, client.model, client.concurrency, client.rpm)
-    return _AskSpec(_ClientSpec.of(client), cached=_snapshot(client)), actor, client
+    return _AskSpec(ClientSpec.of(client), cached=_snapshot(client)), actor, client
 
 
 def run_assertions_ray(

@@ -126,7 +126,13 @@ def make_client(endpoint: Endpoint, settings: Settings, *, store: Store | None =
         parameters=settings.model_parameters if endpoint.role == "pipeline" else None,
         endpoint=LOCAL if endpoint.model == LOCAL else None,  # its port changes at every start
     )
-    return _batch_client(client, settings) if batch else client
+    if batch:
+        return _batch_client(client, settings)
+    if endpoint.role == "pipeline":
+        from spade_lsp._llm_helper import helpers_for
+
+        client.helpers = helpers_for(settings)
+    return client
 
 
 def batched(client: LLMClient, settings: Settings) -> LLMClient:

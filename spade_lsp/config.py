@@ -70,6 +70,14 @@ class Settings(BaseModel):
     llm_timeout_s: float = Field(default=60.0, gt=0, description="timeout of one LLM request")
     llm_max_retries: int = Field(default=3, ge=0, le=20, description="retries on rate limits, 5xx and timeouts")
     llm_concurrency: int = Field(default=8, ge=1, le=256, description="LLM requests in flight at once")
+    llm_processes: int | None = Field(
+        default=None,
+        ge=0,
+        le=16,
+        description="helper processes that send the pipeline's calls while sampling, each with its own litellm "
+        "(whose work per call bounds one process): 0 sends them from spade's own process; None: one per CPU spade "
+        "may use, none on a single CPU",
+    )
     llm_rpm: int | None = Field(default=None, ge=1, description="requests per minute; None: no limit")
     structured_reasks: int = Field(
         default=2, ge=0, le=10, description="times an invalid structured answer is asked again before it fails"
@@ -243,7 +251,7 @@ _HARMLESS: dict[str, frozenset[Any]] = {
 #: Settings no prompt's front matter and no editor setting may set, trusted or not: the sandbox is the user's (or a
 #: trusted workspace file's) to loosen, and where spade runs is not a property of one prompt.
 FILE_ONLY_SETTINGS = frozenset({"sandbox"})
-NOT_FROM_CONTENT = FILE_ONLY_SETTINGS | {"executor", "ray_address"}
+NOT_FROM_CONTENT = FILE_ONLY_SETTINGS | {"executor", "ray_address", "llm_processes"}
 
 
 def setting_default(name: str) -> Any:

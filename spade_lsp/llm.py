@@ -33,12 +33,15 @@ batches (:meth:`complete_many`) share the same limits. The store is only touched
 from __future__ import annotations
 
 import asyncio
+import collections
 import concurrent.futures
 import contextvars
 import copy
 import email.utils
 import functools
 import hashlib
+import importlib
+import itertools
 import json
 import logging
 import math
@@ -46,6 +49,7 @@ import os
 import queue
 import random
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
@@ -57,10 +61,12 @@ from spade_lsp.errors import LLMError
 from spade_lsp.store import StoredCapability, cached_responses, load_capability, save_responses
 
 if TYPE_CHECKING:
+    from spade_lsp._llm_helper import Helper, Helpers
     from spade_lsp.store import Store
 
 __all__ = [
     "STRUCTURED_MODES",
+    "ClientSpec",
     "Completion",
     "EmptyAnswerError",
     "InvalidAnswerError",
@@ -71,6 +77,8 @@ __all__ = [
     "Usage",
     "ask_json",
     "cache_key",
+    "error_of",
+    "error_parts",
     "model_name",
     "parse_json_answer",
 ]
@@ -78,6 +86,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 Message = Mapping[str, str]
 T = TypeVar("T")
+#: batch numbers, by which a helper is told to stop sending one
+_BATCHES: Final = itertools.count(1)
 StructuredMode = Literal["json_schema", "json_object", "prompt"]
 #: How a structured request can be sent, best first (see the module's docstring).
 STRUCTURED_MODES: Final[tuple[StructuredMode, ...]] = ("json_schema", "json_object", "prompt")
@@ -271,12 +281,27 @@ class LLMClient(Protocol):
         ...
 
 
+async def _litellm_imported() -> None:
+    """litellm imported, in a thread when it is not yet: an import takes seconds, and the loop has other senders
+    to run meanwhile (the helpers')."""
+    if "litellm" not in sys.modules:
+        await asyncio.get_running_loop().run_in_executor(None, _import_litellm)
+
+
 def _import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # litellm's default mode loads the first .env file above its install directory into the environment at import
+    # (a checkout holding the virtualenv would choose keys, endpoints and proxies); the environment is the user's
+    os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
     import litellm
 
-    litellm.telemetry = False
-    litellm.suppress_debug_info = True
+    if not getattr(litellm, "_spade_ready", False):
+        litellm.telemetry = False
+        litellm.suppress_debug_info = True
+        # the OpenAI SDK's resources, which litellm's first call of an OpenAI-compatible model imports (about
+        # 0.6 s here): imported with litellm, so no call (and no event loop) waits on them
+        importlib.import_module("openai.resources")
+        litellm._spade_ready = True
     return litellm
 
 
@@ -397,6 +422,16 @@ class _Spent:
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.cost: float | None = 0.0
+
+    @classmethod
+    def of(cls, model: str, completion: Completion) -> _Spent:
+        """What another process reported spending (as a :class:`Completion`)."""
+        spent = cls(model)
+        spent.calls, spent.retries, spent.reasks = completion.calls, completion.retries, completion.reasks
+        spent.downgrades = completion.downgrades
+        spent.prompt_tokens, spent.completion_tokens = completion.prompt_tokens, completion.completion_tokens
+        spent.cost = completion.cost
+        return spent
 
     def text(self, response: Any) -> str:
         """The answer's text, counted as a call with its tokens and cost."""
@@ -600,6 +635,8 @@ class LiteLLMClient:
         # whose port changes at every start (the embedded local model)
         self.endpoint = endpoint if endpoint is not None else (api_base or "")
         self.usage = Usage()
+        #: the processes that send its plain batches (``llm_processes``; the pipeline's client only)
+        self.helpers: Helpers | None = None
         self._shared = _Limits(concurrency, rpm)
         self._capabilities = _Capabilities()
         self._random = random.Random()
@@ -757,15 +794,77 @@ class LiteLLMClient:
         put on ``arrivals`` as it comes: an answer, or the exception that ended that request."""
 
         async def one(index: int) -> None:
-            try:
-                outcome: Completion | BaseException = await self._acall(requests[index], stop)
-            except asyncio.CancelledError:
-                raise
-            except BaseException as error:  # handed to the caller, which knows what each one means
-                outcome = error
-            arrivals.put((index, outcome))
+            arrivals.put((index, await self._outcome(requests[index], stop)))
 
-        await asyncio.gather(*(one(index) for index in indices))
+        helpers = self._helpers_for([requests[index] for index in indices])
+        if not helpers:
+            await asyncio.gather(*(one(index) for index in indices))
+            return
+        # One queue of work for every helper's senders; a sender starts when its helper has imported litellm, so
+        # a helper started late (for a large batch) takes work only once it can send it. Should every helper
+        # exit, the rest is sent from here.
+        work = collections.deque(indices)
+        batch, spec = next(_BATCHES), ClientSpec.of(self)
+
+        async def there(helper: Helper) -> None:
+            from spade_lsp._llm_helper import HelperGone
+
+            try:
+                client = helper.client(spec) if await asyncio.wrap_future(helper.ready) else None
+            except HelperGone:
+                client = None
+            while work and client is not None and helper.alive:
+                index = work.popleft()
+                arrivals.put((index, await self._outcome_there(helper, client, batch, requests[index], stop)))
+            if work and not any(other.alive for other in helpers):
+                await _litellm_imported()
+                while work:
+                    await one(work.popleft())
+
+        try:
+            await asyncio.gather(*(there(helper) for helper in helpers for _ in range(self.concurrency)))
+        finally:
+            if stop.is_set() or work:  # stopped, or cancelled: the helpers retry nothing more of this batch
+                for helper in helpers:
+                    helper.stop(batch)
+
+    async def _outcome(self, request: LLMRequest, stop: threading.Event) -> Completion | BaseException:
+        try:
+            return await self._acall(request, stop)
+        except asyncio.CancelledError:
+            raise
+        except BaseException as error:  # handed to the caller, which knows what each one means
+            return error
+
+    async def _outcome_there(
+        self, helper: Helper, client: int, batch: int, request: LLMRequest, stop: threading.Event
+    ) -> Completion | BaseException:
+        """``request`` sent by ``helper`` under one of this client's permits; sent from here instead when the
+        helper exits or fails before it answers."""
+        from spade_lsp._llm_helper import HelperGone
+
+        semaphore, _ = self._limits()
+        async with semaphore:
+            if stop.is_set():
+                return _Failure(LLMError(f"{self.model}: not sent, the run was stopped"), _Spent(self.model))
+            try:
+                answer = await helper.call(client, request, batch)
+            except HelperGone as gone:
+                log.warning("%s; its request is sent from this process", gone)
+                answer = ("fault", str(gone))
+        if isinstance(answer, Completion):
+            return answer
+        if answer[0] == "failure":
+            _, parts, spent = answer
+            return _Failure(error_of(*parts), _Spent.of(self.model, spent))
+        await _litellm_imported()
+        return await self._outcome(request, stop)
+
+    def _helpers_for(self, requests: Sequence[LLMRequest]) -> list[Helper]:
+        """The helpers that may send ``requests``: plain ones, from a client whose rate is not limited here."""
+        if self.helpers is None or self.rpm is not None or any(r.response_schema is not None for r in requests):
+            return []
+        return self.helpers.for_batch(len(requests), self.concurrency)
 
     async def _acall(self, request: LLMRequest, stop: threading.Event) -> Completion:
         if request.response_schema is not None:
@@ -953,6 +1052,78 @@ class LiteLLMClient:
         if learnt is not None and capability is not None:
             with capability.lock:
                 capability.stored = learnt[0]
+
+
+C = TypeVar("C", bound=LiteLLMClient)
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSpec:
+    """What another of spade's processes (a Ray task, the LLM helper) needs to make a store-less copy of a client.
+    The API key is part of it: it reaches those processes, never a sandbox worker."""
+
+    model: str
+    api_base: str | None
+    api_key: str | None
+    timeout_s: float
+    max_retries: int
+    concurrency: int
+    rpm: int | None
+    max_reasks: int
+    max_tokens: int | None
+    parameters: dict[str, Any]
+    endpoint: str
+    mode: tuple[str, str] | None  # the structured mode the client knows, as the store keeps it
+
+    @classmethod
+    def of(cls, client: LiteLLMClient, mode: tuple[str, str] | None = None) -> ClientSpec:
+        return cls(
+            client.model,
+            client.api_base,
+            client.api_key,
+            client.timeout_s,
+            client.max_retries,
+            client.concurrency,
+            client.rpm,
+            client.max_reasks,
+            client.max_tokens,
+            dict(client.parameters),
+            client.endpoint,
+            mode,
+        )
+
+    def make(self, kind: type[C], *, rpm: int | None) -> C:
+        client = kind(
+            self.model,
+            api_base=self.api_base,
+            api_key=self.api_key,
+            timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+            concurrency=self.concurrency,
+            rpm=rpm,
+            max_reasks=self.max_reasks,
+            max_tokens=self.max_tokens,
+            parameters=self.parameters,
+            endpoint=self.endpoint,
+        )
+        if self.mode is not None:
+            client._capability().load(self.mode)
+        return client
+
+
+def error_of(name: str, message: str, text: str | None) -> LLMError:
+    """An :class:`LLMError` sent from another process as (class name, message, text): some subclasses do not
+    survive pickling, so they travel as their parts."""
+    if name == "InvalidAnswerError":
+        return InvalidAnswerError(message, text or "")
+    if name == "EmptyAnswerError":
+        return EmptyAnswerError(message)
+    return LLMError(message)
+
+
+def error_parts(error: LLMError) -> tuple[str, str, str | None]:
+    """``error`` as :func:`error_of` takes it."""
+    return type(error).__name__, str(error), getattr(error, "text", None)
 
 
 def _retry_after(error: Exception) -> float | None:

@@ -150,6 +150,9 @@ def _job(
     document = in_daemon(args, params)
     if document is not None:
         return document
+    from spade_lsp._llm_helper import start_early
+
+    start_early()  # its litellm import runs on another core while the workspace and settings are read
     with open_workspace(args, args.prompt) as workspace:
         return run_here(workspace, kind, args.prompt, params, _progress_line, overrides=overrides)
 

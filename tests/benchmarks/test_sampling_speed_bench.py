@@ -82,10 +82,11 @@ def _timed(argv: list[str], cwd: Path, env: dict[str, str], out: Path) -> tuple[
     return Measured(seconds, usage.ru_utime + usage.ru_stime), text
 
 
-def _spade(tmp: Path, api_base: str, inputs: int, samples: int, concurrency: int) -> Measured:
-    root = tmp / f"spade-{inputs}x{samples}"
+def _spade(tmp: Path, api_base: str, inputs: int, samples: int, concurrency: int, processes: int = 2) -> Measured:
+    root = tmp / f"spade-{inputs}x{samples}-{processes}"
     root.mkdir()
-    (root / "spade.toml").write_text(f'classifier = "offline"\nllm_concurrency = {concurrency}\n', encoding="utf-8")
+    settings = f'classifier = "offline"\nllm_concurrency = {concurrency}\nllm_processes = {processes}\n'
+    (root / "spade.toml").write_text(settings, encoding="utf-8")
     prompt = root / "blurb.prompt"
     prompt.write_text(f"Write a short blurb for {{product}}. Keep it under {WORDS} words.\n", encoding="utf-8")
     rows = (json.dumps({"id": f"p{i}", "inputs": {"product": f"gadget {i}"}}) for i in range(inputs))
@@ -98,7 +99,7 @@ def _spade(tmp: Path, api_base: str, inputs: int, samples: int, concurrency: int
     env = {**os.environ, "OPENAI_API_KEY": "k", "XDG_CONFIG_HOME": str(tmp / "config")}
     argv = [sys.executable, "-m", "spade_lsp.cli", "sample", str(prompt), "--inputs", str(inputs)]
     argv += ["--samples", str(samples), "--no-early-stop", "--model", "openai/stub", "--api-base", api_base, "--json"]
-    measured, text = _timed(argv, root, env, tmp / f"spade-{inputs}x{samples}.json")
+    measured, text = _timed(argv, root, env, tmp / f"spade-{inputs}x{samples}-{processes}.json")
     document = json.loads(text)
     assert document["calls"] == inputs * samples and document["calls_failed"] == 0
     assert [v["trials"] for v in document["validators"]] == [inputs * samples]

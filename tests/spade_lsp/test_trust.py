@@ -14,7 +14,10 @@ loopback server, a canary read from outside the workspace, the sandbox the store
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -274,3 +277,35 @@ def test_a_trusted_only_setting_of_any_type_is_ignored_not_a_traceback(
     assert "ignored model (spade.toml), sandbox (spade.toml)" in err
     settings = resolve_file(prompt.parent, prompt)
     assert (settings.model, settings.sandbox) == (None, "kernel")
+
+
+_IMPORT = """
+import os, sys
+if sys.argv[1] == "spade":
+    from spade_lsp.llm import _import_litellm
+    _import_litellm()
+else:
+    import litellm
+print(os.environ.get("SPADE_DOTENV_CANARY", "absent"))
+"""
+
+
+def test_importing_litellm_through_spade_loads_no_dotenv_file_of_the_workspace(tmp_path: Path) -> None:
+    """litellm's import, in its default mode, loads a ``.env`` file into the process's environment (where keys,
+    endpoints and proxies are read): the current directory's under a debugger, a REPL or ``python -c``, else the
+    first one above litellm's own directory. Through spade it loads none: a cloned repository's ``.env`` must not
+    decide where a key goes."""
+    (tmp_path / ".env").write_text("SPADE_DOTENV_CANARY=loaded\n", encoding="utf-8")
+    environment = {k: v for k, v in os.environ.items() if k not in ("LITELLM_MODE", "SPADE_DOTENV_CANARY")}
+    read = {
+        how: subprocess.run(
+            [sys.executable, "-c", _IMPORT, how],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=environment,
+            cwd=tmp_path,
+        ).stdout.strip()
+        for how in ("plain", "spade")
+    }
+    assert read == {"plain": "loaded", "spade": "absent"}

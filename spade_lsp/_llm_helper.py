@@ -1,0 +1,289 @@
+"""The LLM helper processes (``llm_processes``): the pipeline's plain calls sent from processes on every core.
+
+litellm's own work per call (a few milliseconds of CPU here) bounds what one process can send, so while sampling
+the pipeline's client hands its plain requests to helper processes, one per usable CPU by default, and keeps its
+own process free for what only it does: the cache (read before and written after, as without helpers), the
+usage totals, validation in the sandbox and the store. The first helper is started as soon as a command knows
+it will sample (:func:`start_early`), so its ``import litellm`` (seconds) runs on another core while the command
+reads its settings, history and examples; the others start when a batch is larger than can be in flight at once.
+
+The limits stay here: a call a helper sends holds one of this client's concurrency permits for as long as it
+runs, so ``llm_concurrency`` bounds every process together. Helpers take only plain requests from clients without
+an ``llm_rpm`` (a structured request negotiates a format whose state is this process's; a rate limit is kept here).
+
+A helper is spade's own code, not a sandbox: it gets the client's key over its stdin, as a Ray task does, and the
+environment this process has when it hands over a batch (litellm reads provider keys from it). It ignores Ctrl+C
+(the command stops its runs) and exits when its stdin closes, which happens when this process exits or is
+killed. A request whose helper died is sent from this process instead (it may have reached the server once).
+Messages are length-prefixed pickles between this process and the child it started.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import contextlib
+import itertools
+import logging
+import os
+import pickle
+import signal
+import struct
+import subprocess
+import sys
+import threading
+from typing import IO, TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from spade_lsp.config import Settings
+    from spade_lsp.llm import ClientSpec, Completion, LLMRequest
+
+__all__ = ["Helper", "HelperGone", "Helpers", "helpers_for", "start_early", "usable_cpus"]
+
+log = logging.getLogger(__name__)
+_HEADER: Final = struct.Struct(">I")
+#: the helpers of this process, started once and shared by every client (one per other core used)
+_helpers: list[Helper] = []
+_guard = threading.Lock()
+
+
+class HelperGone(Exception):
+    """The helper process exited before it answered (the request may have been sent)."""
+
+
+def _write(stream: IO[bytes], message: object) -> None:
+    payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.write(_HEADER.pack(len(payload)) + payload)
+    stream.flush()
+
+
+def _read(stream: IO[bytes]) -> Any:
+    """The next message, or None at the end of the stream."""
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None
+    (size,) = _HEADER.unpack(header)
+    payload = stream.read(size)
+    if len(payload) < size:
+        return None
+    return pickle.loads(payload)
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class Helper:
+    """One helper process, seen from the process that started it. :meth:`call` runs on the LLM layer's event
+    loop; answers come back on a reader thread and are handed to that loop."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "spade_lsp._llm_helper"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+        )
+        self._ids = itertools.count(1)
+        self._clients: dict[bytes, int] = {}
+        self._environment: dict[str, str] | None = None
+        self._waiting: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
+        self._lock = threading.Lock()  # writes come from the loop and from a stopping caller's thread
+        #: true once the helper has imported litellm, false if it exited first
+        self.ready: concurrent.futures.Future[bool] = concurrent.futures.Future()
+        self.alive = True
+        threading.Thread(target=self._read_answers, name="spade-llm-helper", daemon=True).start()
+
+    def _read_answers(self) -> None:
+        assert self.process.stdout is not None
+        while (message := _read(self.process.stdout)) is not None:
+            if message[0] == "ready":
+                self.ready.set_result(True)
+                continue
+            _, call, payload = message
+            with self._lock:
+                waiting = self._waiting.pop(call, None)
+            if waiting is not None:
+                loop, future = waiting
+                loop.call_soon_threadsafe(_settle, future, payload)
+        with self._lock:
+            self.alive = False
+            gone, self._waiting = self._waiting, {}
+        if not self.ready.done():
+            self.ready.set_result(False)
+        for loop, future in gone.values():
+            loop.call_soon_threadsafe(_settle, future, HelperGone(f"the LLM helper exited ({self.process.poll()})"))
+
+    def _send(self, message: object) -> None:
+        assert self.process.stdin is not None
+        with self._lock:
+            if not self.alive:
+                raise HelperGone("the LLM helper has exited")
+            try:
+                _write(self.process.stdin, message)
+            except (BrokenPipeError, ValueError) as error:
+                self.alive = False
+                raise HelperGone(f"the LLM helper has exited: {error}") from None
+
+    def client(self, spec: ClientSpec) -> int:
+        """The number the helper knows a client made from ``spec`` by (made there the first time), with this
+        process's environment as it is now."""
+        environment = dict(os.environ)
+        if environment != self._environment:
+            self._send(("environ", environment))
+            self._environment = environment
+        key = pickle.dumps(spec)
+        number = self._clients.get(key)
+        if number is None:
+            number = self._clients[key] = next(self._ids)
+            self._send(("client", number, spec))
+        return number
+
+    async def call(self, client: int, request: LLMRequest, batch: int) -> Completion | tuple[Any, ...]:
+        """``request`` sent by the helper with its ``client``: its :class:`Completion`, a failure as ("failure",
+        error parts, what it spent), or ("fault", why) when the helper itself failed. Raises :class:`HelperGone`
+        if the helper exits first."""
+        call = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        with self._lock:
+            self._waiting[call] = (asyncio.get_running_loop(), future)
+        try:
+            self._send(("call", call, client, batch, request))
+            return await future  # type: ignore[no-any-return]
+        finally:
+            with self._lock:
+                self._waiting.pop(call, None)
+
+    def stop(self, batch: int) -> None:
+        """The helper sends nothing more for ``batch`` (calls in flight finish; retries are not made)."""
+        with contextlib.suppress(HelperGone):
+            self._send(("stop", batch))
+
+
+def _stop_all() -> None:
+    """At exit: the helpers are killed and reaped (their answers would have no one to go to), so that none is
+    left behind and their CPU time counts as this process's children's."""
+    with _guard:
+        helpers, _helpers[:] = _helpers[:], []
+    for helper in helpers:
+        with contextlib.suppress(OSError):
+            helper.process.kill()
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            helper.process.wait(timeout=5)
+
+
+atexit.register(_stop_all)
+
+
+class Helpers:
+    """The helpers a pipeline client hands its batches to (``llm_processes`` of them at most)."""
+
+    def __init__(self, wanted: int) -> None:
+        self.wanted = wanted
+
+    def for_batch(self, size: int, concurrency: int) -> list[Helper]:
+        """The live helpers for a batch of ``size`` requests: one for a batch that can be in flight at once, all
+        that are wanted for a larger one (its calls then keep every core busy); started where missing."""
+        with _guard:
+            _helpers[:] = [helper for helper in _helpers if helper.alive]
+            while len(_helpers) < (self.wanted if size > concurrency else min(1, self.wanted)):
+                _helpers.append(Helper())
+            return _helpers[: self.wanted]
+
+
+def _settle(future: asyncio.Future[Any], payload: Any) -> None:
+    if future.done():
+        return
+    if isinstance(payload, BaseException):
+        future.set_exception(payload)
+    else:
+        future.set_result(payload)
+
+
+def wanted(settings: Settings) -> int:
+    """How many helpers ``llm_processes`` asks for here: none with one usable CPU unless set."""
+    if settings.llm_processes is not None:
+        return settings.llm_processes
+    cpus = usable_cpus()
+    return cpus if cpus > 1 else 0
+
+
+def start_early() -> None:
+    """Start this process's first helper now, before the command knows its settings: its import of litellm then
+    overlaps the command's own start. Does nothing with one usable CPU or when one runs already; a helper the
+    settings then do not ask for exits with this process."""
+    if usable_cpus() < 2:
+        return
+    with _guard:
+        if not any(helper.alive for helper in _helpers):
+            _helpers[:] = [Helper()]
+
+
+def helpers_for(settings: Settings) -> Helpers | None:
+    """The helpers of a pipeline client under ``settings``, or None when its calls are sent from this process."""
+    count = wanted(settings)
+    return Helpers(count) if count > 0 else None
+
+
+# -- the helper process -------------------------------------------------------------------------------------------
+
+
+def _serve() -> None:
+    """The helper: litellm imported first (the parent is still starting), then calls as they come."""
+    from spade_lsp.llm import LiteLLMClient, _DispatchExecutor, _Failure, _import_litellm, error_parts
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C reaches the whole group: the parent stops its runs
+    _import_litellm()
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    sys.stdout = sys.stderr  # nothing printed by a library may land among the answers
+    _write(stdout, ("ready",))
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    loop.set_default_executor(_DispatchExecutor(thread_name_prefix="spade-llm-step"))
+    clients: dict[int, LiteLLMClient] = {}
+    stops: dict[int, threading.Event] = {}
+    running: set[asyncio.Task[None]] = set()
+
+    async def answer(call: int, client: LiteLLMClient, request: LLMRequest, stop: threading.Event) -> None:
+        payload: Any
+        try:
+            payload = await client._acall(request, stop)
+        except _Failure as failure:
+            payload = ("failure", error_parts(failure.error), failure.spent.completion(""))
+        except Exception as error:  # a fault of this process, not of the call: the parent sends it itself
+            payload = ("fault", f"{type(error).__name__}: {error}")
+        _write(stdout, ("done", call, payload))
+
+    def received(message: tuple[Any, ...]) -> None:
+        if message[0] == "environ":
+            os.environ.clear()
+            os.environ.update(message[1])
+        elif message[0] == "client":
+            _, number, spec = message
+            clients[number] = spec.make(LiteLLMClient, rpm=None)  # the parent keeps the limits
+        elif message[0] == "call":
+            _, call, number, batch, request = message
+            task = loop.create_task(answer(call, clients[number], request, stops.setdefault(batch, threading.Event())))
+            running.add(task)  # the loop keeps only a weak reference to a task
+            task.add_done_callback(running.discard)
+        elif message[0] == "stop":
+            stops.setdefault(message[1], threading.Event()).set()
+
+    def read() -> None:
+        while (message := _read(stdin)) is not None:
+            loop.call_soon_threadsafe(received, message)
+        loop.call_soon_threadsafe(loop.stop)
+
+    threading.Thread(target=read, name="spade-llm-helper-read", daemon=True).start()
+    loop.run_forever()
+    os._exit(0)  # the parent is gone: calls still in flight have no one to answer
+
+
+if __name__ == "__main__":
+    _serve()

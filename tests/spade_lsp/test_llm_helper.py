@@ -1,0 +1,153 @@
+"""The LLM helper processes: a pipeline client's plain batches sent from other processes, through the real litellm
+client against a scripted server on loopback, with the same answers, totals, cache and limits as from here."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from spade_lsp import _llm_helper
+from spade_lsp._roles import assistant_endpoint, make_client, pipeline_endpoint
+from spade_lsp.config import Settings
+from spade_lsp.errors import LLMError
+from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest
+from spade_lsp.store import Store
+from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, user_text
+
+pytestmark = pytest.mark.skipif(_llm_helper.usable_cpus() < 2, reason="helpers need a second CPU")
+
+
+class InFlight:
+    """An echo model that answers after ``delay_s`` and records the most requests it held at once."""
+
+    def __init__(self, delay_s: float, on_request: Any = None) -> None:
+        self.delay_s = delay_s
+        self.now = self.most = 0
+        self.lock = threading.Lock()
+        self.on_request = on_request
+
+    def __call__(self, request: dict[str, Any]) -> Reply:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+        if self.on_request is not None:
+            self.on_request(request)
+
+        def done() -> bool:
+            with self.lock:
+                self.now -= 1
+            return True
+
+        reply = chat_reply(f"echo: {user_text(request)}", prompt_tokens=3, completion_tokens=2, delay_s=self.delay_s)
+        reply.until = done
+        return reply
+
+
+def _requests(count: int) -> list[LLMRequest]:
+    return [LLMRequest([{"role": "user", "content": f"item {i}"}], None, 1.0, 0) for i in range(count)]
+
+
+def _client(stub: OpenAIStub, helpers: int, store: Store | None = None, **kwargs: Any) -> LiteLLMClient:
+    client = LiteLLMClient("openai/stub", store=store, api_base=stub.api_base, api_key="sk-test", **kwargs)
+    client.helpers = _llm_helper.Helpers(helpers) if helpers else None
+    return client
+
+
+def test_a_batch_sent_by_helpers_is_answered_counted_cached_and_limited_as_from_here(workspace_dir: Path) -> None:
+    model = InFlight(0.05)
+    with OpenAIStub(model) as stub, Store.open(workspace_dir) as store:
+        client = _client(stub, 2, store, concurrency=4)
+        answers = client.complete_many(_requests(40))  # more than can be in flight: both helpers take part
+        assert [a.text for a in answers if isinstance(a, Completion)] == [f"echo: item {i}" for i in range(40)]
+        assert (client.usage.calls, client.usage.prompt_tokens, client.usage.completion_tokens) == (40, 120, 80)
+        assert model.most <= 4, f"{model.most} requests in flight with llm_concurrency 4"
+        assert len([h for h in _llm_helper._helpers if h.alive]) >= 2
+        again = _client(stub, 2, store, concurrency=4).complete_many(_requests(40))  # cached by this process
+        assert all(isinstance(a, Completion) and a.cached for a in again) and len(stub.requests) == 40
+        here = _client(stub, 0, None, concurrency=4)
+        assert [a.text for a in here.complete_many(_requests(40)) if isinstance(a, Completion)] == [
+            a.text for a in answers if isinstance(a, Completion)
+        ]
+        assert here.usage.to_json() == {**client.usage.to_json()}
+
+
+_SMALL_BATCH = """
+import sys
+from spade_lsp import _llm_helper
+from spade_lsp.llm import LiteLLMClient, LLMRequest
+_llm_helper.start_early()
+client = LiteLLMClient("openai/stub", api_base=sys.argv[1], api_key="sk-test", concurrency=8)
+client.helpers = _llm_helper.Helpers(2)
+[answer] = client.complete_many([LLMRequest([{"role": "user", "content": "one"}], None, 1.0, 0)])
+print(answer.text, "litellm" in sys.modules, sum(h.alive for h in _llm_helper._helpers))
+"""
+
+
+def test_a_small_batch_goes_to_the_early_helper_and_this_process_never_imports_litellm() -> None:
+    with OpenAIStub(lambda request: chat_reply(f"echo: {user_text(request)}")) as stub:
+        result = subprocess.run(
+            [sys.executable, "-c", _SMALL_BATCH, stub.api_base], capture_output=True, text=True, timeout=120
+        )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["echo:", "one", "False", "1"]  # one helper: the batch fits in flight
+
+
+def test_requests_of_a_helper_killed_mid_batch_are_sent_from_here() -> None:
+    killed = threading.Event()
+
+    def kill_the_helper(request: dict[str, Any]) -> None:
+        if user_text(request) == "item 5" and not killed.is_set():
+            killed.set()
+            for helper in _llm_helper._helpers:
+                os.kill(helper.process.pid, signal.SIGKILL)
+
+    with OpenAIStub(InFlight(0.2, kill_the_helper)) as stub:
+        client = _client(stub, 1, concurrency=4)
+        answers = client.complete_many(_requests(12))
+    assert killed.is_set()
+    assert [a.text for a in answers if isinstance(a, Completion)] == [f"echo: item {i}" for i in range(12)]
+    assert client.usage.failed == 0 and client.usage.calls == 12
+    sent = [user_text(r) for r in stub.requests]
+    assert set(sent) == {f"item {i}" for i in range(12)}  # requests the helper had in flight were sent again
+
+
+def test_a_helper_reads_provider_keys_from_the_environment_this_process_has_at_the_batch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _llm_helper.start_early()  # started before the key is set, as a command starts it before reading settings
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-set-later")
+    with OpenAIStub(lambda request: chat_reply("ok")) as stub:
+        client = LiteLLMClient("openai/stub", api_base=stub.api_base, api_key=None, concurrency=2)
+        client.helpers = _llm_helper.Helpers(1)
+        [answer] = client.complete_many(_requests(1))
+    assert isinstance(answer, Completion) and answer.text == "ok"
+    assert stub.headers[0].get("Authorization") == "Bearer sk-set-later"
+
+
+def test_a_stopped_batch_sends_nothing_more_from_its_helpers() -> None:
+    with OpenAIStub(InFlight(0.2)) as stub:
+        client = _client(stub, 2, concurrency=4)
+        answers = client.complete_many(_requests(60), should_stop=lambda: True)
+    sent = len(stub.requests)
+    assert sent <= 2 * 4, f"{sent} requests sent after the run was stopped at its first answer"
+    stopped = [a for a in answers if isinstance(a, LLMError)]
+    assert len(stopped) == 60 - sent and all("not sent" in str(a) for a in stopped)
+
+
+def test_only_the_pipelines_plain_client_gets_helpers_and_llm_processes_0_keeps_its_calls_here() -> None:
+    settings = Settings(model="openai/stub", api_base="http://127.0.0.1:9/v1", assistant_model="openai/judge")
+    pipeline = make_client(pipeline_endpoint(settings), settings)
+    assert pipeline.helpers is not None and pipeline.helpers.wanted == _llm_helper.usable_cpus()
+    assert make_client(assistant_endpoint(settings), settings).helpers is None
+    alone = settings.merged({"llm_processes": 0}, source="a test")
+    assert make_client(pipeline_endpoint(alone), alone).helpers is None
+    limited = settings.merged({"llm_rpm": 60}, source="a test")
+    rated = make_client(pipeline_endpoint(limited), limited)
+    assert rated._helpers_for(_requests(3)) == []  # a rate limit is kept in this process
