@@ -26,6 +26,7 @@ import concurrent.futures
 import contextlib
 import itertools
 import logging
+import math
 import os
 import pickle
 import signal
@@ -43,6 +44,9 @@ __all__ = ["Helper", "HelperGone", "Helpers", "helpers_for", "start_early", "usa
 
 log = logging.getLogger(__name__)
 _HEADER: Final = struct.Struct(">I")
+#: requests in flight one helper is given before another is started (at 100 ms a call, one helper sent about 250
+#: calls a second here before its CPU ran out: 25 in flight)
+_IN_FLIGHT_PER_HELPER: Final = 24
 #: the helpers of this process, started once and shared by every client (one per other core used)
 _helpers: list[Helper] = []
 _guard = threading.Lock()
@@ -188,11 +192,13 @@ class Helpers:
         self.wanted = wanted
 
     def for_batch(self, size: int, concurrency: int) -> list[Helper]:
-        """The live helpers for a batch of ``size`` requests: one for a batch that can be in flight at once, all
-        that are wanted for a larger one (its calls then keep every core busy); started where missing."""
+        """The live helpers for a batch of ``size`` requests, started where missing: one for a batch that can be
+        in flight at once; for a larger one, one per ``_IN_FLIGHT_PER_HELPER`` requests in flight (one helper
+        keeps up with fewer, and another would only spend seconds of CPU importing litellm)."""
+        needed = 1 if size <= concurrency else math.ceil(concurrency / _IN_FLIGHT_PER_HELPER)
         with _guard:
             _helpers[:] = [helper for helper in _helpers if helper.alive]
-            while len(_helpers) < (self.wanted if size > concurrency else min(1, self.wanted)):
+            while len(_helpers) < min(needed, self.wanted):
                 _helpers.append(Helper())
             return _helpers[: self.wanted]
 

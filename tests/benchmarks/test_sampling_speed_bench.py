@@ -11,9 +11,12 @@ Rows (issue 34):
 
 Each command is a fresh process (`spade sample --no-early-stop` with `llm_concurrency = C`, every output checked
 by a word-count assertion in the sandbox; `promptfoo eval --repeat M -j C --no-cache` with a JavaScript word-count
-assertion). CPU is the process's own plus its waited-for children (the sandbox workers; promptfoo's workers), from
-``wait4``. "litellm alone" is ``litellm.acompletion`` C at a time on one event loop in a fresh process, after its
-import: the share of the CPU per call that is litellm's own, which spade's LLM layer sits on.
+assertion). CPU is the process's own plus its waited-for children (the sandbox workers, spade's LLM helpers;
+promptfoo's workers), from ``wait4``. "litellm alone" is ``litellm.acompletion`` C at a time on one event loop in
+a fresh process, after its import: the share of the CPU per call that is litellm's own, which spade's LLM layer
+sits on. spade sends its calls from a helper per CPU by default; the 4,000-call row also runs it with
+``llm_processes = 0`` (every call from its own process). The cold-start row also times litellm's own cold start
+(a process that imports it and makes one call): spade's cannot be shorter.
 
 Reproduce: ``.venv/bin/pytest -q -s tests/benchmarks/test_sampling_speed_bench.py -p no:cacheprovider``
 (promptfoo from ``make promptfoo``; without it the benchmark is skipped, under CI it fails).
@@ -126,6 +129,21 @@ def _promptfoo(tmp: Path, api_base: str, inputs: int, samples: int, concurrency:
     return measured
 
 
+_COLD_LITELLM = """
+import asyncio, os, sys
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import litellm
+asyncio.run(litellm.acompletion(model="openai/stub", api_base=sys.argv[1], api_key="k", temperature=1.0,
+                                messages=[{"role": "user", "content": "Write a short blurb for one."}]))
+"""
+
+
+def _litellm_cold(tmp: Path, api_base: str) -> Measured:
+    """litellm's own cold start: a fresh process that imports it and makes one call."""
+    measured, _ = _timed([sys.executable, "-c", _COLD_LITELLM, api_base], ROOT, dict(os.environ), tmp / "cold.txt")
+    return measured
+
+
 def _litellm_alone(tmp: Path, api_base: str, calls: int, concurrency: int) -> Measured:
     argv = [sys.executable, "-c", _BARE_LITELLM, api_base, str(calls), str(concurrency)]
     _, text = _timed(argv, ROOT, dict(os.environ), tmp / f"litellm-{calls}.txt")
@@ -133,17 +151,28 @@ def _litellm_alone(tmp: Path, api_base: str, calls: int, concurrency: int) -> Me
     return Measured(seconds, cpu)
 
 
-def _row(tmp: Path, name: str, latency: float, inputs: int, samples: int, concurrency: int) -> dict[str, float]:
+def _row(
+    tmp: Path, name: str, latency: float, inputs: int, samples: int, concurrency: int, *, one_process: bool = False
+) -> dict[str, float]:
+    """One row, every command against the same server in one run; ``one_process`` adds spade with its calls sent
+    from its own process (``llm_processes = 0``), to show what the helpers bring."""
     calls = inputs * samples
     ideal = calls * latency / concurrency
     with stub_process(latency) as api_base:
         spade = _spade(tmp, api_base, inputs, samples, concurrency)
+        alone_spade = _spade(tmp, api_base, inputs, samples, concurrency, processes=0) if one_process else None
         promptfoo = _promptfoo(tmp, api_base, inputs, samples, concurrency)
         alone = _litellm_alone(tmp, api_base, calls, concurrency)
     print(f"\n{name}: ideal {ideal:.2f} s")
-    for who, measured in (("spade sample", spade), ("promptfoo", promptfoo), ("litellm alone", alone)):
+    rows = [("spade sample", spade), ("spade, 1 process", alone_spade), ("promptfoo", promptfoo)]
+    for who, measured in [*rows, ("litellm alone", alone)]:
+        if measured is None:
+            continue
         ratio, per_call = measured.seconds / ideal, 1000 * measured.cpu_s / calls
-        print(f"  {who:14} {measured.seconds:6.2f} s {ratio:5.2f}x ideal {per_call:6.2f} ms CPU/call")
+        print(f"  {who:16} {measured.seconds:6.2f} s {ratio:5.2f}x ideal {per_call:6.2f} ms CPU/call")
+    if alone_spade is not None:
+        figure(f"{name}_spade_one_process_s", alone_spade.seconds, "s")
+        figure(f"{name}_spade_one_process_cpu_per_call_ms", 1000 * alone_spade.cpu_s / calls, "ms")
     figure(f"{name}_spade_s", spade.seconds, "s")
     figure(f"{name}_spade_cpu_per_call_ms", 1000 * spade.cpu_s / calls, "ms")
     figure(f"{name}_litellm_alone_cpu_per_call_ms", 1000 * alone.cpu_s / calls, "ms")
@@ -156,7 +185,7 @@ def _row(tmp: Path, name: str, latency: float, inputs: int, samples: int, concur
 @pytest.mark.timeout(1800)
 def test_4000_calls_at_100ms_and_concurrency_64(tmp_path: Path) -> None:
     require_promptfoo()
-    row = _row(tmp_path, "4000_calls_100ms_c64", 0.1, 200, 20, 64)
+    row = _row(tmp_path, "4000_calls_100ms_c64", 0.1, 200, 20, 64, one_process=True)
     at_most("4000_calls_100ms_c64_spade_over_ideal", row["over_ideal"], 2.0, "x")
     at_least("4000_calls_100ms_c64_speedup_over_promptfoo", row["speedup"], 1.5, "x")
 
@@ -174,6 +203,8 @@ def test_one_call_from_a_cold_start(tmp_path: Path) -> None:
     with stub_process(0.1) as api_base:
         spade = _spade(tmp_path, api_base, 1, 1, 1)
         promptfoo = _promptfoo(tmp_path, api_base, 1, 1, 1)
+        litellm = _litellm_cold(tmp_path, api_base)
     at_most("one_call_cold_start_spade_s", spade.seconds, 3.5, "s")
     figure("one_call_cold_start_spade_cpu_s", spade.cpu_s, "s")
     figure("one_call_cold_start_promptfoo_s", promptfoo.seconds, "s")
+    figure("one_call_cold_start_litellm_alone_s", litellm.seconds, "s")  # import litellm, one call: the ceiling

@@ -63,19 +63,19 @@ def _client(stub: OpenAIStub, helpers: int, store: Store | None = None, **kwargs
 def test_a_batch_sent_by_helpers_is_answered_counted_cached_and_limited_as_from_here(workspace_dir: Path) -> None:
     model = InFlight(0.05)
     with OpenAIStub(model) as stub, Store.open(workspace_dir) as store:
-        client = _client(stub, 2, store, concurrency=4)
-        answers = client.complete_many(_requests(40))  # more than can be in flight: both helpers take part
-        assert [a.text for a in answers if isinstance(a, Completion)] == [f"echo: item {i}" for i in range(40)]
-        assert (client.usage.calls, client.usage.prompt_tokens, client.usage.completion_tokens) == (40, 120, 80)
-        assert model.most <= 4, f"{model.most} requests in flight with llm_concurrency 4"
+        client = _client(stub, 2, store, concurrency=30)
+        answers = client.complete_many(_requests(90))  # more than can be in flight, 30 at once: two helpers
+        assert [a.text for a in answers if isinstance(a, Completion)] == [f"echo: item {i}" for i in range(90)]
+        assert (client.usage.calls, client.usage.prompt_tokens, client.usage.completion_tokens) == (90, 270, 180)
+        assert model.most <= 30, f"{model.most} requests in flight with llm_concurrency 30"
         assert len([h for h in _llm_helper._helpers if h.alive]) >= 2
-        again = _client(stub, 2, store, concurrency=4).complete_many(_requests(40))  # cached by this process
-        assert all(isinstance(a, Completion) and a.cached for a in again) and len(stub.requests) == 40
-        here = _client(stub, 0, None, concurrency=4)
-        assert [a.text for a in here.complete_many(_requests(40)) if isinstance(a, Completion)] == [
+        again = _client(stub, 2, store, concurrency=30).complete_many(_requests(90))  # cached by this process
+        assert all(isinstance(a, Completion) and a.cached for a in again) and len(stub.requests) == 90
+        here = _client(stub, 0, None, concurrency=30)
+        assert [a.text for a in here.complete_many(_requests(90)) if isinstance(a, Completion)] == [
             a.text for a in answers if isinstance(a, Completion)
         ]
-        assert here.usage.to_json() == {**client.usage.to_json()}
+        assert here.usage.to_json() == client.usage.to_json()
 
 
 _SMALL_BATCH = """
