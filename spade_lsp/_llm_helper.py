@@ -4,7 +4,7 @@ litellm's own work per call (a few milliseconds of CPU here) bounds what one pro
 the pipeline's client hands its plain requests to helper processes, one per usable CPU by default, and keeps its
 own process free for what only it does: the cache (read before and written after, as without helpers), the
 usage totals, validation in the sandbox and the store. The first helper is started as soon as a command knows
-it will sample (:func:`start_early`), so its ``import litellm`` (seconds) runs on another core while the command
+it will sample (:func:`start_early`), so its import of litellm (seconds) runs on another core while the command
 reads its settings, history and examples; the others start when a batch is larger than can be in flight at once.
 
 The limits stay here: a call a helper sends holds one of this client's concurrency permits for as long as it

@@ -1074,6 +1074,9 @@ class ClientSpec:
     parameters: dict[str, Any]
     endpoint: str
     mode: tuple[str, str] | None  # the structured mode the client knows, as the store keeps it
+    backoff_s: float
+    backoff_max_s: float
+    max_retry_after_s: float
 
     @classmethod
     def of(cls, client: LiteLLMClient, mode: tuple[str, str] | None = None) -> ClientSpec:
@@ -1090,6 +1093,9 @@ class ClientSpec:
             dict(client.parameters),
             client.endpoint,
             mode,
+            client.backoff_s,
+            client.backoff_max_s,
+            client.max_retry_after_s,
         )
 
     def make(self, kind: type[C], *, rpm: int | None) -> C:
@@ -1105,6 +1111,9 @@ class ClientSpec:
             max_tokens=self.max_tokens,
             parameters=self.parameters,
             endpoint=self.endpoint,
+            backoff_s=self.backoff_s,
+            backoff_max_s=self.backoff_max_s,
+            max_retry_after_s=self.max_retry_after_s,
         )
         if self.mode is not None:
             client._capability().load(self.mode)

@@ -3,6 +3,7 @@ client against a scripted server on loopback, with the same answers, totals, cac
 
 from __future__ import annotations
 
+import itertools
 import os
 import signal
 import subprocess
@@ -151,3 +152,17 @@ def test_only_the_pipelines_plain_client_gets_helpers_and_llm_processes_0_keeps_
     limited = settings.merged({"llm_rpm": 60}, source="a test")
     rated = make_client(pipeline_endpoint(limited), limited)
     assert rated._helpers_for(_requests(3)) == []  # a rate limit is kept in this process
+
+
+def test_a_helper_retries_with_this_clients_backoff_and_its_retries_are_counted_here() -> None:
+    from tests.support.openai_stub import Faults
+
+    faults = Faults(lambda request: chat_reply("late but fine"), lambda key, attempt: "500" if attempt < 2 else None)
+    with OpenAIStub(faults) as stub:
+        client = _client(stub, 1, concurrency=2, backoff_s=0.01, backoff_max_s=0.02)
+        [answer] = client.complete_many(_requests(1))
+    assert isinstance(answer, Completion) and answer.text == "late but fine"
+    assert faults.attempts("item 0") == ["500", "500", "ok"] and client.usage.retries == 2
+    arrivals = [at for _, at in faults.sent["item 0"]]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
+    assert max(gaps) < 0.2, f"retried after {gaps} s: not this client's backoff (0.01-0.02 s; the default is 0.5 s)"
