@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from spade_lsp.config import Settings
     from spade_lsp.llm import ClientSpec, Completion, LLMRequest
 
-__all__ = ["Helper", "HelperGone", "Helpers", "helpers_for", "start_early", "usable_cpus"]
+__all__ = ["Helper", "HelperGone", "Helpers", "helpers_for", "release_unused", "start_early", "usable_cpus"]
 
 log = logging.getLogger(__name__)
 _HEADER: Final = struct.Struct(">I")
@@ -135,6 +135,11 @@ class Helper:
                 self.alive = False
                 raise HelperGone(f"the LLM helper has exited: {error}") from None
 
+    @property
+    def used(self) -> bool:
+        """Whether a client has been made in it."""
+        return bool(self._clients)
+
     def client(self, spec: ClientSpec) -> int:
         """The number the helper knows a client made from ``spec`` by (made there the first time), with this
         process's environment as it is now."""
@@ -170,11 +175,9 @@ class Helper:
             self._send(("stop", batch))
 
 
-def _stop_all() -> None:
-    """At exit: the helpers are killed and reaped (their answers would have no one to go to), so that none is
-    left behind and their CPU time counts as this process's children's."""
-    with _guard:
-        helpers, _helpers[:] = _helpers[:], []
+def _stop(helpers: list[Helper]) -> None:
+    """``helpers`` killed and reaped: none is left behind, and their CPU time counts as this process's children's.
+    A call one of them had in flight is sent from this process instead."""
     for helper in helpers:
         with contextlib.suppress(OSError):
             helper.process.kill()
@@ -182,7 +185,24 @@ def _stop_all() -> None:
             helper.process.wait(timeout=5)
 
 
+def _stop_all() -> None:
+    """At exit: every helper (their answers would have no one to go to)."""
+    with _guard:
+        helpers, _helpers[:] = _helpers[:], []
+    _stop(helpers)
+
+
 atexit.register(_stop_all)
+
+
+def release_unused() -> None:
+    """Stop the helpers no client has used yet: a command whose settings send the pipeline's calls elsewhere
+    (``llm_processes = 0``, the Ray executor, a provider batch) had one started early, which would otherwise spend
+    seconds of CPU importing litellm for nothing."""
+    with _guard:
+        unused = [helper for helper in _helpers if not helper.used]
+        _helpers[:] = [helper for helper in _helpers if helper.used]
+    _stop(unused)
 
 
 class Helpers:
@@ -232,9 +252,13 @@ def start_early() -> None:
 
 
 def helpers_for(settings: Settings) -> Helpers | None:
-    """The helpers of a pipeline client under ``settings``, or None when its calls are sent from this process."""
+    """The helpers of a pipeline client under ``settings``, or None when its calls are sent from this process
+    (any helper started early and never used is then stopped)."""
     count = wanted(settings)
-    return Helpers(count) if count > 0 else None
+    if count == 0:
+        release_unused()
+        return None
+    return Helpers(count)
 
 
 # -- the helper process -------------------------------------------------------------------------------------------

@@ -91,6 +91,10 @@ def make_client(endpoint: Endpoint, settings: Settings, *, store: Store | None =
     batch = settings.batch and endpoint.role == "pipeline"  # the assistant's own work stays synchronous
     if batch and endpoint.model == LOCAL:  # refused before its server is started
         raise ConfigError(_NO_LOCAL_BATCH)
+    if endpoint.role == "pipeline" and (batch or settings.executor == "ray"):
+        from spade_lsp._llm_helper import release_unused
+
+        release_unused()  # the calls go to Ray tasks or the provider's batch API
     # Ray takes the pipeline's calls (sampling): the assistant's own work stays in this process; with batch the
     # provider takes the calls and Ray only validates
     if settings.executor == "ray" and endpoint.role == "pipeline" and not batch:

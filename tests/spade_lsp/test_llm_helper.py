@@ -147,8 +147,13 @@ def test_only_the_pipelines_plain_client_gets_helpers_and_llm_processes_0_keeps_
     pipeline = make_client(pipeline_endpoint(settings), settings)
     assert pipeline.helpers is not None and pipeline.helpers.wanted == _llm_helper.usable_cpus()
     assert make_client(assistant_endpoint(settings), settings).helpers is None
+    _llm_helper._stop_all()  # none left from earlier tests: start_early starts one only when none runs
+    _llm_helper.start_early()  # as `spade sample` does before it reads its settings
+    [early] = [helper for helper in _llm_helper._helpers if not helper.used]
     alone = settings.merged({"llm_processes": 0}, source="a test")
     assert make_client(pipeline_endpoint(alone), alone).helpers is None
+    assert early.process.wait(timeout=10) is not None  # stopped: it would only have imported litellm for nothing
+    assert all(helper.used for helper in _llm_helper._helpers)
     limited = settings.merged({"llm_rpm": 60}, source="a test")
     rated = make_client(pipeline_endpoint(limited), limited)
     assert rated._helpers_for(_requests(3)) == []  # a rate limit is kept in this process
