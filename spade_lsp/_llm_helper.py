@@ -14,8 +14,9 @@ an ``llm_rpm`` (a structured request negotiates a format whose state is this pro
 A helper is spade's own code, not a sandbox: it gets the client's key over its stdin, as a Ray task does, and the
 environment this process has when it hands over a batch (litellm reads provider keys from it). It ignores Ctrl+C
 (the command stops its runs) and exits when its stdin closes, which happens when this process exits or is
-killed. A request whose helper died is sent from this process instead (it may have reached the server once).
-Messages are length-prefixed pickles between this process and the child it started.
+killed, or after five minutes with nothing to send (a daemon keeps no idle litellm of a few hundred MB). A request
+whose helper died is sent from this process instead (it may have reached the server once). Messages are
+length-prefixed pickles between this process and the child it started.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from typing import IO, TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
@@ -47,6 +49,9 @@ _HEADER: Final = struct.Struct(">I")
 #: requests in flight one helper is given before another is started (at 100 ms a call, one helper sent about 250
 #: calls a second here before its CPU ran out: 25 in flight)
 _IN_FLIGHT_PER_HELPER: Final = 24
+#: a helper with nothing to send for this long exits (each holds a litellm, a few hundred MB, and a daemon may
+#: sample once an hour); the next batch starts another
+_IDLE_EXIT_S = 300.0
 #: the helpers of this process, started once and shared by every client (one per other core used)
 _helpers: list[Helper] = []
 _guard = threading.Lock()
@@ -88,7 +93,7 @@ class Helper:
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "spade_lsp._llm_helper"],
+            [sys.executable, "-m", "spade_lsp._llm_helper", str(_IDLE_EXIT_S)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -264,8 +269,9 @@ def helpers_for(settings: Settings) -> Helpers | None:
 # -- the helper process -------------------------------------------------------------------------------------------
 
 
-def _serve() -> None:
-    """The helper: litellm imported first (the parent is still starting), then calls as they come."""
+def _serve(idle_exit_s: float) -> None:
+    """The helper: litellm imported first (the parent is still starting), then calls as they come, until its
+    stdin closes or it has had nothing to do for ``idle_exit_s``."""
     from spade_lsp.llm import LiteLLMClient, _DispatchExecutor, _Failure, _import_litellm, error_parts
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C reaches the whole group: the parent stops its runs
@@ -279,6 +285,7 @@ def _serve() -> None:
     clients: dict[int, LiteLLMClient] = {}
     stops: dict[int, threading.Event] = {}
     running: set[asyncio.Task[None]] = set()
+    active = [time.monotonic()]  # when a message or an answer last came
 
     async def answer(call: int, client: LiteLLMClient, request: LLMRequest, stop: threading.Event) -> None:
         payload: Any
@@ -289,8 +296,10 @@ def _serve() -> None:
         except Exception as error:  # a fault of this process, not of the call: the parent sends it itself
             payload = ("fault", f"{type(error).__name__}: {error}")
         _write(stdout, ("done", call, payload))
+        active[0] = time.monotonic()
 
     def received(message: tuple[Any, ...]) -> None:
+        active[0] = time.monotonic()
         if message[0] == "environ":
             os.environ.clear()
             os.environ.update(message[1])
@@ -310,10 +319,17 @@ def _serve() -> None:
             loop.call_soon_threadsafe(received, message)
         loop.call_soon_threadsafe(loop.stop)
 
+    def idle() -> None:
+        if not running and time.monotonic() - active[0] >= idle_exit_s:
+            loop.stop()  # the parent sees the end of its stream and sends from elsewhere
+        else:
+            loop.call_later(min(idle_exit_s, 30.0), idle)
+
     threading.Thread(target=read, name="spade-llm-helper-read", daemon=True).start()
+    loop.call_later(idle_exit_s, idle)
     loop.run_forever()
     os._exit(0)  # the parent is gone: calls still in flight have no one to answer
 
 
 if __name__ == "__main__":
-    _serve()
+    _serve(float(sys.argv[1]))

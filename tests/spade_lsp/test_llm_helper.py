@@ -171,3 +171,16 @@ def test_a_helper_retries_with_this_clients_backoff_and_its_retries_are_counted_
     arrivals = [at for _, at in faults.sent["item 0"]]
     gaps = [later - earlier for earlier, later in itertools.pairwise(arrivals)]
     assert max(gaps) < 0.2, f"retried after {gaps} s: not this client's backoff (0.01-0.02 s; the default is 0.5 s)"
+
+
+def test_an_idle_helper_exits_and_the_next_batch_starts_another(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_llm_helper, "_IDLE_EXIT_S", 1.0)
+    _llm_helper._stop_all()
+    with OpenAIStub(lambda request: chat_reply("ok")) as stub:
+        client = _client(stub, 1, concurrency=2)
+        assert isinstance(client.complete_many(_requests(1))[0], Completion)
+        [first] = _llm_helper._helpers
+        assert first.process.wait(timeout=30) == 0  # it left on its own after a second with nothing to do
+        assert isinstance(client.complete_many(_requests(2))[1], Completion)
+        [second] = _llm_helper._helpers
+    assert second is not first and len(stub.requests) == 3
