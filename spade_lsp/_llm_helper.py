@@ -223,9 +223,19 @@ class Helpers:
         needed = 1 if size <= concurrency else math.ceil(concurrency / _IN_FLIGHT_PER_HELPER)
         with _guard:
             _helpers[:] = [helper for helper in _helpers if helper.alive]
-            while len(_helpers) < min(needed, self.wanted):
-                _helpers.append(Helper())
+            while len(_helpers) < min(needed, self.wanted) and (helper := _started()) is not None:
+                _helpers.append(helper)
             return _helpers[: self.wanted]
+
+
+def _started() -> Helper | None:
+    """A new helper, or None (with a warning in the log) when no process can be started: the calls are then sent
+    from this process."""
+    try:
+        return Helper()
+    except OSError as error:
+        log.warning("no LLM helper process could be started (%s): the calls are sent from this process", error)
+        return None
 
 
 def _settle(future: asyncio.Future[Any], payload: Any) -> None:
@@ -252,8 +262,8 @@ def start_early() -> None:
     if usable_cpus() < 2:
         return
     with _guard:
-        if not any(helper.alive for helper in _helpers):
-            _helpers[:] = [Helper()]
+        if not any(helper.alive for helper in _helpers) and (helper := _started()) is not None:
+            _helpers[:] = [helper]
 
 
 def helpers_for(settings: Settings) -> Helpers | None:

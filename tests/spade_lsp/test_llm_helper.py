@@ -184,3 +184,14 @@ def test_an_idle_helper_exits_and_the_next_batch_starts_another(monkeypatch: pyt
         assert isinstance(client.complete_many(_requests(2))[1], Completion)
         [second] = _llm_helper._helpers
     assert second is not first and len(stub.requests) == 3
+
+
+def test_where_no_helper_can_start_the_calls_are_sent_from_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    _llm_helper._stop_all()
+    monkeypatch.setattr(_llm_helper.sys, "executable", "/nonexistent/python")  # Popen raises FileNotFoundError
+    _llm_helper.start_early()
+    with OpenAIStub(lambda request: chat_reply(f"echo: {user_text(request)}")) as stub:
+        client = _client(stub, 2, concurrency=2)
+        answers = client.complete_many(_requests(5))
+    assert [a.text for a in answers if isinstance(a, Completion)] == [f"echo: item {i}" for i in range(5)]
+    assert _llm_helper._helpers == []
