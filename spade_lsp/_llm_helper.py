@@ -52,7 +52,7 @@ _IN_FLIGHT_PER_HELPER: Final = 24
 #: a helper with nothing to send for this long exits (each holds a litellm, a few hundred MB, and a daemon may
 #: sample once an hour); the next batch starts another
 _IDLE_EXIT_S = 300.0
-#: the helpers of this process, started once and shared by every client (one per other core used)
+#: the helpers of this process, shared by every client (at most one per usable CPU by default)
 _helpers: list[Helper] = []
 _guard = threading.Lock()
 
