@@ -248,10 +248,12 @@ def _settle(future: asyncio.Future[Any], payload: Any) -> None:
 
 
 def wanted(settings: Settings) -> int:
-    """How many helpers ``llm_processes`` asks for here: none with one usable CPU unless set."""
-    if settings.llm_processes is not None:
-        return settings.llm_processes
+    """How many helpers ``llm_processes`` asks for here: never more than the usable CPUs (a helper beyond them only
+    takes turns, and holds a few hundred MB; a repository's own spade.toml may set this), none on one CPU unless
+    set."""
     cpus = usable_cpus()
+    if settings.llm_processes is not None:
+        return min(settings.llm_processes, cpus)
     return cpus if cpus > 1 else 0
 
 

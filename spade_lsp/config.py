@@ -75,8 +75,8 @@ class Settings(BaseModel):
         ge=0,
         le=16,
         description="helper processes that send the pipeline's calls while sampling, each with its own litellm "
-        "(whose work per call bounds one process): 0 sends them from spade's own process; None: one per CPU spade "
-        "may use, none on a single CPU",
+        "(whose work per call bounds one process), at most one per CPU spade may use: 0 sends them from spade's own "
+        "process; None: one per CPU, none on a single CPU",
     )
     llm_rpm: int | None = Field(default=None, ge=1, description="requests per minute; None: no limit")
     structured_reasks: int = Field(

@@ -147,6 +147,10 @@ def test_only_the_pipelines_plain_client_gets_helpers_and_llm_processes_0_keeps_
     pipeline = make_client(pipeline_endpoint(settings), settings)
     assert pipeline.helpers is not None and pipeline.helpers.wanted == _llm_helper.usable_cpus()
     assert make_client(assistant_endpoint(settings), settings).helpers is None
+    many = settings.merged({"llm_processes": 16}, source="a test")  # a repository's spade.toml may say so
+    assert (make_client(pipeline_endpoint(many), many).helpers or pytest.fail("no helpers")).wanted == (
+        _llm_helper.usable_cpus()
+    )
     _llm_helper._stop_all()  # none left from earlier tests: start_early starts one only when none runs
     _llm_helper.start_early()  # as `spade sample` does before it reads its settings
     [early] = [helper for helper in _llm_helper._helpers if not helper.used]
