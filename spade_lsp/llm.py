@@ -288,20 +288,20 @@ async def _litellm_imported() -> None:
         await asyncio.get_running_loop().run_in_executor(None, _import_litellm)
 
 
+@functools.cache
 def _import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    # litellm's default mode loads the first .env file above its install directory into the environment at import
-    # (a checkout holding the virtualenv would choose keys, endpoints and proxies); the environment is the user's
+    # litellm's default mode loads a .env file into the environment at import (the current directory's under a
+    # debugger or `python -c`, else the first above its install directory): it would choose keys, endpoints and
+    # proxies; the environment is the user's
     os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
     import litellm
 
-    if not getattr(litellm, "_spade_ready", False):
-        litellm.telemetry = False
-        litellm.suppress_debug_info = True
-        # the OpenAI SDK's resources, which litellm's first call of an OpenAI-compatible model imports (about
-        # 0.6 s here): imported with litellm, so no call (and no event loop) waits on them
-        importlib.import_module("openai.resources")
-        litellm._spade_ready = True
+    litellm.telemetry = False
+    litellm.suppress_debug_info = True
+    # the OpenAI SDK's resources, which litellm's first call of an OpenAI-compatible model imports (about 0.6 s
+    # here): imported with litellm, so no call (and no event loop) waits on them
+    importlib.import_module("openai.resources")
     return litellm
 
 
