@@ -68,7 +68,9 @@ def test_sigkills_of_cli_commands_lose_nothing_acknowledged(tmp_path: Path) -> N
     prompt = sampling_workspace(root)
     chance = random.Random(SEED)
     ledger = Ledger(written=[prompt.read_text(encoding="utf-8")])
-    with OpenAIStub(lambda request: chat_reply("A lovely thing for you.", delay_s=0.05)) as stub:
+    # answers slow enough that a sampling run is still running within the kill window (0.5-5 s), however fast
+    # the command starts
+    with OpenAIStub(lambda request: chat_reply("A lovely thing for you.", delay_s=0.5)) as stub:
         (root / "spade.toml").write_text(f'model = "openai/stub"\napi_base = "{stub.api_base}"\n', encoding="utf-8")
         argv = {
             "sample": ["sample", str(prompt), "--inputs", "4", "--samples", "3", "--no-early-stop", "--json"],
