@@ -280,6 +280,13 @@ def test_sampling_adds_the_verifier_column_judged_in_batches(blurb: Path) -> Non
                 "SELECT input, sample, passed, error FROM sample_results WHERE run_id = ? AND validator = 2",
                 [document["run_id"]],
             ).fetchall()
+            mug = [
+                text
+                for (text,) in workspace.store.db.execute(
+                    "SELECT output FROM sample_outputs WHERE run_id = ? AND input = 2 ORDER BY sample",
+                    [document["run_id"]],
+                )
+            ]
         verifications = [r for r in stub.requests if _is_verification(r)]
     names = [v["name"] for v in document["validators"]]
     assert names == ["assert_short", "assert_no_cheap", "verifier"]  # the verifier is the last column
@@ -288,7 +295,10 @@ def test_sampling_adds_the_verifier_column_judged_in_batches(blurb: Path) -> Non
     assert (verifier["successes"], verifier["trials"], verifier["errors"]) == (4 + 4 + 1, 12, 4)
     assert verifier["minimum"] == 0.9 and verifier["message"] == "LLM verifier: No product is called cheap."
     assert document["verifier"] == {"name": "verifier", "criteria": "No product is called cheap."}
-    assert [cell[2] for cell in document["tensor"][2]] == [1, 0, 0, 0]  # the Mug: "cheap" first, then "lovely"
+    # the Mug: the first answer the server gave says "cheap", the others "lovely" (which sample was first depends on
+    # which process sent it); each verdict is its own output's
+    assert sorted(mug) == ["A cheap Mug."] + ["A lovely Mug."] * 3
+    assert [cell[2] for cell in document["tensor"][2]] == [0 if "lovely" in text else 1 for text in mug]
     assert all(cell[2] is None for cell in document["tensor"][3])
     assert any("verifier gave no usable answer on 4 output(s)" in w and "refusal" in w for w in document["warnings"])
     assert len(verifications) == 16 + 4 * 2  # one per output; the Shoe's refusals asked twice more each
