@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Mapping
+from decimal import Decimal
 from functools import cache
 from typing import Any, Final
 
@@ -43,11 +44,13 @@ __all__ = [
     "language_code",
     "mean_sentence_words",
     "mentions",
+    "numbers",
     "part_counts",
     "parts",
     "reading_ease",
     "section",
     "sentiment",
+    "sourced_numbers",
     "starts_with",
     "starts_with_title",
     "value",
@@ -377,6 +380,64 @@ def mentions(text: str, value: Any, *, share: float = 0.5, max_words: int = 12) 
         return False
     present = set(_content_words(text))
     return sum(word in present for word in words) >= share * len(words)
+
+
+#: A number written in digits: "1,200", "61.1", "16" of "16%", "4" of "4th", "61.1" of "$61.1b", both ends of
+#: "$51.5-53.5b"; not one inside a name ("Q2", "v1.2", "COVID-19", "5G", "3D").
+_NUMBER = re.compile(
+    r"(?<![\w.,])(?<![^\W\d_]-)(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![.,]?\d)(?!(?!(?:st|nd|rd|th|x|[kKmMbBtT]|mm|MM|bn|tn)\b)[^\W\d])"
+)
+_LIST_MARKER = re.compile(r"^\s*\d+[.)](?=\s)", re.MULTILINE)
+_CARDINALS: Final = """zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty""".split()  # noqa: SIM905
+_ORDINALS: Final = """first second third fourth fifth sixth seventh eighth ninth tenth eleventh
+    twelfth""".split()  # noqa: SIM905
+_NUMBER_WORDS: Final = {
+    **{word: n for n, word in enumerate(_CARDINALS)},
+    **{word: n for n, word in enumerate(_ORDINALS, 1)},
+    **{word: 10 * n for n, word in enumerate(("thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"), 3)},
+    "hundred": 100, "thousand": 1000, "million": 1_000_000, "billion": 1_000_000_000,
+}  # fmt: skip
+
+
+def numbers(text: str) -> set[Decimal]:
+    """The numbers ``text`` writes in digits: "$61.1 billion" 61.1, "1,200" 1200, "16%" 16, "4th" 4; a list
+    item's marker ("1." starting a line) is no number the text states."""
+    return {
+        Decimal(match.group(1).replace(",", "") + (match.group(2) or ""))
+        for match in _NUMBER.finditer(_LIST_MARKER.sub(" ", text))
+    }
+
+
+def _source_text(example: Mapping[str, Any], prompt: Any) -> str:
+    inputs = example.get("inputs", example) if isinstance(example.get("inputs"), Mapping) else example
+    values = [json.dumps(v) if isinstance(v, (Mapping, list)) else str(v) for v in inputs.values() if v is not None]
+    if isinstance(prompt, Mapping):  # a chat prompt: its text, or its messages' contents
+        prompt = prompt.get("text") or " ".join(str(m.get("content", "")) for m in prompt.get("messages", []))
+    return "\n".join([*values, prompt if isinstance(prompt, str) else ""]).strip()
+
+
+def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "", inputs: Iterable[str] = ()) -> bool:
+    """Whether every number the response writes in digits is one its source gives: the example's inputs and the
+    rendered prompt, where a number may also be written as a word ("three", "fourth"). A rounding of a source
+    number counts as that number ("$61 billion" from "$61.14 billion", "16.3%" from "16.27%"), and numbers
+    inside code blocks are code, not claims. A response that states no number passes.
+
+    An example without one of ``inputs`` (the prompt's placeholders), or with neither inputs nor a rendered
+    prompt, shows no source the model saw: :class:`NotApplicable`."""
+    for name in inputs:
+        value(example, name)
+    source = _source_text(example, prompt)
+    if not source:
+        raise NotApplicable("the example has no inputs or prompt to read its numbers from")
+    given = numbers(source) | {
+        Decimal(_NUMBER_WORDS[word]) for word in _WORD.findall(source.lower()) if word in _NUMBER_WORDS
+    }
+    for stated in numbers(_FENCE.sub(" ", response)):
+        places = Decimal(1).scaleb(min(0, int(stated.as_tuple().exponent)))
+        if not any(number.quantize(places) == stated for number in given if number.adjusted() < 28):
+            return False
+    return True
 
 
 def _strip_fences(text: str) -> str:

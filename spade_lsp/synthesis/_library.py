@@ -251,6 +251,28 @@ CALL_TO_ACTION_CUE: Final = re.compile(
     r"(?:try|sign up|start|join|register|book|buy|visit|download|subscribe)\b",
     re.IGNORECASE,
 )
+#: "Refrain from speculating unless it is stated in the transcript", "Don't make up facts", "Only use the
+#: information provided", "Answer based solely on the context": claims come from the source, not the model.
+#: Not "Don't make up definitions" (a kind of content the source need not hold).
+_INVENTED = (
+    r"(?:mak\w*\s+(?:\w+\s+)?up|invent\w*|fabricat\w*|hallucinat\w*|guess\w*)"
+    r"(?:\s+(?:any\s+|the\s+|new\s+)?(?:facts?|figures?|numbers?|data|statistics?|stats|details?|information"
+    r"|things?|anything|values?|amounts?|prices?|dates?|quotes?|sources?)\b|(?=\s*(?:[.,;:!)]|$)))"
+)
+_SOURCE = r"(?:(?:\w+\s+){0,3}?(?:text|transcript|source|document|article|input|context|data|call|report|passage)s?)"
+SOURCED_CUE: Final = re.compile(
+    r"\b(?:refrain\s+from|avoid|no|not|don't|do\s+not|never|without)\s+(?:\w+\s+){0,2}?speculat\w*"
+    rf"|\b(?:don't|do\s+not|never|no|avoid|without)\s+(?:\w+\s+){{0,2}}?{_INVENTED}"
+    r"|\bmak\w*\s+(?:anything|things|stuff|facts|numbers|figures|data)\s+up\b"
+    r"|\b(?:only\s+(?:use|include|rely\s+on|draw\s+on|report|state|cite)|use\s+only)\s+(?:the\s+)?(?:facts?"
+    r"|figures?|numbers?|data|information|details)\s+(?:\w+\s+)?(?:in|from|provided|given|stated|above|below)\b"
+    rf"|\b(?:based|relying|rely|draw\w*)\s+(?:only|solely|strictly|exclusively)\s+on\s+(?:the\s+)?"
+    rf"(?:(?:provided|given|following|above)\b|{_SOURCE})"
+    rf"|\b(?:not|unless|only\s+if|only\s+when)\b[^.]{{0,40}}?\b(?:stated|mentioned|given|provided|present|found"
+    rf"|contained|included)\s+in\s+(?:the|your)\s+{_SOURCE}"
+    r"|\bstick\s+to\s+(?:the\s+)?(?:facts|source|text|transcript|data|information)\b",
+    re.IGNORECASE,
+)
 #: What the response says when it invites the reader to get in touch, and when it asks the reader to act.
 CONTACT_PHRASES: Final = (
     "contact", "reach out", "get in touch", "email us", "call us", "let us know", "write to us", "talk to us",
@@ -279,7 +301,23 @@ def _asks_to_act(sentence: str) -> bool:
     return CALL_TO_ACTION_CUE.search(sentence) is not None and not _refuses(sentence, "call|cta|action")
 
 
-def _ends_with_list_draft() -> Draft:
+def _asks_for_sourced_claims(sentence: str) -> bool:
+    return SOURCED_CUE.search(sentence) is not None
+
+
+def _sourced_numbers_draft(inputs: tuple[str, ...]) -> Draft:
+    """The figures come from the prompt as the model saw it: an example that lacks one of its inputs shows a
+    prompt the model never saw, so the check does not apply to it."""
+    return Draft(
+        "states_only_sourced_numbers",
+        EXCLUSION,
+        "Every number it states is one its inputs give (or a rounding of one): no invented figures.",
+        f"checks.sourced_numbers(response, example, prompt, inputs={literal(list(inputs))})",
+        {"family": "sourced_numbers"},
+    )
+
+
+def _ends_with_list_draft(inputs: tuple[str, ...]) -> Draft:
     return Draft(
         "nothing_after_the_list",
         PRESENTATION_FORMAT,
@@ -289,20 +327,22 @@ def _ends_with_list_draft() -> Draft:
     )
 
 
-def _words_draft(family: str, description: str, phrases: tuple[str, ...]) -> Callable[[], Draft]:
+def _words_draft(family: str, description: str, phrases: tuple[str, ...]) -> Callable[[tuple[str, ...]], Draft]:
     """A check that the response says one of ``phrases`` (with their inflections)."""
 
-    def draft() -> Draft:
+    def draft(inputs: tuple[str, ...]) -> Draft:
         code = f"checks.contains_any(response, {literal(list(phrases))})"
         return Draft(family, INCLUSION, description, code, {"family": family, "phrases": list(phrases)})
 
     return draft
 
 
-#: Checks a sentence asks for by its cue words alone: family -> (whether the sentence asks for it, its check).
-#: Both synthesizers read them here: the offline one writes each asked for, the LLM one offers them to the model.
-CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[], Draft]]]] = {
+#: Checks a sentence asks for by its cue words alone: family -> (whether the sentence asks for it, its check for a
+#: prompt with these inputs). Both synthesizers read them here: the offline one writes each asked for, the LLM
+#: one offers them to the model.
+CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[tuple[str, ...]], Draft]]]] = {
     "ends_with_list": (_asks_to_end_with_list, _ends_with_list_draft),
+    "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
     "invites_contact": (
         _asks_for_contact,
         _words_draft(

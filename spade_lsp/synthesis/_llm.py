@@ -106,6 +106,7 @@ FAMILIES: Final = {
     "has_section": "has a section titled `text`",
     "ends_with_question": "ends with a question",
     "ends_with_list": "nothing follows the response's last list",
+    "sourced_numbers": "every number in the response comes from the inputs (nothing invented or speculated)",
     "invites_contact": "invites the reader to get in touch (contact, reach out)",
     "call_to_action": "asks the reader to act (a call to action: try, sign up, get started)",
     "positive_tone": "warm, friendly, positive tone",
@@ -448,7 +449,7 @@ def _draft(pick: _Pick, sentence: str, context: PromptContext) -> library.Draft:
         asks, draft = library.CUED[family]
         if not asks(sentence):
             raise _Rejected(f"the instruction does not ask for {FAMILIES[family]}")
-        return draft()
+        return draft(tuple(context.inputs))
     if family == "ask":  # a judgement: the model's question when it wrote one, else the instruction itself
         question = " ".join(pick.text.split())
         if not (question.endswith("?") and 8 <= len(question) <= _MAX_QUESTION_CHARS):

@@ -392,7 +392,7 @@ class OfflineSynthesizer:
                     )
         for asked_for, cued_draft in library.CUED.values():
             if asked_for(text) and not role:
-                yield cued_draft()
+                yield cued_draft(tuple(context.inputs))
         named = _named_language(text)
         if named is not None:
             yield language_draft(code=named[1], name=named[0])

@@ -3,6 +3,8 @@ measure is a MeasurementError, in process and inside the confined sandbox worker
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from spade_lsp import checks
@@ -173,3 +175,36 @@ def test_regular_inflections_match(phrase: str, texts: list[str]) -> None:
 )
 def test_ends_with_list(text: str, ends: bool) -> None:
     assert checks.ends_with_list(text) is ends
+
+
+def test_numbers_are_the_figures_a_text_states_not_names_or_list_markers() -> None:
+    text = "1. Q2 revenue: $61.1b (up 16%), 1,200 units, the 4th record; guidance $51.5-53.5b.\n2) COVID-19, 5G, v1.2"
+    assert checks.numbers(text) == {Decimal(n) for n in ["61.1", "16", "1200", "4", "51.5", "53.5"]}
+
+
+@pytest.mark.parametrize(
+    ("response", "stated"),
+    [
+        ("Revenue was $61.1 billion, up 16%.", True),
+        ("Revenue was about $61 billion, up 16.3%.", True),  # roundings of 61.14 and 16.27
+        ("It grew in the fourth quarter: three new stores in 4th-quarter markets.", True),  # "4" from "fourth"
+        ("No figures at all, just a summary.", True),
+        ("Revenue was $62 billion.", False),
+        ("Revenue was $61.1 billion, and it will reach $70 billion next year.", False),
+        ("```python\nx = 12345\n```\nRevenue: $61.1 billion.", True),  # code is code, not a claim
+        ("1. Revenue: $61.1 billion\n2. Stores: 3", True),  # list markers state nothing
+    ],
+)
+def test_sourced_numbers_passes_only_figures_its_inputs_give(response: str, stated: bool) -> None:
+    example = {"transcript": "Revenue of $61.14 billion rose 16.27% in the fourth quarter; three new stores."}
+    assert checks.sourced_numbers(response, example) is stated
+
+
+def test_sourced_numbers_reads_the_rendered_prompt_and_needs_some_source() -> None:
+    assert checks.sourced_numbers("We sold 42 units.", {}, "Report: we sold 42 units.")
+    assert checks.sourced_numbers("We sold 42 units.", {}, {"text": "", "messages": [{"content": "42 units"}]})
+    assert not checks.sourced_numbers("We sold 43 units.", {"report": {"units": 42}})  # structured inputs too
+    with pytest.raises(NotApplicable):
+        checks.sourced_numbers("We sold 42 units.", {}, "")
+    with pytest.raises(NotApplicable):  # the prompt names an input this example lacks
+        checks.sourced_numbers("We sold 42 units.", {"title": "Q3"}, "Report: {report}", inputs=["report"])

@@ -68,6 +68,34 @@ def test_a_language_and_a_limit_read_from_the_inputs_are_caught_exactly(
     assert columns["assert_at_most_n_words"] == [1, 1, 1, 1, 0, 1]
 
 
+def test_figures_not_in_the_inputs_are_caught_exactly(capsys: pytest.CaptureFixture[str], workspace_dir: Path) -> None:
+    """ "Refrain from speculating" on reports whose figures vary: the check fails exactly the outputs that state a
+    figure their own report does not give (a rounding is the report's figure; code is not a claim), and does not
+    apply to an example with no report (its prompt is not one the model saw)."""
+    examples = [
+        _example("g1", {"report": "Revenue rose 16.27% to $61.14 billion."}, "Revenue: $61.1 billion, up 16%.", "good"),
+        _example("g2", {"report": "We opened three stores in 2023."}, "3 new stores opened in 2023.", "good"),
+        _example("g3", {"report": "Costs fell 5%."}, "Costs fell 5%:\n```\ncost = 0.95 * 100\n```", "good"),
+        _example("b1", {"report": "Revenue rose 16.27% to $61.14 billion."}, "Revenue: $61.1 billion, up 18%.", "bad"),
+        _example("b2", {"report": "Costs fell 5%."}, "Costs fell 5% and will fall 10% next year.", "bad"),
+        _example("n1", {}, "Revenue grew 7%.", "bad"),
+    ]
+    text = "Summarize the report: {report}\nRefrain from speculating unless a figure is stated in the report.\n"
+    prompt = _workspace(workspace_dir, text, examples)
+    code, out, err = run(capsys, "synthesize", str(prompt), "--json")
+    assert code == 0, err
+    expressions = {c["name"]: c["expression"] for c in json.loads(out)["candidates"]}
+    assert expressions["assert_states_only_sourced_numbers"] == (
+        "checks.sourced_numbers(response, example, prompt, inputs=['report'])"
+    )
+    code, out, err = run(capsys, "eval", str(prompt), "--json")
+    assert code == 0, err
+    matrix = json.loads(out)
+    j = [a["name"] for a in matrix["assertions"]].index("assert_states_only_sourced_numbers")
+    assert [row[j] for row in matrix["M"]] == [1, 1, 1, 0, 0, 1]
+    assert [5, j] in matrix["not_applicable"]
+
+
 @pytest.mark.parametrize(
     ("sentence", "inputs", "passing", "failing"),
     [

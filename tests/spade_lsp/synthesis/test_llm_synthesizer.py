@@ -168,6 +168,7 @@ def test_picks_become_library_checks_with_metadata_one_request_per_instruction()
         ("Don't add any text below the list.", {"ends_with_list", "excludes"}),
         ("Always include a call to action.", {"includes", "call_to_action"}),
         ("Encourage readers to contact your company.", {"invites_contact"}),
+        ("Refrain from speculating unless it is stated in the transcript.", {"sourced_numbers", "excludes"}),
         ("Think step by step.", set()),
     ],
 )

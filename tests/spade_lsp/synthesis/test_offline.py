@@ -397,3 +397,36 @@ def test_an_invitation_to_get_in_touch_or_to_act_is_checked_by_its_words(sentenc
 def test_no_invitation_check_where_none_is_asked(sentence: str) -> None:
     names = {c.name for c in synthesize(sentence, INCLUSION)}
     assert not names & {"assert_invites_contact", "assert_call_to_action"}, names
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "-Refrain from speculating unless the information is explicitly stated in the transcript",
+        "Don't make up facts or figures.",
+        "Do not make anything up.",
+        "Only use the information provided in the article.",
+        "Answer based solely on the context below.",
+        "Do not include anything that is not stated in the source text.",
+    ],
+)
+def test_an_instruction_not_to_invent_checks_the_figures_against_the_inputs(sentence: str) -> None:
+    (candidate,) = [c for c in synthesize(sentence, EXCLUSION) if (c.check or {}).get("family") == "sourced_numbers"]
+    report = {"article": "Sales rose 12% to $3.4 million in the third quarter."}
+    assert run(candidate, "Sales rose 12% to $3.4 million.", report)
+    assert not run(candidate, "Sales rose 15% to $3.4 million.", report)
+    assert not run(candidate, "Sales rose 12%; expect $5 million next year.", report)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Don't make up definitions.",  # a kind of content, not the source's figures
+        "Feel free to speculate about future trends.",
+        "Invent a catchy name for the product.",
+        "Make up a short story about a dragon.",
+        "Don't guess the user's age.",
+    ],
+)
+def test_no_figure_check_where_inventing_is_asked_or_something_else_is_meant(sentence: str) -> None:
+    assert not [c for c in synthesize(sentence, EXCLUSION) if (c.check or {}).get("family") == "sourced_numbers"]
