@@ -182,14 +182,17 @@ def language_draft(*, code: str | None = None, name: str | None = None, field: s
 
 
 def json_draft(keys: list[str]) -> Draft:
-    """The response is a JSON object (with these keys, when any are given)."""
-    expression = "isinstance(checks.json_value(response), dict)"
+    """The response is JSON: an object with these keys when any are given; otherwise an object or an array
+    ("answer in JSON" says no more, and another sentence may ask for the array)."""
+    expression = "isinstance(checks.json_value(response), (dict, list))"
+    description = "The response is JSON (an object or an array)."
     if keys:
         expression = f"checks.json_has_keys(response, {literal(keys)})"
+        description = f"The response is a JSON object with keys {', '.join(keys)}."
     return Draft(
         "json_with_keys_" + "_".join(keys) if keys else "valid_json",
         PRESENTATION_FORMAT,
-        f"The response is a JSON object{' with keys ' + ', '.join(keys) if keys else ''}.",
+        description,
         expression,
         {"family": "json", "keys": keys},
     )

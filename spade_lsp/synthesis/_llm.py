@@ -95,7 +95,7 @@ FAMILIES: Final = {
     "exact_count": "exactly `amount` `unit`",
     "max_count_per_item": "at most `amount` `unit` in each item (tweet, bullet, step, paragraph)",
     "language": "written in the language `text` (a name such as French, or an input such as {language})",
-    "json": "the response is a JSON object; `text`: its required keys, comma-separated, or empty",
+    "json": "the response is JSON; `text`: an object's required keys, comma-separated, or empty",
     "markdown": "uses markdown formatting",
     "no_markdown": "plain text, no markdown",
     "includes": "contains the words in `text` (comma-separated phrases quoted from the instruction)",

@@ -87,13 +87,22 @@ _UNITS: Final = {
 _AT_MOST: Final = (
     r"no more than|not more than|not exceeding|not exceed|does not exceed|doesn't exceed|at most|up to|"
     r"a maximum of|maximum of|max\.?|no longer than|not be longer than|n't be longer than|not longer than|"
-    r"limited to|limit it to|limit to|(?:within |under |to )?(?:the |a )?(?:limit|maximum) of|within|"
+    r"limited to|limit it to|limit to|(?:within |under |to )?(?:the |a )?(?:limit|maximum|max) of|within|"
     r"(?:shouldn't|should not|must not|mustn't|cannot|can't|not) be (?:longer|"
     r"more) than"
 )
 _BELOW: Final = r"fewer than|less than|under|below|shorter than"
 _AT_LEAST: Final = r"at least|no fewer than|no less than|not fewer than|a minimum of|minimum of"
 _ABOVE: Final = r"more than|over|longer than"
+_ABOUT: Final = r"about|around|approximately|roughly|circa|close to|~"
+#: How far an approximate count ("about 200 words") may stray either way and still be what was asked.
+_APPROXIMATE: Final = 0.25
+#: Words between a number and its unit that make it count other things: "two newline characters", "two blank
+#: lines", "three more sentences" say nothing about how many characters, lines or sentences the response has.
+_OTHER_THINGS: Final = (
+    "newline|new|blank|empty|special|unicode|ascii|non-ascii|whitespace|space|trailing|leading|extra|additional|"
+    "more|other|further|consecutive|capital|uppercase|lowercase|chinese|japanese"
+)
 
 
 #: Output nouns that mean the whole response rather than one section of it.
@@ -203,7 +212,10 @@ _IMPERATIVES: Final = frozenset(
 )  # fmt: skip
 _PRONOUNS: Final = frozenset({"i", "you", "we", "they", "he", "she", "it", "one", "someone", "people"})
 _PARTICLES: Final = frozenset({"up", "out", "off", "down", "away", "back", "over", "around", "through"})
-_DETERMINERS = r"(?:an?|the|any|all|some|no)\s+"
+#: A sentence that says who the model is ("You are an evaluator for {topic}", "Assistant is designed to assist with
+#: in-depth questions"): its words describe the model, not the response.
+_ROLE = re.compile(r"^(?:act as|you are|you're|as an?|(?:the )?assistant is)\b", re.IGNORECASE)
+_DETERMINERS = r"(?:only\s+)?(?:an?|the|any|all|some|no)\s+|only\s+"
 _ANAPHORIC = re.compile(r"^(?:their|its|his|her|our|my|your|this|that|these|those|such|them|it|they|him|one)\b")
 _EXAMPLE_INTRO = re.compile(r"\bexamples?\b[^.\n]{0,40}:\s*$|^\s*(?:example|sample)\b.*:\s*$", re.IGNORECASE)
 _STRUCTURE_LABEL = re.compile(r"^\s*\*\*([^*\n]{2,60}?):?\*\*:?\s*$")
@@ -233,7 +245,9 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
         (("checks.sentiment(response) >= 0.05", "Positive tone: mean VADER compound score >= 0.05.", None),),
     ),
     (
-        r"\b(?:professional|neutral|non-bias\w*|unbiased|objective|journalistic|formal)\b",
+        r"\b(?:professional|neutral|non-bias\w*|unbiased|journalistic|formal)\b"
+        # "be objective", not "your objective is" (a goal)
+        r"|(?<!your )(?<!our )(?<!the )(?<!my )(?<!main )(?<!primary )\bobjective\b(?!\s+(?:is|was|of|for)\b)",
         "neutral_tone",
         (("abs(checks.sentiment(response)) <= 0.5", "Measured tone: |mean VADER compound| <= 0.5.", None),),
     ),
@@ -367,16 +381,18 @@ class OfflineSynthesizer:
                 for draft in _phrases(text, vocabulary, exclude=negated):
                     found_specific = True
                     yield draft
+        role = _ROLE.match(text) is not None
         languages = _language_fields(instruction.text, vocabulary)
         for field in languages:
             yield language_draft(field=field)
         if not _EXCLUDE_CUE.search(text):
             for field in vocabulary.fields_in(instruction.text):
-                if field in used_as_bound or field in languages or not _asks_to_mention(instruction.text, field):
+                if role or field in used_as_bound or field in languages:
+                    continue  # "You are an evaluator for {topic}": who the model is, not what it writes
+                if not _asks_to_mention(instruction.text, field):
                     continue
                 yield mentions_draft(field)
         qualitative = False
-        role = re.match(r"^(?:act as|you are|as an?)\b", text, re.IGNORECASE) is not None
         unquoted = _QUOTED.sub(" ", text)  # "the keyword 'eco-friendly'" asks for no friendly tone
         for pattern, slug, measures in _QUALITIES:
             if re.search(pattern, unquoted, re.IGNORECASE) and not conditional and not role:
@@ -431,6 +447,8 @@ def _asks_to_mention(text: str, field: str) -> bool:
     """Whether a cue of :data:`_MENTION_CUE` governs the placeholder: at most six words before it, in its clause
     ("for" too, unless the input names whom or how to write for)."""
     for match in re.finditer(rf"\{{\{{?\s*{re.escape(field)}\s*\}}?\}}|\[{re.escape(field)}\]", text):
+        if re.match(rf"\s+(?:[a-z\-]+\s+)?(?:{_UNIT_ALTERNATION})\b", text[match.end() :].lower()):
+            continue  # "about {n} words": a quantity, not a subject
         before = _CLAUSE_BREAK.split(text[: match.start()])[-1]
         words = " ".join(before.split()[-6:])
         if _MENTION_CUE.search(words):
@@ -595,7 +613,8 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     """The count sentences' patterns for a prompt's vocabulary of numbers (its placeholders among them),
     compiled once: every instruction of the prompt is matched against the same ones."""
     units = _UNIT_ALTERNATION
-    qualifier = r"(?:\s+[a-z\-]+){0,2}?"  # "100 words", "three short bullet points"
+    # "100 words", "three short bullet points"; not "two newline characters", "two more sentences"
+    qualifier = rf"(?:\s+(?!(?:{_OTHER_THINGS})\b)[a-z\-]+){{0,2}}?"
     patterns: list[tuple[str, str]] = [
         ("range", rf"\bbetween\s+({number})\s+and\s+({number}){qualifier}\s+({units})\b"),
         ("range", rf"\b({number})\s*(?:-|–|to)\s*({number}){qualifier}\s+({units})\b"),
@@ -603,6 +622,12 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         ("below", rf"\b(?:{_BELOW})\s+({number}){qualifier}\s+({units})\b"),
         ("at_least", rf"\b(?:{_AT_LEAST})\s+({number}){qualifier}\s+({units})\b"),
         ("above", rf"\b(?:{_ABOVE})\s+({number}){qualifier}\s+({units})\b"),
+        (
+            "at_most",
+            rf"\b({number}){qualifier}\s+({units})\s+(?:maximum|max\b\.?|at most|at the most|or less|or fewer|tops)",
+        ),
+        ("at_least", rf"\b({number}){qualifier}\s+({units})\s+(?:minimum|min\b\.?|at least|or more)"),
+        ("about", rf"\b(?:{_ABOUT})\s+({number}){qualifier}\s+({units})\b"),
         ("none", rf"\b(?:no|without any|without|zero)\s+({units})\b"),
         (
             "none",
@@ -652,7 +677,12 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 value = vocabulary.bound(groups[0])
                 if value is None:
                     continue
-                if kind == "below":
+                if kind == "about":  # "about 200 words": within a quarter either way
+                    if not isinstance(value, int):
+                        continue  # "about {n} words" is no exact count, and its margin is no bound of the input
+                    low = round(value * (1 - _APPROXIMATE))
+                    high = max(round(value * (1 + _APPROXIMATE)), value + 1)
+                elif kind == "below":
                     low, high = None, value - 1 if isinstance(value, int) else value
                 elif kind == "above":
                     low, high = value + 1 if isinstance(value, int) else value, None
@@ -875,6 +905,9 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
 _VAGUE_OBJECTS: Final = frozenset(
     {"it", "them", "this", "that", "code", "text", "words", "section", "sections", "heading", "part"}
 )
+#: Words that point at something said elsewhere: "some combination of these components", "the items listed
+#: below" name no term of their own.
+_DEICTIC: Final = frozenset({"this", "that", "these", "those", "such", "following", "above", "below", "aforementioned"})
 
 
 def _named_phrases(text: str) -> list[str]:
@@ -889,6 +922,10 @@ def _named_phrases(text: str) -> list[str]:
         verb, obj = match.group("verb").lower(), match.group("object").strip()
         if re.search(r"\b(?:this|that|it|which|who)\s+$", text[: match.start()], re.IGNORECASE):
             continue  # "(this includes all caveats)": a description, not an instruction
+        if re.match(r"(?:provid|suppl|present|equip|furnish)\w*$", verb) and re.match(
+            r"\s+with\b", text[match.end() :]
+        ):
+            continue  # "provide the user with insights": whom the response serves, not what it says
         inner = re.match(rf"(?:{_CONTENT_VERBS})\s+", obj, re.IGNORECASE)
         if inner and re.fullmatch(_STYLE_VERBS, verb, re.IGNORECASE):  # "avoid mentioning prices"
             verb, obj = inner.group(0).strip().lower(), obj[inner.end() :]
@@ -959,13 +996,15 @@ _WH: Final = frozenset({"how", "what", "why", "whether", "where", "when", "which
 def _literal_phrase(part: str, *, framed: bool) -> str | None:
     """The term a noun phrase names, or None when it names a kind, a quality or something said before."""
     part = part.strip(" '-").lower()
-    if _ANAPHORIC.match(part):
-        return None
+    if _ANAPHORIC.match(part) or re.match(r"(?:and|or|but|then)\b", part):
+        return None  # "name and input" read from "name" as a verb: no object of its own
     indefinite = re.match(r"an?\s", part) is not None
     part = re.sub(rf"^{_DETERMINERS}", "", part)
     if _ANAPHORIC.match(part):
         return None
     words = part.split()
+    if not framed and set(words) & _DEICTIC:
+        return None
     for index, word in enumerate(words[1:], 1):  # "color provided in ...", "criticisms you have": relative clauses
         if (len(word) > 4 and word.endswith("ed")) or word in _PRONOUNS or word in _WH:
             words = words[:index]

@@ -43,12 +43,31 @@ def by_check(candidates: list[Candidate], **fields: Any) -> Candidate:
         ("Do not use hashtags.", "hashtags", None, 0),
         ("Try to identify at least 3-5 key points.", "list_items", 3, None),
         ("Give up to 3-5 tips.", "list_items", None, 5),
+        ("Use three sentences maximum and keep the answer concise.", "sentences", None, 3),
+        ("Paragraph text should be limited to a max of 3 sentences in length.", "sentences", None, 3),
+        ("Write 200 words or less.", "words", None, 200),
+        ("Give 3 tips or more.", "list_items", 3, None),
+        ("Elaborate on the topic in about 200 words.", "words", 150, 250),  # approximate: a quarter either way
     ],
 )
 def test_count_bounds_are_parsed_with_direction(sentence: str, unit: str, low: Any, high: Any) -> None:
     candidate = by_check(synthesize(sentence, COUNT), family="count", unit=unit)
     assert (candidate.check or {})["min"] == low and (candidate.check or {})["max"] == high
     assert candidate.category == COUNT and candidate.version == 2 and candidate.sentence == sentence
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Submit your final answer by adding two newline characters then the verdict.",
+        "Leave two blank lines between sections.",
+        "Then add two more sentences about the author.",
+        "Write about {n} words.",  # approximate, and the margin is no bound of the input
+    ],
+)
+def test_a_number_that_counts_something_else_or_loosely_is_no_count(sentence: str) -> None:
+    measured = [c for c in synthesize(sentence, COUNT) if not c.asks_llm]
+    assert measured == [], [c.expression for c in measured]
 
 
 def test_count_checks_measure_the_response() -> None:
@@ -74,6 +93,16 @@ def test_json_with_keys() -> None:
     assert candidate.check == {"family": "json", "keys": ["name", "score"]}
     assert run(candidate, '```json\n{"name": "x", "score": 1}\n```')
     assert not run(candidate, '{"name": "x"}') and not run(candidate, "not json")
+
+
+def test_json_without_keys_is_any_json_value_a_later_sentence_may_shape() -> None:
+    """ "Create a plan represented in JSON." then "The workflow should be a JSON array": the first asks for JSON,
+    not for an object the second rules out."""
+    candidate = by_check(
+        synthesize("Create a plan represented in JSON.", "Structural/PresentationFormat"), family="json"
+    )
+    assert run(candidate, '[{"step": 1}]') and run(candidate, '```json\n{"plan": []}\n```')
+    assert not run(candidate, "Here is the plan: step 1.") and not run(candidate, "42")
 
 
 def test_exclusion_of_quoted_words_with_inflections_and_word_boundaries() -> None:
@@ -430,3 +459,27 @@ def test_an_instruction_not_to_invent_checks_the_figures_against_the_inputs(sent
 )
 def test_no_figure_check_where_inventing_is_asked_or_something_else_is_meant(sentence: str) -> None:
     assert not [c for c in synthesize(sentence, EXCLUSION) if (c.check or {}).get("family") == "sourced_numbers"]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Your objective is to create a workflow based on the users query.",  # a goal, not a tone
+        "You can also provide the user with analytical insights and creative suggestions.",  # whom, not what
+        "The response should ONLY include some combination of these components:",  # points elsewhere
+        "You are now an evaluator for {topic}.",  # who the model is
+        "Assistant is designed to assist with a wide range of tasks, from simple questions to in-depth explanations.",
+    ],
+)
+def test_sentences_that_ask_nothing_of_the_response_get_no_measured_check(sentence: str) -> None:
+    measured = [c for c in synthesize(sentence, INCLUSION) if not c.asks_llm]
+    assert measured == [], [c.expression for c in measured]
+
+
+def test_an_objective_tone_is_still_a_tone_and_a_listed_object_keeps_only_its_terms() -> None:
+    assert "assert_neutral_tone" in {c.name for c in synthesize("Use an objective tone.", QUALITATIVE_ASSESSMENT)}
+    listed = synthesize(
+        "The workflow should be a JSON array containing only the sequence index, function name and input."
+    )
+    phrases = [p for c in listed if (c.check or {}).get("family") == "includes" for p in (c.check or {})["phrases"]]
+    assert phrases and not [p for p in phrases if p.split()[0] in {"only", "and", "or"}], phrases
