@@ -87,7 +87,8 @@ _UNITS: Final = {
 _AT_MOST: Final = (
     r"no more than|not more than|not exceeding|not exceed|does not exceed|doesn't exceed|at most|up to|"
     r"a maximum of|maximum of|max\.?|no longer than|not be longer than|n't be longer than|not longer than|"
-    r"limited to|limit it to|limit to|(?:within |under |to )?(?:the |a )?(?:limit|maximum|max) of|within|"
+    r"limit(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|restrict(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|"
+    r"cap(?:ped|s)?\s+(?:[\w']+\s+){0,3}?(?:at|to)|(?:within |under |to )?(?:the |a )?(?:limit|maximum|max) of|within|"
     r"(?:shouldn't|should not|must not|mustn't|cannot|can't|not) be (?:longer|"
     r"more) than"
 )
@@ -109,6 +110,14 @@ _OTHER_THINGS: Final = (
 _WHOLE_RESPONSE: Final = frozenset(
     {"response", "answer", "output", "result", "reply", "text", "message", "email", "it", "summary", "review"}
 )
+#: Parts of a response that are never the whole of it: a limit on one of them is the part's alone.
+_PARTS: Final = frozenset(
+    {
+        "title", "headline", "subject", "subject line", "heading", "header", "name", "tagline", "slogan", "intro",
+        "introduction", "opening", "conclusion", "closing", "greeting", "sign-off", "signature", "hook",
+        "first sentence", "first line", "last sentence", "last line",
+    }
+)  # fmt: skip
 _CONDITIONAL = re.compile(
     r"^\s*(?:-\s*)?(?:if|when|where|unless|in case)\b|\b(?:if|where|when) (?:necessary|needed|"
     r"applicable|appropriate|possible|relevant)\b",
@@ -695,15 +704,17 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                         low, high = None, 0
                     else:
                         low, high = value, value
-            per = _per(lowered[match.end() :]) or leading_per
+            per = _per(lowered[match.end() :]) or _each_before(lowered[: match.start()]) or leading_per
             counted = lowered[match.end(len(groups) - 1) : match.end()].strip()  # "key points", "short tips"
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
             if where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
                 scopes: list[str | None] = [where]
-            elif scope is None or not _has_section(prompt, scope):  # a named section: the section alone
-                scopes = [None] if scope is None else [None, scope]
-            else:
+            elif scope is None:
+                scopes = [None]
+            elif scope in _PARTS or _has_section(prompt, scope):  # "The title should be at most 10 words"
                 scopes = [scope]
+            else:  # "The summary should be ...": the section, or the response when it is the summary
+                scopes = [None, scope]
             for bounds in _readings(low, high, lowered[match.start() : match.end()]):
                 for place in scopes:
                     yield _count_draft(unit, *bounds, place, per)
@@ -739,6 +750,18 @@ def _per(after: str) -> tuple[str, str] | None:
     if match is None or match.group(1) not in PART_KINDS:
         return None
     return match.group(1), PART_KINDS[match.group(1)]
+
+
+def _each_before(before: str) -> tuple[str, str] | None:
+    """``3 bullet points, each under 15 words``: the count that follows "each" is per part, the part named
+    before it (:data:`PART_KINDS`)."""
+    if not re.search(r"\beach(?:\s+one)?(?:\s+of\s+them)?(?:\s+(?:should|must)\s+be|\s+is|\s+being)?\s*$", before):
+        return None
+    named = [(m.end(), word) for word in PART_KINDS for m in re.finditer(rf"\b{re.escape(word)}\b", before)]
+    if not named:
+        return None
+    word = max(named)[1]
+    return word, PART_KINDS[word]
 
 
 def _scope(lowered: str) -> str | None:
@@ -786,11 +809,19 @@ def _formats(text: str) -> Iterator[_Draft]:
             "checks.has_table(response)",
             {"family": "table"},
         )
-    if re.search(r"\bcode (?:block|snippet|example)s?\b", lowered) and not _EXCLUDE_CUE.search(text):
+    # "wrap the code in triple backticks", not "the text delimited by three backticks" (the input's fence)
+    fenced = (
+        r"\b(?:wrap|enclos|put|place|format|surround)\w*\b[^.]{0,40}?\b(?:in|with|between|inside)\s+"
+        r"(?:triple|three)\s+backticks"
+    )
+    if re.search(rf"\bcode (?:block|snippet|example)s?\b|{fenced}", lowered) and not _EXCLUDE_CUE.search(text):
         yield _count_draft("code_blocks", 1, None, None)
+    headings = r"\b(?:use|add|include|with|organi[sz]e\w*|structure\w*)\s+(?:\w+\s+){0,2}?(?:headings|headers)\b"
+    if re.search(headings, lowered) and not _EXCLUDE_CUE.search(text):
+        yield _count_draft("headings", 1, None, None)
     quoted = _quoted(text)
-    start = re.search(r"\b(?:start|begin|open)s?\s+(?:\w+\s+)?with\b", lowered)
-    end = re.search(r"\b(?:end|finish|close|conclude)s?\s+(?:\w+\s+)?with\b", lowered)
+    start = re.search(r"\b(?:start|begin|open)s?\s+(?:\w+\s+){0,2}?with\b", lowered)  # "begin your answer with"
+    end = re.search(r"\b(?:end|finish|close|conclude)s?\s+(?:\w+\s+){0,2}?with\b", lowered)
     if start and quoted:
         yield edge_draft(quoted[0], end=False)
     elif start and re.search(r"\bwith (?:the|a|an)\s+(?:name|title|heading|header)\b", lowered):
@@ -891,7 +922,7 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         return
     scope = text[cue.start() :] if cue is not None else text  # only what follows the negation
     quoted = _literal_quotes(scope)
-    if re.search(r"\b(?:start|begin|end|finish)s?\s+(?:\w+\s+)?with\b", text, re.IGNORECASE):
+    if re.search(r"\b(?:start|begin|end|finish)s?\s+(?:\w+\s+){0,2}?with\b", text, re.IGNORECASE):
         quoted = []  # handled as starts/ends-with
     lowered_quotes = {q.lower() for q in quoted}
     named = [phrase for phrase in _named_phrases(_QUOTED.sub(" , ", scope)) if phrase not in lowered_quotes]
@@ -998,6 +1029,8 @@ def _literal_phrase(part: str, *, framed: bool) -> str | None:
     part = part.strip(" '-").lower()
     if _ANAPHORIC.match(part) or re.match(r"(?:and|or|but|then)\b", part):
         return None  # "name and input" read from "name" as a verb: no object of its own
+    if re.match(rf"(?:{_AT_MOST}|{_AT_LEAST}|{_BELOW}|{_ABOVE}|exactly|\d|{'|'.join(_NUMBER_WORDS)})\b", part):
+        return None  # "at least one emoji": a count (the count family reads it), not a term
     indefinite = re.match(r"an?\s", part) is not None
     part = re.sub(rf"^{_DETERMINERS}", "", part)
     if _ANAPHORIC.match(part):

@@ -8,7 +8,14 @@ import pytest
 
 from spade_lsp import checks
 from spade_lsp.synthesis import Candidate, Instruction, OfflineSynthesizer, PromptContext, placeholders_of
-from spade_lsp.taxonomy import COUNT, EXAMPLE_DEMONSTRATION, EXCLUSION, INCLUSION, QUALITATIVE_ASSESSMENT
+from spade_lsp.taxonomy import (
+    COUNT,
+    EXAMPLE_DEMONSTRATION,
+    EXCLUSION,
+    INCLUSION,
+    PRESENTATION_FORMAT,
+    QUALITATIVE_ASSESSMENT,
+)
 
 
 def synthesize(sentence: str, *categories: str, prompt: str | None = None) -> list[Candidate]:
@@ -48,6 +55,8 @@ def by_check(candidates: list[Candidate], **fields: Any) -> Candidate:
         ("Write 200 words or less.", "words", None, 200),
         ("Give 3 tips or more.", "list_items", 3, None),
         ("Elaborate on the topic in about 200 words.", "words", 150, 250),  # approximate: a quarter either way
+        ("Limit your response to 280 characters.", "characters", None, 280),
+        ("Cap the answer at 50 words.", "words", None, 50),
     ],
 )
 def test_count_bounds_are_parsed_with_direction(sentence: str, unit: str, low: Any, high: Any) -> None:
@@ -469,6 +478,7 @@ def test_no_figure_check_where_inventing_is_asked_or_something_else_is_meant(sen
         "The response should ONLY include some combination of these components:",  # points elsewhere
         "You are now an evaluator for {topic}.",  # who the model is
         "Assistant is designed to assist with a wide range of tasks, from simple questions to in-depth explanations.",
+        "The following text delimited by three backticks is the video's transcript:",  # the input's fence
     ],
 )
 def test_sentences_that_ask_nothing_of_the_response_get_no_measured_check(sentence: str) -> None:
@@ -483,3 +493,27 @@ def test_an_objective_tone_is_still_a_tone_and_a_listed_object_keeps_only_its_te
     )
     phrases = [p for c in listed if (c.check or {}).get("family") == "includes" for p in (c.check or {})["phrases"]]
     assert phrases and not [p for p in phrases if p.split()[0] in {"only", "and", "or"}], phrases
+
+
+def test_a_limit_after_each_is_per_part_and_a_part_s_limit_is_that_part_s() -> None:
+    per_bullet = by_check(synthesize("Summarize it in 3 bullet points, each under 15 words.", COUNT), unit="words")
+    assert (per_bullet.check or {})["per"] == "items" and (per_bullet.check or {})["max"] == 14
+    assert run(per_bullet, "- one two three\n- four five") and not run(per_bullet, "- " + "word " * 15)
+    title = [c for c in synthesize("The title should be at most 10 words.", COUNT) if not c.asks_llm]
+    assert [(c.check or {}).get("section") for c in title] == ["title"]  # never the whole response
+    summary = [c for c in synthesize("The summary should be at most 3 sentences.", COUNT) if not c.asks_llm]
+    assert {(c.check or {}).get("section") for c in summary} == {None, "summary"}  # the summary may be all of it
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expression"),
+    [
+        ("Begin your answer with 'Dear customer'.", "checks.starts_with(response, 'Dear customer')"),
+        ("Wrap the code in triple backticks.", "checks.count(response, 'code_blocks') >= 1"),
+        ("Use headings for each section.", "checks.count(response, 'headings') >= 1"),
+        ("Include at least one emoji.", "checks.count(response, 'emojis') >= 1"),
+    ],
+)
+def test_common_format_instructions_get_their_one_check(sentence: str, expression: str) -> None:
+    measured = [c.expression for c in synthesize(sentence, PRESENTATION_FORMAT) if not c.asks_llm]
+    assert measured == [expression]  # "at least one emoji" is a count, not the words "at least"
