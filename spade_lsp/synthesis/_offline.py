@@ -284,15 +284,19 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
 )  # fmt: skip
 
 
+#: A count as a prompt writes it: digits, a number word, or a placeholder (``{n}``, ``{{n}}``, ``[n]``).
+_NUMBER: Final = (
+    r"\d[\d,]*|" + "|".join(sorted(map(re.escape, _NUMBER_WORDS), key=len, reverse=True))
+    + r"|\{\{?\s*[A-Za-z_]\w*\s*\}?\}|\[[A-Za-z_]\w*\]"
+)  # fmt: skip
+
+
 class _Vocabulary:
     """Input fields and how the prompt refers to them (``{topic}``, ``{{topic}}`` or ``[topic]``)."""
 
     def __init__(self, context: PromptContext) -> None:
         self.inputs = tuple(context.inputs)
-        self.number = (
-            r"\d[\d,]*|" + "|".join(sorted(map(re.escape, _NUMBER_WORDS), key=len, reverse=True))
-            + r"|\{\{?\s*[A-Za-z_]\w*\s*\}?\}|\[[A-Za-z_]\w*\]"
-        )  # fmt: skip
+        self.number = _NUMBER
 
     def field_of(self, token: str) -> str | None:
         name = token.strip("{}[] ")
