@@ -31,6 +31,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, BinaryIO, Final
 
+from spade_lsp_server._idle_gc import IdleCollector
+
 log = logging.getLogger(__name__)
 
 PARSE_ERROR: Final = -32700
@@ -443,11 +445,13 @@ async def serve(
         return bytes(read1(_READ_SIZE) if read1 is not None else stdin.read(_READ_SIZE))
 
     reader = MessageReader(lambda: loop.run_in_executor(executor, read_chunk), idle_s=idle_s)
+    collector = IdleCollector(loop)
     try:
         while not stop_event.is_set():
             item = await reader.next()
             if item is None:
                 break
+            collector.activity()
             message, fault = item
             if fault is None:
                 fault = invalid_message(message)
@@ -456,6 +460,7 @@ async def serve(
             if fault is not None:
                 answer(protocol, fault, message)
     finally:
+        collector.close()
         executor.shutdown(wait=False, cancel_futures=True)
 
 
