@@ -1328,11 +1328,15 @@ def verdict_text(verdict: Mapping[str, Any]) -> str:
 
 def _verdict_lines(plan: Plan, verdicts: Mapping[str, Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
     """How each check of the plan did on the labelled examples, when the prompt's synthesis checked it."""
+    if not verdicts or not plan.codes:  # most sentences of most prompts: no zip, no generator, per sentence
+        return ()
     found = ((name, verdicts.get(code)) for name, code in zip(plan.checks, plan.codes, strict=True))
     return tuple((name, verdict_text(verdict)) for name, verdict in found if verdict is not None)
 
 
 def _held_back(plan: Plan, verdicts: Mapping[str, Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    if not verdicts or not plan.codes:
+        return ()
     return tuple(
         (name, str(verdicts[code]["held_back"]))
         for name, code in zip(plan.checks, plan.codes, strict=True)
