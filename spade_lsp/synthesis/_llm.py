@@ -607,6 +607,15 @@ class LLMSynthesizer:
         sources: list[_Source] = []
         shapes: dict[str, str] = {}
         answered = 0
+
+        def add(draft: library.Draft, instruction: Instruction, synthesizer: str) -> None:
+            key = offline._equivalence_key(draft.expression)
+            if key in position:
+                out[position[key]] = offline._serves(out[position[key]], instruction)
+                return
+            position[key] = len(out)
+            out.append(replace(offline._candidate(draft, instruction, taken), synthesizer=synthesizer))
+
         for instruction in asked:
             picks = self._picks(instruction, context)
             if picks is None:
@@ -621,17 +630,15 @@ class LLMSynthesizer:
                         sources.append(source)
                     continue
                 try:
-                    draft = draft_for(pick, instruction, context)
+                    add(draft_for(pick, instruction, context), instruction, PICKED)
                 except _Rejected as why:
                     self.rejected.append((f"{pick.family} for “{_clip(instruction.text)}”", str(why)))
-                    continue
-                key = offline._equivalence_key(draft.expression)
-                if key in position:
-                    out[position[key]] = offline._serves(out[position[key]], instruction)
-                    continue
-                position[key] = len(out)
-                candidate = offline._candidate(draft, instruction, taken)
-                out.append(replace(candidate, synthesizer=PICKED))
+            # what the sentence's own cue words ask for, as the offline synthesizer writes it, whatever the model
+            # picked: a small model that answers "none" to "Refrain from speculating" loses no check
+            if not offline._ROLE.match(offline._clean(instruction.text)):
+                for asks, cued in library.CUED.values():
+                    if asks(instruction.text):
+                        add(cued(tuple(context.inputs)), instruction, offline.NAME)
         if answered == 0:  # nothing the model said could be read: the caller falls back offline and says why
             reasons = "; ".join(reason for _, reason in self.dropped[:2])
             raise LLMError(f"no instruction got a usable answer from the model ({reasons})")

@@ -222,6 +222,21 @@ def test_a_cued_family_is_written_only_where_the_sentence_asks_for_it() -> None:
     ]
 
 
+def test_what_the_sentence_cues_is_written_even_when_the_model_picks_nothing() -> None:
+    """A small model answering "none" to "Refrain from speculating" loses no check: the sentence's own cue words
+    give the library's check, written as the offline synthesizer writes it and labelled as such."""
+    sentence = "Refrain from speculating unless it is stated in the {report}."
+    with OpenAIStub(model({sentence: [pick("none")]})) as stub:
+        _, candidates = synthesize(stub, prompt=sentence, sentences=[(sentence, (EXCLUSION,))])
+    assert [(c.name, c.synthesizer, c.expression) for c in candidates] == [
+        (
+            "assert_states_only_sourced_numbers",
+            "offline",
+            "checks.sourced_numbers(response, example, prompt, inputs=['report'])",
+        )
+    ]
+
+
 def test_the_same_check_from_two_instructions_is_one_candidate_serving_both() -> None:
     prompt = "Never mention the price.\nDo not talk about the price."
     sentences = [("Never mention the price.", (EXCLUSION,)), ("Do not talk about the price.", (EXCLUSION,))]
