@@ -22,6 +22,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections import OrderedDict
+from pathlib import Path
 from typing import Any, Final
 
 from lsprotocol import types
@@ -53,6 +55,8 @@ CODE_INTERNAL: Final = "spade/internal-error"
 CODE_EXAMPLE: Final = "spade/invalid-example"
 CODE_UNREVIEWED: Final = UNREVIEWED_DIAGNOSTIC_CODE  # "spade/unreviewed-code": LLM-written, not accepted yet
 
+#: Prompts whose last published diagnostics are kept with their JSON.
+_CACHED_PROMPTS: Final = 32
 _ZERO: Final = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
 
 
@@ -119,21 +123,34 @@ def instruction_message(
 
 class _Cache:
     """Diagnostics of unchanged instructions are reused as they are, with their JSON text: a 2,000-sentence
-    prompt re-publishes after a save without rebuilding or re-encoding 2,000 objects."""
+    prompt re-publishes after a save without rebuilding or re-encoding 2,000 objects.
 
-    def __init__(self) -> None:
-        self.items: dict[tuple[Any, ...], dict[str, Any]] = {}
+    Each prompt keeps what its last publish used and nothing more: every recorded save changes every key of its
+    prompt (the newest version is part of each), and a cache that only emptied when full held up to 100,000
+    items of versions no editor showed any more."""
+
+    def __init__(self, prompts: int = _CACHED_PROMPTS) -> None:
+        self.prompts = prompts
+        self.by_prompt: OrderedDict[Path | None, dict[tuple[Any, ...], dict[str, Any]]] = OrderedDict()
         self.json: dict[int, str] = {}  # id of a cached item (alive as long as it is cached) -> its JSON
 
-    def get(self, key: tuple[Any, ...]) -> dict[str, Any] | None:
-        return self.items.get(key)
+    def last_used(self, prompt: Path | None) -> dict[tuple[Any, ...], dict[str, Any]]:
+        return self.by_prompt.get(prompt, {})
 
-    def put(self, key: tuple[Any, ...], value: dict[str, Any]) -> None:
-        if len(self.items) > 100_000:
-            self.items.clear()
-            self.json.clear()
-        self.items[key] = value
-        self.json[id(value)] = json.dumps(value)
+    def keep(self, prompt: Path | None, used: dict[tuple[Any, ...], dict[str, Any]]) -> None:
+        """``used`` becomes the prompt's cache: items its previous publish had and this one did not go."""
+        kept = {id(item) for item in used.values()}
+        for item in self.by_prompt.pop(prompt, {}).values():
+            if id(item) not in kept:
+                self.json.pop(id(item), None)
+        for item in used.values():
+            if id(item) not in self.json:
+                self.json[id(item)] = json.dumps(item)
+        self.by_prompt[prompt] = used
+        while len(self.by_prompt) > self.prompts:  # the prompt published longest ago
+            _, dropped = self.by_prompt.popitem(last=False)
+            for item in dropped.values():
+                self.json.pop(id(item), None)
 
 
 _CACHE = _Cache()
@@ -162,6 +179,8 @@ def prompt_diagnostics(
         pending,
         has_assistant,
     )
+    previous = _CACHE.last_used(overview.prompt) if columns.identity else {}
+    used: dict[tuple[Any, ...], dict[str, Any]] = {}
     for instruction in overview.instructions:
         if not instruction.checkable:
             continue
@@ -177,7 +196,7 @@ def prompt_diagnostics(
             instruction.held_back,
             context,
         )
-        item = _CACHE.get(key) if columns.identity else None
+        item = previous.get(key)
         if item is None:
             item = _diagnostic(
                 columns.range_json(instruction.range),
@@ -190,9 +209,10 @@ def prompt_diagnostics(
                     "heldBack": [name for name, _ in instruction.held_back],
                 },
             )
-            if columns.identity:
-                _CACHE.put(key, item)
+        used[key] = item
         out.append(item)
+    if columns.identity:
+        _CACHE.keep(overview.prompt, used)
     return out
 
 
