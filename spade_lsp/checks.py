@@ -71,6 +71,8 @@ _UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _MARKDOWN_CUE = re.compile(
     r"^\s{0,3}#{1,6}\s|\*\*[^*\n]+\*\*|^\s*[-*+]\s|^\s*\d+\.\s|```|\[[^\]]+\]\([^)]+\)", re.MULTILINE
 )
+#: A web address, bare ("https://x.y", "www.x.y") or as a markdown link's target.
+_LINK = re.compile(r"\bhttps?://[^\s<>()\[\]]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>()\[\]]*", re.IGNORECASE)
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 
 #: Units :func:`count` understands.
@@ -87,6 +89,7 @@ COUNT_UNITS: Final = (
     "hashtags",
     "emojis",
     "code_blocks",
+    "links",
 )
 
 
@@ -134,6 +137,8 @@ def count(text: str, unit: str) -> int:
         return len(_EMOJI.findall(text))
     if unit == "code_blocks":
         return len(code_blocks(text))
+    if unit == "links":
+        return len(_LINK.findall(text))
     raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(COUNT_UNITS)}")
 
 

@@ -47,7 +47,7 @@ def _bound_code(bound: int | str) -> str:
 _SINGULAR: Final = {
     "words": "word", "sentences": "sentence", "characters": "character", "bullets": "bullet",
     "numbered_items": "numbered item", "list_items": "list item", "paragraphs": "paragraph", "lines": "line",
-    "headings": "heading", "hashtags": "hashtag", "emojis": "emoji", "code_blocks": "code block",
+    "headings": "heading", "hashtags": "hashtag", "emojis": "emoji", "code_blocks": "code block", "links": "link",
 }  # fmt: skip
 #: What a "per X" or "each X" instruction counts in: the kind of :func:`spade_lsp.checks.parts`.
 PART_KINDS: Final = {
@@ -213,9 +213,32 @@ def markdown_draft(*, present: bool) -> Draft:
     )
 
 
-def edge_draft(phrase: str, *, end: bool) -> Draft:
-    """The response starts (``end``: ends) with the phrase."""
+def edge_refused(sentence: str, *, end: bool) -> bool:
+    """Whether the sentence forbids the opening (``end``: the ending) it names: "Never begin with 'Sure'",
+    "Don't end with a question"."""
+    verbs = r"end|finish|close|conclude" if end else r"start|begin|open"
+    return (
+        re.search(
+            rf"\b(?:don't|do not|never|not|avoid|must not|mustn't|should not|shouldn't)\s+(?:\w+\s+){{0,2}}?"
+            rf"(?:{verbs})(?:s|ing)?\b",
+            sentence,
+            re.IGNORECASE,
+        )
+        is not None
+    )
+
+
+def edge_draft(phrase: str, *, end: bool, refused: bool = False) -> Draft:
+    """The response starts (``end``: ends) with the phrase; ``refused``: it does not."""
     where = "ends" if end else "starts"
+    if refused:
+        return Draft(
+            f"does_not_{where[:-1]}_with_{phrase}",
+            PRESENTATION_FORMAT,
+            f"Does not {where[:-1]} with “{phrase}”.",
+            f"not checks.{where}_with(response, {literal(phrase)})",
+            {"family": f"not_{where}_with", "phrase": phrase},
+        )
     return Draft(
         f"{where}_with_{phrase}",
         PRESENTATION_FORMAT,
@@ -225,7 +248,15 @@ def edge_draft(phrase: str, *, end: bool) -> Draft:
     )
 
 
-def ends_with_question_draft() -> Draft:
+def ends_with_question_draft(*, refused: bool = False) -> Draft:
+    if refused:
+        return Draft(
+            "does_not_end_with_a_question",
+            PRESENTATION_FORMAT,
+            "Does not end with a question.",
+            "not checks.ends_with_question(response)",
+            {"family": "not_ends_with_question"},
+        )
     return Draft(
         "ends_with_a_question",
         PRESENTATION_FORMAT,

@@ -433,7 +433,10 @@ def _draft(pick: _Pick, sentence: str, context: PromptContext) -> library.Draft:
         cue = r"\b(?:end|finish|close|conclude|sign)" if family == "ends_with" else r"\b(?:start|begin|open)"
         if not re.search(cue, sentence, re.IGNORECASE):
             raise _Rejected(f"the instruction does not say how the response {family.split('_')[0]}s")
-        return library.edge_draft(_quoted_from(pick.text, sentence)[0], end=family == "ends_with")
+        end = family == "ends_with"
+        return library.edge_draft(
+            _quoted_from(pick.text, sentence)[0], end=end, refused=library.edge_refused(sentence, end=end)
+        )
     if family == "has_section":
         title = pick.text.strip(" :#*\"'")
         if not title or _squash(title) not in _squash(context.text):
@@ -442,7 +445,7 @@ def _draft(pick: _Pick, sentence: str, context: PromptContext) -> library.Draft:
     if family == "ends_with_question":
         if "question" not in sentence.lower():
             raise _Rejected("the instruction does not ask for a question")
-        return library.ends_with_question_draft()
+        return library.ends_with_question_draft(refused=library.edge_refused(sentence, end=True))
     if family in ("positive_tone", "neutral_tone", "readable", "concise"):
         return _quality(family, sentence)
     if family in library.CUED:

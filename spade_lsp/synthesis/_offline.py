@@ -34,6 +34,7 @@ from spade_lsp.synthesis import _library as library
 from spade_lsp.synthesis._library import (
     PART_KINDS,
     edge_draft,
+    edge_refused,
     ends_with_question_draft,
     json_draft,
     language_draft,
@@ -78,6 +79,7 @@ _UNITS: Final = {
     "emojis": "emojis", "emoji": "emojis",
     "headings": "headings", "headers": "headings", "sections": "headings",
     "code blocks": "code_blocks", "code block": "code_blocks",
+    "links": "links", "link": "links", "urls": "links", "url": "links", "hyperlinks": "links",
     "key points": "list_items", "items": "list_items", "points": "list_items", "tips": "list_items",
     "steps": "list_items", "reasons": "list_items", "ideas": "list_items", "questions": "list_items",
     "suggestions": "list_items", "options": "list_items", "recommendations": "list_items",
@@ -618,7 +620,10 @@ def _has_section(prompt: str, noun: str) -> bool:
 
 
 _UNIT_ALTERNATION: Final = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
-_STRUCTURAL: Final = "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks"
+_STRUCTURAL: Final = (
+    "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks|links|urls|"
+    "hyperlinks"
+)
 
 
 @lru_cache(maxsize=64)
@@ -690,6 +695,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 value = vocabulary.bound(groups[0])
                 if value is None:
                     continue
+                if kind in ("above", "below") and _NEGATED_COMPARISON.search(lowered[: match.start()]):
+                    kind = "at_most" if kind == "above" else "at_least"  # "don't use more than two hashtags"
                 if kind == "about":  # "about 200 words": within a quarter either way
                     if not isinstance(value, int):
                         continue  # "about {n} words" is no exact count, and its margin is no bound of the input
@@ -724,6 +731,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                     yield _count_draft(unit, *bounds, place, per)
 
 
+#: A negation just before "more than N" or "fewer than N", which turns it into "at most N" or "at least N".
+_NEGATED_COMPARISON: Final = re.compile(
+    r"\b(?:don't|do not|never|must not|mustn't|should not|shouldn't|cannot|can't|not|avoid)\s+(?:[\w']+\s+){0,3}$"
+)
 #: Quantities that are approximate in everyday speech: "a couple of sentences" is often three, "a dozen" fifteen.
 _LOOSE: Final = {"a couple of": 3, "a dozen": 15}
 
@@ -823,12 +834,20 @@ def _formats(text: str) -> Iterator[_Draft]:
     headings = r"\b(?:use|add|include|with|organi[sz]e\w*|structure\w*)\s+(?:\w+\s+){0,2}?(?:headings|headers)\b"
     if re.search(headings, lowered) and not _EXCLUDE_CUE.search(text):
         yield _count_draft("headings", 1, None, None)
+    for unit, words in (("hashtags", r"hashtags?"), ("emojis", r"emojis?|emoticons?")):  # "use relevant hashtags"
+        asked = rf"\b(?:use|add|include|with|end with|finish with)\s+(?:[\w-]+\s+){{0,2}}?(?:{words})\b"
+        if re.search(asked, lowered) and not _EXCLUDE_CUE.search(text):
+            yield _count_draft(unit, 1, None, None)
     quoted = _quoted(text)
     start = re.search(r"\b(?:start|begin|open)s?\s+(?:\w+\s+){0,2}?with\b", lowered)  # "begin your answer with"
     end = re.search(r"\b(?:end|finish|close|conclude)s?\s+(?:\w+\s+){0,2}?with\b", lowered)
     if start and quoted:
-        yield edge_draft(quoted[0], end=False)
-    elif start and re.search(r"\bwith (?:the|a|an)\s+(?:name|title|heading|header)\b", lowered):
+        yield edge_draft(quoted[0], end=False, refused=edge_refused(text, end=False))
+    elif (
+        start
+        and re.search(r"\bwith (?:the|a|an)\s+(?:name|title|heading|header)\b", lowered)
+        and not (edge_refused(text, end=False))
+    ):
         yield _Draft(
             "starts_with_a_title",
             PRESENTATION_FORMAT,
@@ -837,9 +856,9 @@ def _formats(text: str) -> Iterator[_Draft]:
             {"family": "starts_with_title"},
         )
     if end and quoted:
-        yield edge_draft(quoted[-1], end=True)
+        yield edge_draft(quoted[-1], end=True, refused=edge_refused(text, end=True))
     if end and not quoted and re.search(r"\bwith (?:a|an|one)\b[^.?!]{0,30}?\bquestion\b", lowered):
-        yield ends_with_question_draft()
+        yield ends_with_question_draft(refused=edge_refused(text, end=True))
     sign_off = re.search(
         r"\bsign(?:s|ed)?(?!\s+(?:in|up|into|out|on)\b)(?:\s+off)?\s+(?:\w+\s+){0,2}?(?:as|with)\s+(.+?)[.!]?$",
         text,

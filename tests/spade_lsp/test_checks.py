@@ -208,3 +208,9 @@ def test_sourced_numbers_reads_the_rendered_prompt_and_needs_some_source() -> No
         checks.sourced_numbers("We sold 42 units.", {}, "")
     with pytest.raises(NotApplicable):  # the prompt names an input this example lacks
         checks.sourced_numbers("We sold 42 units.", {"title": "Q3"}, "Report: {report}", inputs=["report"])
+
+
+def test_links_are_web_addresses_bare_or_in_markdown() -> None:
+    text = "See https://example.com/a?b=1, [docs](http://x.io/d) and www.acme.org. Email me at a@b.co."
+    assert checks.count(text, "links") == 3
+    assert checks.count("No address here, v1.2 and e.g. this.", "links") == 0

@@ -237,6 +237,13 @@ def test_what_the_sentence_cues_is_written_even_when_the_model_picks_nothing() -
     ]
 
 
+def test_a_refused_opening_picked_as_starts_with_is_written_as_its_refusal() -> None:
+    sentence = "Never begin your reply with 'Sure'."
+    with OpenAIStub(model({sentence: [pick("starts_with", text="Sure")]})) as stub:
+        _, candidates = synthesize(stub, prompt=sentence, sentences=[(sentence, (PRESENTATION_FORMAT,))])
+    assert [c.expression for c in candidates] == ["not checks.starts_with(response, 'Sure')"]
+
+
 def test_the_same_check_from_two_instructions_is_one_candidate_serving_both() -> None:
     prompt = "Never mention the price.\nDo not talk about the price."
     sentences = [("Never mention the price.", (EXCLUSION,)), ("Do not talk about the price.", (EXCLUSION,))]

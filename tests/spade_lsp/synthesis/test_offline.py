@@ -57,6 +57,9 @@ def by_check(candidates: list[Candidate], **fields: Any) -> Candidate:
         ("Elaborate on the topic in about 200 words.", "words", 150, 250),  # approximate: a quarter either way
         ("Limit your response to 280 characters.", "characters", None, 280),
         ("Cap the answer at 50 words.", "words", None, 50),
+        ("Don't use more than two hashtags.", "hashtags", None, 2),  # a negated comparison
+        ("Never write fewer than 100 words.", "words", 100, None),
+        ("No more than 2 links.", "links", None, 2),
     ],
 )
 def test_count_bounds_are_parsed_with_direction(sentence: str, unit: str, low: Any, high: Any) -> None:
@@ -512,6 +515,11 @@ def test_a_limit_after_each_is_per_part_and_a_part_s_limit_is_that_part_s() -> N
         ("Wrap the code in triple backticks.", "checks.count(response, 'code_blocks') >= 1"),
         ("Use headings for each section.", "checks.count(response, 'headings') >= 1"),
         ("Include at least one emoji.", "checks.count(response, 'emojis') >= 1"),
+        ("Never begin with 'Sure'.", "not checks.starts_with(response, 'Sure')"),  # a refused opening
+        ('Do not end with "Best regards".', "not checks.ends_with(response, 'Best regards')"),
+        ("Don't end with a question.", "not checks.ends_with_question(response)"),
+        ("Use relevant hashtags.", "checks.count(response, 'hashtags') >= 1"),
+        ("Do not include links.", "checks.count(response, 'links') <= 0"),
     ],
 )
 def test_common_format_instructions_get_their_one_check(sentence: str, expression: str) -> None:
