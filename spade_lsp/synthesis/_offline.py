@@ -89,7 +89,7 @@ _UNITS: Final = {
 _AT_MOST: Final = (
     r"no more than|not more than|not exceeding|not exceed|does not exceed|doesn't exceed|at most|up to|"
     r"a maximum of|maximum of|max\.?|no longer than|not be longer than|n't be longer than|not longer than|"
-    r"limit(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|restrict(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|"
+    r"limit(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|keep\s+(?:[\w']+\s+){0,3}?to|restrict(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|"
     r"cap(?:ped|s)?\s+(?:[\w']+\s+){0,3}?(?:at|to)|(?:within |under |to )?(?:the |a )?(?:limit|maximum|max) of|within|"
     r"(?:shouldn't|should not|must not|mustn't|cannot|can't|not) be (?:longer|"
     r"more) than"
@@ -223,6 +223,13 @@ _IMPERATIVES: Final = frozenset(
 )  # fmt: skip
 _PRONOUNS: Final = frozenset({"i", "you", "we", "they", "he", "she", "it", "one", "someone", "people"})
 _PARTICLES: Final = frozenset({"up", "out", "off", "down", "away", "back", "over", "around", "through"})
+#: Tone words the sentence offers as answers to choose from: "classify it as positive, negative or neutral",
+#: "label each review positive or negative".
+_LABELS: Final = re.compile(
+    r"\b(?:classif\w*|categori[sz]\w*|label\w*)\b"
+    r"|\b(?:positive|negative|neutral)\b\s*(?:,|/|\bor\b)\s*(?:\w+\s*(?:,|/)\s*)*(?:or\s+)?(?:positive|negative|neutral)\b",
+    re.IGNORECASE,
+)
 #: A sentence that says who the model is ("You are an evaluator for {topic}", "Assistant is designed to assist with
 #: in-depth questions"): its words describe the model, not the response.
 _ROLE = re.compile(r"^(?:act as|you are|you're|as an?|(?:the )?assistant is)\b", re.IGNORECASE)
@@ -409,7 +416,10 @@ class OfflineSynthesizer:
                 yield mentions_draft(field)
         qualitative = False
         unquoted = _QUOTED.sub(" ", text)  # "the keyword 'eco-friendly'" asks for no friendly tone
+        labels = _LABELS.search(unquoted) is not None
         for pattern, slug, measures in _QUALITIES:
+            if labels and slug in ("positive_tone", "neutral_tone"):
+                continue  # "classify the sentiment as positive, negative, or neutral": answers, not a tone
             if re.search(pattern, unquoted, re.IGNORECASE) and not conditional and not role:
                 qualitative = True
                 for expression, description, check in measures:
@@ -464,7 +474,8 @@ def _asks_to_mention(text: str, field: str) -> bool:
     for match in re.finditer(rf"\{{\{{?\s*{re.escape(field)}\s*\}}?\}}|\[{re.escape(field)}\]", text):
         if re.match(rf"\s+(?:[a-z\-]+\s+)?(?:{_UNIT_ALTERNATION})\b", text[match.end() :].lower()):
             continue  # "about {n} words": a quantity, not a subject
-        before = _CLAUSE_BREAK.split(text[: match.start()])[-1]
+        # "Include the customer's name, {customer_name}, ...": an appositive placeholder belongs to its clause
+        before = _CLAUSE_BREAK.split(text[: match.start()].rstrip(" ,(\u2014-"))[-1]
         words = " ".join(before.split()[-6:])
         if _MENTION_CUE.search(words):
             return True
@@ -646,6 +657,7 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         ),
         ("at_least", rf"\b({number}){qualifier}\s+({units})\s+(?:minimum|min\b\.?|at least|or more)"),
         ("about", rf"\b(?:{_ABOUT})\s+({number}){qualifier}\s+({units})\b"),
+        ("hyphenated", rf"\b({number})-({units})\b"),  # "a 3-sentence summary", "a 100-word blurb"
         ("none", rf"\b(?:no|without any|without|zero)\s+({units})\b"),
         (
             "none",
@@ -697,6 +709,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                     continue
                 if kind in ("above", "below") and _NEGATED_COMPARISON.search(lowered[: match.start()]):
                     kind = "at_most" if kind == "above" else "at_least"  # "don't use more than two hashtags"
+                if kind == "hyphenated":  # a length in words or characters is a size, not a tally
+                    kind = "about" if _UNITS[groups[-1]] in ("words", "characters") else "exact"
                 if kind == "about":  # "about 200 words": within a quarter either way
                     if not isinstance(value, int):
                         continue  # "about {n} words" is no exact count, and its margin is no bound of the input
@@ -1050,7 +1064,7 @@ _WH: Final = frozenset({"how", "what", "why", "whether", "where", "when", "which
 def _literal_phrase(part: str, *, framed: bool) -> str | None:
     """The term a noun phrase names, or None when it names a kind, a quality or something said before."""
     part = part.strip(" '-").lower()
-    if _ANAPHORIC.match(part) or re.match(r"(?:and|or|but|then)\b", part):
+    if _ANAPHORIC.match(part) or re.match(r"(?:and|or|but|then|of|for|with|to|in|on|by|from|about|at|as)\b", part):
         return None  # "name and input" read from "name" as a verb: no object of its own
     if re.match(rf"(?:{_AT_MOST}|{_AT_LEAST}|{_BELOW}|{_ABOVE}|exactly|\d|{'|'.join(_NUMBER_WORDS)})\b", part):
         return None  # "at least one emoji": a count (the count family reads it), not a term
@@ -1068,6 +1082,8 @@ def _literal_phrase(part: str, *, framed: bool) -> str | None:
     if not 1 <= len(words) <= 4 or not any(len(word) > 2 for word in words):
         return None
     if len(words) >= 2 and words[-1] in _ATTRIBUTES:  # "the warranty period": the warranty, with its value
+        if re.search(r"['’]s?$", words[-2]):
+            return None  # "the customer's name" asks for the name itself, never the word "customer"
         words = words[:-1]
     phrase = " ".join(words)
     if framed:

@@ -112,6 +112,12 @@ def test_figures_not_in_the_inputs_are_caught_exactly(capsys: pytest.CaptureFixt
         ("Translate the text into {target_lang}.", {"target_lang": "de"}, GERMAN, ENGLISH),
         ("Write a tweet about {topic}.", {"topic": "green tea"}, "Green tea, every morning!", "Coffee, every day!"),
         ("Never repeat {secret}.", {"secret": "hunter2"}, "I cannot share that.", "It is hunter2."),
+        (
+            "Include the customer's name, {customer_name}, in the greeting.",
+            {"customer_name": "Ada Lovelace"},
+            "Dear Ada Lovelace, thank you!",
+            "Dear customer, thank you!",
+        ),
     ],
 )
 def test_each_family_reads_its_input_per_example(

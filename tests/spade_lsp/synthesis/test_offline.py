@@ -60,6 +60,9 @@ def by_check(candidates: list[Candidate], **fields: Any) -> Candidate:
         ("Don't use more than two hashtags.", "hashtags", None, 2),  # a negated comparison
         ("Never write fewer than 100 words.", "words", 100, None),
         ("No more than 2 links.", "links", None, 2),
+        ("Write a 3-sentence summary.", "sentences", 3, 3),
+        ("Write a 100-word blurb.", "words", 75, 125),  # a size in words is approximate
+        ("Keep your answer to one paragraph.", "paragraphs", None, 1),
     ],
 )
 def test_count_bounds_are_parsed_with_direction(sentence: str, unit: str, low: Any, high: Any) -> None:
@@ -482,6 +485,7 @@ def test_no_figure_check_where_inventing_is_asked_or_something_else_is_meant(sen
         "You are now an evaluator for {topic}.",  # who the model is
         "Assistant is designed to assist with a wide range of tasks, from simple questions to in-depth explanations.",
         "The following text delimited by three backticks is the video's transcript:",  # the input's fence
+        "Classify the sentiment as positive, negative, or neutral.",  # answers to choose from, not a tone
     ],
 )
 def test_sentences_that_ask_nothing_of_the_response_get_no_measured_check(sentence: str) -> None:
@@ -496,6 +500,8 @@ def test_an_objective_tone_is_still_a_tone_and_a_listed_object_keeps_only_its_te
     )
     phrases = [p for c in listed if (c.check or {}).get("family") == "includes" for p in (c.check or {})["phrases"]]
     assert phrases and not [p for p in phrases if p.split()[0] in {"only", "and", "or"}], phrases
+    json_keys = synthesize("Output a JSON list of objects with keys 'name' and 'email'.")
+    assert not [c for c in json_keys if (c.check or {}).get("family") == "includes"]  # no "of objects"
 
 
 def test_a_limit_after_each_is_per_part_and_a_part_s_limit_is_that_part_s() -> None:
