@@ -83,7 +83,9 @@ _UNITS: Final = {
     "key points": "list_items", "items": "list_items", "points": "list_items", "tips": "list_items",
     "steps": "list_items", "reasons": "list_items", "ideas": "list_items", "questions": "list_items",
     "suggestions": "list_items", "options": "list_items", "recommendations": "list_items",
-    "takeaways": "list_items", "exercises": "list_items", "examples": "list_items",
+    "takeaways": "list_items", "exercises": "list_items", "examples": "list_items", "features": "list_items",
+    "benefits": "list_items", "advantages": "list_items", "facts": "list_items", "ways": "list_items",
+    "strategies": "list_items",
 }  # fmt: skip
 
 _AT_MOST: Final = (
@@ -242,7 +244,10 @@ _MD_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*$", re.MULTILINE)
 
 _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | None], ...]], ...]] = (
     (
-        r"\b(?:concise|concisely|brief|briefly|brevity|succinct|short form|shorter|to the point|short)\b",
+        # not "a brief introduction", "a short title": the length of one part, not the response's style
+        r"\b(?:concise|concisely|brief|briefly|brevity|succinct|short form|shorter|to the point|short)\b"
+        r"(?!\s+(?:introduction|intro|conclusion|closing|title|heading|headline|note|greeting|sign-off|"
+        r"subject line|tagline|name|pause|break)s?\b)",
         "concise",
         (
             ("checks.mean_sentence_words(response) <= 25", "Sentences average 25 words or fewer.", None),
@@ -963,11 +968,25 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         quoted = []  # handled as starts/ends-with
     lowered_quotes = {q.lower() for q in quoted}
     named = [phrase for phrase in _named_phrases(_QUOTED.sub(" , ", scope)) if phrase not in lowered_quotes]
+    instances = _instances(scope) if exclude and not quoted else []
+    if instances:  # "avoid competitors such as Acme or Globex": the names are what must not appear
+        named = instances
     phrases = quoted + named
     if phrases:
         yield phrases_draft(phrases, exclude=exclude)
     for field in vocabulary.fields_in(scope) if exclude else []:
         yield mentions_draft(field, exclude=True)
+
+
+def _instances(text: str) -> list[str]:
+    """The names a kind is illustrated with: "competitors such as Acme, Globex or Initech" -> the three names
+    (capitalised, as names are; "topics like politics" names a topic, which the phrase check reads already)."""
+    match = re.search(r"\b(?:such as|like|e\.g\.,?|for example,?|including)\s+([^.;:()]+)", text, re.IGNORECASE)
+    if match is None:
+        return []
+    parts = [part.strip(" '\"") for part in re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", match.group(1))]
+    names = [part for part in parts if part and part[0].isupper() and len(part.split()) <= 4]
+    return names if names and len(names) == len([part for part in parts if part]) else []
 
 
 _VAGUE_OBJECTS: Final = frozenset(
@@ -1082,8 +1101,8 @@ def _literal_phrase(part: str, *, framed: bool) -> str | None:
     if not 1 <= len(words) <= 4 or not any(len(word) > 2 for word in words):
         return None
     if len(words) >= 2 and words[-1] in _ATTRIBUTES:  # "the warranty period": the warranty, with its value
-        if re.search(r"['’]s?$", words[-2]):
-            return None  # "the customer's name" asks for the name itself, never the word "customer"
+        if re.search(r"['’]s?$", words[-2]) or words[-1] in ("name", "names", "title", "titles"):
+            return None  # "the customer's name", "the product name": the name itself, never the word "product"
         words = words[:-1]
     phrase = " ".join(words)
     if framed:

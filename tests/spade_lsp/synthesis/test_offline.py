@@ -486,6 +486,8 @@ def test_no_figure_check_where_inventing_is_asked_or_something_else_is_meant(sen
         "Assistant is designed to assist with a wide range of tasks, from simple questions to in-depth explanations.",
         "The following text delimited by three backticks is the video's transcript:",  # the input's fence
         "Classify the sentiment as positive, negative, or neutral.",  # answers to choose from, not a tone
+        "Mention the product name at least twice.",  # the name itself, never the word "product"
+        "Include a brief introduction and a conclusion.",  # one part's length, not the response's style
     ],
 )
 def test_sentences_that_ask_nothing_of_the_response_get_no_measured_check(sentence: str) -> None:
@@ -531,3 +533,10 @@ def test_a_limit_after_each_is_per_part_and_a_part_s_limit_is_that_part_s() -> N
 def test_common_format_instructions_get_their_one_check(sentence: str, expression: str) -> None:
     measured = [c.expression for c in synthesize(sentence, PRESENTATION_FORMAT) if not c.asks_llm]
     assert measured == [expression]  # "at least one emoji" is a count, not the words "at least"
+
+
+def test_a_banned_kind_illustrated_with_names_bans_the_names() -> None:
+    (candidate,) = [c for c in synthesize("Avoid mentioning competitors such as Acme or Globex.", EXCLUSION)]
+    assert candidate.check == {"family": "excludes", "phrases": ["acme", "globex"]}
+    assert run(candidate, "Our competitors cannot match this.")  # the kind's word is no competitor's name
+    assert not run(candidate, "Unlike Globex, we ship in a day.")
