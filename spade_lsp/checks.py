@@ -44,6 +44,7 @@ __all__ = [
     "language_code",
     "mean_sentence_words",
     "mentions",
+    "number_in_range",
     "numbers",
     "part_counts",
     "parts",
@@ -412,6 +413,16 @@ def numbers(text: str) -> set[Decimal]:
         Decimal(match.group(1).replace(",", "") + (match.group(2) or ""))
         for match in _NUMBER.finditer(_LIST_MARKER.sub(" ", text))
     }
+
+
+_SIGNED_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\d)")
+
+
+def number_in_range(text: str, low: float, high: float) -> bool:
+    """Whether the first number the response states ("Score: 7/10" states 7) lies between ``low`` and ``high``,
+    both included; a response that states none does not."""
+    match = _SIGNED_NUMBER.search(_FENCE.sub(" ", text))
+    return match is not None and low <= float(match.group()) <= high
 
 
 def _source_text(example: Mapping[str, Any], prompt: Any) -> str:

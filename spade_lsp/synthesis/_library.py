@@ -339,7 +339,7 @@ def _asks_for_sourced_claims(sentence: str) -> bool:
     return SOURCED_CUE.search(sentence) is not None
 
 
-def _sourced_numbers_draft(inputs: tuple[str, ...]) -> Draft:
+def _sourced_numbers_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
     """The figures come from the prompt as the model saw it: an example that lacks one of its inputs shows a
     prompt the model never saw, so the check does not apply to it."""
     return Draft(
@@ -351,7 +351,33 @@ def _sourced_numbers_draft(inputs: tuple[str, ...]) -> Draft:
     )
 
 
-def _ends_with_list_draft(inputs: tuple[str, ...]) -> Draft:
+#: "Reply with a single number between 1 and 10", "a rating from 1 to 5", "score it on a scale of 0-100".
+NUMBER_RANGE_CUE: Final = re.compile(
+    r"\b(?:number|integer|score|rating|grade|rank|value|scale)\b[^.]{0,40}?\b(?:between|from|of)\s+"
+    r"(-?\d+(?:\.\d+)?)\s*(?:and|to|-|–)\s*(-?\d+(?:\.\d+)?)\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_for_a_number_in_range(sentence: str) -> bool:
+    match = NUMBER_RANGE_CUE.search(sentence)
+    return match is not None and float(match.group(1)) < float(match.group(2))
+
+
+def _number_range_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    match = NUMBER_RANGE_CUE.search(sentence)
+    assert match is not None  # drafted only where _asks_for_a_number_in_range holds
+    low, high = (float(group) if "." in group else int(group) for group in match.groups())
+    return Draft(
+        f"number_from_{low}_to_{high}",
+        PRESENTATION_FORMAT,
+        f"The first number it states is between {low} and {high}.",
+        f"checks.number_in_range(response, {literal(low)}, {literal(high)})",
+        {"family": "number_range", "min": low, "max": high},
+    )
+
+
+def _ends_with_list_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
     return Draft(
         "nothing_after_the_list",
         PRESENTATION_FORMAT,
@@ -361,22 +387,23 @@ def _ends_with_list_draft(inputs: tuple[str, ...]) -> Draft:
     )
 
 
-def _words_draft(family: str, description: str, phrases: tuple[str, ...]) -> Callable[[tuple[str, ...]], Draft]:
+def _words_draft(family: str, description: str, phrases: tuple[str, ...]) -> Callable[[str, tuple[str, ...]], Draft]:
     """A check that the response says one of ``phrases`` (with their inflections)."""
 
-    def draft(inputs: tuple[str, ...]) -> Draft:
+    def draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
         code = f"checks.contains_any(response, {literal(list(phrases))})"
         return Draft(family, INCLUSION, description, code, {"family": family, "phrases": list(phrases)})
 
     return draft
 
 
-#: Checks a sentence asks for by its cue words alone: family -> (whether the sentence asks for it, its check for a
-#: prompt with these inputs). Both synthesizers read them here: the offline one writes each asked for, the LLM
-#: one offers them to the model.
-CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[tuple[str, ...]], Draft]]]] = {
+#: Checks a sentence asks for by its cue words alone: family -> (whether the sentence asks for it, its check, read
+#: from the sentence, for a prompt with these inputs). Both synthesizers read them here: the offline one writes
+#: each asked for, the LLM one offers them to the model and writes the ones it missed.
+CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...]], Draft]]]] = {
     "ends_with_list": (_asks_to_end_with_list, _ends_with_list_draft),
     "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
+    "number_range": (_asks_for_a_number_in_range, _number_range_draft),
     "invites_contact": (
         _asks_for_contact,
         _words_draft(

@@ -107,6 +107,7 @@ FAMILIES: Final = {
     "ends_with_question": "ends with a question",
     "ends_with_list": "nothing follows the response's last list",
     "sourced_numbers": "every number in the response comes from the inputs (nothing invented or speculated)",
+    "number_range": "the response's number lies in the range the instruction gives (a score, a rating)",
     "invites_contact": "invites the reader to get in touch (contact, reach out)",
     "call_to_action": "asks the reader to act (a call to action: try, sign up, get started)",
     "positive_tone": "warm, friendly, positive tone",
@@ -452,7 +453,7 @@ def _draft(pick: _Pick, sentence: str, context: PromptContext) -> library.Draft:
         asks, draft = library.CUED[family]
         if not asks(sentence):
             raise _Rejected(f"the instruction does not ask for {FAMILIES[family]}")
-        return draft(tuple(context.inputs))
+        return draft(sentence, tuple(context.inputs))
     if family == "ask":  # a judgement: the model's question when it wrote one, else the instruction itself
         question = " ".join(pick.text.split())
         if not (question.endswith("?") and 8 <= len(question) <= _MAX_QUESTION_CHARS):
@@ -641,7 +642,7 @@ class LLMSynthesizer:
             if not offline._ROLE.match(offline._clean(instruction.text)):
                 for asks, cued in library.CUED.values():
                     if asks(instruction.text):
-                        add(cued(tuple(context.inputs)), instruction, offline.NAME)
+                        add(cued(instruction.text, tuple(context.inputs)), instruction, offline.NAME)
         if answered == 0:  # nothing the model said could be read: the caller falls back offline and says why
             reasons = "; ".join(reason for _, reason in self.dropped[:2])
             raise LLMError(f"no instruction got a usable answer from the model ({reasons})")

@@ -106,7 +106,7 @@ _APPROXIMATE: Final = 0.25
 #: lines", "three more sentences" say nothing about how many characters, lines or sentences the response has.
 _OTHER_THINGS: Final = (
     "newline|new|blank|empty|special|unicode|ascii|non-ascii|whitespace|space|trailing|leading|extra|additional|"
-    "more|other|further|consecutive|capital|uppercase|lowercase|chinese|japanese"
+    "more|other|further|consecutive|capital|uppercase|lowercase|chinese|japanese|levels?|kinds?|types?|sorts?"
 )
 
 
@@ -438,7 +438,7 @@ class OfflineSynthesizer:
                     )
         for asked_for, cued_draft in library.CUED.values():
             if asked_for(text) and not role:
-                yield cued_draft(tuple(context.inputs))
+                yield cued_draft(text, tuple(context.inputs))
         named = _named_language(text)
         if named is not None:
             yield language_draft(code=named[1], name=named[0])
@@ -734,7 +734,12 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                         low, high = None, 0
                     else:
                         low, high = value, value
-            per = _per(lowered[match.end() :]) or _each_before(lowered[: match.start()]) or leading_per
+            per = (  # "..., each under 15 words"; "limit each paragraph to 3 sentences"
+                _per(lowered[match.end() :])
+                or _each_before(lowered[: match.start()])
+                or _each_before(lowered[: match.start(1)])
+                or leading_per
+            )
             counted = lowered[match.end(len(groups) - 1) : match.end()].strip()  # "key points", "short tips"
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
             if where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
@@ -789,6 +794,9 @@ def _per(after: str) -> tuple[str, str] | None:
 def _each_before(before: str) -> tuple[str, str] | None:
     """``3 bullet points, each under 15 words``: the count that follows "each" is per part, the part named
     before it (:data:`PART_KINDS`)."""
+    within = re.findall(r"\b(?:each|every)\s+(?:single\s+)?([a-z]+(?: point)?)\b", _CLAUSE_BREAK.split(before)[-1])
+    if within and within[-1] in PART_KINDS:  # "Limit each paragraph to 3 sentences"
+        return within[-1], PART_KINDS[within[-1]]
     if not re.search(r"\beach(?:\s+one)?(?:\s+of\s+them)?(?:\s+(?:should|must)\s+be|\s+is|\s+being)?\s*$", before):
         return None
     named = [(m.end(), word) for word in PART_KINDS for m in re.finditer(rf"\b{re.escape(word)}\b", before)]
@@ -967,7 +975,9 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     if re.search(r"\b(?:start|begin|end|finish)s?\s+(?:\w+\s+){0,2}?with\b", text, re.IGNORECASE):
         quoted = []  # handled as starts/ends-with
     lowered_quotes = {q.lower() for q in quoted}
-    named = [phrase for phrase in _named_phrases(_QUOTED.sub(" , ", scope)) if phrase not in lowered_quotes]
+    named = [
+        phrase for phrase in _named_phrases(_QUOTED.sub(" , ", scope), banned=exclude) if phrase not in lowered_quotes
+    ]
     instances = _instances(scope) if exclude and not quoted else []
     if instances:  # "avoid competitors such as Acme or Globex": the names are what must not appear
         named = instances
@@ -997,7 +1007,7 @@ _VAGUE_OBJECTS: Final = frozenset(
 _DEICTIC: Final = frozenset({"this", "that", "these", "those", "such", "following", "above", "below", "aforementioned"})
 
 
-def _named_phrases(text: str) -> list[str]:
+def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
     """Concrete things a content verb names: ``do not give an overall assessment or conclusion`` ->
     ["overall assessment", "conclusion"]. Whole phrases only (a phrase's single words are not checks of it).
     Left out: objects of style verbs ("avoid jargon", "use a warm tone": qualities, not terms), phrasal verbs
@@ -1009,6 +1019,8 @@ def _named_phrases(text: str) -> list[str]:
         verb, obj = match.group("verb").lower(), match.group("object").strip()
         if re.search(r"\b(?:this|that|it|which|who)\s+$", text[: match.start()], re.IGNORECASE):
             continue  # "(this includes all caveats)": a description, not an instruction
+        if not banned and re.fullmatch(r"writ\w*|output|print", verb):
+            continue  # "Write the recipe ...": the response itself, not a word in it ("do not write X" bans X)
         if re.match(r"(?:provid|suppl|present|equip|furnish)\w*$", verb) and re.match(
             r"\s+with\b", text[match.end() :]
         ):

@@ -214,3 +214,12 @@ def test_links_are_web_addresses_bare_or_in_markdown() -> None:
     text = "See https://example.com/a?b=1, [docs](http://x.io/d) and www.acme.org. Email me at a@b.co."
     assert checks.count(text, "links") == 3
     assert checks.count("No address here, v1.2 and e.g. this.", "links") == 0
+
+
+@pytest.mark.parametrize(
+    ("text", "inside"),
+    [("7", True), ("Score: 7/10", True), ("Rating: 4.5 stars", True), ("I would rate it 11.", False),
+     ("-3", False), ("No score.", False), ("```\nx = 5\n```\nScore: 12", False)],
+)  # fmt: skip
+def test_number_in_range_reads_the_first_number_stated(text: str, inside: bool) -> None:
+    assert checks.number_in_range(text, 1, 10) is inside

@@ -528,6 +528,8 @@ def test_a_limit_after_each_is_per_part_and_a_part_s_limit_is_that_part_s() -> N
         ("Don't end with a question.", "not checks.ends_with_question(response)"),
         ("Use relevant hashtags.", "checks.count(response, 'hashtags') >= 1"),
         ("Do not include links.", "checks.count(response, 'links') <= 0"),
+        ("Reply with a single number between 1 and 10.", "checks.number_in_range(response, 1, 10)"),
+        ("Rate the answer on a scale of 0-100.", "checks.number_in_range(response, 0, 100)"),
     ],
 )
 def test_common_format_instructions_get_their_one_check(sentence: str, expression: str) -> None:
