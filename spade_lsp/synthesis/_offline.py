@@ -89,7 +89,8 @@ _UNITS: Final = {
 }  # fmt: skip
 
 _AT_MOST: Final = (
-    r"no more than|not more than|not exceeding|not exceed|does not exceed|doesn't exceed|at most|up to|"
+    r"no more than|not more than|at most|up to|"
+    r"(?:not|never|without|cannot|don't|doesn't|won't|shouldn't|mustn't|can't)\s+(?:to\s+)?exceed(?:s|ing)?|"
     r"a maximum of|maximum of|max\.?|no longer than|not be longer than|n't be longer than|not longer than|"
     r"limit(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|keep\s+(?:[\w']+\s+){0,3}?to|restrict(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|"
     r"cap(?:ped|s)?\s+(?:[\w']+\s+){0,3}?(?:at|to)|(?:within |under |to )?(?:the |a )?(?:limit|maximum|max) of|within|"

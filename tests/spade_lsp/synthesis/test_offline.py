@@ -60,6 +60,7 @@ def by_check(candidates: list[Candidate], **fields: Any) -> Candidate:
         ("Don't use more than two hashtags.", "hashtags", None, 2),  # a negated comparison
         ("Never write fewer than 100 words.", "words", 100, None),
         ("No more than 2 links.", "links", None, 2),
+        ("Don't exceed 3 bullet points.", "bullets", None, 3),
         ("Write a 3-sentence summary.", "sentences", 3, 3),
         ("Write a 100-word blurb.", "words", 75, 125),  # a size in words is approximate
         ("Keep your answer to one paragraph.", "paragraphs", None, 1),
