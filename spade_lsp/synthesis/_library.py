@@ -300,6 +300,7 @@ SOURCED_CUE: Final = re.compile(
     r"|\bmak\w*\s+(?:anything|things|stuff|facts|numbers|figures|data)\s+up\b"
     r"|\b(?:only\s+(?:use|include|rely\s+on|draw\s+on|report|state|cite)|use\s+only)\s+(?:the\s+)?(?:facts?"
     r"|figures?|numbers?|data|information|details)\s+(?:\w+\s+)?(?:in|from|provided|given|stated|above|below)\b"
+    r"|\buse\s+(?:the\s+)?(?:facts?|figures?|data|information|details)\s+(?:from|in)\s+[^.]{1,40}?\s+only\b"
     rf"|\b(?:based|relying|rely|draw\w*)\s+(?:only|solely|strictly|exclusively)\s+on\s+(?:the\s+)?"
     rf"(?:(?:provided|given|following|above)\b|{_SOURCE})"
     rf"|\b(?:not|unless|only\s+if|only\s+when)\b[^.]{{0,40}}?\b(?:stated|mentioned|given|provided|present|found"

@@ -461,7 +461,7 @@ class OfflineSynthesizer:
 #: the response answers or transforms ("a reply to {message}", "translate {text}") carries none: its words need
 #: not appear.
 _MENTION_CUE = re.compile(
-    r"\b(?:mention\w*|includ\w*|us(?:e|es|ing)|utili[sz]\w*|refer(?:s|ring|ence|ences)?|cit(?:e|es|ing)|"
+    r"\b(?:mention\w*|includ\w*|contain\w*|us(?:e|es|ing)|utili[sz]\w*|refer(?:s|ring|ence|ences)?|cit(?:e|es|ing)|"
     r"incorporat\w*|about|on the (?:topic|subject) of|featur(?:e|es|ing)|highlight\w*|nam(?:e|es|ing)|"
     r"summari[sz](?:e|es|ing)|describ(?:e|es|ing)|explain(?:s|ing)?|discuss(?:es|ing)?|"
     r"based on|drawing (?:on|from)|draw (?:on|from)|from|regarding|concerning|promot\w*|showcas\w*)\b",
@@ -474,6 +474,10 @@ _MENTION_CUE = re.compile(
 _WHO_OR_HOW = re.compile(r"audience|reader|user|customer|persona|role|level|age|tone|style|lang|locale|format", re.I)
 
 
+#: Cues that ask for the value itself, whatever it names ("mention the {audience}").
+_EXPLICIT_MENTION: Final = re.compile(r"mention|includ|contain|refer|nam|cit", re.IGNORECASE)
+
+
 def _asks_to_mention(text: str, field: str) -> bool:
     """Whether a cue of :data:`_MENTION_CUE` governs the placeholder: at most six words before it, in its clause
     ("for" too, unless the input names whom or how to write for)."""
@@ -481,10 +485,11 @@ def _asks_to_mention(text: str, field: str) -> bool:
         if re.match(rf"\s+(?:[a-z\-]+\s+)?(?:{_UNIT_ALTERNATION})\b", text[match.end() :].lower()):
             continue  # "about {n} words": a quantity, not a subject
         # "Include the customer's name, {customer_name}, ...": an appositive placeholder belongs to its clause
-        before = _CLAUSE_BREAK.split(text[: match.start()].rstrip(" ,(\u2014-"))[-1]
+        before = _CLAUSE_BREAK.split(text[: match.start()].rstrip(" ,:(\u2014-"))[-1]
         words = " ".join(before.split()[-6:])
-        if _MENTION_CUE.search(words):
-            return True
+        cue = _MENTION_CUE.search(words)
+        if cue and (not _WHO_OR_HOW.search(field) or _EXPLICIT_MENTION.match(cue.group())):
+            return True  # "from the perspective of {persona}" names who writes, not what the text says
         if re.search(r"\bfor(?:\s+the)?$", words) and not _WHO_OR_HOW.search(field):
             return True
     return False
@@ -670,7 +675,8 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
             rf"\b(?:don't|do not|never|avoid)\s+(?:use|include|add|using|including|adding)?\s*(?:any\s+)?"
             rf"({_STRUCTURAL})\b",
         ),
-        ("exact", rf"\b(?:exactly\s+|only\s+|precisely\s+)?({number}){qualifier}\s+({units})\b"),
+        # not \b: a placeholder count ("in {n} bullet points") starts with a brace
+        ("exact", rf"(?<![\w-])(?:exactly\s+|only\s+|precisely\s+)?({number}){qualifier}\s+({units})\b"),
     ]
     return tuple((kind, re.compile(pattern)) for kind, pattern in patterns)
 

@@ -488,6 +488,7 @@ def test_no_figure_check_where_inventing_is_asked_or_something_else_is_meant(sen
         "The following text delimited by three backticks is the video's transcript:",  # the input's fence
         "Classify the sentiment as positive, negative, or neutral.",  # answers to choose from, not a tone
         "Mention the product name at least twice.",  # the name itself, never the word "product"
+        "Write from the perspective of {persona}.",  # who writes, not what the text says
         "Include a brief introduction and a conclusion.",  # one part's length, not the response's style
     ],
 )
