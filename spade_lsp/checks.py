@@ -35,6 +35,7 @@ __all__ = [
     "ends_with_list",
     "has_heading",
     "has_table",
+    "has_tag",
     "headings",
     "in_language",
     "is_markdown",
@@ -42,6 +43,7 @@ __all__ = [
     "json_value",
     "language",
     "language_code",
+    "letter_case",
     "mean_sentence_words",
     "mentions",
     "number_in_range",
@@ -423,6 +425,25 @@ def number_in_range(text: str, low: float, high: float) -> bool:
     both included; a response that states none does not."""
     match = _SIGNED_NUMBER.search(_FENCE.sub(" ", text))
     return match is not None and low <= float(match.group()) <= high
+
+
+def has_tag(text: str, tag: str) -> bool:
+    """Whether the response holds an ``<tag> ... </tag>`` element (any case, any content, across lines)."""
+    name = re.escape(tag)
+    return re.search(rf"<{name}(?:\s[^>]*)?>.*?</{name}\s*>", text, re.IGNORECASE | re.DOTALL) is not None
+
+
+def letter_case(text: str) -> str:
+    """``"lower"`` when the response's letters are all lowercase, ``"upper"`` when all uppercase, else
+    ``"mixed"``; code, links, hashtags and mentions are left out (they keep their own case), and a text with no
+    cased letter counts as both: ``"lower"``."""
+    prose = re.sub(r"https?://\S+|(?<!\w)[#@]\w+|`[^`]*`", " ", _FENCE.sub(" ", text))
+    letters = [c for c in prose if c.isalpha() and c.lower() != c.upper()]
+    if all(c.islower() for c in letters):
+        return "lower"
+    if all(c.isupper() for c in letters):
+        return "upper"
+    return "mixed"
 
 
 def _source_text(example: Mapping[str, Any], prompt: Any) -> str:

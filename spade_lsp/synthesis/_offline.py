@@ -210,7 +210,7 @@ _ABSTRACT: Final = frozenset(
     conclusions judgement judgment judgments judgements bias biases preamble introduction intro pleasantries
     apologies apology disclaimers disclaimer caveats caveat questions question answers answer response text
     output way manner approach tips tip steps step items item topic topics subject subjects issue issues
-    problem problems solution solutions terms phrases criticism criticisms
+    problem problems solution solutions terms phrases criticism criticisms comments comment notes note
     title titles name names date dates time times author authors number numbers price prices amount amounts
     address addresses url urls link links location locations source sources quote quotes citation citations
     gratitude appreciation empathy sympathy enthusiasm respect interest concern understanding support care
@@ -232,6 +232,16 @@ _LABELS: Final = re.compile(
     r"\b(?:classif\w*|categori[sz]\w*|label\w*)\b"
     r"|\b(?:positive|negative|neutral)\b\s*(?:,|/|\bor\b)\s*(?:\w+\s*(?:,|/)\s*)*(?:or\s+)?(?:positive|negative|neutral)\b",
     re.IGNORECASE,
+)
+#: An element the sentence asks the answer to be wrapped in: "in <answer></answer> tags", "(In <methods> tags.)".
+_ASKED_TAG: Final = re.compile(
+    r"(?:\b(?:in|inside|within|between|wrap\w*|enclos\w*|use|with)\b[^.<]{0,30}?)<([A-Za-z][\w-]{0,40})>"
+    r"(?=(?:\s*</\1>)?[^.]{0,20}?\btags?\b)",
+    re.IGNORECASE,
+)
+#: "Answer in lowercase", "write everything in all caps", "use uppercase letters only".
+_LETTER_CASE: Final = re.compile(
+    r"\b(?:in|use|using|all)\s+(?:all\s+)?(lower|upper)[\s-]?case\b|\b(?:in|use|using)\s+(?:all\s+)?(caps)\b"
 )
 #: A sentence that says who the model is ("You are an evaluator for {topic}", "Assistant is designed to assist with
 #: in-depth questions"): its words describe the model, not the response.
@@ -868,6 +878,25 @@ def _formats(text: str) -> Iterator[_Draft]:
     headings = r"\b(?:use|add|include|with|organi[sz]e\w*|structure\w*)\s+(?:\w+\s+){0,2}?(?:headings|headers)\b"
     if re.search(headings, lowered) and not _EXCLUDE_CUE.search(text):
         yield _count_draft("headings", 1, None, None)
+    for tag in dict.fromkeys(_ASKED_TAG.findall(text)):  # "wrap your final answer in <answer></answer> tags"
+        if not _EXCLUDE_CUE.search(text):
+            yield _Draft(
+                f"in_{tag}_tags",
+                PRESENTATION_FORMAT,
+                f"Has an <{tag}> ... </{tag}> element.",
+                f"checks.has_tag(response, {_literal(tag)})",
+                {"family": "tag", "tag": tag},
+            )
+    case = _LETTER_CASE.search(lowered)
+    if case and not _EXCLUDE_CUE.search(text):  # "answer in lowercase", "write everything in all caps"
+        which = "lower" if case.group(1) == "lower" else "upper"
+        yield _Draft(
+            f"all_{which}case",
+            PRESENTATION_FORMAT,
+            f"Written in {which}case (code, links and tags aside).",
+            f"checks.letter_case(response) == {_literal(which)}",
+            {"family": "letter_case", "case": which},
+        )
     for unit, words in (("hashtags", r"hashtags?"), ("emojis", r"emojis?|emoticons?")):  # "use relevant hashtags"
         asked = rf"\b(?:use|add|include|with|end with|finish with)\s+(?:[\w-]+\s+){{0,2}}?(?:{words})\b"
         if re.search(asked, lowered) and not _EXCLUDE_CUE.search(text):

@@ -223,3 +223,18 @@ def test_links_are_web_addresses_bare_or_in_markdown() -> None:
 )  # fmt: skip
 def test_number_in_range_reads_the_first_number_stated(text: str, inside: bool) -> None:
     assert checks.number_in_range(text, 1, 10) is inside
+
+
+def test_has_tag_finds_the_element_across_lines_in_any_case() -> None:
+    assert checks.has_tag("Thinking...\n<ANSWER>\n42\n</answer>", "answer")
+    assert checks.has_tag('<answer id="a">42</answer >', "answer")
+    assert not checks.has_tag("<answer>42", "answer") and not checks.has_tag("<answers>42</answers>", "answer")
+
+
+@pytest.mark.parametrize(
+    ("text", "case"),
+    [("all lower, see https://X.io #Tag @Bob", "lower"), ("ALL CAPS HERE!", "upper"), ("Mixed case", "mixed"),
+     ("```\nCode = 1\n```\nfine", "lower"), ("123 !", "lower"), ("ÉTÉ CHAUD", "upper")],
+)  # fmt: skip
+def test_letter_case_reads_the_prose_not_code_links_or_tags(text: str, case: str) -> None:
+    assert checks.letter_case(text) == case

@@ -489,6 +489,7 @@ def test_no_figure_check_where_inventing_is_asked_or_something_else_is_meant(sen
         "Classify the sentiment as positive, negative, or neutral.",  # answers to choose from, not a tone
         "Mention the product name at least twice.",  # the name itself, never the word "product"
         "Write from the perspective of {persona}.",  # who writes, not what the text says
+        "Do not include comments in the code.",  # a kind of content, not the word "comments"
         "Include a brief introduction and a conclusion.",  # one part's length, not the response's style
     ],
 )
@@ -532,6 +533,9 @@ def test_a_limit_after_each_is_per_part_and_a_part_s_limit_is_that_part_s() -> N
         ("Do not include links.", "checks.count(response, 'links') <= 0"),
         ("Reply with a single number between 1 and 10.", "checks.number_in_range(response, 1, 10)"),
         ("Rate the answer on a scale of 0-100.", "checks.number_in_range(response, 0, 100)"),
+        ("Wrap your final answer in <answer></answer> tags.", "checks.has_tag(response, 'answer')"),
+        ("Answer in lowercase.", "checks.letter_case(response) == 'lower'"),
+        ("Respond in all caps.", "checks.letter_case(response) == 'upper'"),
     ],
 )
 def test_common_format_instructions_get_their_one_check(sentence: str, expression: str) -> None:
