@@ -38,6 +38,7 @@ __all__ = [
     "has_tag",
     "headings",
     "in_language",
+    "in_language_of",
     "is_markdown",
     "json_has_keys",
     "json_value",
@@ -804,6 +805,17 @@ def language(text: str) -> str:
 
 #: Fewer words than this identify no language reliably ("ok" reads as Slovak).
 LANGUAGE_MIN_WORDS: Final = 5
+
+
+def in_language_of(text: str, source: Any) -> bool:
+    """Whether the text may be in the language ``source`` is written in ("reply in the language of the user's
+    message"). A source too short to tell its language (:data:`LANGUAGE_MIN_WORDS`) is no evidence either way:
+    :class:`NotApplicable`."""
+    source_text = str(source)
+    found = _detect(source_text) if count(source_text, "words") >= LANGUAGE_MIN_WORDS else []
+    if not found:
+        raise NotApplicable("the input is too short to tell which language it is in")
+    return in_language(text, found[0][0])
 
 
 def in_language(text: str, code: str, *, min_words: int = LANGUAGE_MIN_WORDS, min_probability: float = 0.2) -> bool:

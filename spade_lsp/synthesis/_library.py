@@ -181,6 +181,17 @@ def language_draft(*, code: str | None = None, name: str | None = None, field: s
     )
 
 
+def same_language_draft(field: str) -> Draft:
+    """Written in the language the input is written in ("reply in the language of the user's message")."""
+    return Draft(
+        f"in_the_language_of_{field}",
+        PRESENTATION_FORMAT,
+        f"Written in the language the input `{field}` is written in (langdetect).",
+        f"checks.in_language_of(response, checks.value(example, {literal(field)}))",
+        {"family": "language", "same_as": field},
+    )
+
+
 def json_draft(keys: list[str]) -> Draft:
     """The response is JSON: an object with these keys when any are given; otherwise an object or an array
     ("answer in JSON" says no more, and another sentence may ask for the array)."""

@@ -42,6 +42,7 @@ from spade_lsp.synthesis._library import (
     markdown_refused,
     mentions_draft,
     phrases_draft,
+    same_language_draft,
 )
 from spade_lsp.synthesis._library import (
     Draft as _Draft,
@@ -423,6 +424,10 @@ class OfflineSynthesizer:
         languages = _language_fields(instruction.text, vocabulary)
         for field in languages:
             yield language_draft(field=field)
+        same = _same_language_field(text, vocabulary)
+        if same is not None and not languages:
+            languages = [same]
+            yield same_language_draft(same)
         if not _EXCLUDE_CUE.search(text):
             for field in vocabulary.fields_in(instruction.text):
                 if role or field in used_as_bound or field in languages:
@@ -524,6 +529,27 @@ def _language_fields(text: str, vocabulary: _Vocabulary) -> list[str]:
         if named or re.search(rf"\b(?:in|into)\s+(?:the\s+)?{token}\s+language\b", text, re.IGNORECASE):
             found.append(field)
     return found
+
+
+#: "Reply in the same language as the question", "answer in the language of the user's message".
+_SAME_LANGUAGE = re.compile(
+    r"\b(?:in|use)\s+the\s+(?:same\s+language\s+(?:as|of)|language\s+(?:of|used\s+in))\s+(?:the\s+)?"
+    r"(?:user['’]?s?\s+|customer['’]?s?\s+)?(?:\{\{?\s*|\[)?([a-z_]+)",
+    re.IGNORECASE,
+)
+
+
+def _same_language_field(text: str, vocabulary: _Vocabulary) -> str | None:
+    """The input whose language the response must match: the one the sentence names ("as the question" and an
+    input ``question``), else the prompt's only input."""
+    match = _SAME_LANGUAGE.search(text)
+    if match is None or not vocabulary.inputs:
+        return None
+    named = match.group(1).lower()
+    for field in vocabulary.inputs:
+        if field.lower() == named or field.lower().rstrip("s") == named.rstrip("s"):
+            return field
+    return vocabulary.inputs[0] if len(vocabulary.inputs) == 1 else None
 
 
 def _named_language(text: str) -> tuple[str, str] | None:
@@ -770,11 +796,19 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             for bounds in _readings(low, high, lowered[match.start() : match.end()]):
                 for place in scopes:
                     yield _count_draft(unit, *bounds, place, per)
+            rest = lowered[match.end() :]
+            while kind == "none" and (more := _MORE_BANNED.match(rest)):  # "no hashtags or emojis": each unit
+                yield _count_draft(_UNITS[more.group(1)], None, 0, None, None)
+                rest = rest[more.end() :]
 
 
 #: A negation just before "more than N" or "fewer than N", which turns it into "at most N" or "at least N".
 _NEGATED_COMPARISON: Final = re.compile(
     r"\b(?:don't|do not|never|must not|mustn't|should not|shouldn't|cannot|can't|not|avoid)\s+(?:[\w']+\s+){0,3}$"
+)
+#: A unit listed after a banned one: "do not use any hashtags[, emojis] or links".
+_MORE_BANNED: Final = re.compile(
+    rf"(?:\s*,\s*(?:or\s+|and\s+|nor\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+)(?:any\s+)?({_STRUCTURAL})\b"
 )
 #: Quantities that are approximate in everyday speech: "a couple of sentences" is often three, "a dozen" fifteen.
 _LOOSE: Final = {"a couple of": 3, "a dozen": 15}

@@ -113,6 +113,12 @@ def test_figures_not_in_the_inputs_are_caught_exactly(capsys: pytest.CaptureFixt
         ("Write a tweet about {topic}.", {"topic": "green tea"}, "Green tea, every morning!", "Coffee, every day!"),
         ("Never repeat {secret}.", {"secret": "hunter2"}, "I cannot share that.", "It is hunter2."),
         ("Respond in {n} bullet points.", {"n": 2}, "- a\n- b", "- a\n- b\n- c"),
+        (
+            "Answer in the same language as {question}.",
+            {"question": "Où est ma commande ? Je l'attends depuis deux semaines."},
+            FRENCH,
+            ENGLISH,
+        ),
         ("Make sure the output contains the keyword {keyword}.", {"keyword": "matcha"}, "Try matcha!", "Try tea!"),
         (
             "Include the customer's name, {customer_name}, in the greeting.",

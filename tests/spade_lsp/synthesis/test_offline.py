@@ -548,3 +548,9 @@ def test_a_banned_kind_illustrated_with_names_bans_the_names() -> None:
     assert candidate.check == {"family": "excludes", "phrases": ["acme", "globex"]}
     assert run(candidate, "Our competitors cannot match this.")  # the kind's word is no competitor's name
     assert not run(candidate, "Unlike Globex, we ship in a day.")
+
+
+def test_a_ban_on_several_elements_checks_each() -> None:
+    candidates = [c for c in synthesize("No hashtags, emojis or links.", PRESENTATION_FORMAT) if not c.asks_llm]
+    assert [(c.check or {}).get("unit") for c in candidates] == ["hashtags", "emojis", "links"]
+    assert all((c.check or {}).get("max") == 0 for c in candidates)
