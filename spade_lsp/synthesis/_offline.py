@@ -126,7 +126,10 @@ _PARTS: Final = frozenset(
 )  # fmt: skip
 _CONDITIONAL = re.compile(
     r"^\s*(?:-\s*)?(?:if|when|where|unless|in case)\b|\b(?:if|where|when) (?:necessary|needed|"
-    r"applicable|appropriate|possible|relevant)\b",
+    r"applicable|appropriate|possible|relevant)\b"
+    # "mention the warranty if the customer asks about returns": only some answers owe it
+    r"|\b(?:if|when|whenever|unless)\s+(?:the\s+|a\s+|an\s+)?(?:user|customer|client|reader|input|question|query|"
+    r"text|message|request|document|they|he|she|it|there|asked)\b",
     re.IGNORECASE,
 )
 _QUOTED = re.compile(
@@ -280,7 +283,9 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
         (("checks.sentiment(response) >= 0.05", "Positive tone: mean VADER compound score >= 0.05.", None),),
     ),
     (
-        r"\b(?:professional|neutral|non-bias\w*|unbiased|journalistic|formal)\b"
+        # "professional help" and "professional advice" are things to recommend, not a tone
+        r"\b(?:professional(?!\s+(?:help|advice|services?|assistance|support|opinion|guidance|counsel\w*|care|"
+        r"development|experience|background))|neutral|non-bias\w*|unbiased|journalistic|formal)\b"
         # "be objective", not "your objective is" (a goal)
         r"|(?<!your )(?<!our )(?<!the )(?<!my )(?<!main )(?<!primary )\bobjective\b(?!\s+(?:is|was|of|for)\b)",
         "neutral_tone",
@@ -1089,6 +1094,8 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
         verb, obj = match.group("verb").lower(), match.group("object").strip()
         if re.search(r"\b(?:this|that|it|which|who)\s+$", text[: match.start()], re.IGNORECASE):
             continue  # "(this includes all caveats)": a description, not an instruction
+        if re.search(r"\b(?:if|when|whenever|unless|in case|once)\b", text[: match.start()], re.IGNORECASE):
+            continue  # "... if the user mentions self-harm": the condition's words, not the response's
         if not banned and re.fullmatch(r"writ\w*|output|print", verb):
             continue  # "Write the recipe ...": the response itself, not a word in it ("do not write X" bans X)
         if re.match(r"(?:provid|suppl|present|equip|furnish)\w*$", verb) and re.match(

@@ -490,6 +490,8 @@ def test_no_figure_check_where_inventing_is_asked_or_something_else_is_meant(sen
         "Mention the product name at least twice.",  # the name itself, never the word "product"
         "Write from the perspective of {persona}.",  # who writes, not what the text says
         "Do not include comments in the code.",  # a kind of content, not the word "comments"
+        "Recommend professional help if the user mentions self-harm.",  # the condition's words; "help", no tone
+        "Mention the warranty if the customer asks about returns.",  # owed by some answers only: a model's call
         "Include a brief introduction and a conclusion.",  # one part's length, not the response's style
     ],
 )
