@@ -192,6 +192,28 @@ def same_language_draft(field: str) -> Draft:
     )
 
 
+def tag_draft(tag: str) -> Draft:
+    """The response holds an ``<tag> ... </tag>`` element."""
+    return Draft(
+        f"in_{tag}_tags",
+        PRESENTATION_FORMAT,
+        f"Has an <{tag}> ... </{tag}> element.",
+        f"checks.has_tag(response, {literal(tag)})",
+        {"family": "tag", "tag": tag},
+    )
+
+
+def letter_case_draft(case: str) -> Draft:
+    """The response's letters are all ``case`` ("lower" or "upper")."""
+    return Draft(
+        f"all_{case}case",
+        PRESENTATION_FORMAT,
+        f"Written in {case}case (code, links and tags aside).",
+        f"checks.letter_case(response) == {literal(case)}",
+        {"family": "letter_case", "case": case},
+    )
+
+
 def json_draft(keys: list[str]) -> Draft:
     """The response is JSON: an object with these keys when any are given; otherwise an object or an array
     ("answer in JSON" says no more, and another sentence may ask for the array)."""

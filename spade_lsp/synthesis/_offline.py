@@ -919,23 +919,10 @@ def _formats(text: str) -> Iterator[_Draft]:
         yield _count_draft("headings", 1, None, None)
     for tag in dict.fromkeys(_ASKED_TAG.findall(text)):  # "wrap your final answer in <answer></answer> tags"
         if not _EXCLUDE_CUE.search(text):
-            yield _Draft(
-                f"in_{tag}_tags",
-                PRESENTATION_FORMAT,
-                f"Has an <{tag}> ... </{tag}> element.",
-                f"checks.has_tag(response, {_literal(tag)})",
-                {"family": "tag", "tag": tag},
-            )
+            yield library.tag_draft(tag)
     case = _LETTER_CASE.search(lowered)
     if case and not _EXCLUDE_CUE.search(text):  # "answer in lowercase", "write everything in all caps"
-        which = "lower" if case.group(1) == "lower" else "upper"
-        yield _Draft(
-            f"all_{which}case",
-            PRESENTATION_FORMAT,
-            f"Written in {which}case (code, links and tags aside).",
-            f"checks.letter_case(response) == {_literal(which)}",
-            {"family": "letter_case", "case": which},
-        )
+        yield library.letter_case_draft("lower" if case.group(1) == "lower" else "upper")
     for unit, words in (("hashtags", r"hashtags?"), ("emojis", r"emojis?|emoticons?")):  # "use relevant hashtags"
         asked = rf"\b(?:use|add|include|with|end with|finish with)\s+(?:[\w-]+\s+){{0,2}}?(?:{words})\b"
         if re.search(asked, lowered) and not _EXCLUDE_CUE.search(text):
