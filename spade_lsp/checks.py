@@ -33,6 +33,7 @@ __all__ = [
     "count",
     "ends_with",
     "ends_with_list",
+    "fill",
     "has_heading",
     "has_table",
     "has_tag",
@@ -188,6 +189,15 @@ def value(example: Mapping[str, Any], name: str) -> Any:
     if found is None:
         raise NotApplicable(f"the example has no input {name!r}, which this check reads")
     return found
+
+
+_TEMPLATE_FIELD = re.compile(r"\{\{?\s*([A-Za-z_]\w*)\s*\}?\}")
+
+
+def fill(template: str, example: Mapping[str, Any]) -> str:
+    """A phrase of the prompt with its placeholders replaced by the example's inputs ("Hi {first_name},"
+    -> "Hi Ada,"); an example without one of them is one the check does not apply to (:class:`NotApplicable`)."""
+    return _TEMPLATE_FIELD.sub(lambda match: str(value(example, match.group(1))), template)
 
 
 def bound(example: Mapping[str, Any], name: str) -> int:

@@ -261,6 +261,17 @@ def edge_refused(sentence: str, *, end: bool) -> bool:
     )
 
 
+#: A placeholder of the prompt inside a phrase it quotes: "Start with 'Hi {first_name},'".
+PLACEHOLDER: Final = re.compile(r"\{\{?\s*[A-Za-z_]\w*\s*\}?\}")
+
+
+def phrase_code(phrase: str) -> str:
+    """The phrase as generated code: a literal, or filled from the example when it holds placeholders."""
+    if PLACEHOLDER.search(phrase):
+        return f"checks.fill({literal(phrase)}, example)"
+    return literal(phrase)
+
+
 def edge_draft(phrase: str, *, end: bool, refused: bool = False) -> Draft:
     """The response starts (``end``: ends) with the phrase; ``refused``: it does not."""
     where = "ends" if end else "starts"
@@ -269,14 +280,14 @@ def edge_draft(phrase: str, *, end: bool, refused: bool = False) -> Draft:
             f"does_not_{where[:-1]}_with_{phrase}",
             PRESENTATION_FORMAT,
             f"Does not {where[:-1]} with “{phrase}”.",
-            f"not checks.{where}_with(response, {literal(phrase)})",
+            f"not checks.{where}_with(response, {phrase_code(phrase)})",
             {"family": f"not_{where}_with", "phrase": phrase},
         )
     return Draft(
         f"{where}_with_{phrase}",
         PRESENTATION_FORMAT,
         f"{where.title()} with “{phrase}”.",
-        f"checks.{where}_with(response, {literal(phrase)})",
+        f"checks.{where}_with(response, {phrase_code(phrase)})",
         {"family": f"{where}_with", "phrase": phrase},
     )
 

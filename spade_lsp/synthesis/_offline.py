@@ -953,13 +953,17 @@ def _formats(text: str) -> Iterator[_Draft]:
         text,
         re.IGNORECASE,
     )
-    if sign_off and (quoted or len(sign_off.group(1).split()) <= 6):
-        signature = quoted[-1] if quoted else sign_off.group(1).strip(" \"'“”‘’")
+    signature = (quoted[-1] if quoted else sign_off.group(1).strip(" \"'“”‘’")) if sign_off else ""
+    if not quoted and library.PLACEHOLDER.search(signature):  # "the sender's name, {sender_name}": the input
+        signature = " ".join(library.PLACEHOLDER.findall(signature))
+    elif not quoted and re.search(r"\b(?:your|their|his|her|our|name|names)\b|['’]s\b", signature, re.IGNORECASE):
+        signature = ""  # "sign off with your name": which name is not in the sentence
+    if signature and (quoted or len(signature.split()) <= 6):
         yield _Draft(
             f"signs_off_as_{_slug(signature, 32)}",
             PRESENTATION_FORMAT,
             f"Ends with the sign-off “{signature}”.",
-            f"checks.ends_with(response, {_literal(signature)})",
+            f"checks.ends_with(response, {library.phrase_code(signature)})",
             {"family": "ends_with", "phrase": signature},
         )
     section = re.search(

@@ -148,6 +148,27 @@ def test_each_family_reads_its_input_per_example(
             eval(candidate.expression or "", {"checks": checks, "example": {}, "response": passing})
 
 
+@pytest.mark.parametrize(
+    ("sentence", "inputs", "passing", "failing"),
+    [
+        ("Start the email with 'Hi {first_name},'.", {"first_name": "Ada"}, "Hi Ada, thanks!", "Hi there, thanks!"),
+        ("Sign off with the sender's name, {sender_name}.", {"sender_name": "Bob"}, "Thanks!\n\nBob", "Thanks!"),
+    ],
+)
+def test_a_quoted_phrase_with_a_placeholder_is_filled_from_the_example(
+    sentence: str, inputs: dict[str, Any], passing: str, failing: str
+) -> None:
+    from spade_lsp.synthesis import Instruction, OfflineSynthesizer, PromptContext
+
+    candidates = OfflineSynthesizer().synthesize([Instruction(sentence, (), 1)], PromptContext(sentence, tuple(inputs)))
+    (edge,) = [c for c in candidates if "checks.fill(" in (c.expression or "")]
+    namespace = {"checks": checks, "example": dict(inputs)}
+    assert eval(edge.expression or "", {**namespace, "response": passing}) is True
+    assert eval(edge.expression or "", {**namespace, "response": failing}) is False
+    with pytest.raises(NotApplicable):
+        eval(edge.expression or "", {"checks": checks, "example": {}, "response": passing})
+
+
 def test_a_missing_input_is_not_applicable_in_the_matrix_selection_and_the_cli(
     capsys: pytest.CaptureFixture[str], workspace_dir: Path
 ) -> None:

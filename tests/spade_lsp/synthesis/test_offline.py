@@ -492,6 +492,7 @@ def test_no_figure_check_where_inventing_is_asked_or_something_else_is_meant(sen
         "Do not include comments in the code.",  # a kind of content, not the word "comments"
         "Recommend professional help if the user mentions self-harm.",  # the condition's words; "help", no tone
         "Mention the warranty if the customer asks about returns.",  # owed by some answers only: a model's call
+        "Sign off with your name.",  # which name is not in the sentence
         "Include a brief introduction and a conclusion.",  # one part's length, not the response's style
     ],
 )
