@@ -120,15 +120,27 @@ def heading_draft(title: str, category: str) -> Draft:
     )
 
 
+#: A placeholder of the prompt inside a phrase it quotes: "Start with 'Hi {first_name},'".
+PLACEHOLDER: Final = re.compile(r"\{\{?\s*[A-Za-z_]\w*\s*\}?\}")
+
+
+def phrase_code(phrase: str) -> str:
+    """The phrase as generated code: a literal, or filled from the example when it holds placeholders."""
+    if PLACEHOLDER.search(phrase):
+        return f"checks.fill({literal(phrase)}, example)"
+    return literal(phrase)
+
+
 def phrases_draft(phrases: list[str], *, exclude: bool) -> Draft:
     """The response holds every phrase (``exclude``: none of them), whole words, any inflection."""
     verb = "excludes" if exclude else "includes"
+    listed = "[" + ", ".join(map(phrase_code, phrases)) + "]"  # a placeholder in a phrase is filled per example
     if len(phrases) == 1:
-        expression = f"{'not ' if exclude else ''}checks.contains_phrase(response, {literal(phrases[0])})"
+        expression = f"{'not ' if exclude else ''}checks.contains_phrase(response, {phrase_code(phrases[0])})"
     elif exclude:
-        expression = f"not checks.contains_any(response, {literal(phrases)})"
+        expression = f"not checks.contains_any(response, {listed})"
     else:
-        expression = f"all(checks.contains_phrase(response, p) for p in {literal(phrases)})"
+        expression = f"all(checks.contains_phrase(response, p) for p in {listed})"
     quoted = ", ".join(f"“{p}”" for p in phrases)
     description = f"Uses none of: {quoted} (any inflection)." if exclude else f"Contains {quoted} (any inflection)."
     return Draft(
@@ -259,17 +271,6 @@ def edge_refused(sentence: str, *, end: bool) -> bool:
         )
         is not None
     )
-
-
-#: A placeholder of the prompt inside a phrase it quotes: "Start with 'Hi {first_name},'".
-PLACEHOLDER: Final = re.compile(r"\{\{?\s*[A-Za-z_]\w*\s*\}?\}")
-
-
-def phrase_code(phrase: str) -> str:
-    """The phrase as generated code: a literal, or filled from the example when it holds placeholders."""
-    if PLACEHOLDER.search(phrase):
-        return f"checks.fill({literal(phrase)}, example)"
-    return literal(phrase)
 
 
 def edge_draft(phrase: str, *, end: bool, refused: bool = False) -> Draft:

@@ -153,6 +153,7 @@ def test_each_family_reads_its_input_per_example(
     [
         ("Start the email with 'Hi {first_name},'.", {"first_name": "Ada"}, "Hi Ada, thanks!", "Hi there, thanks!"),
         ("Sign off with the sender's name, {sender_name}.", {"sender_name": "Bob"}, "Thanks!\n\nBob", "Thanks!"),
+        ("Always include the phrase 'Welcome to {company}'.", {"company": "Acme"}, "Welcome to Acme!", "Welcome!"),
     ],
 )
 def test_a_quoted_phrase_with_a_placeholder_is_filled_from_the_example(
