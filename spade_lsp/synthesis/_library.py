@@ -226,11 +226,14 @@ def letter_case_draft(case: str) -> Draft:
     )
 
 
-def json_draft(keys: list[str]) -> Draft:
-    """The response is JSON: an object with these keys when any are given; otherwise an object or an array
-    ("answer in JSON" says no more, and another sentence may ask for the array)."""
+def json_draft(keys: list[str], *, object_only: bool = False) -> Draft:
+    """The response is JSON: an object with these keys when any are given, an object where the sentence says
+    "JSON object"; otherwise an object or an array ("answer in JSON" says no more, and another sentence may ask
+    for the array)."""
     expression = "isinstance(checks.json_value(response), (dict, list))"
     description = "The response is JSON (an object or an array)."
+    if object_only:
+        expression, description = "isinstance(checks.json_value(response), dict)", "The response is a JSON object."
     if keys:
         expression = f"checks.json_has_keys(response, {literal(keys)})"
         description = f"The response is a JSON object with keys {', '.join(keys)}."

@@ -214,7 +214,8 @@ _ABSTRACT: Final = frozenset(
     conclusions judgement judgment judgments judgements bias biases preamble introduction intro pleasantries
     apologies apology disclaimers disclaimer caveats caveat questions question answers answer response text
     output way manner approach tips tip steps step items item topic topics subject subjects issue issues
-    problem problems solution solutions terms phrases criticism criticisms comments comment notes note
+    problem problems solution solutions terms phrases criticism criticisms comments comment notes note symbol
+    symbols
     title titles name names date dates time times author authors number numbers price prices amount amounts
     address addresses url urls link links location locations source sources quote quotes citation citations
     gratitude appreciation empathy sympathy enthusiasm respect interest concern understanding support care
@@ -246,6 +247,11 @@ _ASKED_TAG: Final = re.compile(
 #: "Answer in lowercase", "write everything in all caps", "use uppercase letters only".
 _LETTER_CASE: Final = re.compile(
     r"\b(?:in|use|using|all)\s+(?:all\s+)?(lower|upper)[\s-]?case\b|\b(?:in|use|using)\s+(?:all\s+)?(caps)\b"
+)
+#: JSON keys listed without quotes: "with the keys title, summary and tags", "fields: id, name".
+_LISTED_KEYS: Final = re.compile(
+    r"\b(?:keys?|fields?|properties|attributes)\s*:?\s+((?:[a-z_][\w-]*\s*,\s*(?:and\s+)?)*[a-z_][\w-]*"
+    r"(?:\s*,?\s+and\s+[a-z_][\w-]*)?)\s*(?:[.;:)]|$)",
 )
 #: A sentence that says who the model is ("You are an evaluator for {topic}", "Assistant is designed to assist with
 #: in-depth questions"): its words describe the model, not the response.
@@ -890,7 +896,10 @@ def _formats(text: str) -> Iterator[_Draft]:
             )
         else:
             keys = _quoted(text) if re.search(r"\b(?:keys?|fields?|properties|attributes)\b", lowered) else []
-            yield json_draft(keys)
+            listed = _LISTED_KEYS.search(text)
+            if not keys and listed:  # "with the keys title, summary and tags"
+                keys = [key for key in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", listed.group(1)) if key]
+            yield json_draft(keys, object_only=re.search(r"\bjson\s+object\b", lowered) is not None)
     if re.search(r"\bmarkdown\b", lowered):
         yield markdown_draft(present=not markdown_refused(lowered))
     if re.search(r"\bbullet(?:ed)?(?: points?| list)?\b|\bbullets\b", lowered) and not re.search(

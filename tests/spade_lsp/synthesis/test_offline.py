@@ -493,6 +493,7 @@ def test_no_figure_check_where_inventing_is_asked_or_something_else_is_meant(sen
         "Recommend professional help if the user mentions self-harm.",  # the condition's words; "help", no tone
         "Mention the warranty if the customer asks about returns.",  # owed by some answers only: a model's call
         "Sign off with your name.",  # which name is not in the sentence
+        "Prices should include the currency symbol.",  # a kind of character, not the words "currency symbol"
         "Include a brief introduction and a conclusion.",  # one part's length, not the response's style
     ],
 )
@@ -538,6 +539,11 @@ def test_a_limit_after_each_is_per_part_and_a_part_s_limit_is_that_part_s() -> N
         ("Rate the answer on a scale of 0-100.", "checks.number_in_range(response, 0, 100)"),
         ("Wrap your final answer in <answer></answer> tags.", "checks.has_tag(response, 'answer')"),
         ("Answer in lowercase.", "checks.letter_case(response) == 'lower'"),
+        (
+            "Return a JSON object with the keys title, summary and tags.",
+            "checks.json_has_keys(response, ['title', 'summary', 'tags'])",
+        ),
+        ("Return a JSON object.", "isinstance(checks.json_value(response), dict)"),
         ("Respond in all caps.", "checks.letter_case(response) == 'upper'"),
     ],
 )
