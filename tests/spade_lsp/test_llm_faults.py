@@ -28,8 +28,10 @@ from tests.support.openai_stub import FAULT_KINDS, Faults, OpenAIStub, chat_repl
 from tests.support.sampling import with_knobs
 
 RETRIES = 2
-TIMEOUT_S = 0.5
-LATE_S = 3.0  # how late a "timeout" fault answers
+# The client's timeout: a prompt answer from the loopback stub must fit in it on a machine busy with the rest of
+# the suite (at 0.5 s, an ordinary answer once timed out under load); a "timeout" fault answers well after it.
+TIMEOUT_S = 1.5
+LATE_S = 5.0  # how late a "timeout" fault answers
 #: What each request gets on its successive attempts (then the script's answer): request ``qN`` follows pattern
 #: N mod len. Patterns longer than RETRIES fail for good.
 PATTERNS: list[list[str]] = [
@@ -114,7 +116,7 @@ def test_retry_after_is_honoured() -> None:
 
 def test_retry_after_as_an_http_date_is_honoured() -> None:
     faults = Faults(lambda request: chat_reply("ok"), lambda key, attempt: "429-retry-after" if attempt == 0 else None)
-    faults.retry_after = email.utils.formatdate(time.time() + 2.0, usegmt=True)
+    faults.retry_after = lambda: email.utils.formatdate(time.time() + 2.0, usegmt=True)  # dated as it is sent
     with OpenAIStub(faults) as stub:
         answer = _client(stub).complete([{"role": "user", "content": "wait"}])
     [(_, at), (_, then)] = faults.sent["wait"]

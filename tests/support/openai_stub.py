@@ -97,7 +97,8 @@ class Faults:
     arrival, with the arrival time, so a test counts attempts and waits at the stub itself.
 
     - ``429``: rate limited, no Retry-After; ``429-retry-after``: rate limited with ``Retry-After:
-      retry_after`` (a number of seconds, or any header text such as an HTTP date);
+      retry_after`` (a number of seconds, any header text such as an HTTP date, or a function giving the text
+      when the refusal is sent: a date fixed before the client's first call can be past by the time it arrives);
     - ``500``: a server error;
     - ``timeout``: the script's answer, sent ``timeout_delay_s`` late (beyond the client's timeout);
     - ``truncated``: a 200 whose JSON body is cut in the middle; ``malformed``: a 200 whose body is not JSON.
@@ -109,7 +110,7 @@ class Faults:
         plan: Callable[[str, int], str | None],
         *,
         key: Callable[[dict[str, Any]], str] = first_user_text,
-        retry_after: float | str = 0.05,
+        retry_after: float | str | Callable[[], str] = 0.05,
         timeout_delay_s: float = 2.0,
     ) -> None:
         self.script = script
@@ -136,9 +137,8 @@ class Faults:
                 return error_reply(429, "rate limited")
             case "429-retry-after":
                 reply = error_reply(429, "rate limited")
-                reply.headers["Retry-After"] = (
-                    self.retry_after if isinstance(self.retry_after, str) else f"{self.retry_after:g}"
-                )
+                after = self.retry_after() if callable(self.retry_after) else self.retry_after
+                reply.headers["Retry-After"] = after if isinstance(after, str) else f"{after:g}"
                 return reply
             case "500":
                 return error_reply(500, "internal error")
