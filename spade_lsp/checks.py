@@ -191,13 +191,15 @@ def value(example: Mapping[str, Any], name: str) -> Any:
     return found
 
 
-_TEMPLATE_FIELD = re.compile(r"\{\{?\s*([A-Za-z_]\w*)\s*\}?\}")
+#: ``{var}`` and ``{{var}}``: spade_lsp._prompts.PLACEHOLDER_PATTERN, repeated here because generated code imports
+#: this module alone inside the sandbox (a test keeps the two the same).
+_PLACEHOLDER: Final = re.compile(r"\{\{\s*([A-Za-z_]\w*)\s*\}\}|\{([A-Za-z_]\w*)\}")
 
 
 def fill(template: str, example: Mapping[str, Any]) -> str:
     """A phrase of the prompt with its placeholders replaced by the example's inputs ("Hi {first_name},"
     -> "Hi Ada,"); an example without one of them is one the check does not apply to (:class:`NotApplicable`)."""
-    return _TEMPLATE_FIELD.sub(lambda match: str(value(example, match.group(1))), template)
+    return _PLACEHOLDER.sub(lambda match: str(value(example, match.group(1) or match.group(2))), template)
 
 
 def bound(example: Mapping[str, Any], name: str) -> int:
@@ -481,9 +483,13 @@ def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "",
     given = numbers(source) | {
         Decimal(_NUMBER_WORDS[word]) for word in _WORD.findall(source.lower()) if word in _NUMBER_WORDS
     }
+    rounded: dict[int, set[Decimal]] = {}  # the source's numbers at each precision the response writes
     for stated in numbers(_FENCE.sub(" ", response)):
-        places = Decimal(1).scaleb(min(0, int(stated.as_tuple().exponent)))
-        if not any(number.quantize(places) == stated for number in given if number.adjusted() < 28):
+        decimals = max(0, -int(stated.as_tuple().exponent))
+        if decimals not in rounded:
+            places = Decimal(1).scaleb(-decimals)
+            rounded[decimals] = {number.quantize(places) for number in given if number.adjusted() < 28}
+        if stated not in rounded[decimals]:
             return False
     return True
 

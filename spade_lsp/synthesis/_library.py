@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
+from spade_lsp._prompts import PLACEHOLDER_PATTERN
 from spade_lsp.taxonomy import COUNT, DATA_PLACEHOLDERS, EXCLUSION, INCLUSION, PRESENTATION_FORMAT
 
 
@@ -120,13 +121,9 @@ def heading_draft(title: str, category: str) -> Draft:
     )
 
 
-#: A placeholder of the prompt inside a phrase it quotes: "Start with 'Hi {first_name},'".
-PLACEHOLDER: Final = re.compile(r"\{\{?\s*[A-Za-z_]\w*\s*\}?\}")
-
-
 def phrase_code(phrase: str) -> str:
     """The phrase as generated code: a literal, or filled from the example when it holds placeholders."""
-    if PLACEHOLDER.search(phrase):
+    if PLACEHOLDER_PATTERN.search(phrase):  # "Start with 'Hi {first_name},'"
         return f"checks.fill({literal(phrase)}, example)"
     return literal(phrase)
 

@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from spade_lsp.checks import contains_phrase as checks_contains_phrase
-from spade_lsp.synthesis import Candidate, Instruction, PromptContext
+from spade_lsp.synthesis import PLACEHOLDER_PATTERN, Candidate, Instruction, PromptContext
 from spade_lsp.synthesis import _library as library
 from spade_lsp.synthesis._library import (
     PART_KINDS,
@@ -944,7 +944,7 @@ def _formats(text: str) -> Iterator[_Draft]:
     elif (
         start
         and re.search(r"\bwith (?:the|a|an)\s+(?:name|title|heading|header)\b", lowered)
-        and not (edge_refused(text, end=False))
+        and not edge_refused(text, end=False)
     ):
         yield _Draft(
             "starts_with_a_title",
@@ -963,8 +963,8 @@ def _formats(text: str) -> Iterator[_Draft]:
         re.IGNORECASE,
     )
     signature = (quoted[-1] if quoted else sign_off.group(1).strip(" \"'“”‘’")) if sign_off else ""
-    if not quoted and library.PLACEHOLDER.search(signature):  # "the sender's name, {sender_name}": the input
-        signature = " ".join(library.PLACEHOLDER.findall(signature))
+    if not quoted and PLACEHOLDER_PATTERN.search(signature):  # "the sender's name, {sender_name}": the input
+        signature = " ".join(match.group() for match in PLACEHOLDER_PATTERN.finditer(signature))
     elif not quoted and re.search(r"\b(?:your|their|his|her|our|name|names)\b|['’]s\b", signature, re.IGNORECASE):
         signature = ""  # "sign off with your name": which name is not in the sentence
     if signature and (quoted or len(signature.split()) <= 6):

@@ -238,3 +238,12 @@ def test_has_tag_finds_the_element_across_lines_in_any_case() -> None:
 )  # fmt: skip
 def test_letter_case_reads_the_prose_not_code_links_or_tags(text: str, case: str) -> None:
     assert checks.letter_case(text) == case
+
+
+def test_fill_reads_placeholders_as_the_prompt_does() -> None:
+    from spade_lsp._prompts import PLACEHOLDER_PATTERN
+
+    assert checks._PLACEHOLDER.pattern == PLACEHOLDER_PATTERN.pattern  # the sandbox's copy of the one syntax
+    assert checks.fill("Hi {first_name}, from {{ team }}", {"first_name": "Ada", "team": "Acme"}) == "Hi Ada, from Acme"
+    with pytest.raises(NotApplicable):
+        checks.fill("Hi {first_name},", {})
