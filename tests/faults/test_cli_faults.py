@@ -13,6 +13,7 @@ import os
 import random
 import signal
 import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from tests.support.openai_stub import OpenAIStub, chat_reply
 
 KILLS = 12
 SEED = 20261127
+_FIRST_GUESS_S = 3.0  # a command's run time before one was measured
 
 
 @dataclass
@@ -78,6 +80,7 @@ def test_sigkills_of_cli_commands_lose_nothing_acknowledged(tmp_path: Path) -> N
             "synthesize": ["synthesize", str(prompt), "--synthesizer", "offline"],
             "history": ["history", str(prompt)],
         }
+        took: dict[str, list[float]] = {}  # how long each command ran when let finish
         step = 0
         while ledger.kills < KILLS:
             step += 1
@@ -86,15 +89,20 @@ def test_sigkills_of_cli_commands_lose_nothing_acknowledged(tmp_path: Path) -> N
                 text = ledger.written[-1] + f"Rule {step}: keep it friendly.\n"
                 prompt.write_text(text, encoding="utf-8")
                 ledger.written.append(text)
+            started = time.monotonic()
             process = _spade(root, *argv[command])
             kill = chance.random() < 0.5
             if kill:
-                time.sleep(chance.uniform(0.5, 5.0))
+                # a moment within the command's own run, as long as it takes on this machine today: a fixed
+                # window left every kill after the end once the commands got faster
+                time.sleep(chance.uniform(0.1, 0.9) * statistics.median(took.get(command) or [_FIRST_GUESS_S]))
                 if process.poll() is None:
                     os.kill(process.pid, signal.SIGKILL)
                     ledger.kills_mid_run += 1
                 ledger.kills += 1
             out, err = process.communicate(timeout=300)
+            if not kill:
+                took.setdefault(command, []).append(time.monotonic() - started)
             if process.returncode in (0, 1):  # finished (1: a check failed): its result is acknowledged
                 assert "Traceback" not in err, err
                 _acknowledge(ledger, command, out, prompt.read_text(encoding="utf-8"))
