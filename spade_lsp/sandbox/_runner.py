@@ -310,6 +310,8 @@ class _Run:
         self.startup_s = 0.0
         self.batch = 1
         self.writers: dict[int, _Proc] = {}
+        self.workers = 1  # how many workers the run may have at once (:meth:`execute`)
+        self.first_ready: float | None = None  # when the first worker had loaded the module
         self.confinement = ""
         self.disk_checked = time.monotonic()
 
@@ -466,8 +468,8 @@ class _Run:
                 self.runnable.append(col)
         if self.runnable:
             self.pending.extend((case, None) for case in range(len(self.cases)))
-        workers = max(1, len(self.live()))
-        self.batch = max(1, min(_MAX_BATCH, math.ceil(len(self.cases) / (workers * 8))))
+        self.batch = max(1, min(_MAX_BATCH, math.ceil(len(self.cases) / (self.workers * 8))))
+        self.first_ready = time.monotonic()
 
     def select_columns(self, proc: _Proc) -> None:
         assert self.columns is not None
@@ -644,7 +646,7 @@ class _Run:
                     self.fail(case, col, "crash", f"not run: the worker could not be restarted ({message})")
             self.pending.clear()
             return
-        if self.pending and len(self.live()) < self.limits.workers:
+        if self.pending and len(self.live()) < self.workers:
             self.spawn()
 
     # -- the loop ---------------------------------------------------------------------------------------------
@@ -655,9 +657,11 @@ class _Run:
         return self.columns is not None and self.filled >= self.total
 
     def execute(self, workers: int) -> None:
+        """Run every case with up to ``workers`` workers: one first, the others once it is clear the first alone
+        would take longer than starting them (see :meth:`widen`)."""
+        self.workers = workers
         try:
-            for _ in range(workers):
-                self.spawn()
+            self.spawn()
             while not self.done():
                 if not self.live():
                     if self.columns is not None and self.pending:
@@ -667,15 +671,37 @@ class _Run:
                     else:
                         break
                 self.step()
+                self.widen()
         finally:
             for proc in list(self.procs.values()):
                 self.retire(proc)
                 proc.remove_dir()
             self.selector.close()
 
+    def widen(self) -> None:
+        """Start the other workers when the cells left, at the time the cells so far took (as the worker timed
+        them), would keep the first busy for longer than a worker takes to start; or when it has finished no cell
+        in that time. A start costs about 75 ms of CPU (an interpreter, confinement, the module) while cheap
+        assertions over a sampling round's 256 answers take a few milliseconds: a second worker would only take
+        the CPU from the calls still in flight. Both sides of the comparison slow down together on a busy
+        machine. (A worker that misreports its times only changes how many workers its own run gets.)"""
+        if self.first_ready is None or len(self.live()) >= self.workers or not self.pending:
+            return
+        if self.cells_run:
+            alone = sum(self.seconds) / self.cells_run * (self.total - self.filled)
+        else:
+            alone = time.monotonic() - self.first_ready
+        if alone <= self.startup_s:
+            return
+        self.first_ready = None
+        while self.pending and len(self.live()) < self.workers:
+            self.spawn()
+
     def step(self) -> None:
         now = time.monotonic()
         deadlines = [p.deadline for p in self.live() if p.deadline is not None]
+        if self.first_ready is not None and not self.cells_run:
+            deadlines.append(self.first_ready + self.startup_s)  # :meth:`widen` when the first cell is slow
         wait = max(0.0, min(deadlines) - now) if deadlines else 1.0
         for key, events in self.selector.select(timeout=min(wait, 1.0)):
             proc = key.data

@@ -510,6 +510,24 @@ def test_results_do_not_depend_on_the_number_of_workers() -> None:
     assert one.passed == two.passed and one.errors == two.errors
 
 
+def test_a_second_worker_starts_only_for_work_the_first_cannot_finish_quickly() -> None:
+    """Cheap assertions over a sampling round's 256 answers are done by one worker (another would cost its start
+    in CPU and finish nothing); slow ones get every worker the limits allow."""
+    cheap = [SandboxCase({"id": i}, "p", "word " * (i % 90)) for i in range(256)]
+    quick = run("", cheap, SandboxLimits(timeout_s=2, workers=2))
+    assert quick.timing.worker_starts == 1 and len(quick.passed) == 256 and not quick.errors
+    slow_body = """
+        def assert_slow(example, prompt, response):
+            total = 0
+            for i in range(200_000):
+                total += i
+            return total > 0
+        """
+    slow = run(slow_body, [SandboxCase({"id": i}, "p", "r") for i in range(40)], SandboxLimits(timeout_s=5, workers=2))
+    assert slow.timing.worker_starts == 2
+    assert all(row[slow.names.index("assert_slow")] is True for row in slow.passed) and not slow.errors
+
+
 def test_check_source() -> None:
     assert check_source(HEADER + GOOD) == []
     problems = check_source(
