@@ -3,9 +3,12 @@
 litellm's own work per call (a few milliseconds of CPU here) bounds what one process can send, so while sampling
 the pipeline's client hands its plain requests to helper processes, one per usable CPU by default, and keeps its
 own process free for what only it does: the cache (read before and written after, as without helpers), the
-usage totals, validation in the sandbox and the store. The first helper is started as soon as a command knows
-it will sample (:func:`start_early`), so its import of litellm (seconds) runs on another core while the command
-reads its settings, history and examples; the others start when a batch is larger than can be in flight at once.
+usage totals, validation in the sandbox and the store. Helpers are forked from one process of their own, the
+zygote, which imports litellm once (seconds of CPU) before its first fork: every helper after the first starts
+in milliseconds, its pages shared with the zygote's until written. The zygote and the first helper are started
+as soon as a command knows it will sample (:func:`start_early`), so the import runs on another core while the
+command reads its settings, history and examples; the others start when a batch is larger than can be in flight
+at once.
 
 The limits stay here: a call a helper sends holds one of this client's concurrency permits for as long as it
 runs, so ``llm_concurrency`` bounds every process together. Helpers take only plain requests from clients without
@@ -13,10 +16,13 @@ an ``llm_rpm`` (a structured request negotiates a format whose state is this pro
 
 A helper is spade's own code, not a sandbox: it gets the client's key over its stdin, as a Ray task does, and the
 environment this process has when it hands over a batch (litellm reads provider keys from it). It ignores Ctrl+C
-(the command stops its runs) and exits when its stdin closes, which happens when this process exits or is
-killed, or after five minutes with nothing to send (a daemon keeps no idle litellm of a few hundred MB). A request
-whose helper died is sent from this process instead (it may have reached the server once). Messages are
-length-prefixed pickles between this process and the child it started.
+(the command stops its runs) and exits when its channel closes, which happens when this process exits or is
+killed, or after five minutes with nothing to send (a daemon keeps no idle litellm of a few hundred MB); the
+zygote exits when this process closes its end or after five minutes without a helper, and reaps its helpers
+first, so their CPU time counts as this process's children's. A request whose helper died is sent from this
+process instead (it may have reached the server once). Each helper's channel is a Unix socket pair whose other
+end this process hands the zygote with the fork request (``SCM_RIGHTS``); messages on it are length-prefixed
+pickles, between this process and processes it started.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import math
 import os
 import pickle
 import signal
+import socket
 import struct
 import subprocess
 import sys
@@ -54,6 +61,8 @@ _IN_FLIGHT_PER_HELPER: Final = 24
 _IDLE_EXIT_S = 300.0
 #: the helpers of this process, shared by every client (at most one per usable CPU by default)
 _helpers: list[Helper] = []
+#: the process they are forked from, while it runs
+_zygote: _Zygote | None = None
 _guard = threading.Lock()
 
 
@@ -87,32 +96,96 @@ def usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
-class Helper:
-    """One helper process, seen from the process that started it. :meth:`call` runs on the LLM layer's event
-    loop; answers come back on a reader thread and are handed to that loop."""
+class _Zygote:
+    """The process helpers are forked from (see the module's docstring), seen from this process."""
 
     def __init__(self) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "spade_lsp._llm_helper", str(_IDLE_EXIT_S)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            close_fds=True,
-        )
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)  # one fork request per message
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "spade_lsp._llm_helper", str(_IDLE_EXIT_S)],
+                stdin=theirs.fileno(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                close_fds=True,
+            )
+        except OSError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self.control = ours
+
+    @property
+    def running(self) -> bool:
+        return self.process.poll() is None
+
+    def fork(self) -> Helper:
+        """A new helper, forked once the zygote has imported litellm. Raises :class:`OSError` when the zygote has
+        exited (a request it leaves unread closes the helper's channel: the helper is then gone, not hung)."""
+        ours, theirs = socket.socketpair()
+        try:
+            socket.send_fds(self.control, [b"f"], [theirs.fileno()])
+        except OSError:
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        return Helper(ours)
+
+    def stop(self, *, reap: bool) -> None:
+        """Close its end; with ``reap`` the zygote reaps its helpers (which leave when their channels close)
+        before it exits, so their CPU time is counted; without, it is killed now (one still importing litellm
+        would keep the caller waiting for seconds, for helpers that never ran)."""
+        with contextlib.suppress(OSError):
+            self.control.close()
+        if not reap:
+            self.process.kill()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+class Helper:
+    """One helper process, seen from this process through its channel. :meth:`call` runs on the LLM layer's event
+    loop; answers come back on a reader thread and are handed to that loop."""
+
+    def __init__(self, channel: socket.socket) -> None:
+        self.channel = channel
+        self._writer = channel.makefile("wb")
+        self._reader = channel.makefile("rb")
+        #: the helper's process id, once it has reported ready
+        self.pid: int | None = None
+        #: set when its channel has closed: it exited, or this process stopped it
+        self.gone = threading.Event()
         self._ids = itertools.count(1)
         self._clients: dict[bytes, int] = {}
         self._environment: dict[str, str] | None = None
         self._waiting: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Future[Any]]] = {}
         self._lock = threading.Lock()  # writes come from the loop and from a stopping caller's thread
-        #: true once the helper has imported litellm, false if it exited first
+        #: true once the helper runs with litellm imported, false if it exited first
         self.ready: concurrent.futures.Future[bool] = concurrent.futures.Future()
         self.alive = True
         threading.Thread(target=self._read_answers, name="spade-llm-helper", daemon=True).start()
 
     def _read_answers(self) -> None:
-        assert self.process.stdout is not None
-        while (message := _read(self.process.stdout)) is not None:
+        with contextlib.suppress(OSError, ValueError):  # the channel closed under the read: the end of it
+            self._read_until_closed()
+        with self._lock:
+            self.alive = False
+            gone, self._waiting = self._waiting, {}
+        if not self.ready.done():
+            self.ready.set_result(False)
+        for loop, future in gone.values():
+            loop.call_soon_threadsafe(_settle, future, HelperGone(f"the LLM helper {self.pid or ''} exited"))
+        self.gone.set()
+
+    def _read_until_closed(self) -> None:
+        while (message := _read(self._reader)) is not None:
             if message[0] == "ready":
+                self.pid = message[1]
                 self.ready.set_result(True)
                 continue
             _, call, payload = message
@@ -121,22 +194,14 @@ class Helper:
             if waiting is not None:
                 loop, future = waiting
                 loop.call_soon_threadsafe(_settle, future, payload)
-        with self._lock:
-            self.alive = False
-            gone, self._waiting = self._waiting, {}
-        if not self.ready.done():
-            self.ready.set_result(False)
-        for loop, future in gone.values():
-            loop.call_soon_threadsafe(_settle, future, HelperGone(f"the LLM helper exited ({self.process.poll()})"))
 
     def _send(self, message: object) -> None:
-        assert self.process.stdin is not None
         with self._lock:
             if not self.alive:
                 raise HelperGone("the LLM helper has exited")
             try:
-                _write(self.process.stdin, message)
-            except (BrokenPipeError, ValueError) as error:
+                _write(self._writer, message)
+            except (OSError, ValueError) as error:
                 self.alive = False
                 raise HelperGone(f"the LLM helper has exited: {error}") from None
 
@@ -179,22 +244,32 @@ class Helper:
         with contextlib.suppress(HelperGone):
             self._send(("stop", batch))
 
+    def close(self) -> None:
+        """End its channel: the helper exits (calls in flight are sent from here by their callers)."""
+        with contextlib.suppress(OSError):
+            self.channel.shutdown(socket.SHUT_RDWR)
+        self.gone.wait(timeout=5)
+        for stream in (self._writer, self._reader, self.channel):
+            with contextlib.suppress(OSError):
+                stream.close()
+
 
 def _stop(helpers: list[Helper]) -> None:
-    """``helpers`` killed and reaped: none is left behind, and their CPU time counts as this process's children's.
-    A call one of them had in flight is sent from this process instead."""
+    """``helpers`` stopped (a call one of them had in flight is sent from this process instead)."""
     for helper in helpers:
-        with contextlib.suppress(OSError):
-            helper.process.kill()
-        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
-            helper.process.wait(timeout=5)
+        helper.close()
 
 
 def _stop_all() -> None:
-    """At exit: every helper (their answers would have no one to go to)."""
+    """At exit: every helper (their answers would have no one to go to), then the zygote, which reaps them first:
+    none is left behind, and their CPU time counts as this process's children's."""
+    global _zygote
     with _guard:
         helpers, _helpers[:] = _helpers[:], []
+        zygote, _zygote = _zygote, None
     _stop(helpers)
+    if zygote is not None:
+        zygote.stop(reap=any(helper.pid is not None for helper in helpers))
 
 
 atexit.register(_stop_all)
@@ -204,10 +279,16 @@ def release_unused() -> None:
     """Stop the helpers no client has used yet: a command whose settings send the pipeline's calls elsewhere
     (``llm_processes = 0``, the Ray executor, a provider batch) had one started early, which would otherwise spend
     seconds of CPU importing litellm for nothing."""
+    global _zygote
     with _guard:
         unused = [helper for helper in _helpers if not helper.used]
         _helpers[:] = [helper for helper in _helpers if helper.used]
+        zygote = None if _helpers else _zygote
+        if zygote is not None:
+            _zygote = None
     _stop(unused)
+    if zygote is not None:
+        zygote.stop(reap=False)
 
 
 class Helpers:
@@ -229,13 +310,19 @@ class Helpers:
 
 
 def _started() -> Helper | None:
-    """A new helper, or None (with a warning in the log) when no process can be started: the calls are then sent
-    from this process."""
-    try:
-        return Helper()
-    except OSError as error:
-        log.warning("no LLM helper process could be started (%s): the calls are sent from this process", error)
-        return None
+    """A new helper forked from the zygote (started first where none runs; called under ``_guard``), or None (with
+    a warning in the log) when no process can be started: the calls are then sent from this process."""
+    global _zygote
+    for _ in range(2):  # a zygote that left while idle is replaced once
+        try:
+            if _zygote is None or not _zygote.running:
+                _zygote = _Zygote()
+            return _zygote.fork()
+        except OSError as error:
+            failure = error
+            _zygote = None
+    log.warning("no LLM helper process could be started (%s): the calls are sent from this process", failure)
+    return None
 
 
 def _settle(future: asyncio.Future[Any], payload: Any) -> None:
@@ -281,16 +368,65 @@ def helpers_for(settings: Settings) -> Helpers | None:
 # -- the helper process -------------------------------------------------------------------------------------------
 
 
-def _serve(idle_exit_s: float) -> None:
-    """The helper: litellm imported first (the parent is still starting), then calls as they come, until its
-    stdin closes or it has had nothing to do for ``idle_exit_s``."""
-    from spade_lsp.llm import LiteLLMClient, _DispatchExecutor, _Failure, _import_litellm, error_parts
+def _zygote_main(idle_exit_s: float) -> None:
+    """The zygote: litellm imported first (the parent is still starting), then a helper forked for each channel
+    the parent sends over stdin (a Unix socket), until stdin closes or it has had no helper for
+    ``idle_exit_s``; its helpers are reaped before it exits. It has one thread, so a fork copies nothing half
+    done."""
+    from spade_lsp.llm import _import_litellm
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl+C reaches the whole group: the parent stops its runs
     _import_litellm()
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    control = socket.socket(fileno=sys.stdin.fileno())
+    children: set[int] = set()
+    idle_since = time.monotonic()
+    while True:
+        control.settimeout(min(idle_exit_s, 30.0))
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 16, 1)
+        except TimeoutError:
+            message, fds = None, []
+        except OSError:
+            break
+        _reap(children, block=False)
+        if message == b"":
+            break  # the parent closed its end, or is gone
+        for fd in fds:
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    control.close()
+                    _serve(socket.socket(fileno=fd), idle_exit_s)
+                finally:
+                    os._exit(1)  # a helper never returns into the zygote's loop
+            os.close(fd)
+            children.add(pid)
+        if children or fds:
+            idle_since = time.monotonic()
+        elif time.monotonic() - idle_since >= idle_exit_s:
+            break  # a daemon keeps no idle litellm of a few hundred MB; the next batch starts another zygote
+    control.close()
+    _reap(children, block=True)
+
+
+def _reap(children: set[int], *, block: bool) -> None:
+    """Wait for the helpers that have exited (all of them with ``block``)."""
+    for pid in list(children):
+        with contextlib.suppress(ChildProcessError):
+            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+            if done == 0:
+                continue
+        children.discard(pid)
+
+
+def _serve(channel: socket.socket, idle_exit_s: float) -> None:
+    """A helper, forked from the zygote with litellm imported: calls as they come on ``channel``, until it closes
+    or the helper has had nothing to do for ``idle_exit_s``. Never returns."""
+    from spade_lsp.llm import LiteLLMClient, _DispatchExecutor, _Failure, error_parts
+
+    reader, writer = channel.makefile("rb"), channel.makefile("wb")
     sys.stdout = sys.stderr  # nothing printed by a library may land among the answers
-    _write(stdout, ("ready",))
+    _write(writer, ("ready", os.getpid()))
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     loop.set_default_executor(_DispatchExecutor(thread_name_prefix="spade-llm-step"))
@@ -307,7 +443,7 @@ def _serve(idle_exit_s: float) -> None:
             payload = ("failure", error_parts(failure.error), failure.spent.completion(""))
         except Exception as error:  # a fault of this process, not of the call: the parent sends it itself
             payload = ("fault", f"{type(error).__name__}: {error}")
-        _write(stdout, ("done", call, payload))
+        _write(writer, ("done", call, payload))
         active[0] = time.monotonic()
 
     def received(message: tuple[Any, ...]) -> None:
@@ -327,8 +463,9 @@ def _serve(idle_exit_s: float) -> None:
             stops.setdefault(message[1], threading.Event()).set()
 
     def read() -> None:
-        while (message := _read(stdin)) is not None:
-            loop.call_soon_threadsafe(received, message)
+        with contextlib.suppress(OSError, ValueError):
+            while (message := _read(reader)) is not None:
+                loop.call_soon_threadsafe(received, message)
         loop.call_soon_threadsafe(loop.stop)
 
     def idle() -> None:
@@ -344,4 +481,4 @@ def _serve(idle_exit_s: float) -> None:
 
 
 if __name__ == "__main__":
-    _serve(float(sys.argv[1]))
+    _zygote_main(float(sys.argv[1]))

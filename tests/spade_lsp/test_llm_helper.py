@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +108,8 @@ def test_requests_of_a_helper_killed_mid_batch_are_sent_from_here() -> None:
         if user_text(request) == "item 5" and not killed.is_set():
             killed.set()
             for helper in _llm_helper._helpers:
-                os.kill(helper.process.pid, signal.SIGKILL)
+                assert helper.pid is not None  # it is sending: it reported ready
+                os.kill(helper.pid, signal.SIGKILL)
 
     with OpenAIStub(InFlight(0.2, kill_the_helper)) as stub:
         client = _client(stub, 1, concurrency=4)
@@ -156,7 +158,8 @@ def test_only_the_pipelines_plain_client_gets_helpers_and_llm_processes_0_keeps_
     [early] = [helper for helper in _llm_helper._helpers if not helper.used]
     alone = settings.merged({"llm_processes": 0}, source="a test")
     assert make_client(pipeline_endpoint(alone), alone).helpers is None
-    assert early.process.wait(timeout=10) is not None  # stopped: it would only have imported litellm for nothing
+    assert early.gone.wait(timeout=10)  # stopped: it would only have imported litellm for nothing
+    assert _llm_helper._zygote is None  # and the zygote with it
     assert all(helper.used for helper in _llm_helper._helpers)
     limited = settings.merged({"llm_rpm": 60}, source="a test")
     rated = make_client(pipeline_endpoint(limited), limited)
@@ -184,7 +187,7 @@ def test_an_idle_helper_exits_and_the_next_batch_starts_another(monkeypatch: pyt
         client = _client(stub, 1, concurrency=2)
         assert isinstance(client.complete_many(_requests(1))[0], Completion)
         [first] = _llm_helper._helpers
-        assert first.process.wait(timeout=30) == 0  # it left on its own after a second with nothing to do
+        assert first.gone.wait(timeout=30) and first.alive is False  # it left after a second with nothing to do
         assert isinstance(client.complete_many(_requests(2))[1], Completion)
         [second] = _llm_helper._helpers
     assert second is not first and len(stub.requests) == 3
@@ -199,3 +202,67 @@ def test_where_no_helper_can_start_the_calls_are_sent_from_here(monkeypatch: pyt
         answers = client.complete_many(_requests(5))
     assert [a.text for a in answers if isinstance(a, Completion)] == [f"echo: item {i}" for i in range(5)]
     assert _llm_helper._helpers == []
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a process that has not exited (a zombie has exited)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def _parent_and_cpu_s(pid: int) -> tuple[int, float]:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def test_helpers_are_forked_from_one_zygote_that_imported_litellm_once_and_none_outlives_the_stop() -> None:
+    _llm_helper._stop_all()
+    with OpenAIStub(InFlight(0.05)) as stub:
+        client = _client(stub, 2, concurrency=30)
+        answers = client.complete_many(_requests(90))  # more than can be in flight: two helpers
+        assert all(isinstance(a, Completion) for a in answers)
+        helpers = [helper for helper in _llm_helper._helpers if helper.alive]
+        zygote = _llm_helper._zygote
+        assert zygote is not None and len(helpers) == 2
+        pids = [helper.pid for helper in helpers if helper.pid is not None]
+        assert len(pids) == 2  # both reported ready
+        for pid in pids:
+            parent, cpu_s = _parent_and_cpu_s(pid)
+            assert parent == zygote.process.pid
+            # a fork starts with litellm imported: its CPU is the calls', not an import's (about 2 s here)
+            assert cpu_s < 1.0, f"helper {pid} used {cpu_s} s of CPU for 90 short calls"
+    _llm_helper._stop_all()
+    assert zygote.process.returncode == 0  # it reaped its helpers and left when this process closed its end
+    assert not any(_alive(pid) for pid in [*pids, zygote.process.pid])
+
+
+_KILLED_MID_BATCH = """
+import sys, threading
+from spade_lsp import _llm_helper
+from spade_lsp.llm import LiteLLMClient, LLMRequest
+client = LiteLLMClient("openai/stub", api_base=sys.argv[1], api_key="sk-test", concurrency=40)
+client.helpers = _llm_helper.Helpers(2)
+def report():
+    while len([h for h in _llm_helper._helpers if h.pid]) < 2 or _llm_helper._zygote is None:
+        threading.Event().wait(0.05)
+    print(_llm_helper._zygote.process.pid, *[h.pid for h in _llm_helper._helpers], flush=True)
+threading.Thread(target=report, daemon=True).start()
+client.complete_many([LLMRequest([{"role": "user", "content": f"item {i}"}], None, 1.0, 0) for i in range(400)])
+"""
+
+
+def test_a_killed_parent_leaves_no_zygote_or_helper_behind() -> None:
+    with OpenAIStub(InFlight(1.0)) as stub:
+        parent = subprocess.Popen([sys.executable, "-c", _KILLED_MID_BATCH, stub.api_base], stdout=subprocess.PIPE)
+        assert parent.stdout is not None
+        pids = [int(pid) for pid in parent.stdout.readline().split()]
+        assert len(pids) == 3 and all(_alive(pid) for pid in pids)
+        parent.kill()
+        parent.wait()
+        deadline = time.monotonic() + 20
+        while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert not any(_alive(pid) for pid in pids), "a zygote or helper outlived the process that started it"
