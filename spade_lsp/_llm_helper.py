@@ -59,6 +59,8 @@ _IN_FLIGHT_PER_HELPER: Final = 24
 #: a helper with nothing to send for this long exits (each holds a litellm, a few hundred MB, and a daemon may
 #: sample once an hour); the next batch starts another
 _IDLE_EXIT_S = 300.0
+#: a helper's GIL switch interval (CPython's default is 5 ms): a thread litellm wakes waits at most this long
+_SWITCH_INTERVAL_S: Final = 0.0005
 #: the helpers of this process, shared by every client (at most one per usable CPU by default)
 _helpers: list[Helper] = []
 #: the process they are forked from, while it runs
@@ -70,9 +72,13 @@ class HelperGone(Exception):
     """The helper process exited before it answered (the request may have been sent)."""
 
 
-def _write(stream: IO[bytes], message: object) -> None:
+def _frame(message: object) -> bytes:
     payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(_HEADER.pack(len(payload)) + payload)
+    return _HEADER.pack(len(payload)) + payload
+
+
+def _write(stream: IO[bytes], message: object) -> None:
+    stream.write(_frame(message))
     stream.flush()
 
 
@@ -421,21 +427,36 @@ def _reap(children: set[int], *, block: bool) -> None:
 
 def _serve(channel: socket.socket, idle_exit_s: float) -> None:
     """A helper, forked from the zygote with litellm imported: calls as they come on ``channel``, until it closes
-    or the helper has had nothing to do for ``idle_exit_s``. Never returns."""
-    from spade_lsp.llm import LiteLLMClient, _DispatchExecutor, _Failure, error_parts
+    or the helper has had nothing to do for ``idle_exit_s``. Never returns.
 
-    reader, writer = channel.makefile("rb"), channel.makefile("wb")
+    Everything runs on one event loop, the channel read there too: a reader thread handing each message over
+    would wait for the loop's thread to let go of the GIL, up to the switch interval per hop, and at 16 calls
+    in flight those waits were a few milliseconds of every call's latency. The interval is shortened for the
+    threads litellm still starts (its logging callbacks) for the same reason."""
+    from spade_lsp.llm import _DispatchExecutor
+
     sys.stdout = sys.stderr  # nothing printed by a library may land among the answers
-    _write(writer, ("ready", os.getpid()))
+    sys.setswitchinterval(_SWITCH_INTERVAL_S)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     loop.set_default_executor(_DispatchExecutor(thread_name_prefix="spade-llm-step"))
+    loop.run_until_complete(_answer_calls(channel, idle_exit_s))
+    os._exit(0)  # the parent is gone or this helper was idle: calls still in flight have no one to answer
+
+
+async def _answer_calls(channel: socket.socket, idle_exit_s: float) -> None:
+    """The helper's loop: read a message, act on it; calls run as tasks that write their answers back."""
+    from spade_lsp.llm import LiteLLMClient, _Failure, error_parts
+
+    reader, writer = await asyncio.open_unix_connection(sock=channel)
+    writer.write(_frame(("ready", os.getpid())))
     clients: dict[int, LiteLLMClient] = {}
     stops: dict[int, threading.Event] = {}
     running: set[asyncio.Task[None]] = set()
-    active = [time.monotonic()]  # when a message or an answer last came
+    active = time.monotonic()  # when a message or an answer last came
 
     async def answer(call: int, client: LiteLLMClient, request: LLMRequest, stop: threading.Event) -> None:
+        nonlocal active
         payload: Any
         try:
             payload = await client._acall(request, stop)
@@ -443,11 +464,20 @@ def _serve(channel: socket.socket, idle_exit_s: float) -> None:
             payload = ("failure", error_parts(failure.error), failure.spent.completion(""))
         except Exception as error:  # a fault of this process, not of the call: the parent sends it itself
             payload = ("fault", f"{type(error).__name__}: {error}")
-        _write(writer, ("done", call, payload))
-        active[0] = time.monotonic()
+        writer.write(_frame(("done", call, payload)))
+        active = time.monotonic()
 
-    def received(message: tuple[Any, ...]) -> None:
-        active[0] = time.monotonic()
+    while True:
+        try:
+            header = await asyncio.wait_for(reader.readexactly(_HEADER.size), timeout=min(idle_exit_s, 30.0))
+            message = pickle.loads(await reader.readexactly(_HEADER.unpack(header)[0]))
+        except TimeoutError:
+            if not running and time.monotonic() - active >= idle_exit_s:
+                return  # the parent sees the end of its stream and sends from elsewhere
+            continue
+        except (asyncio.IncompleteReadError, OSError):
+            return  # the parent closed the channel, or is gone
+        active = time.monotonic()
         if message[0] == "environ":
             os.environ.clear()
             os.environ.update(message[1])
@@ -456,28 +486,12 @@ def _serve(channel: socket.socket, idle_exit_s: float) -> None:
             clients[number] = spec.make(LiteLLMClient, rpm=None)  # the parent keeps the limits
         elif message[0] == "call":
             _, call, number, batch, request = message
-            task = loop.create_task(answer(call, clients[number], request, stops.setdefault(batch, threading.Event())))
+            stop = stops.setdefault(batch, threading.Event())
+            task = asyncio.create_task(answer(call, clients[number], request, stop))
             running.add(task)  # the loop keeps only a weak reference to a task
             task.add_done_callback(running.discard)
         elif message[0] == "stop":
             stops.setdefault(message[1], threading.Event()).set()
-
-    def read() -> None:
-        with contextlib.suppress(OSError, ValueError):
-            while (message := _read(reader)) is not None:
-                loop.call_soon_threadsafe(received, message)
-        loop.call_soon_threadsafe(loop.stop)
-
-    def idle() -> None:
-        if not running and time.monotonic() - active[0] >= idle_exit_s:
-            loop.stop()  # the parent sees the end of its stream and sends from elsewhere
-        else:
-            loop.call_later(min(idle_exit_s, 30.0), idle)
-
-    threading.Thread(target=read, name="spade-llm-helper-read", daemon=True).start()
-    loop.call_later(idle_exit_s, idle)
-    loop.run_forever()
-    os._exit(0)  # the parent is gone: calls still in flight have no one to answer
 
 
 if __name__ == "__main__":
