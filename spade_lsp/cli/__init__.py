@@ -116,7 +116,13 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--examples", type=Path, metavar="FILE.jsonl", help="default: NAME.examples.jsonl")
     evaluate.add_argument("--timeout", type=float, default=5.0, metavar="S", help="per assertion call (default 5)")
     evaluate.add_argument("--memory-mb", type=int, metavar="MB", help="memory cap per worker")
-    evaluate.add_argument("--workers", type=int, metavar="N", help="worker processes (default: CPU count, max 4)")
+    evaluate.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="the most worker processes at once (default: CPU count, max 4); a second starts only for work the first "
+        "would not finish quickly",
+    )
     _common(evaluate)
 
     from spade_lsp.cli._review import add_review_parser

@@ -57,7 +57,8 @@ class SandboxLimits:
     worker's address space (``None``: no cap); ``cpu_s`` is a per-worker CPU backstop; ``file_mb`` caps any
     file a worker writes. ``allow_imports`` extends the import allow-list (e.g. ``{"numpy"}``) for
     hand-written sidecars; ``read_paths`` are extra directories assertions may read. ``confinement`` is the
-    ``sandbox`` setting.
+    ``sandbox`` setting. ``workers`` is the most that run at once: one starts first, the others only when the
+    cells left would keep it busy longer than a worker takes to start.
     """
 
     timeout_s: float = 5.0
