@@ -14,7 +14,7 @@ The limits stay here: a call a helper sends holds one of this client's concurren
 runs, so ``llm_concurrency`` bounds every process together. Helpers take only plain requests from clients without
 an ``llm_rpm`` (a structured request negotiates a format whose state is this process's; a rate limit is kept here).
 
-A helper is spade's own code, not a sandbox: it gets the client's key over its stdin, as a Ray task does, and the
+A helper is spade's own code, not a sandbox: it gets the client's key over its channel, as a Ray task does, and the
 environment this process has when it hands over a batch (litellm reads provider keys from it). It ignores Ctrl+C
 (the command stops its runs) and exits when its channel closes, which happens when this process exits or is
 killed, or after five minutes with nothing to send (a daemon keeps no idle litellm of a few hundred MB); the
