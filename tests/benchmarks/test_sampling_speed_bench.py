@@ -7,7 +7,8 @@ Rows (issue 34):
 - 4,000 calls at 100 ms, concurrency 64: spade within 2x the ideal (6.25 s) and at least 1.5x faster than
   promptfoo;
 - 2,000 calls at 200 ms, concurrency 16: spade within 1.15x the ideal (25 s);
-- one call from a cold start: at most 3.5 s, litellm's import included.
+- one call from a cold start: at most 3.5 s, litellm's import included; and, without a floor, one call handed to a
+  running workspace daemon (its first and a later one).
 
 Each command is a fresh process (`spade sample --no-early-stop` with `llm_concurrency = C`, every output checked
 by a word-count assertion in the sandbox; `promptfoo eval --repeat M -j C --no-cache` with a JavaScript word-count
@@ -31,14 +32,17 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from tests.spade_lsp_client.daemons import Daemons, daemons
 from tests.support.floors import at_least, at_most, figure
 from tests.support.openai_stub import stub_process
 from tests.support.promptfoo import PROMPTFOO, promptfoo_environment, require_promptfoo
 
 pytestmark = pytest.mark.benchmark
+__all__ = ["daemons"]  # the fixture
 
 ROOT = Path(__file__).resolve().parents[2]
 WORDS = 60
@@ -85,27 +89,44 @@ def _timed(argv: list[str], cwd: Path, env: dict[str, str], out: Path) -> tuple[
     return Measured(seconds, usage.ru_utime + usage.ru_stime), text
 
 
-def _spade(tmp: Path, api_base: str, inputs: int, samples: int, concurrency: int, processes: int = 2) -> Measured:
-    root = tmp / f"spade-{inputs}x{samples}-{processes}"
+def _workspace(root: Path, inputs: int, concurrency: int, processes: int = 2) -> Path:
+    """A workspace with a blurb prompt, ``inputs`` examples and a word-count check; the prompt's path."""
     root.mkdir()
     settings = f'classifier = "offline"\nllm_concurrency = {concurrency}\nllm_processes = {processes}\n'
     (root / "spade.toml").write_text(settings, encoding="utf-8")
     prompt = root / "blurb.prompt"
     prompt.write_text(f"Write a short blurb for {{product}}. Keep it under {WORDS} words.\n", encoding="utf-8")
-    rows = (json.dumps({"id": f"p{i}", "inputs": {"product": f"gadget {i}"}}) for i in range(inputs))
-    (root / "blurb.examples.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    _examples(root, [f"gadget {i}" for i in range(inputs)])
     (root / "blurb_assertions.py").write_text(
         "def assert_short(example: dict, prompt: str, response: str) -> bool:\n"
         f"    return len(response.split()) <= {WORDS}\n",
         encoding="utf-8",
     )
-    env = {**os.environ, "OPENAI_API_KEY": "k", "XDG_CONFIG_HOME": str(tmp / "config")}
+    return prompt
+
+
+def _examples(root: Path, products: list[str]) -> None:
+    rows = (json.dumps({"id": f"p{i}", "inputs": {"product": product}}) for i, product in enumerate(products))
+    (root / "blurb.examples.jsonl").write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+def _sample(prompt: Path, api_base: str, inputs: int, samples: int, out: Path) -> tuple[Measured, dict[str, Any]]:
+    """``spade sample`` in a fresh process: its time, and its JSON document (every call answered, every output
+    validated)."""
+    env = {**os.environ, "OPENAI_API_KEY": "k", "XDG_CONFIG_HOME": str(prompt.parent / "config")}
     argv = [sys.executable, "-m", "spade_lsp.cli", "sample", str(prompt), "--inputs", str(inputs)]
     argv += ["--samples", str(samples), "--no-early-stop", "--model", "openai/stub", "--api-base", api_base, "--json"]
-    measured, text = _timed(argv, root, env, tmp / f"spade-{inputs}x{samples}-{processes}.json")
+    measured, text = _timed(argv, prompt.parent, env, out)
     document = json.loads(text)
     assert document["calls"] == inputs * samples and document["calls_failed"] == 0
     assert [v["trials"] for v in document["validators"]] == [inputs * samples]
+    return measured, document
+
+
+def _spade(tmp: Path, api_base: str, inputs: int, samples: int, concurrency: int, processes: int = 2) -> Measured:
+    name = f"spade-{inputs}x{samples}-{processes}"
+    prompt = _workspace(tmp / name, inputs, concurrency, processes)
+    measured, _ = _sample(prompt, api_base, inputs, samples, tmp / f"{name}.json")
     return measured
 
 
@@ -208,3 +229,19 @@ def test_one_call_from_a_cold_start(tmp_path: Path) -> None:
     figure("one_call_cold_start_spade_cpu_s", spade.cpu_s, "s")
     figure("one_call_cold_start_promptfoo_s", promptfoo.seconds, "s")
     figure("one_call_cold_start_litellm_alone_s", litellm.seconds, "s")  # import litellm, one call: the ceiling
+
+
+@pytest.mark.timeout(600)
+def test_one_call_handed_to_the_workspace_daemon(tmp_path: Path, daemons: Daemons) -> None:
+    """With the workspace's daemon running (an editor open on it), `spade sample` hands it the job: the first run
+    pays the daemon's litellm import, a later one finds its helpers ready. Figures without a floor: the issue's
+    cold start is the run without a daemon."""
+    prompt = _workspace(tmp_path / "daemon", 1, 1)
+    daemons.start(prompt.parent)
+    with stub_process(0.1) as api_base:
+        first, _ = _sample(prompt, api_base, 1, 1, tmp_path / "first.json")
+        _examples(prompt.parent, ["another gadget"])  # another input: a call of its own, not the cached answer
+        later, document = _sample(prompt, api_base, 1, 1, tmp_path / "later.json")
+    assert document["calls_cached"] == 0
+    figure("one_call_daemon_first_s", first.seconds, "s")
+    figure("one_call_daemon_later_s", later.seconds, "s")
