@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from spade_lsp import Example
 from spade_lsp._assertion_jobs import EvalRun, SynthesisResult, evaluate, synthesize
 from spade_lsp.synthesis import OfflineSynthesizer
 from spade_lsp.taxonomy import DISPLAY_NAMES
@@ -34,6 +35,15 @@ def _rate(flags: list[bool]) -> float:
     return sum(flags) / len(flags) if flags else 0.0
 
 
+def fold_of(examples: list[Example], n: int) -> list[int]:
+    """Each example's fold of ``n``: examples with the same inputs share one, and the groups of inputs are dealt
+    out in their order in the file."""
+    groups: dict[str, int] = {}
+    return [
+        groups.setdefault(json.dumps(dict(e.inputs), sort_keys=True, default=str), len(groups)) % n for e in examples
+    ]
+
+
 def run_pipeline(
     root: Path,
     bench: Path,
@@ -45,9 +55,10 @@ def run_pipeline(
     """Import one pipeline's versions and examples into a fresh workspace, synthesize offline (candidates checked
     on the labelled examples first, unless ``include_held_back``) and evaluate.
 
-    ``fold`` = (k, n): candidates are checked on the examples outside fold k of n (every n-th example, from the
-    k-th) and evaluated on fold k alone, so no candidate is judged on an example that decided whether it was
-    offered; None: checked and evaluated on all (in-sample)."""
+    ``fold`` = (k, n): candidates are checked on the examples outside fold k of n and evaluated on fold k alone,
+    so no candidate is judged on an example that decided whether it was offered; None: checked and evaluated on
+    all (in-sample). Folds are groups of inputs: the published pipelines label two responses to each input, and
+    a fold that holds one of them would have seen the input it is scored on (`fold_of`)."""
     from spade_lsp._examples import load_examples_file, merge_examples
     from spade_lsp._files import examples_path
     from spade_lsp._history import Revision
@@ -64,8 +75,9 @@ def run_pipeline(
     if fold is not None:
         k, n = fold
         held_out = workspace_dir / "held_out.examples.jsonl"
-        merge_examples(held_out, [e for i, e in enumerate(examples) if i % n == k])
-        examples = [e for i, e in enumerate(examples) if i % n != k]
+        folds = fold_of(examples, n)
+        merge_examples(held_out, [e for e, f in zip(examples, folds, strict=True) if f == k])
+        examples = [e for e, f in zip(examples, folds, strict=True) if f != k]
     with Workspace(workspace_dir, overrides={"classifier": "offline"}) as workspace:
         workspace.history.record_revisions(prompt, [Revision(text=t, origin="import") for t in versions])
         merge_examples(examples_path(prompt), examples)
