@@ -96,6 +96,8 @@ def count_draft(
         if per is None:
             expression = f"{_bound_code(low)} <= {measure} <= {_bound_code(high)}"
         description = f"Between {_amount(low, unit).split(' ', 1)[0]} and {_amount(high, unit)}{where}."
+    elif high == 0:  # "no hashtags": "at most 0 hashtags" says the same less plainly
+        expression, description = f"{high_measure} <= 0", f"No {unit.replace('_', ' ')}{where}."
     elif high is not None:
         expression, description = f"{high_measure} <= {_bound_code(high)}", f"At most {_amount(high, unit)}{where}."
     else:

@@ -275,7 +275,10 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
         ),
     ),
     (
-        r"\b(?:clear|clearly|simple|plain|easy to read|readab\w*|digestible|accessible|easy to understand)\b|"
+        # about the wording, not "a clear picture of" or "clearly articulate the thesis" (what, not how it reads)
+        r"\b(?:readab\w*|easy to (?:read|understand|follow)|easily (?:read|understood)|digestible|layman'?s? terms|"
+        r"(?:clear|simple|plain|accessible|everyday|straightforward)\s+(?:language|words|wording|terms|english|prose)|"
+        r"(?:write|written|explain(?:ed)?|speak)\s+(?:clearly|simply|plainly))\b|"
         r"\b(?:avoid(?:ing)?|no|without|free of|free from|minimi[sz]e|(?:do not|don't|never) use)\s+"
         r"(?:\w+\s+){0,2}?jargon\b",
         "readable",
@@ -689,6 +692,8 @@ def _has_section(prompt: str, noun: str) -> bool:
 
 
 _UNIT_ALTERNATION: Final = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
+#: What bans an element ahead of it: a negation, or a verb that takes it out ("REMOVE emojis", "omit links").
+_BAN_VERBS: Final = r"don't|do not|never|avoid|remove|omit|eliminate|exclude|strip(?: out)?|leave out|get rid of"
 _STRUCTURAL: Final = (
     "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks|links|urls|"
     "hyperlinks"
@@ -719,7 +724,7 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         ("none", rf"\b(?:no|without any|without|zero)\s+({units})\b"),
         (
             "none",
-            rf"\b(?:don't|do not|never|avoid)\s+(?:use|include|add|using|including|adding)?\s*(?:any\s+)?"
+            rf"\b(?:{_BAN_VERBS})\s+(?:use|include|add|using|including|adding)?\s*(?:any\s+|all\s+)?"
             rf"({_STRUCTURAL})\b",
         ),
         # not \b: a placeholder count ("in {n} bullet points") starts with a brace

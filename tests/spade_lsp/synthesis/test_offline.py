@@ -559,6 +559,41 @@ def test_a_banned_kind_illustrated_with_names_bans_the_names() -> None:
     assert not run(candidate, "Unlike Globex, we ship in a day.")
 
 
+@pytest.mark.parametrize(
+    ("sentence", "reads_easily"),
+    [
+        ("The document needs to be easily read in simple and clear language.", True),
+        ("Explain it in plain English.", True),
+        ("Write clearly, for readers new to the topic.", True),
+        ("Use bullet points for easy readability.", True),
+        ("Avoid technical jargon.", True),
+        ("Give our clients a clear picture of the company's financial health.", False),
+        ("Clearly articulate the central thesis of the discussion.", False),
+        ("Keep the structure simple: one heading per topic.", False),
+    ],
+)
+def test_reading_ease_is_checked_only_where_the_sentence_is_about_the_wording(
+    sentence: str, reads_easily: bool
+) -> None:
+    names = [c.name for c in synthesize(sentence, QUALITATIVE_ASSESSMENT) if not c.asks_llm]
+    assert ("assert_readable" in names) is reads_easily, names
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    ["REMOVE hashtags and emojis.", "Omit any hashtags or emojis.", "Eliminate all hashtags, emojis nor icons."],
+)
+def test_a_verb_that_takes_elements_out_bans_them(sentence: str) -> None:
+    candidates = [c for c in synthesize(sentence, PRESENTATION_FORMAT) if not c.asks_llm]
+    assert [((c.check or {}).get("unit"), (c.check or {}).get("max")) for c in candidates] == [
+        ("hashtags", 0),
+        ("emojis", 0),
+    ]
+    assert candidates[0].description == "No hashtags."
+    assert run(candidates[1], "Bees pollinate crops.")
+    assert not run(candidates[1], "Bees pollinate crops 🐝")
+
+
 def test_a_ban_on_several_elements_checks_each() -> None:
     candidates = [c for c in synthesize("No hashtags, emojis or links.", PRESENTATION_FORMAT) if not c.asks_llm]
     assert [(c.check or {}).get("unit") for c in candidates] == ["hashtags", "emojis", "links"]
