@@ -13,9 +13,9 @@ Three readings, side by side:
 - **raw**: every candidate written (``--include-held-back``): the checks themselves, before any data judged them;
 - **in-sample**: candidates checked on all the labelled examples before they are written (what ``spade
   synthesize`` does), then evaluated on the same examples: noisy ones were held back by construction;
-- **cross-validated**: two folds of the examples; candidates checked on one fold and evaluated on the other,
-  so no candidate is scored on an example that decided whether it was offered. The figures are the two folds'
-  totals (runnable, noisy, exception cells) and the mean of their best coverages.
+- **cross-validated**: two folds of the examples (whole inputs, ``fold_of``); candidates checked on one fold and
+  evaluated on the other, so no candidate is scored on an example that decided whether it was offered. The
+  figures are the two folds' totals (runnable, noisy, exception cells) and the mean of their best coverages.
 
 The pipelines are the five of ``../shared/bench``; with ``SPADE_EXPERIMENTS`` naming a checkout of
 ``shreyashankar/spade-experiments``, also its pipelines the shared data lacks (``tests/support/spade_experiments.py``),
