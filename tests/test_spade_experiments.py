@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from spade_lsp import iter_examples
-from tests.support.spade_experiments import ENV, convert, extra_pipelines
+from tests.support.spade_experiments import ENV, convert, extra_pipelines, unseen_deltas
 
 
 def _pipeline(root: Path, name: str, responses: list[tuple[str, str]], labelled: list[tuple[str, int]]) -> None:
@@ -75,3 +75,29 @@ def test_only_pipelines_the_shared_data_lacks_are_added_and_only_when_asked(
     monkeypatch.setenv(ENV, str(tmp_path / "nowhere"))
     with pytest.raises(FileNotFoundError, match="paper_experiments"):
         extra_pipelines(shared, tmp_path / "out")
+
+
+def test_the_deltas_dev_lacks_are_read_in_its_layout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "paper_experiments").mkdir()
+    with (tmp_path / "taxonomy_labels.csv").open("w", newline="", encoding="utf-8-sig") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["timestamp", "repo", "formatted_prompt_template", "diff", "ground_truth_tags"])
+        writer.writerow(["t", "a/seen", "Be brief.", "+ Be brief.", "Content/Count"])
+        writer.writerow(
+            ["t", "b/new", "Hi.\nUse JSON.", "  Hi.\n+ Use JSON.", "Structural/PresentationFormat, Content/Count"]
+        )
+        writer.writerow(["t", "b/new", "Hi.", "  Hi.", "N/A"])
+    dev = tmp_path / "dev.jsonl"
+    dev.write_text(json.dumps({"repo": "a/seen", "diff": "+ Be brief.", "labels": ["Content/Count"]}) + "\n")
+    monkeypatch.delenv(ENV, raising=False)
+    assert unseen_deltas(dev) == []
+    monkeypatch.setenv(ENV, str(tmp_path))
+    assert unseen_deltas(dev) == [
+        {
+            "repo": "b/new",
+            "diff": "  Hi.\n+ Use JSON.",
+            "after": "Hi.\nUse JSON.",
+            "labels": ["Structural/PresentationFormat", "Content/Count"],
+        },
+        {"repo": "b/new", "diff": "  Hi.", "after": "Hi.", "labels": []},
+    ]

@@ -24,7 +24,7 @@ import re
 import sys
 from pathlib import Path
 
-__all__ = ["ENV", "checkout", "convert", "extra_pipelines"]
+__all__ = ["ENV", "checkout", "convert", "extra_pipelines", "unseen_deltas"]
 
 ENV = "SPADE_EXPERIMENTS"
 _CLOSE_ENOUGH = 0.95
@@ -125,3 +125,25 @@ def extra_pipelines(shared: Path, out: Path) -> tuple[str, ...]:
     for name in names:
         convert(root, name, out / "spade" / name)
     return tuple(names)
+
+
+def unseen_deltas(dev: Path) -> list[dict[str, object]]:
+    """The checkout's labelled deltas that ``dev`` (a dev.jsonl) lacks, as dev.jsonl lines (``repo``, ``diff``,
+    ``after``, ``labels``; the paper's "N/A", no category, is an empty list); none when ``SPADE_EXPERIMENTS`` is
+    unset."""
+    root = checkout()
+    if root is None:
+        return []
+    known = {json.loads(line)["diff"] for line in dev.read_text(encoding="utf-8").splitlines() if line.strip()}
+    with (root / "taxonomy_labels.csv").open(newline="", encoding="utf-8-sig") as handle:
+        rows = list(csv.DictReader(handle))
+    return [
+        {
+            "repo": row["repo"],
+            "diff": row["diff"],
+            "after": row["formatted_prompt_template"],
+            "labels": [tag.strip() for tag in row["ground_truth_tags"].split(",") if tag.strip() not in ("", "N/A")],
+        }
+        for row in rows
+        if row["diff"] not in known
+    ]
