@@ -62,8 +62,10 @@ __all__ = [
 ]
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
-_BULLET = re.compile(r"^\s*[-*•+]\s+\S", re.MULTILINE)
-_NUMBERED = re.compile(r"^\s*\d+[.)]\s+\S", re.MULTILINE)
+#: A bullet is a marker and a space ("- ", "• ", "– "); the CJK ones ("・", "●", "■") need no space after them.
+_BULLET = re.compile(r"^\s*(?:[-*•+–◦‣⁃▪]\s+|[・●○■□◆◇])\s*\S", re.MULTILINE)
+#: "1. ", "2) ", and the full-width and enumeration-comma forms of CJK text ("１．", "2）", "3、").
+_NUMBERED = re.compile(r"^\s*(?:\d+[.)]\s+|[0-9０-９]+[．）、]\s*)\S", re.MULTILINE)
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$", re.MULTILINE)
 _LABEL_LINE = re.compile(r"^\s*([A-Z][\w /&'-]{0,40}):\s*(?:$|\S)", re.MULTILINE)
@@ -148,7 +150,9 @@ def count(text: str, unit: str) -> int:
 
 
 _ITEM_START = re.compile(
-    r"^\s*(?:[-*•+]\s+|\d+\s*[.)/]\s*|\(\d+\)\s+|(?:tweet|post|part|step|slide)\s*\d+\s*[:.)]\s*)", re.I
+    r"^\s*(?:[-*•+–◦‣⁃▪]\s+|[・●○■□◆◇]\s*|\d+\s*[.)/]\s*|[0-9０-９]+[．）、]\s*|\(\d+\)\s+|"
+    r"(?:tweet|post|part|step|slide)\s*\d+\s*[:.)]\s*)",
+    re.I,
 )
 
 

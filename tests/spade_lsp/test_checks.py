@@ -247,3 +247,20 @@ def test_fill_reads_placeholders_as_the_prompt_does() -> None:
     assert checks.fill("Hi {first_name}, from {{ team }}", {"first_name": "Ada", "team": "Acme"}) == "Hi Ada, from Acme"
     with pytest.raises(NotApplicable):
         checks.fill("Hi {first_name},", {})
+
+
+@pytest.mark.parametrize(
+    ("text", "bullets", "numbered"),
+    [
+        ("- one\n* two\n• three\n– four", 4, 0),
+        ("・一つ目\n・二つ目\n● 三つ目", 3, 0),
+        ("1. one\n2) two", 0, 2),
+        ("１．第一\n2）第二\n3、第三", 0, 3),
+        ("-5 degrees tonight\n2.5 inches of rain\n●", 0, 0),  # a sign, a decimal and a lone marker: no items
+    ],
+)
+def test_list_items_are_counted_in_the_markers_each_language_uses(text: str, bullets: int, numbered: int) -> None:
+    assert checks.count(text, "bullets") == bullets
+    assert checks.count(text, "numbered_items") == numbered
+    assert checks.count(text, "list_items") == bullets + numbered
+    assert len(checks.parts(text, "items")) == (bullets + numbered or 1)
