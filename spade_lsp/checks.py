@@ -71,7 +71,9 @@ _BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$", re.MULTILIN
 _LABEL_LINE = re.compile(r"^\s*([A-Z][\w /&'-]{0,40}):\s*(?:$|\S)", re.MULTILINE)
 _HASHTAG = re.compile(r"(?<![\w#])#[^\W\d_][\w]*")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
-_SENTENCE_END = re.compile(r"[.!?]+(?=\s|$)|[。！？]+")
+#: Ends of sentences: Latin marks before a space, the CJK ones anywhere, the Devanagari danda and the Arabic-script
+#: question mark and full stop.
+_SENTENCE_END = re.compile(r"[.!?؟۔]+(?=\s|$)|[。！？।॥]+")
 #: Scripts written without spaces between words: each character counts as a word, as word counters for Chinese
 #: and Japanese count them (Hangul is written with spaces and counts by words).
 _UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -110,7 +112,7 @@ def _sentences(text: str) -> int:
         if _HEADING.match(line) or _BULLET.match(line) or _NUMBERED.match(line):
             total += 1
             continue
-        total += len(_SENTENCE_END.findall(stripped)) + (0 if stripped[-1] in ".!?。！？" else 1)
+        total += len(_SENTENCE_END.findall(stripped)) + (0 if stripped[-1] in ".!?。！？।॥؟۔" else 1)
     return total
 
 
@@ -602,8 +604,8 @@ def ends_with(text: str, phrase: str) -> bool:
 def ends_with_question(text: str) -> bool:
     """Whether the response's last sentence is a question: its last ``.``, ``!`` or ``?`` is a ``?`` (a sign-off
     without punctuation, such as "The Acme Team", may follow it)."""
-    marks = re.findall(r"[.!?。！？]", _strip_fences(text))
-    return bool(marks) and marks[-1] in "?？"
+    marks = re.findall(r"[.!?。！？।؟۔]", _strip_fences(text))
+    return bool(marks) and marks[-1] in "?？؟"
 
 
 def ends_with_list(text: str) -> bool:

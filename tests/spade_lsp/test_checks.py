@@ -264,3 +264,18 @@ def test_list_items_are_counted_in_the_markers_each_language_uses(text: str, bul
     assert checks.count(text, "numbered_items") == numbered
     assert checks.count(text, "list_items") == bullets + numbered
     assert len(checks.parts(text, "items")) == (bullets + numbered or 1)
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences", "question"),
+    [
+        ("Notre produit est excellent. Voulez-vous l'essayer ?", 2, True),
+        ("这个产品很好。您想试试吗？", 2, True),
+        ("यह उत्पाद अच्छा है। क्या आप इसे आज़माना चाहेंगे?", 2, True),
+        ("منتجنا رائع. هل تريد تجربته؟", 2, True),
+        ("منتجنا رائع؟ إنه يوفر لك الوقت.", 2, False),
+    ],
+)
+def test_sentences_and_questions_end_with_each_script_s_own_marks(text: str, sentences: int, question: bool) -> None:
+    assert checks.count(text, "sentences") == sentences
+    assert checks.ends_with_question(text) is question
