@@ -78,11 +78,10 @@ def _label_row(labels: dict[str, list[int]], response: str) -> str | None:
     (a response the experiment left unlabelled)."""
     if labels.get(response):
         return response
-    left = [k for k, v in labels.items() if v]
-    if not left:
-        return None
-    closest = max(left, key=lambda k: difflib.SequenceMatcher(None, response, k).ratio())
-    return closest if difflib.SequenceMatcher(None, response, closest).ratio() >= _CLOSE_ENOUGH else None
+    ratio, closest = max(
+        ((difflib.SequenceMatcher(None, response, k).ratio(), k) for k, v in labels.items() if v), default=(0.0, None)
+    )
+    return closest if ratio >= _CLOSE_ENOUGH else None
 
 
 def convert(root: Path, name: str, out: Path) -> int:
