@@ -19,7 +19,6 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from spade_lsp.config import setting_choices, setting_help
 from spade_lsp.errors import InputError, SpadeError
 
 if TYPE_CHECKING:
@@ -37,6 +36,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
+    from spade_lsp.config import setting_choices, setting_help
+
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument("--workspace", type=Path, help="workspace root (default: found from the prompt's path)")
     parser.add_argument("--model", help=setting_help("model"))
@@ -184,6 +185,7 @@ def run() -> None:
     imported module (litellm's thousand most of all) took about a second after a command had finished, and a
     finished command has nothing left to tear down; what must still happen at exit happens first: other threads
     finish, atexit handlers run (logging's flush among them), buffered output is written."""
+    _start_helpers_early(sys.argv[1:])
     code = main()
     for thread in threading.enumerate():
         if thread is not threading.main_thread() and not thread.daemon:
@@ -193,6 +195,24 @@ def run() -> None:
         with contextlib.suppress(OSError, ValueError):  # a reader that left, or a closed stream: nothing to write
             stream.flush()
     os._exit(code)
+
+
+#: the commands that sample the pipeline (``check`` unless it reads the latest run)
+_SAMPLING_COMMANDS = frozenset({"sample", "compare", "check"})
+
+
+def _start_helpers_early(argv: Sequence[str]) -> None:
+    """The LLM helpers started before anything else, for a command that will sample: their litellm import (about
+    two seconds, before any call can go out) then overlaps even the command's own imports and argument parsing.
+    Read from the raw arguments, as cheaply as that can be: a command this misses starts them a little later,
+    when it knows it samples; helpers a command then does not use (it was handed to the workspace's daemon, or it
+    stopped at a bad flag) are stopped with it."""
+    words = [word for word in argv if not word.startswith("-")]
+    if not words or words[0] not in _SAMPLING_COMMANDS or {"-h", "--help", "--latest"} & set(argv):
+        return
+    from spade_lsp._llm_helper import start_early
+
+    start_early()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

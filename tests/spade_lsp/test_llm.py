@@ -383,3 +383,24 @@ def test_a_prepared_request_dropped_by_a_stopped_run_is_closed_not_left_unawaite
 
     asyncio.run(stopped_before_awaiting())
     assert inspect.getcoroutinestate(prepared) == inspect.CORO_CLOSED
+
+
+def test_models_defined_while_litellm_imports_are_built_on_first_use_and_validate_the_same() -> None:
+    import pydantic
+
+    from spade_lsp.llm import _litellm_import_lock, _models_built_on_first_use
+
+    with _litellm_import_lock, _models_built_on_first_use():
+
+        class Inside(pydantic.BaseModel):
+            count: int
+
+    class After(pydantic.BaseModel):
+        count: int
+
+    assert not Inside.__pydantic_complete__  # not built at definition: litellm defines thousands, a call uses dozens
+    assert After.__pydantic_complete__  # the switch is pydantic's base configuration, restored after the block
+    assert "defer_build" not in pydantic.BaseModel.model_config
+    assert Inside(count="3").count == 3 and Inside.__pydantic_complete__
+    with pytest.raises(pydantic.ValidationError):
+        Inside(count="three")

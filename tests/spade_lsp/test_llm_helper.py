@@ -266,3 +266,42 @@ def test_a_killed_parent_leaves_no_zygote_or_helper_behind() -> None:
         while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
             time.sleep(0.1)
     assert not any(_alive(pid) for pid in pids), "a zygote or helper outlived the process that started it"
+
+
+@pytest.mark.parametrize(
+    ("argv", "starts"),
+    [
+        (["sample", "p.prompt", "--inputs", "5"], True),
+        (["compare", "p.prompt", "--versions", "1", "2"], True),
+        (["check", "p.prompt"], True),
+        (["check", "p.prompt", "--latest"], False),  # reads the latest run: nothing to send
+        (["sample", "--help"], False),
+        (["eval", "p.prompt"], False),
+        (["synthesize", "p.prompt"], False),
+        ([], False),
+    ],
+)
+def test_a_sampling_command_starts_its_helpers_before_it_parses_its_arguments(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], starts: bool
+) -> None:
+    from spade_lsp import cli
+
+    started: list[bool] = []
+    monkeypatch.setattr(_llm_helper, "start_early", lambda: started.append(True))
+    cli._start_helpers_early(argv)
+    assert started == ([True] if starts else [])
+
+
+def test_helpers_started_for_a_job_the_workspace_daemon_runs_are_stopped_unused() -> None:
+    from argparse import Namespace
+
+    from spade_lsp.cli._reliability import _job
+
+    _llm_helper._stop_all()
+    _llm_helper.start_early()  # as `spade sample` does before it knows a daemon runs
+    zygote = _llm_helper._zygote
+    assert zygote is not None
+    document = _job("sample", {}, Namespace(), lambda *_: None, lambda args, params: {"from": "daemon"}, None)
+    assert document == {"from": "daemon"}
+    assert _llm_helper._zygote is None and not _llm_helper._helpers
+    assert zygote.process.poll() is not None  # killed, not left importing litellm for nothing
