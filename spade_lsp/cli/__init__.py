@@ -372,8 +372,12 @@ def _progress_to_stderr(progress: dict[str, Any]) -> None:
 def _daemon_job(args: argparse.Namespace, root: Path, kind: str, params: dict[str, Any]) -> dict[str, Any]:
     """Run one job on ``args.prompt`` in the workspace's daemon and return its result; a job that did not finish
     is an error."""
+    from spade_lsp._llm_helper import release_unused
     from spade_lsp_client import NotQueuedError, run_job
 
+    # the daemon's own helpers send its calls: any this command started early would import litellm for nothing,
+    # on a core the daemon's import needs
+    release_unused()
     overrides = _overrides(args)
     if overrides:
         params = {**params, "settings": overrides}

@@ -147,12 +147,11 @@ def _job(
     from spade_lsp.jobs import run_here, validate_params
 
     validate_params(kind, params)  # bad flags fail here, before any daemon is asked
-    from spade_lsp._llm_helper import release_unused, start_early
-
     document = in_daemon(args, params)
     if document is not None:
-        release_unused()  # the daemon's helpers sent the calls: any started here for them stop unused
         return document
+    from spade_lsp._llm_helper import start_early
+
     start_early()  # when not started yet: its litellm import runs on another core while the workspace is read
     with open_workspace(args, args.prompt) as workspace:
         return run_here(workspace, kind, args.prompt, params, _progress_line, overrides=overrides)

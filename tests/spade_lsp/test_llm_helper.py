@@ -292,16 +292,23 @@ def test_a_sampling_command_starts_its_helpers_before_it_parses_its_arguments(
     assert started == ([True] if starts else [])
 
 
-def test_helpers_started_for_a_job_the_workspace_daemon_runs_are_stopped_unused() -> None:
-    from argparse import Namespace
-
-    from spade_lsp.cli._reliability import _job
+def test_helpers_started_for_a_job_the_workspace_daemon_runs_are_stopped_before_it_runs(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import spade_lsp_client
+    from spade_lsp import cli
 
     _llm_helper._stop_all()
     _llm_helper.start_early()  # as `spade sample` does before it knows a daemon runs
     zygote = _llm_helper._zygote
     assert zygote is not None
-    document = _job("sample", {}, Namespace(), lambda *_: None, lambda args, params: {"from": "daemon"}, None)
-    assert document == {"from": "daemon"}
-    assert _llm_helper._zygote is None and not _llm_helper._helpers
-    assert zygote.process.poll() is not None  # killed, not left importing litellm for nothing
+    seen: list[bool] = []
+
+    def run_job(*args: Any, **kwargs: Any) -> dict[str, Any]:
+        seen.append(_llm_helper._zygote is None and zygote.process.poll() is not None)
+        return {"id": 1, "status": "done", "result": {"from": "daemon"}}
+
+    monkeypatch.setattr(spade_lsp_client, "run_job", run_job)
+    args = cli.build_parser().parse_args(["sample", str(tmp_path / "p.prompt")])
+    assert cli._daemon_job(args, tmp_path, "sample", {}) == {"from": "daemon"}
+    assert seen == [True]  # killed before the daemon's job ran, not left importing litellm beside the daemon's
