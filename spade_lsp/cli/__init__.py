@@ -375,8 +375,8 @@ def _daemon_job(args: argparse.Namespace, root: Path, kind: str, params: dict[st
     from spade_lsp._llm_helper import release_unused
     from spade_lsp_client import NotQueuedError, run_job
 
-    # the daemon's own helpers send its calls: any this command started early would import litellm for nothing,
-    # on a core the daemon's import needs
+    # the daemon's own helpers send its calls: any this command started early would spend seconds loading litellm,
+    # for nothing, on a core the daemon's own import needs
     release_unused()
     overrides = _overrides(args)
     if overrides:
