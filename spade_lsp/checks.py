@@ -71,9 +71,11 @@ _BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$", re.MULTILIN
 _LABEL_LINE = re.compile(r"^\s*([A-Z][\w /&'-]{0,40}):\s*(?:$|\S)", re.MULTILINE)
 _HASHTAG = re.compile(r"(?<![\w#])#[^\W\d_][\w]*")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
-#: Ends of sentences: Latin marks before a space, the CJK ones anywhere, the Devanagari danda and the Arabic-script
-#: question mark and full stop.
-_SENTENCE_END = re.compile(r"[.!?؟۔]+(?=\s|$)|[。！？।॥]+")
+#: Marks that end a sentence when a space or the end follows (Latin, and the Arabic-script question mark and full
+#: stop), and marks that end one wherever they stand (the CJK ones, the Devanagari danda).
+_SPACED_ENDS: Final = ".!?؟۔"
+_CLOSED_ENDS: Final = "。！？।॥"
+_SENTENCE_END = re.compile(rf"[{_SPACED_ENDS}]+(?=\s|$)|[{_CLOSED_ENDS}]+")
 #: Scripts written without spaces between words: each character counts as a word, as word counters for Chinese
 #: and Japanese count them (Hangul is written with spaces and counts by words).
 _UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -112,7 +114,7 @@ def _sentences(text: str) -> int:
         if _HEADING.match(line) or _BULLET.match(line) or _NUMBERED.match(line):
             total += 1
             continue
-        total += len(_SENTENCE_END.findall(stripped)) + (0 if stripped[-1] in ".!?。！？।॥؟۔" else 1)
+        total += len(_SENTENCE_END.findall(stripped)) + (0 if stripped[-1] in _SPACED_ENDS + _CLOSED_ENDS else 1)
     return total
 
 
@@ -163,7 +165,7 @@ def parts(text: str, kind: str = "items") -> list[str]:
     words"). ``items``: the list items or numbered pieces ("1/", "Tweet 2:") with their continuation lines, or
     else the paragraphs; ``sentences``, ``paragraphs`` and ``lines`` split the text that way."""
     if kind == "sentences":
-        pieces = re.split(r"(?<=[.!?])\s+|(?<=[。！？])|\n+", _FENCE.sub("", text))
+        pieces = re.split(rf"(?<=[{_SPACED_ENDS}])\s+|(?<=[{_CLOSED_ENDS}])|\n+", _FENCE.sub("", text))
         return [piece.strip() for piece in pieces if piece.strip()]
     if kind == "lines":
         return [line.strip() for line in text.splitlines() if line.strip()]
@@ -604,7 +606,7 @@ def ends_with(text: str, phrase: str) -> bool:
 def ends_with_question(text: str) -> bool:
     """Whether the response's last sentence is a question: its last ``.``, ``!`` or ``?`` is a ``?`` (a sign-off
     without punctuation, such as "The Acme Team", may follow it)."""
-    marks = re.findall(r"[.!?。！？।؟۔]", _strip_fences(text))
+    marks = re.findall(f"[{_SPACED_ENDS}{_CLOSED_ENDS}]", _strip_fences(text))
     return bool(marks) and marks[-1] in "?？؟"
 
 

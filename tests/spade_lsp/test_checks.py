@@ -278,4 +278,5 @@ def test_list_items_are_counted_in_the_markers_each_language_uses(text: str, bul
 )
 def test_sentences_and_questions_end_with_each_script_s_own_marks(text: str, sentences: int, question: bool) -> None:
     assert checks.count(text, "sentences") == sentences
+    assert len(checks.parts(text, "sentences")) == sentences  # "each sentence under 20 words" sees the same ones
     assert checks.ends_with_question(text) is question
