@@ -163,12 +163,14 @@ _ITEM_START = re.compile(
 def parts(text: str, kind: str = "items") -> list[str]:
     """The pieces a "per item" instruction speaks of ("at most 40 words per tweet", "each bullet under 20
     words"). ``items``: the list items or numbered pieces ("1/", "Tweet 2:") with their continuation lines, or
-    else the paragraphs; ``sentences``, ``paragraphs`` and ``lines`` split the text that way."""
+    else the paragraphs, or else the lines (three headlines one per line); ``sentences``, ``paragraphs`` and
+    ``lines`` split the text that way."""
     if kind == "sentences":
         pieces = re.split(rf"(?<=[{_SPACED_ENDS}])\s+|(?<=[{_CLOSED_ENDS}])|\n+", _FENCE.sub("", text))
         return [piece.strip() for piece in pieces if piece.strip()]
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     if kind == "lines":
-        return [line.strip() for line in text.splitlines() if line.strip()]
+        return lines
     paragraphs = [block.strip() for block in re.split(r"\n\s*\n", text) if block.strip()]
     if kind == "paragraphs":
         return paragraphs
@@ -181,7 +183,7 @@ def parts(text: str, kind: str = "items") -> list[str]:
         elif items and line.strip():
             items[-1].append(line.strip())
     found = [" ".join(item).strip() for item in items if " ".join(item).strip()]
-    return found if len(found) >= 2 else paragraphs
+    return found if len(found) >= 2 else paragraphs if len(paragraphs) >= 2 else lines
 
 
 def part_counts(text: str, unit: str, kind: str = "items") -> list[int]:

@@ -50,6 +50,8 @@ _SINGULAR: Final = {
     "numbered_items": "numbered item", "list_items": "list item", "paragraphs": "paragraph", "lines": "line",
     "headings": "heading", "hashtags": "hashtag", "emojis": "emoji", "code_blocks": "code block", "links": "link",
 }  # fmt: skip
+#: The names of the punctuation marks a phrase check can ban, for its name ("excludes_exclamation_marks").
+MARK_NAMES: Final = {"!": "exclamation marks", ";": "semicolons", "—": "em dashes", "...": "ellipses", "…": "ellipses"}
 #: What a "per X" or "each X" instruction counts in: the kind of :func:`spade_lsp.checks.parts`.
 PART_KINDS: Final = {
     "tweet": "items", "tweets": "items", "post": "items", "posts": "items", "item": "items", "items": "items",
@@ -141,9 +143,11 @@ def phrases_draft(phrases: list[str], *, exclude: bool) -> Draft:
     else:
         expression = f"all(checks.contains_phrase(response, p) for p in {listed})"
     quoted = ", ".join(f"“{p}”" for p in phrases)
-    description = f"Uses none of: {quoted} (any inflection)." if exclude else f"Contains {quoted} (any inflection)."
+    inflected = " (any inflection)" if any(ch.isalpha() for ch in "".join(phrases)) else ""
+    description = f"Uses none of: {quoted}{inflected}." if exclude else f"Contains {quoted}{inflected}."
+    named = dict.fromkeys(MARK_NAMES.get(phrase, phrase) for phrase in phrases)
     return Draft(
-        f"{verb}_{'_'.join(phrases)}",
+        f"{verb}_{'_'.join(named)}",
         EXCLUSION if exclude else INCLUSION,
         description,
         expression,

@@ -195,7 +195,7 @@ _EVALUATIVE: Final = frozenset(
     essential proper good best great nice real real-world common certain various other more less own new
     excessive long lengthy difficult hard easy plain flowery fancy overly too negative positive biased
     subjective objective explicit implicit obvious redundant repetitive superfluous extra enough sufficient
-    much many several few any all every each""".split()  # noqa: SIM905
+    much many several few any all every each total estimated approximate average exact""".split()  # noqa: SIM905
 )
 #: Nouns that name a kind of content, a quality of writing or a slot whose value appears (a title, a date), not
 #: a term that appears in it: a check for the word itself measures nothing ("avoid jargon" never means "do not
@@ -247,6 +247,21 @@ _ASKED_TAG: Final = re.compile(
 #: "Answer in lowercase", "write everything in all caps", "use uppercase letters only".
 _LETTER_CASE: Final = re.compile(
     r"\b(?:in|use|using|all)\s+(?:all\s+)?(lower|upper)[\s-]?case\b|\b(?:in|use|using)\s+(?:all\s+)?(caps)\b"
+)
+#: Punctuation a sentence can ban by name ("do not use exclamation marks"): the name, and the marks it means.
+_PUNCTUATION: Final = {
+    r"\bexclamation (?:marks?|points?)\b": ("!",),
+    r"\bsemi-?colons?\b": (";",),
+    r"\bem[ -]?dash(?:es)?\b": ("—",),
+    r"\bellips[ie]s\b": ("...", "…"),
+}
+#: A parenthesis, which glosses what stands before it.
+_PARENTHESIS: Final = re.compile(r"\([^()]*\)")
+#: A section named by a quoted title: 'a "## Steps" section', 'a heading called "Next steps"'.
+_TITLED_SECTION: Final = re.compile(
+    r"[\"“]#*\s*([^\"”\n]{1,40}?)[\"”]\s+(?:section|heading|header)\b"
+    r"|\b(?:section|heading|header)\s+(?:called|named|titled|entitled)\s+[\"“]#*\s*([^\"”\n]{1,40}?)[\"”]",
+    re.IGNORECASE,
 )
 #: JSON keys listed without quotes: "with the keys title, summary and tags", "fields: id, name".
 _LISTED_KEYS: Final = re.compile(
@@ -683,7 +698,7 @@ def _has_section(prompt: str, noun: str) -> bool:
     a key of the JSON it asks for (``Answer in JSON with the keys "title" and "highlights"``)."""
     name = re.escape(noun)
     return bool(
-        re.search(rf"\b{name}\s+section\b|\bsection\s+(?:about|on|for|called|named|titled)\s+(?:the\s+)?{name}\b",
+        re.search(rf"\b{name}[\"”'`]?\s+section\b|\bsection\s+(?:about|on|for|called|named|titled)\s+(?:the\s+)?[\"“'`]?{name}\b",
                   prompt, re.IGNORECASE)
         or re.search(rf"^\s*(?:#+\s*|\*\*)?{name}\s*(?:\*\*)?:?(?:\*\*)?\s*$", prompt, re.IGNORECASE | re.MULTILINE)
         or (re.search(r"\bjson\b", prompt, re.IGNORECASE)
@@ -720,6 +735,11 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         ),
         ("at_least", rf"\b({number}){qualifier}\s+({units})\s+(?:minimum|min\b\.?|at least|or more)"),
         ("about", rf"\b(?:{_ABOUT})\s+({number}){qualifier}\s+({units})\b"),
+        (  # "Limit the steps to at most 8": the unit named first, the bound after it
+            "unit_first",
+            rf"\b(?:limit|keep|restrict|cap)(?:ed|s)?\s+(?:the\s+|your\s+|its\s+)?(?:number of\s+)?({units})\s+"
+            rf"(?:to|at)\s+(?:(?:{_AT_MOST})\s+)?({number})(?=\s*(?:[.,;:!?)]|$|or (?:fewer|less)\b|at most\b|max))",
+        ),
         ("hyphenated", rf"\b({number})-({units})\b"),  # "a 3-sentence summary", "a 100-word blurb"
         ("none", rf"\b(?:no|without any|without|zero)\s+({units})\b"),
         (
@@ -745,7 +765,7 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
 
     scope = _scope(lowered)
     each = re.match(r"^(?:each|every)\s+(?:single\s+)?([a-z]+(?: point)?)\b", lowered)
-    leading_per = (each.group(1), PART_KINDS[each.group(1)]) if each and each.group(1) in PART_KINDS else None
+    leading_per = _part(each.group(1)) if each else None
     if leading_per is not None:  # "Each tweet must stay under 40 words": per tweet, not a "tweet" section
         scope = None
     for kind, pattern in _count_patterns(vocabulary.number):
@@ -753,6 +773,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             if not fresh(match):
                 continue
             groups = match.groups()
+            counted = lowered[match.end(len(groups) - 1) : match.end()].strip()  # "key points", "short tips"
+            if kind == "unit_first":
+                kind, groups, counted = "at_most", groups[::-1], groups[0]
             unit = _UNITS[groups[-1]]
             low: int | str | None
             high: int | str | None
@@ -795,11 +818,11 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                         low, high = value, value
             per = (  # "..., each under 15 words"; "limit each paragraph to 3 sentences"
                 _per(lowered[match.end() :])
+                or _limited_parts(lowered[match.start() : match.end()], unit)
                 or _each_before(lowered[: match.start()])
                 or _each_before(lowered[: match.start(1)])
                 or leading_per
             )
-            counted = lowered[match.end(len(groups) - 1) : match.end()].strip()  # "key points", "short tips"
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
             if where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
                 scopes: list[str | None] = [where]
@@ -846,6 +869,14 @@ def _readings(
     return readings
 
 
+def _part(word: str) -> tuple[str, str] | None:
+    """The word and the kind of part (:data:`PART_KINDS`) a "per"/"each" names: a response holds one title or
+    headline, but "each headline" says it holds several, each an item (or a line of its own)."""
+    if word in PART_KINDS:
+        return word, PART_KINDS[word]
+    return (word, "items") if word in _PARTS else None
+
+
 def _per(after: str) -> tuple[str, str] | None:
     """``per tweet``, ``for each point``, ``in every paragraph`` right after a count: the word and the kind of
     part it counts in (:data:`PART_KINDS`)."""
@@ -853,17 +884,24 @@ def _per(after: str) -> tuple[str, str] | None:
         r"\s*(?:per|for each|in each|each|for every|in every|every|a|an)\s+(?:single\s+)?([a-z]+(?: point)?)\b",
         after,
     )
-    if match is None or match.group(1) not in PART_KINDS:
+    return _part(match.group(1)) if match else None
+
+
+def _limited_parts(phrase: str, unit: str) -> tuple[str, str] | None:
+    """``keep the sentences to 20 words``, ``limit the bullets to 10 words each``: a limit set on several parts
+    of a response, in another unit than theirs, holds for each of them."""
+    match = re.match(r"(?:limit|keep|restrict|cap)\w*\s+(?:the\s+|your\s+)?([a-z]+s)\s+(?:to|at)\b", phrase)
+    if match is None or _UNITS.get(match.group(1)) == unit:
         return None
-    return match.group(1), PART_KINDS[match.group(1)]
+    return _part(match.group(1))
 
 
 def _each_before(before: str) -> tuple[str, str] | None:
     """``3 bullet points, each under 15 words``: the count that follows "each" is per part, the part named
     before it (:data:`PART_KINDS`)."""
     within = re.findall(r"\b(?:each|every)\s+(?:single\s+)?([a-z]+(?: point)?)\b", _CLAUSE_BREAK.split(before)[-1])
-    if within and within[-1] in PART_KINDS:  # "Limit each paragraph to 3 sentences"
-        return within[-1], PART_KINDS[within[-1]]
+    if within and (part := _part(within[-1])):  # "Limit each paragraph to 3 sentences", "each headline"
+        return part
     if not re.search(r"\beach(?:\s+one)?(?:\s+of\s+them)?(?:\s+(?:should|must)\s+be|\s+is|\s+being)?\s*$", before):
         return None
     named = [(m.end(), word) for word in PART_KINDS for m in re.finditer(rf"\b{re.escape(word)}\b", before)]
@@ -900,7 +938,9 @@ def _formats(text: str) -> Iterator[_Draft]:
                 {"family": "json_list"},
             )
         else:
-            keys = _quoted(text) if re.search(r"\b(?:keys?|fields?|properties|attributes)\b", lowered) else []
+            # 'keys: "label" (one of "positive" or "negative")': what a parenthesis quotes is a key's value
+            unglossed = _PARENTHESIS.sub(" ", text)
+            keys = _quoted(unglossed) if re.search(r"\b(?:keys?|fields?|properties|attributes)\b", lowered) else []
             listed = _LISTED_KEYS.search(text)
             if not keys and listed:  # "with the keys title, summary and tags"
                 keys = [key for key in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", listed.group(1)) if key]
@@ -941,7 +981,8 @@ def _formats(text: str) -> Iterator[_Draft]:
         asked = rf"\b(?:use|add|include|with|end with|finish with)\s+(?:[\w-]+\s+){{0,2}}?(?:{words})\b"
         if re.search(asked, lowered) and not _EXCLUDE_CUE.search(text):
             yield _count_draft(unit, 1, None, None)
-    quoted = _quoted(text)
+    titles = list(dict.fromkeys("".join(title) for title in _TITLED_SECTION.findall(text)))
+    quoted = [phrase for phrase in _quoted(text) if phrase.lstrip("# ") not in titles]  # a section's, not a phrase
     start = re.search(r"\b(?:start|begin|open)s?\s+(?:\w+\s+){0,2}?with\b", lowered)  # "begin your answer with"
     end = re.search(r"\b(?:end|finish|close|conclude)s?\s+(?:\w+\s+){0,2}?with\b", lowered)
     if start and quoted:
@@ -990,6 +1031,9 @@ def _formats(text: str) -> Iterator[_Draft]:
     for match in (section, named):
         if match:
             yield _heading_draft(match.group(1), PRESENTATION_FORMAT)
+    if not _EXCLUDE_CUE.search(text):  # 'a "## Steps" section', 'a section titled "Next steps"'
+        for title in titles:
+            yield _heading_draft(title, PRESENTATION_FORMAT)
 
 
 def _structure_label(text: str) -> Iterator[_Draft]:
@@ -1061,7 +1105,8 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     instances = _instances(scope) if exclude and not quoted else []
     if instances:  # "avoid competitors such as Acme or Globex": the names are what must not appear
         named = instances
-    phrases = quoted + named
+    marks = [mark for name, forms in _PUNCTUATION.items() if exclude and re.search(name, scope, re.I) for mark in forms]
+    phrases = quoted + named + list(dict.fromkeys(marks))
     if phrases:
         yield phrases_draft(phrases, exclude=exclude)
     for field in vocabulary.fields_in(scope) if exclude else []:

@@ -263,7 +263,30 @@ def test_list_items_are_counted_in_the_markers_each_language_uses(text: str, bul
     assert checks.count(text, "bullets") == bullets
     assert checks.count(text, "numbered_items") == numbered
     assert checks.count(text, "list_items") == bullets + numbered
-    assert len(checks.parts(text, "items")) == (bullets + numbered or 1)
+    if bullets + numbered:
+        assert len(checks.parts(text, "items")) == bullets + numbered
+    else:  # no item: its lines are the parts, each whole (no sign or digit taken for a marker)
+        assert checks.parts(text, "items") == text.splitlines()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1. First Headline\n2. Second One Here", ["First Headline", "Second One Here"]),
+        (
+            "First tweet here.\n\nSecond tweet,\nstill the second.",
+            ["First tweet here.", "Second tweet,\nstill the second."],
+        ),
+        (
+            "Ten Ways To Sleep Better\nWhy Sleep Matters More Than Ever\nThe Science Of Rest",
+            ["Ten Ways To Sleep Better", "Why Sleep Matters More Than Ever", "The Science Of Rest"],
+        ),
+        ("One paragraph, one line.", ["One paragraph, one line."]),
+    ],
+)
+def test_parts_are_the_items_else_the_paragraphs_else_the_lines(text: str, expected: list[str]) -> None:
+    """ "each headline under 12 words": three headlines one per line are three parts, not one."""
+    assert checks.parts(text, "items") == expected
 
 
 @pytest.mark.parametrize(

@@ -598,3 +598,94 @@ def test_a_ban_on_several_elements_checks_each() -> None:
     candidates = [c for c in synthesize("No hashtags, emojis or links.", PRESENTATION_FORMAT) if not c.asks_llm]
     assert [(c.check or {}).get("unit") for c in candidates] == ["hashtags", "emojis", "links"]
     assert all((c.check or {}).get("max") == 0 for c in candidates)
+
+
+def test_a_parenthesis_glosses_a_json_key_with_its_values_it_names_no_key() -> None:
+    sentence = (
+        'Return a JSON object with exactly two keys: "label" (one of "positive", "negative", "neutral") and '
+        '"confidence" (a number between 0 and 1).'
+    )
+    json_check = by_check(synthesize(sentence, PRESENTATION_FORMAT), family="json")
+    assert json_check.check is not None and json_check.check["keys"] == ["label", "confidence"]
+    assert run(json_check, '{"label": "neutral", "confidence": 0.7}')
+    assert not run(json_check, '{"label": "neutral"}')
+
+
+@pytest.mark.parametrize(
+    ("sentence", "titles"),
+    [
+        ('Format it in Markdown with a "## Ingredients" section and a "## Steps" section.', ["Ingredients", "Steps"]),
+        ('End with a section titled "Next steps".', ["Next steps"]),
+    ],
+)
+def test_a_quoted_section_title_asks_for_that_section(sentence: str, titles: list[str]) -> None:
+    candidates = synthesize(sentence, PRESENTATION_FORMAT)
+    found = [c.check["headings"][0] for c in candidates if c.check and c.check["family"] == "headings"]
+    assert found == titles
+    assert not [c for c in candidates if c.check and c.check["family"] == "ends_with"]  # a section, not a phrase
+    recipe = "\n".join(f"## {title}\n- something" for title in titles)
+    assert all(run(c, recipe) for c in candidates if c.check and c.check["family"] == "headings")
+    assert not any(run(c, "Just prose.") for c in candidates if c.check and c.check["family"] == "headings")
+
+
+def test_each_headline_is_a_limit_on_every_headline_not_on_a_headline_section() -> None:
+    limit = by_check(synthesize("Each headline must be under 12 words.", COUNT), unit="words")
+    assert limit.check is not None and limit.check.get("per") == "items" and "section" not in limit.check
+    assert run(limit, "Ten Ways To Sleep Better\nWhy Sleep Matters More Than Ever\nThe Science Of Rest")
+    assert run(limit, "1. Ten Ways To Sleep Better\n2. Why Sleep Matters\n3. The Science Of Rest")
+    long = "Why Sleep Matters More Than Ever Before In The History Of Modern Working Life"
+    assert not run(limit, f"Ten Ways To Sleep Better\n{long}\nThe Science Of Rest")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "breaking", "keeping"),
+    [
+        ("Do not use exclamation marks.", "What a deal!", "What a deal."),
+        ("Avoid semicolons and em dashes.", "It works \u2014 mostly.", "It works, mostly."),
+        ("Never use an ellipsis.", "Wait\u2026 what.", "Wait, what."),
+    ],
+)
+def test_punctuation_banned_by_name_is_the_mark_itself(sentence: str, breaking: str, keeping: str) -> None:
+    ban = by_check(synthesize(sentence, EXCLUSION), family="excludes")
+    assert not run(ban, breaking)
+    assert run(ban, keeping)
+
+
+def test_a_quantity_of_something_is_no_literal_to_include() -> None:
+    """ "Include the total cooking time": "Cook time: 35 minutes" complies, and holds no "total cooking"."""
+    assert not [
+        c
+        for c in synthesize("Include the total cooking time in minutes.", INCLUSION)
+        if c.check and c.check["family"] == "includes"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "unit", "high", "per"),
+    [
+        ("Limit the steps to at most 8.", "list_items", 8, None),
+        ("Keep the bullet points to five or fewer.", "bullets", 5, None),
+        ("Keep the sentences to 20 words each.", "words", 20, "sentences"),
+        ("Keep the bullets to 10 words.", "words", 10, "items"),
+    ],
+)
+def test_a_limit_set_on_named_parts(sentence: str, unit: str, high: int, per: str | None) -> None:
+    limit = by_check(synthesize(sentence, COUNT), unit=unit, max=high)
+    assert limit.check is not None and limit.check.get("per") == per
+
+
+def test_a_limit_in_another_measure_is_no_count() -> None:
+    assert not [
+        c for c in synthesize("Limit the steps to 8 minutes.", COUNT) if c.check and c.check["family"] == "count"
+    ]
+
+
+def test_a_limit_on_the_steps_of_a_prompt_with_a_steps_section_counts_in_that_section() -> None:
+    prompt = (
+        'Format it in Markdown with a "## Ingredients" section as a bulleted list and a "## Steps" section as a '
+        "numbered list. Limit the steps to at most 8."
+    )
+    limit = by_check(synthesize("Limit the steps to at most 8.", COUNT, prompt=prompt), unit="list_items")
+    recipe = "## Ingredients\n" + "".join(f"- item {i}\n" for i in range(6)) + "## Steps\n"
+    assert run(limit, recipe + "".join(f"{i}. step\n" for i in range(1, 8)))  # 13 list items, 7 of them steps
+    assert not run(limit, recipe + "".join(f"{i}. step\n" for i in range(1, 10)))
