@@ -630,7 +630,7 @@ def _is_data_line(text: str, vocabulary: _Vocabulary) -> bool:
     """``[topic]: {topic}``, ``Customer reviews: {reviews}`` and a bare ``{docs}``: where inputs go, not what the
     output must do (a short label, then nothing but placeholders)."""
     placeholder = r"\{\{?\s*\w+\s*\}?\}|\[\w+\]"
-    if re.fullmatch(rf"[\w '\-/()]{{1,40}}:\s*(?:(?:{placeholder})[\s,;]*)+", text):
+    if re.fullmatch(rf"[\w '\-/()]{{1,40}}:\s*(?:(?:{placeholder})[\s,;]*)+\.?", text):
         return True
     stripped = re.sub(placeholder, "", text)
     return not re.search(r"[A-Za-z]{2,}", stripped.replace("BEGIN TEXT", "").replace("END TEXT", ""))
@@ -777,6 +777,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             if kind == "unit_first":
                 kind, groups, counted = "at_most", groups[::-1], groups[0]
             unit = _UNITS[groups[-1]]
+            if _UNCOUNTED.match(lowered, match.end()):
+                continue  # "no more than two sentences, not counting the citation": a count of something unsaid
+            if unit == "list_items" and _MENTIONED.search(_CLAUSE_BREAK.split(lowered[: match.start()])[-1]):
+                continue  # "highlight at least three features": in prose as well as in a list
             low: int | str | None
             high: int | str | None
             if kind == "none":
@@ -797,6 +801,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 if kind in ("above", "below") and _NEGATED_COMPARISON.search(lowered[: match.start()]):
                     kind = "at_most" if kind == "above" else "at_least"  # "don't use more than two hashtags"
                 if kind == "hyphenated":  # a length in words or characters is a size, not a tally
+                    if _sizes_a_part(lowered[: match.start()], lowered[match.end() :]):
+                        continue
                     kind = "about" if _UNITS[groups[-1]] in ("words", "characters") else "exact"
                 if kind == "about":  # "about 200 words": within a quarter either way
                     if not isinstance(value, int):
@@ -885,6 +891,32 @@ def _per(after: str) -> tuple[str, str] | None:
         after,
     )
     return _part(match.group(1)) if match else None
+
+
+#: What a count leaves out, right after it: the parts counted are not ones a check can tell apart.
+_UNCOUNTED: Final = re.compile(
+    r"\s*[,(]?\s*(?:not counting|without counting|excluding|except(?: for)?|apart from|besides|not including)\b"
+)
+#: Verbs that ask for things to be said, in whatever form: what they count need not be a list's items.
+_MENTIONED: Final = re.compile(
+    r"\b(?:mention|highlight|include|cover|discuss|reference|cite|describe|explain|address|touch(?:es)? on|"
+    r"emphasi[sz]e|showcase|incorporate|weave|use)\w*\b"
+)
+
+
+def _sizes_a_part(before: str, after: str) -> bool:
+    """Whether a sized noun ("a one-line call to action", "a 3-sentence summary") is one part of the response
+    rather than the response: one it ends or starts with or adds ("finish with a one-line call to action"), one
+    given for each of several things ("for each problem, give ... a one-sentence explanation"), or a part by
+    name ("a 10-word title")."""
+    if re.search(
+        r"\b(?:with|add|adds|adding|include|includes|including|append|plus|followed by)\s+(?:an?\s+|one\s+)?$", before
+    ):
+        return True
+    if re.search(r"\b(?:each|every|per)\b", before):
+        return True
+    noun = re.match(r"\s*(?:[a-z\-]+\s+){0,2}?([a-z]+(?: line| to action)?)\b", after)
+    return noun is not None and (noun.group(1) in _PARTS or noun.group(1) == "call to action")
 
 
 def _limited_parts(phrase: str, unit: str) -> tuple[str, str] | None:
@@ -985,6 +1017,10 @@ def _formats(text: str) -> Iterator[_Draft]:
     quoted = [phrase for phrase in _quoted(text) if phrase.lstrip("# ") not in titles]  # a section's, not a phrase
     start = re.search(r"\b(?:start|begin|open)s?\s+(?:\w+\s+){0,2}?with\b", lowered)  # "begin your answer with"
     end = re.search(r"\b(?:end|finish|close|conclude)s?\s+(?:\w+\s+){0,2}?with\b", lowered)
+    if (start or end) and quoted and _scope(lowered) in _PARTS:
+        # "The subject line must start with 'Follow-up:'": the part's edge, which the response's own need not be
+        yield phrases_draft([quoted[0] if start else quoted[-1]], exclude=False)
+        start = end = None
     if start and quoted:
         yield edge_draft(quoted[0], end=False, refused=edge_refused(text, end=False))
     elif (

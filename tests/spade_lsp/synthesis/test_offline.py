@@ -689,3 +689,46 @@ def test_a_limit_on_the_steps_of_a_prompt_with_a_steps_section_counts_in_that_se
     recipe = "## Ingredients\n" + "".join(f"- item {i}\n" for i in range(6)) + "## Steps\n"
     assert run(limit, recipe + "".join(f"{i}. step\n" for i in range(1, 8)))  # 13 list items, 7 of them steps
     assert not run(limit, recipe + "".join(f"{i}. step\n" for i in range(1, 10)))
+
+
+def test_a_labelled_input_line_ending_in_a_period_is_data_not_a_section() -> None:
+    prompt = "Product: {product_name}. Features: {features}.\n\nWrite two short paragraphs."
+    assert synthesize("Features: {features}.", prompt=prompt) == []
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Finish with a one-line call to action.",
+        "For each problem, give the file name, a severity and a one-sentence explanation.",
+        "Give it a 10-word title.",
+    ],
+)
+def test_a_sized_part_is_no_size_of_the_whole_response(sentence: str) -> None:
+    """A two-paragraph description that ends in a one-line call to action has more than one line."""
+    assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check["family"] == "count"]
+
+
+def test_a_sized_response_keeps_its_size() -> None:
+    assert by_check(synthesize("Write a 3-sentence summary.", COUNT), unit="sentences", min=3, max=3)
+
+
+@pytest.mark.parametrize(
+    "sentence", ["Highlight at least three features from the list.", "Include at least two examples."]
+)
+def test_things_to_mention_are_no_count_of_list_items(sentence: str) -> None:
+    """Features woven into two paragraphs are highlighted; no list is asked for."""
+    assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check.get("unit") == "list_items"]
+
+
+def test_the_edge_of_a_part_is_not_the_edge_of_the_response() -> None:
+    candidates = synthesize('The subject line must be under 8 words and start with "Follow-up:".', PRESENTATION_FORMAT)
+    assert not [c for c in candidates if c.check and c.check["family"] == "starts_with"]
+    included = by_check(candidates, family="includes")
+    assert run(included, "Subject: Follow-up: our call\n\nHi Sam, ...")
+    assert not run(included, "Subject: Our call\n\nHi Sam, ...")
+
+
+def test_a_count_that_leaves_something_out_is_not_checked_whole() -> None:
+    sentence = "Answer in no more than two sentences, not counting the citation."
+    assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check["family"] == "count"]
