@@ -186,6 +186,8 @@ _LITERAL_FRAME = re.compile(
     r"|\b(?:" + _CONTENT_VERBS + r"|us(?:e|es|ing)|avoid(?:ing)?|refrain from|with)\s+(?:the\s+)?)$",
     re.IGNORECASE,
 )
+#: What introduces examples of a kind a sentence bans: the quoted examples are terms it bans.
+_EXAMPLE_FRAME = re.compile(r"\b(?:such as|like|e\.g\.,?|for example,?|for instance,?|including)\s*:?\s*$", re.I)
 #: Adjectives that grade content rather than name it: "relevant context", "rich color", "helpful summary".
 _EVALUATIVE: Final = frozenset(
     """relevant rich important key useful helpful clear concise specific concrete detailed accurate brief short
@@ -1090,8 +1092,9 @@ def _quoted(text: str) -> list[str]:
     return list(dict.fromkeys(phrases))
 
 
-def _literal_quotes(text: str) -> list[str]:
-    """Quoted phrases that are literal terms: governed by a word frame or a verb, or listed after one."""
+def _literal_quotes(text: str, frame: re.Pattern[str] = _LITERAL_FRAME) -> list[str]:
+    """Quoted phrases that are literal terms: governed by a word frame or a verb (``frame``), or listed after
+    one."""
     phrases: list[str] = []
     previous_end: int | None = None
     for match in _QUOTED.finditer(text):
@@ -1102,7 +1105,7 @@ def _literal_quotes(text: str) -> list[str]:
         listed = previous_end is not None and re.fullmatch(
             r"\s*(?:,|/|or|and)?\s*(?:or|and)?\s*", before[previous_end:]
         )
-        if listed or _LITERAL_FRAME.search(before[-60:]):
+        if listed or frame.search(before[-60:]):
             phrases.append(phrase)
             previous_end = match.end()
         else:
@@ -1132,6 +1135,11 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         return
     scope = text[cue.start() :] if cue is not None else text  # only what follows the negation
     quoted = _literal_quotes(scope)
+    examples = _literal_quotes(scope, _EXAMPLE_FRAME)
+    if exclude and not quoted:  # "avoid superlatives such as "best" or "perfect"": the examples are banned too
+        quoted = examples
+    elif not exclude:  # "use a friendly sign-off like "Cheers"": one of many that comply, not a requirement
+        quoted = [phrase for phrase in quoted if phrase not in examples]
     if re.search(r"\b(?:start|begin|end|finish)s?\s+(?:\w+\s+){0,2}?with\b", text, re.IGNORECASE):
         quoted = []  # handled as starts/ends-with
     lowered_quotes = {q.lower() for q in quoted}
@@ -1252,6 +1260,10 @@ _ATTRIBUTES: Final = frozenset(
     name names title titles size sizes number numbers version versions details detail status type level rate
     limit limits terms""".split()  # noqa: SIM905
 )
+#: Adverbs that can close a verb's object ("do not give the final answer directly"): not part of the term.
+_TRAILING_ADVERBS: Final = frozenset(
+    "directly explicitly immediately outright verbatim again anywhere yourself instead either".split()
+)
 _WH: Final = frozenset({"how", "what", "why", "whether", "where", "when", "which", "who", "whom", "whose"})
 
 
@@ -1267,6 +1279,8 @@ def _literal_phrase(part: str, *, framed: bool) -> str | None:
     if _ANAPHORIC.match(part):
         return None
     words = part.split()
+    while len(words) > 1 and words[-1] in _TRAILING_ADVERBS:  # "give the final answer directly"
+        words = words[:-1]
     if not framed and set(words) & _DEICTIC:
         return None
     for index, word in enumerate(words[1:], 1):  # "color provided in ...", "criticisms you have": relative clauses

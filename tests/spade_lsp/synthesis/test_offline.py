@@ -732,3 +732,23 @@ def test_the_edge_of_a_part_is_not_the_edge_of_the_response() -> None:
 def test_a_count_that_leaves_something_out_is_not_checked_whole() -> None:
     sentence = "Answer in no more than two sentences, not counting the citation."
     assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check["family"] == "count"]
+
+
+def test_quoted_examples_of_a_banned_kind_are_banned() -> None:
+    ban = by_check(synthesize('Avoid superlatives such as "best" or "perfect".', EXCLUSION), family="excludes")
+    assert not run(ban, "The best lamp you will ever own.")
+    assert run(ban, "A bright, dimmable lamp.")
+
+
+@pytest.mark.parametrize(
+    "sentence", ['Use a friendly sign-off like "Cheers".', 'Use words like "innovative", "seamless" and "robust".']
+)
+def test_quoted_examples_of_a_kind_asked_for_are_not_each_required(sentence: str) -> None:
+    """ "Best wishes" is a friendly sign-off: the example is one way to comply, not the way."""
+    assert not [c for c in synthesize(sentence, INCLUSION) if c.check and c.check["family"] == "includes"]
+
+
+def test_an_adverb_closing_the_object_is_no_part_of_a_term() -> None:
+    """ "Do not give the final answer directly" bans a behaviour; "final answer directly" is no term."""
+    candidates = synthesize("Do not give the final answer directly.", EXCLUSION)
+    assert not [c for c in candidates if c.check and c.check["family"] == "excludes"]
