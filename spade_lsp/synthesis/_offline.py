@@ -1262,7 +1262,7 @@ _ATTRIBUTES: Final = frozenset(
 )
 #: Adverbs that can close a verb's object ("do not give the final answer directly"): not part of the term.
 _TRAILING_ADVERBS: Final = frozenset(
-    "directly explicitly immediately outright verbatim again anywhere yourself instead either".split()
+    {"directly", "explicitly", "immediately", "outright", "verbatim", "again", "anywhere", "yourself", "instead"}
 )
 _WH: Final = frozenset({"how", "what", "why", "whether", "where", "when", "which", "who", "whom", "whose"})
 
