@@ -834,7 +834,7 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
             if where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
                 scopes: list[str | None] = [where]
-            elif scope is None:
+            elif scope is None or _is_the_output(prompt, scope):  # "Write a product title. The title must ..."
                 scopes = [None]
             elif scope in _PARTS or _has_section(prompt, scope):  # "The title should be at most 10 words"
                 scopes = [scope]
@@ -904,6 +904,20 @@ _MENTIONED: Final = re.compile(
     r"\b(?:mention|highlight|include|cover|discuss|reference|cite|describe|explain|address|touch(?:es)? on|"
     r"emphasi[sz]e|showcase|incorporate|weave|use)\w*\b"
 )
+
+
+def _is_the_output(prompt: str, part: str) -> bool:
+    """Whether the prompt asks for ``part`` itself ("Write a product title for ...", "Output only the title"):
+    its title is then the whole response, not a section of it."""
+    name = re.escape(part)
+    return bool(
+        re.search(
+            rf"\b(?:write|generate|create|give|suggest|produce|draft|compose|propose|come up with)\s+(?:me\s+)?"
+            rf"(?:a|an|one|the)\s+(?:[\w-]+\s+){{0,3}}?{name}\b|\b(?:output|return|reply with)\s+only\s+the\s+{name}\b",
+            prompt,
+            re.IGNORECASE,
+        )
+    )
 
 
 def _sizes_a_part(before: str, after: str) -> bool:

@@ -19,7 +19,7 @@ Three readings, side by side:
 
 The pipelines are the five of ``../shared/bench``; with ``SPADE_EXPERIMENTS`` naming a checkout of
 ``shreyashankar/spade-experiments``, also its pipelines the shared data lacks (``tests/support/spade_experiments.py``),
-with their own coverage floor.
+with their own coverage floor; and the six of ``tests/data/fresh_pipelines`` (``FRESH``), with theirs.
 
 Reproduce: ``.venv/bin/pytest -q -s tests/benchmarks/test_candidates_bench.py -p no:cacheprovider``
 """
@@ -38,6 +38,10 @@ from tests.support.spade_experiments import extra_pipelines
 
 pytestmark = pytest.mark.benchmark
 
+#: Six prompts and 36 outputs written and labelled (by one annotator) for a review of the offline readings,
+#: before any synthesis had run on them: prompts nothing here was fitted or written on, in the shared layout.
+FRESH = Path(__file__).resolve().parents[1] / "data" / "fresh_pipelines"
+FRESH_PIPELINES = tuple(sorted(p.name for p in (FRESH / "spade").iterdir() if p.is_dir()))
 NOISY_SHARE_FLOOR = 0.20
 COVERAGE_FLOOR = 0.4
 FOLDS = 2
@@ -123,6 +127,7 @@ def test_candidate_quality(tmp_path: Path, shared_bench: Path) -> None:
     readings: dict[str, list[tuple[str, dict[str, Any], int, int]]] = {"raw": [], "in_sample": [], "cv": []}
     extra = extra_pipelines(shared_bench, tmp_path / "experiments")
     sources = [(name, shared_bench) for name in PIPELINES] + [(name, tmp_path / "experiments") for name in extra]
+    sources += [(name, FRESH) for name in FRESH_PIPELINES]
     for name, bench in sources:
         synthesized, run = run_pipeline(tmp_path / "raw", bench, name, include_held_back=True)
         readings["raw"].append((name, quality(run), len(synthesized.candidates), 0))
@@ -154,7 +159,7 @@ def test_candidate_quality(tmp_path: Path, shared_bench: Path) -> None:
             figure(f"{reading}_{name}_blind", len(q["blind"]), "candidates")
             figure(f"{reading}_{name}_not_applicable_cells", q["not_applicable"], "cells")
             figure(f"{reading}_{name}_best_coverage_within_tau", q["best"], "")
-        for group, members in (("", PIPELINES), ("experiments_", extra)):
+        for group, members in (("", PIPELINES), ("experiments_", extra), ("fresh_", FRESH_PIPELINES)):
             if members:
                 ours = [q for name, q, _, _ in rows if name in members]
                 noisy = sum(len(q["noisy"]) for q in ours) / max(sum(q["runnable"] for q in ours), 1)

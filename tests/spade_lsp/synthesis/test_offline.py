@@ -752,3 +752,20 @@ def test_an_adverb_closing_the_object_is_no_part_of_a_term() -> None:
     """ "Do not give the final answer directly" bans a behaviour; "final answer directly" is no term."""
     candidates = synthesize("Do not give the final answer directly.", EXCLUSION)
     assert not [c for c in candidates if c.check and c.check["family"] == "excludes"]
+
+
+def test_a_limit_on_the_part_the_prompt_asks_for_is_a_limit_on_the_response() -> None:
+    """ "Write a product title ... The title must be between 5 and 12 words": the response is the title."""
+    prompt = "Write a product title for an online listing of {product}. The title must be between 5 and 12 words."
+    candidates = synthesize("The title must be between 5 and 12 words.", COUNT, prompt=prompt)
+    assert [c for c in candidates if c.check and c.check["family"] == "count"]
+    assert not [c for c in candidates if c.check and "section" in c.check]
+    both = by_check(candidates, unit="words", min=5, max=12)
+    assert run(both, "Machine Washable Wool Beanie for Kids")
+    assert not run(both, "Bamboo Cutting Boards")
+
+
+def test_a_limit_on_a_part_of_a_longer_response_stays_on_that_part() -> None:
+    prompt = "Write a blog post about {topic}. The title should be at most 10 words."
+    limit = by_check(synthesize("The title should be at most 10 words.", COUNT, prompt=prompt), unit="words")
+    assert limit.check is not None and limit.check.get("section") == "title"
