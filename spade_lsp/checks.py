@@ -58,6 +58,7 @@ __all__ = [
     "sourced_numbers",
     "starts_with",
     "starts_with_title",
+    "title_case",
     "value",
 ]
 
@@ -580,6 +581,40 @@ def starts_with_title(text: str) -> bool:
     if _HEADING.match(first) or _BOLD_LINE.match(first):
         return True
     return 0 < count(first, "words") <= 12 and not first.endswith((".", "?", "!", ":"))
+
+
+#: Words a title leaves in lowercase after its first word: articles, short conjunctions and prepositions.
+_MINOR_WORDS: Final = frozenset(
+    """a an the and but or nor for so yet as at by in of off on per to up via with from into onto over than
+    vs""".split()  # noqa: SIM905
+)
+#: What decorates a title line without being part of it: list markers, heading marks, bold, quotes.
+_TITLE_DECORATION = re.compile(r"^\s*(?:[-*•+]\s+|\d+[.)]\s+|#{1,6}\s+)?|[*_\"“”]+")
+
+
+def title_case(text: str, lines: int | None = None) -> bool:
+    """Whether the text's lines (its first ``lines``) are in title case ("Ten Ways to Sleep Better"): each word
+    starts with a capital, a digit or an uncased letter, except minor words (:data:`_MINOR_WORDS`) after the
+    first and a short unit after a number ("750 ml"). List markers, heading marks, bold and quotes aside; a line
+    ending in a colon introduces titles and is none itself. False for a text with no title line."""
+    titles = [
+        _TITLE_DECORATION.sub("", line).strip()
+        for line in text.splitlines()
+        if line.strip() and not line.rstrip().endswith(":")
+    ]
+    titles = [title for title in titles if title][:lines]
+    for title in titles:
+        words = _WORD.findall(title)
+        for index, word in enumerate(words):
+            first = word[0]
+            if not first.islower():
+                continue
+            if index > 0 and word.lower() in _MINOR_WORDS:
+                continue
+            if index > 0 and len(word) <= 2 and words[index - 1][0].isdigit():
+                continue
+            return False
+    return bool(titles)
 
 
 def json_has_keys(text: str, keys: Iterable[str]) -> bool:

@@ -439,6 +439,41 @@ def _ends_with_list_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
     )
 
 
+#: "in Title Case", "title-cased", "capitalize every word".
+TITLE_CASE_CUE: Final = re.compile(
+    r"\btitle[\s-]?case[ds]?\b|\bcapitali[sz]e\s+(?:the\s+first\s+letter\s+of\s+)?(?:each|every|all)\s+"
+    r"(?:major\s+)?words?\b",
+    re.IGNORECASE,
+)
+#: The one-line parts a title case can be asked of.
+_TITLED_PARTS: Final = ("headline", "title", "tagline", "subject line", "slogan", "name")
+
+
+def _asks_for_title_case(sentence: str) -> bool:
+    """ "in Title Case", but not of headings (their text is not the title's case once read) nor refused."""
+    return (
+        TITLE_CASE_CUE.search(sentence) is not None
+        and not _refuses(sentence, r"title[\s-]?case|capitali")
+        and re.search(r"\b(?:headings|headers)\b", sentence, re.IGNORECASE) is None
+    )
+
+
+def _title_case_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    """Every line in title case ("each headline", "three headlines", "write in title case"), or the first line
+    where the sentence names one title ("give the post a title in Title Case"; a response that is only the title
+    is its first line)."""
+    lowered = TITLE_CASE_CUE.sub(" ", sentence.lower())  # the "title" of "title case" names no part
+    named = [part for part in _TITLED_PARTS if re.search(rf"\b{part}s?\b", lowered)]
+    every = not named or any(re.search(rf"\b(?:each|every|all)\s+{part}s?\b|\b{part}s\b", lowered) for part in named)
+    return Draft(
+        "title_case" if every else "title_line_in_title_case",
+        PRESENTATION_FORMAT,
+        f"Title Case on {'every line' if every else 'the first line'} (minor words aside).",
+        "checks.title_case(response)" if every else "checks.title_case(response, lines=1)",
+        {"family": "title_case", "lines": None if every else 1},
+    )
+
+
 def _words_draft(family: str, description: str, phrases: tuple[str, ...]) -> Callable[[str, tuple[str, ...]], Draft]:
     """A check that the response says one of ``phrases`` (with their inflections)."""
 
@@ -454,6 +489,7 @@ def _words_draft(family: str, description: str, phrases: tuple[str, ...]) -> Cal
 #: each asked for, the LLM one offers them to the model and writes the ones it missed.
 CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...]], Draft]]]] = {
     "ends_with_list": (_asks_to_end_with_list, _ends_with_list_draft),
+    "title_case": (_asks_for_title_case, _title_case_draft),
     "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
     "number_range": (_asks_for_a_number_in_range, _number_range_draft),
     "invites_contact": (

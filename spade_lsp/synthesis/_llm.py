@@ -106,6 +106,7 @@ FAMILIES: Final = {
     "has_section": "has a section titled `text`",
     "ends_with_question": "ends with a question",
     "ends_with_list": "nothing follows the response's last list",
+    "title_case": "Title Case: every major word capitalised (every line, or the one title the instruction names)",
     "sourced_numbers": "every number in the response comes from the inputs (nothing invented or speculated)",
     "number_range": "the response's number lies in the range the instruction gives (a score, a rating)",
     "invites_contact": "invites the reader to get in touch (contact, reach out)",

@@ -913,7 +913,8 @@ def _is_the_output(prompt: str, part: str) -> bool:
     return bool(
         re.search(
             rf"\b(?:write|generate|create|give|suggest|produce|draft|compose|propose|come up with)\s+(?:me\s+)?"
-            rf"(?:a|an|one|the)\s+(?:[\w-]+\s+){{0,3}}?{name}\b|\b(?:output|return|reply with)\s+only\s+the\s+{name}\b",
+            rf"(?:a|an|one|the)\s+(?:(?!(?:a|an|the)\b)[\w-]+\s+){{0,3}}?{name}\b"
+            rf"|\b(?:output|return|reply with)\s+only\s+the\s+{name}\b",
             prompt,
             re.IGNORECASE,
         )

@@ -303,3 +303,22 @@ def test_sentences_and_questions_end_with_each_script_s_own_marks(text: str, sen
     assert checks.count(text, "sentences") == sentences
     assert len(checks.parts(text, "sentences")) == sentences  # "each sentence under 20 words" sees the same ones
     assert checks.ends_with_question(text) is question
+
+
+@pytest.mark.parametrize(
+    ("text", "lines", "titled"),
+    [
+        ("Ten Ways to Sleep Better", None, True),  # minor words stay lowercase
+        ("Stainless Steel Water Bottle, 750 ml, Cold for 24 Hours", None, True),  # a unit after a number
+        ("Pre-Seasoned 12 Inch Cast Iron Skillet", None, True),
+        ("Here are three headlines:\n1. **The Science of Rest**\n2. Why Sleep Matters", None, True),
+        ("Über Alles in Wien", None, True),
+        ("Ten ways to sleep better", None, False),
+        ("the Best Way", None, False),  # a minor word may not open a title
+        ("A Short Title\nthe body of the post, in sentence case.", 1, True),
+        ("A Short Title\nthe body of the post, in sentence case.", None, False),
+        ("", None, False),
+    ],
+)
+def test_title_case(text: str, lines: int | None, titled: bool) -> None:
+    assert checks.title_case(text, lines) is titled

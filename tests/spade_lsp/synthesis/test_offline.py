@@ -769,3 +769,26 @@ def test_a_limit_on_a_part_of_a_longer_response_stays_on_that_part() -> None:
     prompt = "Write a blog post about {topic}. The title should be at most 10 words."
     limit = by_check(synthesize("The title should be at most 10 words.", COUNT, prompt=prompt), unit="words")
     assert limit.check is not None and limit.check.get("section") == "title"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "lines"),
+    [
+        ("Each headline must be under 12 words and in Title Case.", None),
+        ("Write three headlines in title case.", None),
+        ("Write in title case.", None),
+        ("Give the post a title in Title Case.", 1),
+        ("The title must be in Title Case.", 1),
+    ],
+)
+def test_title_case_is_checked_on_the_lines_the_sentence_speaks_of(sentence: str, lines: int | None) -> None:
+    check = by_check(synthesize(sentence, PRESENTATION_FORMAT), family="title_case")
+    assert check.check is not None and check.check["lines"] == lines
+    assert run(check, "Ten Ways to Sleep Better\nWhy Sleep Matters More Than Ever")
+    assert run(check, "Ten Ways to Sleep Better\nwhy sleep matters") is (lines == 1)
+    assert not run(check, "Ten ways to sleep better")
+
+
+@pytest.mark.parametrize("sentence", ["Use Title Case for all headings.", "Do not use title case."])
+def test_no_title_case_check_for_headings_or_a_refusal(sentence: str) -> None:
+    assert not [c for c in synthesize(sentence, PRESENTATION_FORMAT) if c.check and c.check["family"] == "title_case"]
