@@ -70,6 +70,8 @@ _NUMBERED = re.compile(r"^\s*(?:\d+[.)]\s+|[0-9０-９]+[．）、]\s*)\S", re.M
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$", re.MULTILINE)
 _LABEL_LINE = re.compile(r"^\s*([A-Z][\w /&'-]{0,40}):\s*(?:$|\S)", re.MULTILINE)
+#: A ``Label:`` line's text after the label: "Title: Ten Ways to Sleep".
+_LABEL_VALUE = re.compile(r"^\s*[A-Z][\w /&'-]{0,40}:\s*(\S.*)$")
 _HASHTAG = re.compile(r"(?<![\w#])#[^\W\d_][\w]*")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 #: Marks that end a sentence when a space or the end follows (Latin, and the Arabic-script question mark and full
@@ -560,7 +562,8 @@ def section(text: str, title: str) -> str:
             if body is not None:
                 break
             if re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", title_here):
-                body = []
+                inline = _LABEL_VALUE.match(line)  # "Title: Ten Ways to Sleep": the section starts on its line
+                body = [inline.group(1)] if inline else []
             continue
         if body is not None:
             body.append(line)

@@ -354,6 +354,14 @@ class _Vocabulary:
     def __init__(self, context: PromptContext) -> None:
         self.inputs = tuple(context.inputs)
         self.number = _NUMBER
+        self.prompt = context.text
+
+    def input_named(self, phrase: str) -> str | None:
+        """The input a phrase is the prompt's name for: "the target keyword [keyword]", "the customer's name,
+        {customer_name}" (a bracketed name counts though it is no placeholder: SPADE's prompts write inputs so)."""
+        token = r"\{\{?\s*([A-Za-z_]\w*)\s*\}?\}|\[([A-Za-z_]\w*)\]"
+        match = re.search(rf"\b{re.escape(phrase)}\s*,?\s*(?:{token})", self.prompt, re.IGNORECASE)
+        return (match.group(1) or match.group(2)) if match else None
 
     def field_of(self, token: str) -> str | None:
         name = token.strip("{}[] ")
@@ -703,6 +711,8 @@ def _has_section(prompt: str, noun: str) -> bool:
         re.search(rf"\b{name}[\"”'`]?\s+section\b|\bsection\s+(?:about|on|for|called|named|titled)\s+(?:the\s+)?[\"“'`]?{name}\b",
                   prompt, re.IGNORECASE)
         or re.search(rf"^\s*(?:#+\s*|\*\*)?{name}\s*(?:\*\*)?:?(?:\*\*)?\s*$", prompt, re.IGNORECASE | re.MULTILINE)
+        # an answer format's line: "Title: <title>", "Summary: [summary]"
+        or re.search(rf"^\s*{name}\s*:\s*(?:<[^>\n]*>|\[[^\]\n]*\]|\{{[^}}\n]*\}})\s*$", prompt, re.I | re.MULTILINE)
         or (re.search(r"\bjson\b", prompt, re.IGNORECASE)
             and re.search(rf"[\"“'`]{name}[\"”'`]", prompt, re.IGNORECASE))
     )  # fmt: skip
@@ -717,6 +727,10 @@ _STRUCTURAL: Final = (
 )
 
 
+#: Not the "no" of "yes/no questions" or "yes or no questions", a kind of question rather than none of them.
+_NOT_YES_NO: Final = r"(?<!yes/)(?<!yes-)(?<!yes or )"
+
+
 @lru_cache(maxsize=64)
 def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     """The count sentences' patterns for a prompt's vocabulary of numbers (its placeholders among them),
@@ -726,7 +740,7 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     qualifier = rf"(?:\s+(?!(?:{_OTHER_THINGS})\b)[a-z\-]+){{0,2}}?"
     patterns: list[tuple[str, str]] = [
         ("range", rf"\bbetween\s+({number})\s+and\s+({number}){qualifier}\s+({units})\b"),
-        ("range", rf"\b({number})\s*(?:-|–|to)\s*({number}){qualifier}\s+({units})\b"),
+        ("range", rf"\b({number})\s*(?:-|–|to|or\b)\s*({number}){qualifier}\s+({units})\b"),  # "one or two"
         ("at_most", rf"\b(?:{_AT_MOST})\s+(?:than\s+)?({number}){qualifier}\s+({units})\b"),
         ("below", rf"\b(?:{_BELOW})\s+({number}){qualifier}\s+({units})\b"),
         ("at_least", rf"\b(?:{_AT_LEAST})\s+({number}){qualifier}\s+({units})\b"),
@@ -736,6 +750,8 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
             rf"\b({number}){qualifier}\s+({units})\s+(?:maximum|max\b\.?|at most|at the most|or less|or fewer|tops)",
         ),
         ("at_least", rf"\b({number}){qualifier}\s+({units})\s+(?:minimum|min\b\.?|at least|or more)"),
+        ("at_least", rf"\b({number})\s+or\s+more{qualifier}\s+({units})\b"),  # "one or more hashtags"
+        ("at_most", rf"\b({number})\s+or\s+(?:fewer|less){qualifier}\s+({units})\b"),  # "three or fewer tips"
         ("about", rf"\b(?:{_ABOUT})\s+({number}){qualifier}\s+({units})\b"),
         (  # "Limit the steps to at most 8": the unit named first, the bound after it
             "unit_first",
@@ -743,14 +759,15 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
             rf"(?:to|at)\s+(?:(?:{_AT_MOST})\s+)?({number})(?=\s*(?:[.,;:!?)]|$|or (?:fewer|less)\b|at most\b|max))",
         ),
         ("hyphenated", rf"\b({number})-({units})\b"),  # "a 3-sentence summary", "a 100-word blurb"
-        ("none", rf"\b(?:no|without any|without|zero)\s+({units})\b"),
+        # "no questions", not "yes/no questions" or "yes or no questions" (a kind of question)
+        ("none", rf"{_NOT_YES_NO}\b(?:no|without any|without|zero)\s+({units})\b"),
         (
             "none",
             rf"\b(?:{_BAN_VERBS})\s+(?:use|include|add|using|including|adding)?\s*(?:any\s+|all\s+)?"
             rf"({_STRUCTURAL})\b",
         ),
         # not \b: a placeholder count ("in {n} bullet points") starts with a brace
-        ("exact", rf"(?<![\w-])(?:exactly\s+|only\s+|precisely\s+)?({number}){qualifier}\s+({units})\b"),
+        ("exact", rf"(?<![\w-]){_NOT_YES_NO}(?:exactly\s+|only\s+|precisely\s+)?({number}){qualifier}\s+({units})\b"),
     ]
     return tuple((kind, re.compile(pattern)) for kind, pattern in patterns)
 
@@ -781,6 +798,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             unit = _UNITS[groups[-1]]
             if _UNCOUNTED.match(lowered, match.end()):
                 continue  # "no more than two sentences, not counting the citation": a count of something unsaid
+            if unit == "list_items" and (kind == "none" or (kind == "exact" and vocabulary.bound(groups[0]) == 0)):
+                continue  # "ask no questions", "give no examples": content to leave out, not a list to leave out
             if unit == "list_items" and _MENTIONED.search(_CLAUSE_BREAK.split(lowered[: match.start()])[-1]):
                 continue  # "highlight at least three features": in prose as well as in a list
             low: int | str | None
@@ -824,6 +843,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                         low, high = None, 0
                     else:
                         low, high = value, value
+            relative = re.match(r"\s*(?:per|for each|for every)\s+([a-z]+)", lowered[match.end() :])
+            if relative and _part(relative.group(1)) is None:
+                continue  # "one bullet per change": a count relative to the input's changes, not of the response
             per = (  # "..., each under 15 words"; "limit each paragraph to 3 sentences"
                 _per(lowered[match.end() :])
                 or _limited_parts(lowered[match.start() : match.end()], unit)
@@ -836,7 +858,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 scopes: list[str | None] = [where]
             elif scope is None or _is_the_output(prompt, scope):  # "Write a product title. The title must ..."
                 scopes = [None]
-            elif scope in _PARTS or _has_section(prompt, scope):  # "The title should be at most 10 words"
+            elif (section := _section_named(prompt, scope)) is not None:  # "The meta title ..." and "Title: <...>"
+                scopes = [section]
+            elif scope in _PARTS:  # "The title should be at most 10 words"
                 scopes = [scope]
             else:  # "The summary should be ...": the section, or the response when it is the summary
                 scopes = [None, scope]
@@ -906,6 +930,13 @@ _MENTIONED: Final = re.compile(
 )
 
 
+def _section_named(prompt: str, noun: str) -> str | None:
+    """The section of the output ``noun`` names: itself, or its head noun ("the meta title" of a prompt whose
+    format has a ``Title:`` line)."""
+    head = noun.split()[-1]
+    return next((name for name in dict.fromkeys((noun, head)) if _has_section(prompt, name)), None)
+
+
 def _is_the_output(prompt: str, part: str) -> bool:
     """Whether the prompt asks for ``part`` itself ("Write a product title for ...", "Output only the title"):
     its title is then the whole response, not a section of it."""
@@ -913,7 +944,7 @@ def _is_the_output(prompt: str, part: str) -> bool:
     return bool(
         re.search(
             rf"\b(?:write|generate|create|give|suggest|produce|draft|compose|propose|come up with)\s+(?:me\s+)?"
-            rf"(?:a|an|one|the)\s+(?:(?!(?:a|an|the)\b)[\w-]+\s+){{0,3}}?{name}\b"
+            rf"(?:a|an|one|the)\s+(?:(?!(?:a|an|the)\b)[\w-]+\s+){{0,3}}?{name}\b(?!\s*(?:and|,|&|plus)\s)"
             rf"|\b(?:output|return|reply with)\s+only\s+the\s+{name}\b",
             prompt,
             re.IGNORECASE,
@@ -1165,6 +1196,11 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     if instances:  # "avoid competitors such as Acme or Globex": the names are what must not appear
         named = instances
     marks = [mark for name, forms in _PUNCTUATION.items() if exclude and re.search(name, scope, re.I) for mark in forms]
+    referred = {phrase: field for phrase in named if (field := vocabulary.input_named(phrase))}
+    if not exclude and referred:  # "include the target keyword" of "the target keyword [keyword]": its value
+        named = [phrase for phrase in named if phrase not in referred]
+        for field in dict.fromkeys(referred.values()):
+            yield mentions_draft(field)
     phrases = quoted + named + list(dict.fromkeys(marks))
     if phrases:
         yield phrases_draft(phrases, exclude=exclude)
@@ -1203,6 +1239,8 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
         verb, obj = match.group("verb").lower(), match.group("object").strip()
         if re.search(r"\b(?:this|that|it|which|who)\s+$", text[: match.start()], re.IGNORECASE):
             continue  # "(this includes all caveats)": a description, not an instruction
+        if re.search(r"\b(?:the|a|an|each|every|your|our|my|their|its)\s+$", text[: match.start()], re.IGNORECASE):
+            continue  # "in the list below": a noun, not the verb "list"
         if re.search(r"\b(?:if|when|whenever|unless|in case|once)\b", text[: match.start()], re.IGNORECASE):
             continue  # "... if the user mentions self-harm": the condition's words, not the response's
         if not banned and re.fullmatch(r"writ\w*|output|print", verb):

@@ -322,3 +322,11 @@ def test_sentences_and_questions_end_with_each_script_s_own_marks(text: str, sen
 )
 def test_title_case(text: str, lines: int | None, titled: bool) -> None:
     assert checks.title_case(text, lines) is titled
+
+
+def test_a_labelled_line_starts_its_section_on_that_line() -> None:
+    """An answer format's "Title: <title>" puts the title on the label's own line."""
+    text = "Title: Ten Ways to Sleep Better\nDescription: Sleep tips,\nin two lines.\n## Notes\nnone"
+    assert checks.section(text, "title") == "Ten Ways to Sleep Better"
+    assert checks.section(text, "description") == "Sleep tips,\nin two lines."
+    assert checks.section("## Summary\nbody line\n## Next\nx", "summary") == "body line"

@@ -792,3 +792,58 @@ def test_title_case_is_checked_on_the_lines_the_sentence_speaks_of(sentence: str
 @pytest.mark.parametrize("sentence", ["Use Title Case for all headings.", "Do not use title case."])
 def test_no_title_case_check_for_headings_or_a_refusal(sentence: str) -> None:
     assert not [c for c in synthesize(sentence, PRESENTATION_FORMAT) if c.check and c.check["family"] == "title_case"]
+
+
+@pytest.mark.parametrize(
+    "sentence", ["Avoid yes/no questions.", "Do not ask yes or no questions.", "Ask no questions.", "Give no examples."]
+)
+def test_a_kind_of_question_or_content_to_leave_out_is_no_count_of_list_items(sentence: str) -> None:
+    assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check["family"] == "count"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "unit", "low", "high"),
+    [
+        ("Answer in one or two sentences.", "sentences", 1, 2),
+        ("Use one or more hashtags.", "hashtags", 1, None),
+        ("Give three or fewer tips.", "list_items", None, 3),
+    ],
+)
+def test_counts_joined_by_or(sentence: str, unit: str, low: int | None, high: int | None) -> None:
+    assert by_check(synthesize(sentence, COUNT), unit=unit, min=low, max=high)
+    assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check.get("min") == c.check.get("max")]
+
+
+def test_a_count_per_thing_of_the_input_is_no_count_of_the_response() -> None:
+    """ "One bullet per change": as many bullets as the commits hold changes, not one."""
+    candidates = synthesize("Use one bullet per change, written in the past tense.", COUNT)
+    assert not [c for c in candidates if c.check and c.check["family"] == "count" and c.check["max"] is not None]
+
+
+def test_a_noun_after_a_determiner_is_no_verb() -> None:
+    """ "in the list below" does not list anything: no phrase to include."""
+    candidates = synthesize("For each review in the list below, return its sentiment.", INCLUSION)
+    assert not [c for c in candidates if c.check and c.check["family"] == "includes"]
+
+
+def test_a_limit_on_a_part_of_an_answer_format_counts_in_that_part() -> None:
+    prompt = (
+        "Write a meta title and a meta description for the page.\n\n1. The meta title must be at most 60 "
+        "characters.\n\nFormat your answer as:\nTitle: <title>\nDescription: <description>"
+    )
+    limit = by_check(synthesize("1. The meta title must be at most 60 characters.", COUNT, prompt=prompt), max=60)
+    assert limit.check is not None and limit.check.get("section") == "title"
+    assert run(limit, "Title: Repotting Houseplants, Step by Step\nDescription: " + "x" * 130)
+    assert not run(limit, "Title: " + "Repotting " * 8 + "\nDescription: short")
+
+
+def test_a_phrase_the_prompt_gives_an_input_for_refers_to_that_input() -> None:
+    prompt = (
+        "Given the page content in [content] and the target keyword [keyword], write a meta title. "
+        "Include the target keyword."
+    )
+    candidates = synthesize("Include the target keyword.", INCLUSION, prompt=prompt)
+    mention = by_check(candidates, family="mentions", field="keyword")
+    assert not [c for c in candidates if c.check and c.check["family"] == "includes"]
+    assert run(mention, "Repotting Houseplants: When and How", {"keyword": "repotting houseplants"})
+    assert not run(mention, "Moving With Pets", {"keyword": "repotting houseplants"})
