@@ -356,7 +356,11 @@ SOURCED_CUE: Final = re.compile(
     rf"(?:(?:provided|given|following|above)\b|{_SOURCE})"
     rf"|\b(?:not|unless|only\s+if|only\s+when)\b[^.]{{0,40}}?\b(?:stated|mentioned|given|provided|present|found"
     rf"|contained|included)\s+in\s+(?:the|your)\s+{_SOURCE}"
-    r"|\bstick\s+to\s+(?:the\s+)?(?:facts|source|text|transcript|data|information)\b",
+    r"|\bstick\s+to\s+(?:the\s+)?(?:facts|source|text|transcript|data|information)\b"
+    # "keep all dates and amounts unchanged": every figure the answer writes is one the input gave
+    r"|\b(?:keep|preserve|leave|retain)\b[^.]{0,40}?\b(?:dates?|numbers?|amounts?|figures?"
+    r"|prices?|times?)(?:\s*(?:,|and|or)\s*(?:all\s+)?(?:the\s+)?(?:dates?|numbers?|amounts?|figures?|prices?"
+    r"|times?))*\s+(?:unchanged|intact|as\s+they\s+are|the\s+same|exactly\s+as)",
     re.IGNORECASE,
 )
 #: What the response says when it invites the reader to get in touch, and when it asks the reader to act.

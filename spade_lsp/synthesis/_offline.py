@@ -274,7 +274,10 @@ _LISTED_KEYS: Final = re.compile(
 #: in-depth questions"): its words describe the model, not the response.
 _ROLE = re.compile(r"^(?:act as|you are|you're|as an?|(?:the )?assistant is)\b", re.IGNORECASE)
 _DETERMINERS = r"(?:only\s+)?(?:an?|the|any|all|some|no)\s+|only\s+"
-_ANAPHORIC = re.compile(r"^(?:their|its|his|her|our|my|your|this|that|these|those|such|them|it|they|him|one)\b")
+_ANAPHORIC = re.compile(
+    r"^(?:their|its|his|her|our|my|your|this|that|these|those|such|them|it|they|him|one|itself|themselves|herself"
+    r"|himself|yourself)\b"
+)
 _EXAMPLE_INTRO = re.compile(r"\bexamples?\b[^.\n]{0,40}:\s*$|^\s*(?:example|sample)\b.*:\s*$", re.IGNORECASE)
 _STRUCTURE_LABEL = re.compile(r"^\s*\*\*([^*\n]{2,60}?):?\*\*:?\s*$")
 _SENTENCE_LABEL = re.compile(r"^\s*([A-Z][A-Za-z\- ]{1,30}):\s+\S")
@@ -471,8 +474,8 @@ class OfflineSynthesizer:
             for field in vocabulary.fields_in(instruction.text):
                 if role or field in used_as_bound or field in languages:
                     continue  # "You are an evaluator for {topic}": who the model is, not what it writes
-                if not _asks_to_mention(instruction.text, field):
-                    continue
+                if not _asks_to_mention(instruction.text, field) or _bans_naming(context.text, field):
+                    continue  # "a haiku about {season}. Avoid the word "{season}" itself.": about, not naming it
                 yield mentions_draft(field)
         qualitative = False
         unquoted = _QUOTED.sub(" ", text)  # "the keyword 'eco-friendly'" asks for no friendly tone
@@ -530,6 +533,14 @@ _WHO_OR_HOW = re.compile(r"audience|reader|user|customer|persona|role|level|age|
 
 #: Cues that ask for the value itself, whatever it names ("mention the {audience}").
 _EXPLICIT_MENTION: Final = re.compile(r"mention|includ|contain|refer|nam|cit", re.IGNORECASE)
+
+
+def _bans_naming(prompt: str, field: str) -> bool:
+    """Whether the prompt bans writing the input's value ("avoid the word "{season}"", "never mention {brand}")."""
+    token = rf"[\"“'‘]?(?:\{{\{{?\s*{re.escape(field)}\s*\}}?\}}|\[{re.escape(field)}\])"
+    verbs = r"use|using|mention|mentioning|say|write|the|any|word|words|name|naming"
+    ban = rf"\b(?:avoid|don't|do\s+not|never|without|no)\b(?:\s+(?:{verbs}))*\s+"
+    return re.search(ban + token, prompt, re.IGNORECASE) is not None
 
 
 def _asks_to_mention(text: str, field: str) -> bool:
@@ -853,6 +864,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 or _each_before(lowered[: match.start(1)])
                 or leading_per
             )
+            if per is not None and per[1] == "items" and unit in ("list_items", "bullets", "numbered_items"):
+                continue  # "four options per question": items inside items, which the parts of a list cannot tell
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
             if where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
                 scopes: list[str | None] = [where]
@@ -1001,15 +1014,18 @@ def _scope(lowered: str) -> str | None:
     if not match:
         return None
     noun = match.group(1).strip()
-    if noun in _WHOLE_RESPONSE and noun != "summary":
-        return None
+    if (noun in _WHOLE_RESPONSE and noun != "summary") or re.match(r"(?:whole|entire|full|complete)\b", noun):
+        return None  # "the whole summary must stay under 150 words": the response, not a section of it
     return noun
 
 
 def _formats(text: str) -> Iterator[_Draft]:
     lowered = text.lower()
     if re.search(r"\bjson\b", lowered):
-        if re.search(r"\b(?:list|array)\b", lowered):
+        listed_at = re.search(r"\b(?:list|array)\b", lowered)
+        object_at = re.search(r"\bobject\b", lowered)
+        # "a JSON array of objects" is a list; "an object whose key "days" is a list" is an object
+        if listed_at and (object_at is None or listed_at.start() < object_at.start()):
             yield _Draft(
                 "json_list",
                 PRESENTATION_FORMAT,
@@ -1062,6 +1078,8 @@ def _formats(text: str) -> Iterator[_Draft]:
         if re.search(asked, lowered) and not _EXCLUDE_CUE.search(text):
             yield _count_draft(unit, 1, None, None)
     titles = list(dict.fromkeys("".join(title) for title in _TITLED_SECTION.findall(text)))
+    if re.search(r"\b(?:sections?|headings?|headers?)\b[^.*]{0,30}:?\s*\*\*", text, re.IGNORECASE):
+        titles += [title.strip(" :") for title in re.findall(r"\*\*([^*\n]{1,40})\*\*", text) if title not in titles]
     quoted = [phrase for phrase in _quoted(text) if phrase.lstrip("# ") not in titles]  # a section's, not a phrase
     start = re.search(r"\b(?:start|begin|open)s?\s+(?:\w+\s+){0,2}?with\b", lowered)  # "begin your answer with"
     end = re.search(r"\b(?:end|finish|close|conclude)s?\s+(?:\w+\s+){0,2}?with\b", lowered)

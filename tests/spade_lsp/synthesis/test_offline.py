@@ -847,3 +847,51 @@ def test_a_phrase_the_prompt_gives_an_input_for_refers_to_that_input() -> None:
     assert not [c for c in candidates if c.check and c.check["family"] == "includes"]
     assert run(mention, "Repotting Houseplants: When and How", {"keyword": "repotting houseplants"})
     assert not run(mention, "Moving With Pets", {"keyword": "repotting houseplants"})
+
+
+def test_an_input_the_prompt_bans_naming_is_written_about_not_named() -> None:
+    prompt = 'Write a haiku about {season}. It must have exactly three lines. Avoid the word "{season}" itself.'
+    about = synthesize("Write a haiku about {season}.", prompt=prompt)
+    assert not [c for c in about if c.check and c.check["family"] == "mentions"]
+    banned = synthesize('Avoid the word "{season}" itself.', EXCLUSION, prompt=prompt)
+    assert not [c for c in banned if c.check and c.check["family"] == "excludes"]  # no term "itself"
+    ban = by_check(banned, field="season")
+    assert run(ban, "Red leaves drift and fall", {"season": "autumn"})
+    assert not run(ban, "Autumn leaves drift down", {"season": "autumn"})
+
+
+def test_a_json_object_with_a_list_inside_is_an_object() -> None:
+    candidates = synthesize('Return JSON only: an object whose key "days" is a list with one entry per day.')
+    assert not [c for c in candidates if c.check and c.check["family"] == "json_list"]
+    keys = by_check(candidates, family="json")
+    assert run(keys, '{"days": [{"day": 1}]}')
+    assert not run(keys, '[{"day": 1}]')
+    assert by_check(synthesize("Return a JSON array of objects with the keys id and label."), family="json_list")
+
+
+def test_bold_section_names_are_sections_to_have() -> None:
+    sentence = "Return Markdown with exactly these sections, in order: **Impact**, **Root cause**, **Next steps**."
+    found = [c.check["headings"][0] for c in synthesize(sentence) if c.check and c.check["family"] == "headings"]
+    assert found == ["Impact", "Root cause", "Next steps"]
+
+
+def test_the_whole_summary_is_the_response() -> None:
+    limit = by_check(synthesize("The whole summary must stay under 150 words.", COUNT), unit="words")
+    assert limit.check is not None and "section" not in limit.check
+    assert len([c for c in synthesize("The whole summary must stay under 150 words.", COUNT) if c.check]) == 1
+
+
+def test_dates_and_amounts_kept_unchanged_are_the_inputs_figures() -> None:
+    check = by_check(
+        synthesize("Keep the original meaning and all dates and amounts unchanged."), family="sourced_numbers"
+    )
+    assert check.expression is not None
+    scope = {"checks": checks, "prompt": "", "example": {"draft": "Your order ships June 12."}}
+    assert eval(check.expression, {**scope, "response": "Your order will ship on June 12."})  # the test's own code
+    assert not eval(check.expression, {**scope, "response": "Your order will ship on June 14."})
+
+
+def test_items_inside_items_are_not_counted() -> None:
+    """ "Each question has four options": parts of a list cannot tell options from questions."""
+    sentence = "Each question has four options labelled A-D and exactly one correct answer."
+    assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check["family"] == "count"]
