@@ -650,13 +650,21 @@ def ends_with_question(text: str) -> bool:
     return bool(marks) and marks[-1] in "?？؟"
 
 
+#: The most words a line of a list written as plain lines holds: longer lines are prose.
+_LINE_ITEM_WORDS: Final = 15
+
+
 def ends_with_list(text: str) -> bool:
     """Whether nothing follows the response's last list: its last non-blank line is a list item or an indented
     continuation of one, and a list item comes before it (a closing remark, a note or a sign-off after the list
-    makes this False)."""
+    makes this False). A response with no list marker at all is a list of plain lines ("Squats - 3 x 15", one
+    per line) when its last block has two lines or more, each short."""
     lines = [line for line in _strip_fences(text).splitlines() if line.strip()]
     if not lines:
         return False
+    if not any(_ITEM_START.match(line) for line in lines):  # a list of plain lines ("Squats - 3 x 15"): its block
+        block = re.split(r"\n\s*\n", _strip_fences(text).strip())[-1].splitlines()
+        return len(block) >= 2 and all(count(line, "words") <= _LINE_ITEM_WORDS for line in block)
     last = lines[-1]
     if _ITEM_START.match(last):
         return True

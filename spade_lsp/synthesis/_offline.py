@@ -307,7 +307,9 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
         ),
     ),
     (
-        r"\b(?:friendly|warm|positive|enthusiastic|encouraging|upbeat|empathetic|gratitude|grateful|polite)\b",
+        # "a warm tone", not "a warm-up" (an exercise)
+        r"\b(?:friendly|warm(?![-\s]up\b)|positive|enthusiastic|encouraging|upbeat|empathetic|gratitude|grateful"
+        r"|polite)\b",
         "positive_tone",
         (("checks.sentiment(response) >= 0.05", "Positive tone: mean VADER compound score >= 0.05.", None),),
     ),
@@ -794,8 +796,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         return True
 
     scope = _scope(lowered)
-    each = re.match(r"^(?:each|every)\s+(?:single\s+)?([a-z]+(?: point)?)\b", lowered)
+    each = re.match(r"^(?:(?:for|in)\s+)?(?:each|every)\s+(?:single\s+)?([a-z]+(?: point)?)\b", lowered)
     leading_per = _part(each.group(1)) if each else None
+    if each and leading_per is None and each.group(0).startswith(("for", "in")):
+        return  # "For each issue, explain the fix in one or two sentences": per issue, which no part marks
     if leading_per is not None:  # "Each tweet must stay under 40 words": per tweet, not a "tweet" section
         scope = None
     for kind, pattern in _count_patterns(vocabulary.number):
@@ -809,6 +813,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             unit = _UNITS[groups[-1]]
             if _UNCOUNTED.match(lowered, match.end()):
                 continue  # "no more than two sentences, not counting the citation": a count of something unsaid
+            if _AT_AN_EDGE.search(_CLAUSE_BREAK.split(lowered[: match.start()])[-1]):
+                continue  # "finish with two review questions": what the end holds, not what the whole response does
             if unit == "list_items" and (kind == "none" or (kind == "exact" and vocabulary.bound(groups[0]) == 0)):
                 continue  # "ask no questions", "give no examples": content to leave out, not a list to leave out
             if unit == "list_items" and _MENTIONED.search(_CLAUSE_BREAK.split(lowered[: match.start()])[-1]):
@@ -932,6 +938,10 @@ def _per(after: str) -> tuple[str, str] | None:
     return _part(match.group(1)) if match else None
 
 
+#: A count of what the response starts or ends with ("finish with two review questions").
+_AT_AN_EDGE: Final = re.compile(
+    r"\b(?:start|begin|open|end|finish|close|conclude|wrap up)s?\s+(?:\w+\s+){0,2}?with\s+$"
+)
 #: What a count leaves out, right after it: the parts counted are not ones a check can tell apart.
 _UNCOUNTED: Final = re.compile(
     r"\s*[,(]?\s*(?:not counting|without counting|excluding|except(?: for)?|apart from|besides|not including)\b"

@@ -330,3 +330,19 @@ def test_a_labelled_line_starts_its_section_on_that_line() -> None:
     assert checks.section(text, "title") == "Ten Ways to Sleep Better"
     assert checks.section(text, "description") == "Sleep tips,\nin two lines."
     assert checks.section("## Summary\nbody line\n## Next\nx", "summary") == "body line"
+
+
+@pytest.mark.parametrize(
+    ("text", "ends"),
+    [
+        ("Warm-up: jacks - 1 x 40\nSquats - 3 x 15\nCool-down: stretch - 1 x 60 seconds", True),
+        ("Squats - 3 x 15\nLunges - 3 x 12\n\nRemember to breathe deeply and stop if anything hurts.", False),
+        ("One paragraph of prose, and nothing that reads as a list at all.", False),
+        (
+            "A first long line of prose that goes on and on well past what any list item would hold here.\nThen more.",
+            False,
+        ),
+    ],
+)
+def test_a_list_of_plain_lines_ends_the_response_or_not(text: str, ends: bool) -> None:
+    assert checks.ends_with_list(text) is ends

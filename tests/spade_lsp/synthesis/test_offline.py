@@ -895,3 +895,25 @@ def test_items_inside_items_are_not_counted() -> None:
     """ "Each question has four options": parts of a list cannot tell options from questions."""
     sentence = "Each question has four options labelled A-D and exactly one correct answer."
     assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check["family"] == "count"]
+
+
+def test_a_warm_up_is_no_warm_tone() -> None:
+    assert not [
+        c for c in synthesize("Include a warm-up first and a cool-down last.") if c.name == "assert_positive_tone"
+    ]
+    assert [c for c in synthesize("Use a warm tone.") if c.name == "assert_positive_tone"]
+
+
+def test_a_count_for_each_thing_no_part_marks_is_not_checked() -> None:
+    """ "For each issue ... explain the fix in one or two sentences": the issues are not parts a check can split."""
+    sentence = "For each issue, quote the relevant line in a code block and explain the fix in one or two sentences."
+    assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check.get("unit") == "sentences"]
+    per_tweet = by_check(synthesize("For each tweet, use at most two hashtags.", COUNT), unit="hashtags", max=2)
+    assert per_tweet.check is not None and per_tweet.check.get("per") == "items"
+
+
+def test_a_count_at_the_end_is_no_count_of_the_whole() -> None:
+    """ "Finish with two review questions" after a list of concepts: the response holds more than two items."""
+    assert not [
+        c for c in synthesize("Finish with two review questions.", COUNT) if c.check and c.check["family"] == "count"
+    ]
