@@ -87,6 +87,7 @@ _UNITS: Final = {
     "takeaways": "list_items", "exercises": "list_items", "examples": "list_items", "features": "list_items",
     "benefits": "list_items", "advantages": "list_items", "facts": "list_items", "ways": "list_items",
     "strategies": "list_items",
+    "numbering": "numbered_items",  # "put each on its own line, without numbering"
 }  # fmt: skip
 
 _AT_MOST: Final = (
@@ -257,6 +258,12 @@ _PUNCTUATION: Final = {
     r"\bem[ -]?dash(?:es)?\b": ("—",),
     r"\bellips[ie]s\b": ("...", "…"),
 }
+#: A term of code a sentence bans by writing it ("never use SELECT *", "do not use GOTO"): capitals, maybe a
+#: symbol; not "ALL CAPS words", which names a letter case.
+_CODE_TERM: Final = re.compile(
+    r"\b(?:use|using|write|include|output|add)\s+([A-Z]{2,}(?:\s+[A-Z]{2,})*(?:\s*[*;])?)"
+    r"(?![ \t]*[A-Z*;])(?!\s*(?:words?|letters?|text|case)\b)(?=[\s.,;:)]|$)"
+)
 #: A parenthesis, which glosses what stands before it.
 _PARENTHESIS: Final = re.compile(r"\([^()]*\)")
 #: A section named by a quoted title: 'a "## Steps" section', 'a heading called "Next steps"'.
@@ -611,6 +618,8 @@ def _named_language(text: str) -> tuple[str, str] | None:
     from spade_lsp.errors import NotApplicable
 
     for match in re.finditer(r"\b(?:in|into)\s+((?:[A-Za-z]+\s+)?[A-Za-z]{4,})\b", text, re.IGNORECASE):
+        if re.search(r"\b(?:keep|leave|retain|preserve)\s+(?:[\w'-]+\s+){1,4}$", text[: match.start()], re.I):
+            continue  # "keep product names in English": those names, not the response, stay in English
         for words in (match.group(1), match.group(1).split()[-1]):
             try:
                 return words, language_code(words)
@@ -1224,6 +1233,7 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     if instances:  # "avoid competitors such as Acme or Globex": the names are what must not appear
         named = instances
     marks = [mark for name, forms in _PUNCTUATION.items() if exclude and re.search(name, scope, re.I) for mark in forms]
+    marks += [term.strip() for term in _CODE_TERM.findall(scope)] if exclude else []  # "never use SELECT *"
     referred = {phrase: field for phrase in named if (field := vocabulary.input_named(phrase))}
     if not exclude and referred:  # "include the target keyword" of "the target keyword [keyword]": its value
         named = [phrase for phrase in named if phrase not in referred]

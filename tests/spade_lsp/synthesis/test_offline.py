@@ -917,3 +917,33 @@ def test_a_count_at_the_end_is_no_count_of_the_whole() -> None:
     assert not [
         c for c in synthesize("Finish with two review questions.", COUNT) if c.check and c.check["family"] == "count"
     ]
+
+
+def test_names_kept_in_a_language_say_nothing_of_the_response_language() -> None:
+    assert not [c for c in synthesize("Keep product names in English.") if c.check and c.check["family"] == "language"]
+    assert by_check(synthesize("Answer in English."), family="language", code="en")
+
+
+def test_without_numbering_is_no_numbered_items() -> None:
+    check = by_check(synthesize("Put each on its own line, without numbering.", COUNT), unit="numbered_items", max=0)
+    assert run(check, "Grow tomatoes on a balcony\nCompost without the smell")
+    assert not run(check, "1. Grow tomatoes on a balcony\n2. Compost without the smell")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "breaking", "keeping"),
+    [
+        ("Never use SELECT *.", "SELECT *\nFROM orders;", "SELECT id, total\nFROM orders;"),
+        ("Do not use GOTO statements.", "10 GOTO 20", "for i in range(3): pass"),
+    ],
+)
+def test_a_term_of_code_banned_by_writing_it(sentence: str, breaking: str, keeping: str) -> None:
+    ban = by_check(synthesize(sentence, EXCLUSION), family="excludes")
+    assert not run(ban, breaking)
+    assert run(ban, keeping)
+
+
+def test_all_caps_words_name_a_letter_case_not_a_term() -> None:
+    assert not [
+        c for c in synthesize("Do not use ALL CAPS words.", EXCLUSION) if c.check and c.check["family"] == "excludes"
+    ]
