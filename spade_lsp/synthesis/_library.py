@@ -249,6 +249,17 @@ def json_draft(keys: list[str], *, object_only: bool = False) -> Draft:
     )
 
 
+def value_set_draft(key: str, values: list[str]) -> Draft:
+    """The JSON object's ``key`` holds one of ``values`` (any case)."""
+    return Draft(
+        f"{key}_is_one_of_" + "_".join(values),
+        PRESENTATION_FORMAT,
+        f"The JSON key {key} holds one of: {', '.join(values)}.",
+        f"str(checks.section(response, {literal(key)})).strip().lower() in {literal([v.lower() for v in values])}",
+        {"family": "value_set", "key": key, "values": values},
+    )
+
+
 def markdown_refused(text: str) -> bool:
     """Whether a sentence that speaks of markdown asks for none ("no markdown", "don't use markdown")."""
     return re.search(r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,20}markdown", text, re.IGNORECASE) is not None

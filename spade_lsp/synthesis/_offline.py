@@ -460,7 +460,7 @@ class OfflineSynthesizer:
                     str(v).strip("{}") for v in (draft.check["min"], draft.check["max"]) if isinstance(v, str)
                 }
                 yield draft
-            for draft in _formats(text):
+            for draft in [*_formats(text), *_value_set(text, context.text)]:
                 if draft.check and draft.check.get("family") == "count" and draft.check["unit"] in counted_units:
                     continue  # "a list of exactly three bullet points": the count says more than "uses bullets"
                 found_specific = True
@@ -1155,6 +1155,28 @@ def _formats(text: str) -> Iterator[_Draft]:
     if not _EXCLUDE_CUE.search(text):  # 'a "## Steps" section', 'a section titled "Next steps"'
         for title in titles:
             yield _heading_draft(title, PRESENTATION_FORMAT)
+
+
+#: "Priority must be one of "low", "medium" or "high"": a value from a listed set.
+_ONE_OF: Final = re.compile(
+    r"[\"“']?(?P<key>[A-Za-z_][\w-]{0,30})[\"”']?\s+(?:must|should|has\s+to|needs\s+to|can\s+only|may\s+only|shall)"
+    r"\s+be\s+(?:one\s+of|either)\b\s*:?\s*(?P<values>.+)$",
+    re.IGNORECASE,
+)
+
+
+def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
+    """``Priority must be one of "low", "medium" or "high"`` in a prompt that asks for a JSON object with the key
+    "priority": that key's value is one of them (a key of objects in an array is left to a model)."""
+    match = _ONE_OF.search(text)
+    if match is None or re.search(r"\bjson\s+(?:array|list)\b", prompt, re.IGNORECASE):
+        return
+    if not re.search(r"\bjson\b", prompt, re.IGNORECASE) or not re.search(r"\bobject\b", prompt, re.IGNORECASE):
+        return
+    quoted = re.search(rf"[\"“'`]({re.escape(match.group('key'))})[\"”'`]", prompt, re.IGNORECASE)
+    values = _quoted(match.group("values"))
+    if quoted is not None and len(values) >= 2:  # a key the prompt names, and a set to choose from
+        yield library.value_set_draft(quoted.group(1), values)
 
 
 def _structure_label(text: str) -> Iterator[_Draft]:

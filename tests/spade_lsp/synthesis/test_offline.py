@@ -947,3 +947,25 @@ def test_all_caps_words_name_a_letter_case_not_a_term() -> None:
     assert not [
         c for c in synthesize("Do not use ALL CAPS words.", EXCLUSION) if c.check and c.check["family"] == "excludes"
     ]
+
+
+def test_a_json_keys_value_from_a_listed_set() -> None:
+    prompt = (
+        'Return a JSON object with the keys "category", "priority" and "summary". '
+        'Priority must be one of "low", "medium" or "high".'
+    )
+    check = by_check(
+        synthesize('Priority must be one of "low", "medium" or "high".', prompt=prompt), family="value_set"
+    )
+    assert run(check, '{"category": "bug", "priority": "High", "summary": "x"}')
+    assert not run(check, '{"category": "bug", "priority": "critical", "summary": "x"}')
+    assert not run(check, '{"category": "bug", "summary": "x"}')
+
+
+def test_a_listed_set_for_the_objects_of_an_array_is_left_to_a_model() -> None:
+    prompt = 'Respond with a JSON array of objects with the keys "id" and "label". Label must be one of "a" or "b".'
+    assert not [
+        c
+        for c in synthesize('Label must be one of "a" or "b".', prompt=prompt)
+        if c.check and c.check["family"] == "value_set"
+    ]
