@@ -31,6 +31,11 @@ def run(candidate: Candidate, response: str, example: dict[str, Any] | None = No
     return bool(eval(candidate.expression, scope))  # the test's own generated expression, not user code
 
 
+def families(candidates: list[Candidate]) -> set[str]:
+    """The check families among the candidates (an ``ask_llm`` question has none)."""
+    return {str(candidate.check["family"]) for candidate in candidates if candidate.check}
+
+
 def by_check(candidates: list[Candidate], **fields: Any) -> Candidate:
     for candidate in candidates:
         if candidate.check and all(candidate.check.get(k) == v for k, v in fields.items()):
@@ -622,7 +627,7 @@ def test_a_quoted_section_title_asks_for_that_section(sentence: str, titles: lis
     candidates = synthesize(sentence, PRESENTATION_FORMAT)
     found = [c.check["headings"][0] for c in candidates if c.check and c.check["family"] == "headings"]
     assert found == titles
-    assert not [c for c in candidates if c.check and c.check["family"] == "ends_with"]  # a section, not a phrase
+    assert "ends_with" not in families(candidates)  # a section, not a phrase
     recipe = "\n".join(f"## {title}\n- something" for title in titles)
     assert all(run(c, recipe) for c in candidates if c.check and c.check["family"] == "headings")
     assert not any(run(c, "Just prose.") for c in candidates if c.check and c.check["family"] == "headings")
@@ -643,9 +648,11 @@ def test_each_headline_is_a_limit_on_every_headline_not_on_a_headline_section() 
         ("Do not use exclamation marks.", "What a deal!", "What a deal."),
         ("Avoid semicolons and em dashes.", "It works \u2014 mostly.", "It works, mostly."),
         ("Never use an ellipsis.", "Wait\u2026 what.", "Wait, what."),
+        ("Never use SELECT *.", "SELECT *\nFROM orders;", "SELECT id, total\nFROM orders;"),  # a term of code
+        ("Do not use GOTO statements.", "10 GOTO 20", "for i in range(3): pass"),
     ],
 )
-def test_punctuation_banned_by_name_is_the_mark_itself(sentence: str, breaking: str, keeping: str) -> None:
+def test_punctuation_banned_by_name_and_code_banned_as_written(sentence: str, breaking: str, keeping: str) -> None:
     ban = by_check(synthesize(sentence, EXCLUSION), family="excludes")
     assert not run(ban, breaking)
     assert run(ban, keeping)
@@ -653,11 +660,7 @@ def test_punctuation_banned_by_name_is_the_mark_itself(sentence: str, breaking: 
 
 def test_a_quantity_of_something_is_no_literal_to_include() -> None:
     """ "Include the total cooking time": "Cook time: 35 minutes" complies, and holds no "total cooking"."""
-    assert not [
-        c
-        for c in synthesize("Include the total cooking time in minutes.", INCLUSION)
-        if c.check and c.check["family"] == "includes"
-    ]
+    assert "includes" not in families(synthesize("Include the total cooking time in minutes.", INCLUSION))
 
 
 @pytest.mark.parametrize(
@@ -675,9 +678,7 @@ def test_a_limit_set_on_named_parts(sentence: str, unit: str, high: int, per: st
 
 
 def test_a_limit_in_another_measure_is_no_count() -> None:
-    assert not [
-        c for c in synthesize("Limit the steps to 8 minutes.", COUNT) if c.check and c.check["family"] == "count"
-    ]
+    assert "count" not in families(synthesize("Limit the steps to 8 minutes.", COUNT))
 
 
 def test_a_limit_on_the_steps_of_a_prompt_with_a_steps_section_counts_in_that_section() -> None:
@@ -706,7 +707,7 @@ def test_a_labelled_input_line_ending_in_a_period_is_data_not_a_section() -> Non
 )
 def test_a_sized_part_is_no_size_of_the_whole_response(sentence: str) -> None:
     """A two-paragraph description that ends in a one-line call to action has more than one line."""
-    assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check["family"] == "count"]
+    assert "count" not in families(synthesize(sentence, COUNT))
 
 
 def test_a_sized_response_keeps_its_size() -> None:
@@ -723,7 +724,7 @@ def test_things_to_mention_are_no_count_of_list_items(sentence: str) -> None:
 
 def test_the_edge_of_a_part_is_not_the_edge_of_the_response() -> None:
     candidates = synthesize('The subject line must be under 8 words and start with "Follow-up:".', PRESENTATION_FORMAT)
-    assert not [c for c in candidates if c.check and c.check["family"] == "starts_with"]
+    assert "starts_with" not in families(candidates)
     included = by_check(candidates, family="includes")
     assert run(included, "Subject: Follow-up: our call\n\nHi Sam, ...")
     assert not run(included, "Subject: Our call\n\nHi Sam, ...")
@@ -731,7 +732,7 @@ def test_the_edge_of_a_part_is_not_the_edge_of_the_response() -> None:
 
 def test_a_count_that_leaves_something_out_is_not_checked_whole() -> None:
     sentence = "Answer in no more than two sentences, not counting the citation."
-    assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check["family"] == "count"]
+    assert "count" not in families(synthesize(sentence, COUNT))
 
 
 def test_quoted_examples_of_a_banned_kind_are_banned() -> None:
@@ -745,13 +746,13 @@ def test_quoted_examples_of_a_banned_kind_are_banned() -> None:
 )
 def test_quoted_examples_of_a_kind_asked_for_are_not_each_required(sentence: str) -> None:
     """ "Best wishes" is a friendly sign-off: the example is one way to comply, not the way."""
-    assert not [c for c in synthesize(sentence, INCLUSION) if c.check and c.check["family"] == "includes"]
+    assert "includes" not in families(synthesize(sentence, INCLUSION))
 
 
 def test_an_adverb_closing_the_object_is_no_part_of_a_term() -> None:
     """ "Do not give the final answer directly" bans a behaviour; "final answer directly" is no term."""
     candidates = synthesize("Do not give the final answer directly.", EXCLUSION)
-    assert not [c for c in candidates if c.check and c.check["family"] == "excludes"]
+    assert "excludes" not in families(candidates)
 
 
 def test_a_limit_on_the_part_the_prompt_asks_for_is_a_limit_on_the_response() -> None:
@@ -791,14 +792,14 @@ def test_title_case_is_checked_on_the_lines_the_sentence_speaks_of(sentence: str
 
 @pytest.mark.parametrize("sentence", ["Use Title Case for all headings.", "Do not use title case."])
 def test_no_title_case_check_for_headings_or_a_refusal(sentence: str) -> None:
-    assert not [c for c in synthesize(sentence, PRESENTATION_FORMAT) if c.check and c.check["family"] == "title_case"]
+    assert "title_case" not in families(synthesize(sentence, PRESENTATION_FORMAT))
 
 
 @pytest.mark.parametrize(
     "sentence", ["Avoid yes/no questions.", "Do not ask yes or no questions.", "Ask no questions.", "Give no examples."]
 )
 def test_a_kind_of_question_or_content_to_leave_out_is_no_count_of_list_items(sentence: str) -> None:
-    assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check["family"] == "count"]
+    assert "count" not in families(synthesize(sentence, COUNT))
 
 
 @pytest.mark.parametrize(
@@ -823,7 +824,7 @@ def test_a_count_per_thing_of_the_input_is_no_count_of_the_response() -> None:
 def test_a_noun_after_a_determiner_is_no_verb() -> None:
     """ "in the list below" does not list anything: no phrase to include."""
     candidates = synthesize("For each review in the list below, return its sentiment.", INCLUSION)
-    assert not [c for c in candidates if c.check and c.check["family"] == "includes"]
+    assert "includes" not in families(candidates)
 
 
 def test_a_limit_on_a_part_of_an_answer_format_counts_in_that_part() -> None:
@@ -844,7 +845,7 @@ def test_a_phrase_the_prompt_gives_an_input_for_refers_to_that_input() -> None:
     )
     candidates = synthesize("Include the target keyword.", INCLUSION, prompt=prompt)
     mention = by_check(candidates, family="mentions", field="keyword")
-    assert not [c for c in candidates if c.check and c.check["family"] == "includes"]
+    assert "includes" not in families(candidates)
     assert run(mention, "Repotting Houseplants: When and How", {"keyword": "repotting houseplants"})
     assert not run(mention, "Moving With Pets", {"keyword": "repotting houseplants"})
 
@@ -852,9 +853,9 @@ def test_a_phrase_the_prompt_gives_an_input_for_refers_to_that_input() -> None:
 def test_an_input_the_prompt_bans_naming_is_written_about_not_named() -> None:
     prompt = 'Write a haiku about {season}. It must have exactly three lines. Avoid the word "{season}" itself.'
     about = synthesize("Write a haiku about {season}.", prompt=prompt)
-    assert not [c for c in about if c.check and c.check["family"] == "mentions"]
+    assert "mentions" not in families(about)
     banned = synthesize('Avoid the word "{season}" itself.', EXCLUSION, prompt=prompt)
-    assert not [c for c in banned if c.check and c.check["family"] == "excludes"]  # no term "itself"
+    assert "excludes" not in families(banned)  # no term "itself"
     ban = by_check(banned, field="season")
     assert run(ban, "Red leaves drift and fall", {"season": "autumn"})
     assert not run(ban, "Autumn leaves drift down", {"season": "autumn"})
@@ -862,7 +863,7 @@ def test_an_input_the_prompt_bans_naming_is_written_about_not_named() -> None:
 
 def test_a_json_object_with_a_list_inside_is_an_object() -> None:
     candidates = synthesize('Return JSON only: an object whose key "days" is a list with one entry per day.')
-    assert not [c for c in candidates if c.check and c.check["family"] == "json_list"]
+    assert "json_list" not in families(candidates)
     keys = by_check(candidates, family="json")
     assert run(keys, '{"days": [{"day": 1}]}')
     assert not run(keys, '[{"day": 1}]')
@@ -894,7 +895,7 @@ def test_dates_and_amounts_kept_unchanged_are_the_inputs_figures() -> None:
 def test_items_inside_items_are_not_counted() -> None:
     """ "Each question has four options": parts of a list cannot tell options from questions."""
     sentence = "Each question has four options labelled A-D and exactly one correct answer."
-    assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check["family"] == "count"]
+    assert "count" not in families(synthesize(sentence, COUNT))
 
 
 def test_a_warm_up_is_no_warm_tone() -> None:
@@ -914,13 +915,11 @@ def test_a_count_for_each_thing_no_part_marks_is_not_checked() -> None:
 
 def test_a_count_at_the_end_is_no_count_of_the_whole() -> None:
     """ "Finish with two review questions" after a list of concepts: the response holds more than two items."""
-    assert not [
-        c for c in synthesize("Finish with two review questions.", COUNT) if c.check and c.check["family"] == "count"
-    ]
+    assert "count" not in families(synthesize("Finish with two review questions.", COUNT))
 
 
 def test_names_kept_in_a_language_say_nothing_of_the_response_language() -> None:
-    assert not [c for c in synthesize("Keep product names in English.") if c.check and c.check["family"] == "language"]
+    assert "language" not in families(synthesize("Keep product names in English."))
     assert by_check(synthesize("Answer in English."), family="language", code="en")
 
 
@@ -930,23 +929,8 @@ def test_without_numbering_is_no_numbered_items() -> None:
     assert not run(check, "1. Grow tomatoes on a balcony\n2. Compost without the smell")
 
 
-@pytest.mark.parametrize(
-    ("sentence", "breaking", "keeping"),
-    [
-        ("Never use SELECT *.", "SELECT *\nFROM orders;", "SELECT id, total\nFROM orders;"),
-        ("Do not use GOTO statements.", "10 GOTO 20", "for i in range(3): pass"),
-    ],
-)
-def test_a_term_of_code_banned_by_writing_it(sentence: str, breaking: str, keeping: str) -> None:
-    ban = by_check(synthesize(sentence, EXCLUSION), family="excludes")
-    assert not run(ban, breaking)
-    assert run(ban, keeping)
-
-
 def test_all_caps_words_name_a_letter_case_not_a_term() -> None:
-    assert not [
-        c for c in synthesize("Do not use ALL CAPS words.", EXCLUSION) if c.check and c.check["family"] == "excludes"
-    ]
+    assert "excludes" not in families(synthesize("Do not use ALL CAPS words.", EXCLUSION))
 
 
 def test_a_json_keys_value_from_a_listed_set() -> None:
@@ -964,8 +948,4 @@ def test_a_json_keys_value_from_a_listed_set() -> None:
 
 def test_a_listed_set_for_the_objects_of_an_array_is_left_to_a_model() -> None:
     prompt = 'Respond with a JSON array of objects with the keys "id" and "label". Label must be one of "a" or "b".'
-    assert not [
-        c
-        for c in synthesize('Label must be one of "a" or "b".', prompt=prompt)
-        if c.check and c.check["family"] == "value_set"
-    ]
+    assert "value_set" not in families(synthesize('Label must be one of "a" or "b".', prompt=prompt))
