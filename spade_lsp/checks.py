@@ -69,9 +69,10 @@ _BULLET = re.compile(r"^\s*(?:[-*•+–◦‣⁃▪]\s+|[・●○■□◆◇]
 _NUMBERED = re.compile(r"^\s*(?:\d+[.)]\s+|[0-9０-９]+[．）、]\s*)\S", re.MULTILINE)
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$", re.MULTILINE)
-_LABEL_LINE = re.compile(r"^\s*([A-Z][\w /&'-]{0,40}):\s*(?:$|\S)", re.MULTILINE)
+_LABEL: Final = r"[A-Z][\w /&'-]{0,40}"
+_LABEL_LINE = re.compile(rf"^\s*({_LABEL}):\s*(?:$|\S)", re.MULTILINE)
 #: A ``Label:`` line's text after the label: "Title: Ten Ways to Sleep".
-_LABEL_VALUE = re.compile(r"^\s*[A-Z][\w /&'-]{0,40}:\s*(\S.*)$")
+_LABEL_VALUE = re.compile(rf"^\s*{_LABEL}:\s*(\S.*)$")
 _HASHTAG = re.compile(r"(?<![\w#])#[^\W\d_][\w]*")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 #: Marks that end a sentence when a space or the end follows (Latin, and the Arabic-script question mark and full
