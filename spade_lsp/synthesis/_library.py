@@ -260,6 +260,17 @@ def value_set_draft(key: str, values: list[str]) -> Draft:
     )
 
 
+def label_draft(labels: list[str]) -> Draft:
+    """The whole answer is one of ``labels`` (any case, surrounding space aside)."""
+    return Draft(
+        "answer_is_one_label",
+        PRESENTATION_FORMAT,
+        f"The answer is one of the labels: {', '.join(labels)}.",
+        f"response.strip().lower() in {literal([label.lower() for label in labels])}",
+        {"family": "label", "labels": labels},
+    )
+
+
 def markdown_refused(text: str) -> bool:
     """Whether a sentence that speaks of markdown asks for none ("no markdown", "don't use markdown")."""
     return re.search(r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,20}markdown", text, re.IGNORECASE) is not None

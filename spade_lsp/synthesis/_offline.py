@@ -460,7 +460,7 @@ class OfflineSynthesizer:
                     str(v).strip("{}") for v in (draft.check["min"], draft.check["max"]) if isinstance(v, str)
                 }
                 yield draft
-            for draft in [*_formats(text), *_value_set(text, context.text)]:
+            for draft in [*_formats(text), *_value_set(text, context.text), *_label_only(text, context.text)]:
                 if draft.check and draft.check.get("family") == "count" and draft.check["unit"] in counted_units:
                     continue  # "a list of exactly three bullet points": the count says more than "uses bullets"
                 found_specific = True
@@ -1163,6 +1163,29 @@ _ONE_OF: Final = re.compile(
     r"\s+be\s+(?:one\s+of|either)\b\s*:?\s*(?P<values>.+)$",
     re.IGNORECASE,
 )
+
+
+#: "Answer with the label only", "reply with only the category": the whole answer is one of the prompt's labels.
+_ONLY_THE_LABEL: Final = re.compile(
+    r"\b(?:answer|respond|reply|output|return)\s+(?:with\s+)?(?:only\s+the\s+(?:label|category|class)\b|the\s+"
+    r"(?:label|category|class)(?:\s+name)?\s+only\b)",
+    re.IGNORECASE,
+)
+#: The labels a prompt lists: "into one of these labels: crash, ui, performance, data-loss, other".
+_LISTED_LABELS: Final = re.compile(
+    r"\bone\s+of\s+(?:these|the\s+following)\s+(?:labels|categories|classes)\s*:\s*([^.\n]+)", re.IGNORECASE
+)
+
+
+def _label_only(text: str, prompt: str) -> Iterator[_Draft]:
+    """``Answer with the label only`` where the prompt lists its labels: the answer is one of them (any case)."""
+    listed = _LISTED_LABELS.search(prompt)
+    if not _ONLY_THE_LABEL.search(text) or listed is None:
+        return
+    labels = [label.strip(" \"'“”`") for label in re.split(r",\s*(?:or\s+)?|\s+or\s+", listed.group(1))]
+    labels = [label for label in labels if label]
+    if len(labels) >= 2:
+        yield library.label_draft(labels)
 
 
 def _value_set(text: str, prompt: str) -> Iterator[_Draft]:

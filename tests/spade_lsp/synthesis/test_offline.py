@@ -949,3 +949,18 @@ def test_a_json_keys_value_from_a_listed_set() -> None:
 def test_a_listed_set_for_the_objects_of_an_array_is_left_to_a_model() -> None:
     prompt = 'Respond with a JSON array of objects with the keys "id" and "label". Label must be one of "a" or "b".'
     assert "value_set" not in families(synthesize('Label must be one of "a" or "b".', prompt=prompt))
+
+
+def test_an_answer_that_is_the_label_only_is_one_of_the_listed_labels() -> None:
+    prompt = (
+        "Classify the bug report into one of these labels: crash, ui, performance, data-loss, other.\n\n"
+        "Report: {report}\n\nAnswer with the label only, in lowercase, with no punctuation."
+    )
+    label = by_check(
+        synthesize("Answer with the label only, in lowercase, with no punctuation.", prompt=prompt), family="label"
+    )
+    assert run(label, "data-loss\n")
+    assert not run(label, "performance.")
+    assert not run(label, "The label is: other")
+    listing = "Classify the bug report into one of these labels: crash, ui, performance, data-loss, other."
+    assert "label" not in families(synthesize(listing, prompt=prompt))  # the labels alone ask for no bare answer
