@@ -749,6 +749,9 @@ _STRUCTURAL: Final = (
 )
 
 
+#: Verbs for what a response opens and what it closes with ("begin your answer with", "finish with").
+_OPENING: Final = "start|begin|open"
+_CLOSING: Final = "end|finish|close|conclude"
 #: Not the "no" of "yes/no questions" or "yes or no questions", a kind of question rather than none of them.
 _NOT_YES_NO: Final = r"(?<!yes/)(?<!yes-)(?<!yes or )"
 
@@ -822,11 +825,12 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             unit = _UNITS[groups[-1]]
             if _UNCOUNTED.match(lowered, match.end()):
                 continue  # "no more than two sentences, not counting the citation": a count of something unsaid
-            if _AT_AN_EDGE.search(_CLAUSE_BREAK.split(lowered[: match.start()])[-1]):
+            clause = _CLAUSE_BREAK.split(lowered[: match.start()])[-1]  # the words before the count, in its clause
+            if _AT_AN_EDGE.search(clause):
                 continue  # "finish with two review questions": what the end holds, not what the whole response does
             if unit == "list_items" and (kind == "none" or (kind == "exact" and vocabulary.bound(groups[0]) == 0)):
                 continue  # "ask no questions", "give no examples": content to leave out, not a list to leave out
-            if unit == "list_items" and _MENTIONED.search(_CLAUSE_BREAK.split(lowered[: match.start()])[-1]):
+            if unit == "list_items" and _MENTIONED.search(clause):
                 continue  # "highlight at least three features": in prose as well as in a list
             low: int | str | None
             high: int | str | None
@@ -948,9 +952,7 @@ def _per(after: str) -> tuple[str, str] | None:
 
 
 #: A count of what the response starts or ends with ("finish with two review questions").
-_AT_AN_EDGE: Final = re.compile(
-    r"\b(?:start|begin|open|end|finish|close|conclude|wrap up)s?\s+(?:\w+\s+){0,2}?with\s+$"
-)
+_AT_AN_EDGE: Final = re.compile(rf"\b(?:{_OPENING}|{_CLOSING}|wrap up)s?\s+(?:\w+\s+){{0,2}}?with\s+$")
 #: What a count leaves out, right after it: the parts counted are not ones a check can tell apart.
 _UNCOUNTED: Final = re.compile(
     r"\s*[,(]?\s*(?:not counting|without counting|excluding|except(?: for)?|apart from|besides|not including)\b"
@@ -1100,8 +1102,8 @@ def _formats(text: str) -> Iterator[_Draft]:
     if re.search(r"\b(?:sections?|headings?|headers?)\b[^.*]{0,30}:?\s*\*\*", text, re.IGNORECASE):
         titles += [title.strip(" :") for title in re.findall(r"\*\*([^*\n]{1,40})\*\*", text) if title not in titles]
     quoted = [phrase for phrase in _quoted(text) if phrase.lstrip("# ") not in titles]  # a section's, not a phrase
-    start = re.search(r"\b(?:start|begin|open)s?\s+(?:\w+\s+){0,2}?with\b", lowered)  # "begin your answer with"
-    end = re.search(r"\b(?:end|finish|close|conclude)s?\s+(?:\w+\s+){0,2}?with\b", lowered)
+    start = re.search(rf"\b(?:{_OPENING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)  # "begin your answer with"
+    end = re.search(rf"\b(?:{_CLOSING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)
     if (start or end) and quoted and _scope(lowered) in _PARTS:
         # "The subject line must start with 'Follow-up:'": the part's edge, which the response's own need not be
         yield phrases_draft([quoted[0] if start else quoted[-1]], exclude=False)
