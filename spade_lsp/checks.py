@@ -544,8 +544,12 @@ def has_heading(text: str, title: str) -> bool:
 
 
 def section(text: str, title: str) -> str:
-    """The body of the first section whose title contains ``title`` (up to the next title), or the value of
-    that key in a JSON object response; "" if none."""
+    """The body of the section titled ``title`` (up to the next title of its rank or above), or the value of that
+    key in a JSON object response; "" if none.
+
+    A title that is ``title`` exactly wins over one that only contains it ("# Negotiation Strategy" over "#
+    Negotiation Strategy Report"). Titles rank as markdown headings by their level, then whole-line bold text,
+    then ``Label:`` lines, so a "## Tactics" or "**Parties:**" under "# Negotiation Strategy" is part of it."""
     wanted = _normal(title)
     value = json_value(text)
     if isinstance(value, dict):  # in a JSON response the sections are its keys; a list reads as bullets
@@ -556,26 +560,33 @@ def section(text: str, title: str) -> str:
                 return item if isinstance(item, str) else json.dumps(item)
         return ""
     lines = text.splitlines()
-    body: list[str] | None = None
-    for line in lines:
-        title_here = _line_title(line)
-        if title_here is not None:
-            if body is not None:
-                break
-            if re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", title_here):
-                inline = _LABEL_VALUE.match(line)  # "Title: Ten Ways to Sleep": the section starts on its line
-                body = [inline.group(1)] if inline else []
-            continue
-        if body is not None:
-            body.append(line)
-    return "\n".join(body or [])
+    titles = [(i, *found) for i, line in enumerate(lines) if (found := _line_title(line)) is not None]
+    contains = re.compile(rf"(?<!\w){re.escape(wanted)}(?!\w)")
+    start = next((t for t in titles if t[2] == wanted), None) or next(
+        (t for t in titles if contains.search(t[2])), None
+    )
+    if start is None:
+        return ""
+    index, rank, _ = start
+    end = next((i for i, r, _ in titles if i > index and r <= rank), len(lines))
+    inline = _LABEL_VALUE.match(lines[index])  # "Title: Ten Ways to Sleep": the section starts on its line
+    return "\n".join(([inline.group(1)] if inline else []) + lines[index + 1 : end])
 
 
-def _line_title(line: str) -> str | None:
-    for pattern, group in ((_HEADING, 2), (_BOLD_LINE, 1), (_LABEL_LINE, 1)):
+#: The rank of a whole-line bold title and of a ``Label:`` line, below every markdown heading level (1 to 6).
+_BOLD_RANK: Final = 7
+_LABEL_RANK: Final = 8
+
+
+def _line_title(line: str) -> tuple[int, str] | None:
+    """The line's rank (lower is higher) and normalised title, if the line is a title."""
+    heading = _HEADING.match(line)
+    if heading:
+        return len(heading.group(1)), _normal(heading.group(2))
+    for pattern, rank in ((_BOLD_LINE, _BOLD_RANK), (_LABEL_LINE, _LABEL_RANK)):
         match = pattern.match(line)
         if match:
-            return _normal(match.group(group))
+            return rank, _normal(match.group(1))
     return None
 
 

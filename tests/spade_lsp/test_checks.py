@@ -332,6 +332,22 @@ def test_a_labelled_line_starts_its_section_on_that_line() -> None:
     assert checks.section("## Summary\nbody line\n## Next\nx", "summary") == "body line"
 
 
+def test_a_section_holds_the_titles_ranked_below_its_own() -> None:
+    """A report's "# Negotiation Strategy" with "## Tactics" or "**Parties:**" under it is one section, up to the
+    next title of its rank; a title that is the one asked for wins over one that only contains it."""
+    report = (
+        "# Negotiation Strategy Report\nintro\n# Negotiation Strategy\n## Tactics\n- anchor high\n"
+        "**Parties:**\n- us\nNote: keep it short\n# Market Insights\nprices rise"
+    )
+    assert checks.section(report, "negotiation strategy") == (
+        "## Tactics\n- anchor high\n**Parties:**\n- us\nNote: keep it short"
+    )
+    assert checks.section(report, "tactics") == "- anchor high\n**Parties:**\n- us\nNote: keep it short"
+    assert checks.section(report, "market insights") == "prices rise"
+    assert checks.section("**Impact**\nslow pages\n**Fix**\ncache", "impact") == "slow pages"
+    assert checks.section("## Risks\nnone", "opportunities") == ""
+
+
 @pytest.mark.parametrize(
     ("text", "ends"),
     [
