@@ -481,6 +481,11 @@ def _source_text(example: Mapping[str, Any], prompt: Any) -> str:
     return "\n".join([*values, prompt if isinstance(prompt, str) else ""]).strip()
 
 
+#: Digits inside a term of the source ("q8h", "x2", "COVID-19"): a number the source gives, which a response may
+#: write out on its own ("every 8 hours"); the response's own numbers are read strictly (:data:`_NUMBER`).
+_DIGITS_IN_A_TERM: Final = re.compile(r"(?<=[^\W\d_])\d+|\d+(?=[^\W\d_])")
+
+
 def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "", inputs: Iterable[str] = ()) -> bool:
     """Whether every number the response writes in digits is one its source gives: the example's inputs and the
     rendered prompt, where a number may also be written as a word ("three", "fourth"). A rounding of a source
@@ -494,9 +499,11 @@ def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "",
     source = _source_text(example, prompt)
     if not source:
         raise NotApplicable("the example has no inputs or prompt to read its numbers from")
-    given = numbers(source) | {
-        Decimal(_NUMBER_WORDS[word]) for word in _WORD.findall(source.lower()) if word in _NUMBER_WORDS
-    }
+    given = (
+        numbers(source)
+        | {Decimal(_NUMBER_WORDS[word]) for word in _WORD.findall(source.lower()) if word in _NUMBER_WORDS}
+        | {Decimal(digits) for digits in _DIGITS_IN_A_TERM.findall(source)}  # "q8h" is "every 8 hours"
+    )
     rounded: dict[int, set[Decimal]] = {}  # the source's numbers at each precision the response writes
     for stated in numbers(_FENCE.sub(" ", response)):
         decimals = max(0, -int(stated.as_tuple().exponent))
@@ -538,9 +545,12 @@ def headings(text: str) -> list[str]:
 
 
 def has_heading(text: str, title: str) -> bool:
-    """Whether some section title contains ``title``'s words in order (case and punctuation ignored)."""
+    """Whether some section title contains ``title``'s words in order (case and punctuation ignored), or a line
+    of its own is the title itself ("When to call the doctor", unmarked, over the warning signs)."""
     wanted = _normal(title)
-    return any(re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", found) for found in headings(text))
+    return any(re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", found) for found in headings(text)) or any(
+        _normal(line) == wanted for line in text.splitlines()
+    )
 
 
 def section(text: str, title: str) -> str:
@@ -562,8 +572,13 @@ def section(text: str, title: str) -> str:
     lines = text.splitlines()
     titles = [(i, *found) for i, line in enumerate(lines) if (found := _line_title(line)) is not None]
     contains = re.compile(rf"(?<!\w){re.escape(wanted)}(?!\w)")
-    start = next((t for t in titles if t[2] == wanted), None) or next(
-        (t for t in titles if contains.search(t[2])), None
+    plain = (  # a line of its own that is the title itself, unmarked: it runs to the next title of any rank
+        (i, _PLAIN_RANK, wanted) for i, line in enumerate(lines) if wanted and _normal(line) == wanted
+    )
+    start = (
+        next((t for t in titles if t[2] == wanted), None)
+        or next((t for t in titles if contains.search(t[2])), None)
+        or next(plain, None)
     )
     if start is None:
         return ""
@@ -576,6 +591,7 @@ def section(text: str, title: str) -> str:
 #: The rank of a whole-line bold title and of a ``Label:`` line, below every markdown heading level (1 to 6).
 _BOLD_RANK: Final = 7
 _LABEL_RANK: Final = 8
+_PLAIN_RANK: Final = 9
 
 
 def _line_title(line: str) -> tuple[int, str] | None:

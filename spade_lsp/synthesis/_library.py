@@ -366,7 +366,10 @@ _INVENTED = (
     r"(?:\s+(?:any\s+|the\s+|new\s+)?(?:facts?|figures?|numbers?|data|statistics?|stats|details?|information"
     r"|things?|anything|values?|amounts?|prices?|dates?|quotes?|sources?)\b|(?=\s*(?:[.,;:!)]|$)))"
 )
-_SOURCE = r"(?:(?:\w+\s+){0,3}?(?:text|transcript|source|document|article|input|context|data|call|report|passage)s?)"
+_SOURCE = (
+    r"(?:(?:\w+\s+){0,3}?(?:text|transcript|source|document|article|input|context|data|call|report|passage|note"
+    r"|record|excerpt|clause|email|message)s?)"
+)
 SOURCED_CUE: Final = re.compile(
     r"\b(?:refrain\s+from|avoid|no|not|don't|do\s+not|never|without)\s+(?:\w+\s+){0,2}?speculat\w*"
     rf"|\b(?:don't|do\s+not|never|no|avoid|without)\s+(?:\w+\s+){{0,2}}?{_INVENTED}"
@@ -382,7 +385,13 @@ SOURCED_CUE: Final = re.compile(
     # "keep all dates and amounts unchanged": every figure the answer writes is one the input gave
     r"|\b(?:keep|preserve|leave|retain)\b[^.]{0,40}?\b(?:dates?|numbers?|amounts?|figures?"
     r"|prices?|times?)(?:\s*(?:,|and|or)\s*(?:all\s+)?(?:the\s+)?(?:dates?|numbers?|amounts?|figures?|prices?"
-    r"|times?))*\s+(?:unchanged|intact|as\s+they\s+are|the\s+same|exactly\s+as)",
+    r"|times?))*\s+(?:unchanged|intact|as\s+they\s+are|the\s+same|exactly\s+as)"
+    # "never add medicines that are not in the note": nothing the source does not hold
+    rf"|\b(?:add|invent|introduce|include)\b[^.]{{0,60}}?\b(?:that|which)\s+(?:are|is|were|was)(?:n't|\s+not)\s+"
+    rf"(?:\w+\s+)?(?:in|from)\s+(?:the|your)\s+{_SOURCE}"
+    # "never change a medicine name, dose or schedule": the figures stay the source's
+    r"|\b(?:never|don't|do\s+not|must\s+not|without)\s+(?:chang|alter|modif|round)\w*\b[^.]{0,40}?\b(?:doses?"
+    r"|dosages?|numbers?|amounts?|figures?|prices?|dates?|quantit(?:y|ies))\b",
     re.IGNORECASE,
 )
 #: What the response says when it invites the reader to get in touch, and when it asks the reader to act.

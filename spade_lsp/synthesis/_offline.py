@@ -142,8 +142,9 @@ _INCLUDE_CUE = re.compile(
     r"referenc(?:e|es|ed|ing)|must have|always)\b",
     re.IGNORECASE,
 )
-_EXCLUDE_CUE = re.compile(
-    r"\b(?:never|don't|do not|does not|doesn't|avoid(?:ing)?|without|refrain from|exclude|must not|mustn't|"
+_EXCLUDE_CUE = re.compile(  # and a constraint written as a fragment: "No exclamation marks"
+    r"^no\s+(?!(?:more|fewer|less|longer|later|need|matter|one|sooner)\b)(?=[a-z])"
+    r"|\b(?:never|don't|do not|does not|doesn't|avoid(?:ing)?|without|refrain from|exclude|must not|mustn't|"
     r"shouldn't|should not|cannot|can't|not include|not mention|not use|not add|not give|not say|not make)\b",
     re.IGNORECASE,
 )
@@ -269,7 +270,8 @@ _PARENTHESIS: Final = re.compile(r"\([^()]*\)")
 #: A section named by a quoted title: 'a "## Steps" section', 'a heading called "Next steps"'.
 _TITLED_SECTION: Final = re.compile(
     r"[\"“]#*\s*([^\"”\n]{1,40}?)[\"”]\s+(?:section|heading|header)\b"
-    r"|\b(?:section|heading|header)\s+(?:called|named|titled|entitled)\s+[\"“]#*\s*([^\"”\n]{1,40}?)[\"”]",
+    r"|\b(?:section|heading|header)\s+(?:called|named|titled|entitled)\s+[\"“]#*\s*([^\"”\n]{1,40}?)[\"”]"
+    r"|\b(?:section|heading|header)\s+(?:called|named|titled|entitled)\s+['‘]#*\s*([^'’\n]{1,40}?)['’](?!\w)",
     re.IGNORECASE,
 )
 #: JSON keys listed without quotes: "with the keys title, summary and tags", "fields: id, name".
@@ -791,6 +793,8 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
             rf"\b(?:{_BAN_VERBS})\s+(?:use|include|add|using|including|adding)?\s*(?:any\s+|all\s+)?"
             rf"({_STRUCTURAL})\b",
         ),
+        # "List exactly three topics": the things listed are a list's items, whatever they are called
+        ("listed", rf"\blist\s+(?:the\s+)?(?:(?:exactly|only|precisely)\s+)?({number})\s+(?!(?:{units})\b)([a-z]+s)\b"),
         # not \b: a placeholder count ("in {n} bullet points") starts with a brace
         ("exact", rf"(?<![\w-]){_NOT_YES_NO}(?:exactly\s+|only\s+|precisely\s+)?({number}){qualifier}\s+({units})\b"),
     ]
@@ -822,7 +826,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             counted = lowered[match.end(len(groups) - 1) : match.end()].strip()  # "key points", "short tips"
             if kind == "unit_first":
                 kind, groups, counted = "at_most", groups[::-1], groups[0]
-            unit = _UNITS[groups[-1]]
+            if kind == "listed":
+                kind, counted = "exact", groups[-1]
+            unit = _UNITS.get(groups[-1], "list_items")
             if _UNCOUNTED.match(lowered, match.end()):
                 continue  # "no more than two sentences, not counting the citation": a count of something unsaid
             clause = _CLAUSE_BREAK.split(lowered[: match.start()])[-1]  # the words before the count, in its clause
@@ -1026,7 +1032,11 @@ def _each_before(before: str) -> tuple[str, str] | None:
 
 
 def _scope(lowered: str) -> str | None:
-    """``The summary shouldn't be longer than ...``: a count that may apply to one section only."""
+    """``The summary shouldn't be longer than ...``, or an answer format's ``TITLE: <episode title, at most 8
+    words>``: a count that may apply to one section only."""
+    template = re.match(r"^([a-z][a-z\- ]{1,30}?)\s*:\s*[<\[]", lowered)
+    if template:
+        return template.group(1).strip()
     match = re.match(
         r"^(?:(?:the|your|each|every)\s+|[\"“'`])([a-z][a-z\- ]{1,30}?)[\"”'`]?\s+(?:section\s+)?(?:should|must|shall|"
         r"needs?|has to|can|cannot|can't|may|is|are|will|shouldn't|mustn't|won't)(?!\w)",
@@ -1044,8 +1054,9 @@ def _formats(text: str) -> Iterator[_Draft]:
     lowered = text.lower()
     if re.search(r"\bjson\b", lowered):
         listed_at = re.search(r"\b(?:list|array)\b", lowered)
-        object_at = re.search(r"\bobject\b", lowered)
-        # "a JSON array of objects" is a list; "an object whose key "days" is a list" is an object
+        # "an object whose key "days" is a list", "JSON with a "reasons" key holding a list": an object
+        object_at = re.search(r"\b(?:object|keys?|fields?|propert(?:y|ies))\b", lowered)
+        # "a JSON array of objects" is a list
         if listed_at and (object_at is None or listed_at.start() < object_at.start()):
             yield _Draft(
                 "json_list",
@@ -1170,12 +1181,15 @@ _ONE_OF: Final = re.compile(
 #: "Answer with the label only", "reply with only the category": the whole answer is one of the prompt's labels.
 _ONLY_THE_LABEL: Final = re.compile(
     r"\b(?:answer|respond|reply|output|return)\s+(?:with\s+)?(?:only\s+the\s+(?:label|category|class)\b|the\s+"
-    r"(?:label|category|class)(?:\s+name)?\s+only\b)",
+    r"(?:label|category|class)(?:\s+name|\s+word)?\s+only\b)",
     re.IGNORECASE,
 )
 #: The labels a prompt lists: "into one of these labels: crash, ui, performance, data-loss, other".
 _LISTED_LABELS: Final = re.compile(
-    r"\bone\s+of\s+(?:these|the\s+following)\s+(?:labels|categories|classes)\s*:\s*([^.\n]+)", re.IGNORECASE
+    r"\bone\s+of\s+(?:these|the\s+following)\s+(?:labels|categories|classes)\s*:\s*([^.\n]+)"
+    # "One of AUTO, PROPERTY, HEALTH or OTHER (use OTHER if none fits)": a bare list of at least three
+    r"|\bone\s+of\s*:?\s+((?:[\"'“]?[\w-]+[\"'”]?\s*,\s*){2,}(?:or\s+)?[\"'“]?[\w-]+[\"'”]?)(?=\s*[.(\n]|$)",
+    re.IGNORECASE,
 )
 
 
@@ -1184,7 +1198,8 @@ def _label_only(text: str, prompt: str) -> Iterator[_Draft]:
     listed = _LISTED_LABELS.search(prompt)
     if not _ONLY_THE_LABEL.search(text) or listed is None:
         return
-    labels = [label.strip(" \"'“”`") for label in re.split(r",\s*(?:or\s+)?|\s+or\s+", listed.group(1))]
+    found = listed.group(1) or listed.group(2)
+    labels = [label.strip(" \"'“”`") for label in re.split(r",\s*(?:or\s+)?|\s+or\s+", found)]
     labels = [label for label in labels if label]
     if len(labels) >= 2:
         yield library.label_draft(labels)
@@ -1276,6 +1291,8 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     named = [
         phrase for phrase in _named_phrases(_QUOTED.sub(" , ", scope), banned=exclude) if phrase not in lowered_quotes
     ]
+    if exclude and library.SOURCED_CUE.search(scope):
+        named = []  # "never add medicines that are not in the note": what the source lacks, not these words
     instances = _instances(scope) if exclude and not quoted else []
     if instances:  # "avoid competitors such as Acme or Globex": the names are what must not appear
         named = instances
@@ -1293,14 +1310,27 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         yield mentions_draft(field, exclude=True)
 
 
+#: A term written as an abbreviation or a code ("b.i.d.", "q6h"): a literal, as a name is.
+_ABBREVIATION: Final = re.compile(r"(?:[a-z]\.){2,}|[a-z]+\d[a-z\d]*")
+
+
 def _instances(text: str) -> list[str]:
     """The names a kind is illustrated with: "competitors such as Acme, Globex or Initech" -> the three names
-    (capitalised, as names are; "topics like politics" names a topic, which the phrase check reads already)."""
-    match = re.search(r"\b(?:such as|like|e\.g\.,?|for example,?|including)\s+([^.;:()]+)", text, re.IGNORECASE)
+    (capitalised, as names are, or abbreviations: "shorthand such as PO, b.i.d. or q6h"; "topics like politics"
+    names a topic, which the phrase check reads already)."""
+    match = re.search(  # a period inside or right after an abbreviation ("b.i.d., t.i.d.") ends nothing
+        r"\b(?:such as|like|e\.g\.,?|for example,?|including)\s+((?:[^.;:()]|\.(?=\w|,|\s+(?:or|and)\b))+)",
+        text,
+        re.IGNORECASE,
+    )
     if match is None:
         return []
     parts = [part.strip(" '\"") for part in re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", match.group(1))]
-    names = [part for part in parts if part and part[0].isupper() and len(part.split()) <= 4]
+    names = [
+        part
+        for part in parts
+        if part and (part[0].isupper() or _ABBREVIATION.fullmatch(part)) and len(part.split()) <= 4
+    ]
     return names if names and len(names) == len([part for part in parts if part]) else []
 
 

@@ -210,6 +210,14 @@ def test_sourced_numbers_reads_the_rendered_prompt_and_needs_some_source() -> No
         checks.sourced_numbers("We sold 42 units.", {"title": "Q3"}, "Report: {report}", inputs=["report"])
 
 
+def test_sourced_numbers_reads_a_number_inside_a_source_term() -> None:
+    """ "q8h" gives 8, which a response writes out ("every 8 hours"); the response's own terms stay names."""
+    note = {"note": "Ibuprofen 400 mg PO q8h PRN. No lifting > 10 lb x 2 wks."}
+    assert checks.sourced_numbers("Take 400 mg every 8 hours. Lift nothing over 10 pounds for 2 weeks.", note)
+    assert not checks.sourced_numbers("Take 400 mg every 6 hours.", note)
+    assert checks.sourced_numbers("Take it with 5G on.", {"note": "nothing"})  # "5G" in a response is a name
+
+
 def test_links_are_web_addresses_bare_or_in_markdown() -> None:
     text = "See https://example.com/a?b=1, [docs](http://x.io/d) and www.acme.org. Email me at a@b.co."
     assert checks.count(text, "links") == 3
@@ -346,6 +354,17 @@ def test_a_section_holds_the_titles_ranked_below_its_own() -> None:
     assert checks.section(report, "market insights") == "prices rise"
     assert checks.section("**Impact**\nslow pages\n**Fix**\ncache", "impact") == "slow pages"
     assert checks.section("## Risks\nnone", "opportunities") == ""
+
+
+def test_a_line_that_is_the_title_itself_is_its_section() -> None:
+    """'Include a section titled "When to call the doctor"' is met by that line alone over the warning signs;
+    a sentence that only contains the words is no title."""
+    note = "Your medicines:\n- Amoxicillin 500 mg\n\nWhen to call the doctor\n- Chest pain\n- Fever over 39 C"
+    assert checks.has_heading(note, "When to call the doctor")
+    assert checks.section(note, "when to call the doctor") == "- Chest pain\n- Fever over 39 C"
+    prose = "Rest at home. Know when to call the doctor if the pain gets worse."
+    assert not checks.has_heading(prose, "When to call the doctor")
+    assert checks.section(prose, "when to call the doctor") == ""
 
 
 @pytest.mark.parametrize(

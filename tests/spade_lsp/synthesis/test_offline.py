@@ -964,3 +964,86 @@ def test_an_answer_that_is_the_label_only_is_one_of_the_listed_labels() -> None:
     assert not run(label, "The label is: other")
     listing = "Classify the bug report into one of these labels: crash, ui, performance, data-loss, other."
     assert "label" not in families(synthesize(listing, prompt=prompt))  # the labels alone ask for no bare answer
+
+
+def test_a_bare_list_of_labels_and_the_category_word_only() -> None:
+    prompt = (
+        "Category for this insurance claim? One of AUTO, PROPERTY, HEALTH, LIABILITY, OTHER (use OTHER if none "
+        "fits). Answer with the category word only.\n\n{claim}"
+    )
+    label = by_check(synthesize("Answer with the category word only.", prompt=prompt), family="label")
+    assert label.check is not None and label.check["labels"] == ["AUTO", "PROPERTY", "HEALTH", "LIABILITY", "OTHER"]
+    assert run(label, "LIABILITY")
+    assert not run(label, "THEFT")
+    assert not run(label, "This claim falls under LIABILITY.")
+
+
+def test_a_limit_inside_an_answer_format_line_counts_in_its_section() -> None:
+    prompt = "Respond in exactly this format:\n\nTITLE: <episode title, at most 8 words>\nSUMMARY: <2 or 3 sentences>"
+    title = by_check(synthesize("TITLE: <episode title, at most 8 words>", prompt=prompt), unit="words", max=8)
+    assert title.check is not None and title.check.get("section") == "title"
+    assert run(title, "TITLE: Four Habits for Better Sleep\nSUMMARY: " + "A long summary sentence. " * 5)
+    assert not run(title, "TITLE: " + "word " * 9 + "\nSUMMARY: Short.")
+
+
+def test_listing_a_number_of_things_counts_a_list_s_items() -> None:
+    prompt = (
+        "Respond in exactly this format:\nTOPICS:\n- <topic>\n- <topic>\nGUEST: <name>\n\nList exactly three topics."
+    )
+    topics = by_check(synthesize("List exactly three topics.", prompt=prompt), unit="list_items", min=3, max=3)
+    assert topics.check is not None and topics.check.get("section") == "topics"
+    assert run(topics, "TOPICS:\n- a\n- b\n- c\nGUEST: Leo Hart")
+    assert not run(topics, "TOPICS:\n- a\n- b\n- c\n- d\nGUEST: Leo Hart")
+
+
+@pytest.mark.parametrize("sentence", ["No exclamation marks", "- No exclamation marks."])
+def test_a_constraint_written_as_a_fragment_bans_what_it_names(sentence: str) -> None:
+    ban = by_check(synthesize(sentence, EXCLUSION), family="excludes")
+    assert run(ban, "We are sorry for the delay.")
+    assert not run(ban, "We are so sorry!")
+    assert "excludes" not in families(synthesize("No more than 3 bullets.", COUNT))
+
+
+def test_a_json_key_holding_a_list_is_an_object() -> None:
+    candidates = synthesize('Return JSON with a "reasons" key holding a list of labels from the allowed list.')
+    assert "json_list" not in families(candidates)
+    assert run(by_check(candidates, family="json"), '{"reasons": ["price"]}')
+
+
+def test_a_section_titled_in_single_quotes_is_a_section_to_have() -> None:
+    sentence = "You MUST include a section titled 'When to call the doctor' that lists the warning signs."
+    section = by_check(synthesize(sentence), family="headings")
+    assert run(section, "Your medicines:\n- Ibuprofen 400 mg\n\nWhen to call the doctor\n- Chest pain")
+    assert not run(section, "Your medicines:\n- Ibuprofen 400 mg")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "NEVER add medicines, tests or advice that are not in the note.",
+        "NEVER change a medicine name, dose or schedule.",
+    ],
+)
+def test_adding_nothing_the_source_lacks_is_the_sources_figures_not_a_ban(sentence: str) -> None:
+    candidates = synthesize(sentence, EXCLUSION)
+    assert "excludes" not in families(candidates)  # "medicines" and "tests" are what it may say, from the note
+    sourced = by_check(candidates, family="sourced_numbers")
+    note = {"note": "Colchicine 0.6 mg PO b.i.d."}
+    assert run(sourced, "Take 0.6 mg of colchicine twice a day.", note)
+    assert not run(sourced, "Take 1.2 mg of colchicine twice a day.", note)
+
+
+def test_abbreviations_given_as_examples_of_a_banned_kind_are_banned() -> None:
+    sentence = (
+        "NEVER copy medical shorthand from the note such as PO, b.i.d., t.i.d., q6h or PRN; say it in plain words."
+    )
+    ban = by_check(synthesize(sentence, EXCLUSION), family="excludes")
+    assert ban.check is not None and [p.lower() for p in ban.check["phrases"]] == [
+        "po",
+        "b.i.d.",
+        "t.i.d.",
+        "q6h",
+        "prn",
+    ]
+    assert run(ban, "Take it by mouth twice a day.")
+    assert not run(ban, "Take it PO b.i.d.")
