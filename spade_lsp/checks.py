@@ -43,6 +43,7 @@ __all__ = [
     "is_markdown",
     "json_has_keys",
     "json_value",
+    "json_value_in",
     "language",
     "language_code",
     "letter_case",
@@ -60,6 +61,7 @@ __all__ = [
     "starts_with_title",
     "title_case",
     "value",
+    "verbatim",
 ]
 
 _WORD = re.compile(r"[^\W_]+(?:['’\-][^\W_]+)*")
@@ -521,6 +523,20 @@ def _strip_fences(text: str) -> str:
     return match.group(1).strip() if match else stripped
 
 
+_CURLY_QUOTES: Final = str.maketrans({"“": '"', "”": '"', "‘": "'", "’": "'"})
+
+
+def _plain(text: str) -> str:
+    return " ".join(str(text).translate(_CURLY_QUOTES).lower().split())
+
+
+def verbatim(text: Any, source: Any) -> bool:
+    """Whether ``text`` is copied word for word from ``source``: present in it whole, case, spacing, curly quotes
+    and the quotation marks around it aside. An empty text copies nothing and fails."""
+    copied = _plain(text).strip(" \"'")
+    return bool(copied) and copied in _plain(source)
+
+
 def json_value(text: str) -> Any:
     """The JSON value the response holds (a surrounding code fence allowed), or ``None`` when it holds none.
 
@@ -646,6 +662,21 @@ def title_case(text: str, lines: int | None = None) -> bool:
                 continue
             return False
     return bool(titles)
+
+
+def json_value_in(text: str, key: str, allowed: Iterable[str]) -> bool:
+    """Whether the JSON object's ``key`` holds one of ``allowed`` (any case), or a non-empty list of them only."""
+    value = json_value(text)
+    wanted = _normal(key)
+    held: Any = (
+        next((item for name, item in value.items() if _normal(str(name)) == wanted), "")
+        if isinstance(value, dict)
+        else section(text, key)  # "Priority: high" written as a labelled line
+    )
+    choices = {_plain(choice) for choice in allowed}
+    if isinstance(held, list):
+        return bool(held) and all(_plain(item) in choices for item in held)
+    return _plain(held) in choices
 
 
 def json_has_keys(text: str, keys: Iterable[str]) -> bool:

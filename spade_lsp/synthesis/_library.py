@@ -250,13 +250,24 @@ def json_draft(keys: list[str], *, object_only: bool = False) -> Draft:
 
 
 def value_set_draft(key: str, values: list[str]) -> Draft:
-    """The JSON object's ``key`` holds one of ``values`` (any case)."""
+    """The JSON object's ``key`` holds one of ``values`` (any case), or a list of them only."""
     return Draft(
         f"{key}_is_one_of_" + "_".join(values),
         PRESENTATION_FORMAT,
         f"The JSON key {key} holds one of: {', '.join(values)}.",
-        f"str(checks.section(response, {literal(key)})).strip().lower() in {literal([v.lower() for v in values])}",
+        f"checks.json_value_in(response, {literal(key)}, {literal(values)})",
         {"family": "value_set", "key": key, "values": values},
+    )
+
+
+def verbatim_draft(key: str, field: str) -> Draft:
+    """The JSON object's ``key`` holds a passage copied word for word from the input ``field``."""
+    return Draft(
+        f"{key}_copied_from_{field}",
+        DATA_PLACEHOLDERS,
+        f"The JSON key {key} is copied word for word from the input `{field}`.",
+        f"checks.verbatim(checks.section(response, {literal(key)}), checks.value(example, {literal(field)}))",
+        {"family": "verbatim", "key": key, "field": field},
     )
 
 

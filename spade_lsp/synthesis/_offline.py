@@ -374,7 +374,7 @@ class _Vocabulary:
         """The input a phrase is the prompt's name for: "the target keyword [keyword]", "the customer's name,
         {customer_name}" (a bracketed name counts though it is no placeholder: SPADE's prompts write inputs so)."""
         token = r"\{\{?\s*([A-Za-z_]\w*)\s*\}?\}|\[([A-Za-z_]\w*)\]"
-        match = re.search(rf"\b{re.escape(phrase)}\s*,?\s*(?:{token})", self.prompt, re.IGNORECASE)
+        match = re.search(rf"\b{re.escape(phrase)}\s*[,:]?\s*(?:{token})", self.prompt, re.IGNORECASE)
         return (match.group(1) or match.group(2)) if match else None
 
     def field_of(self, token: str) -> str | None:
@@ -462,7 +462,8 @@ class OfflineSynthesizer:
                     str(v).strip("{}") for v in (draft.check["min"], draft.check["max"]) if isinstance(v, str)
                 }
                 yield draft
-            for draft in [*_formats(text), *_value_set(text, context.text), *_label_only(text, context.text)]:
+            formats = [*_formats(text), *_value_set(text, context.text), *_label_only(text, context.text)]
+            for draft in [*formats, *_copied(text, context.text, vocabulary)]:
                 if draft.check and draft.check.get("family") == "count" and draft.check["unit"] in counted_units:
                     continue  # "a list of exactly three bullet points": the count says more than "uses bullets"
                 found_specific = True
@@ -1205,9 +1206,29 @@ def _label_only(text: str, prompt: str) -> Iterator[_Draft]:
         yield library.label_draft(labels)
 
 
+#: '"reasons" (a list of 1 to 3 labels from the allowed list)': a key whose values come from a set the prompt lists.
+_FROM_THE_LIST: Final = re.compile(
+    r"[\"“'`](?P<key>[A-Za-z_][\w-]{0,30})[\"”'`]\s*(?:\(|:|-|—)\s*(?:an?\s+)?(?:list|array)\s+of\s+(?:[\w-]+\s+){0,4}?"
+    r"(?:labels|values|categories|tags|codes)\s+from\s+the\s+(?:allowed|listed|given|above)\b",
+    re.IGNORECASE,
+)
+#: The set such a key draws from: "Allowed reason labels: price, missing_feature, bugs, other."
+_ALLOWED: Final = re.compile(
+    r"^\s*(?:allowed|valid|possible|permitted)\s+(?:[\w-]+\s+){0,2}?(?:labels|values|categories|tags|codes)\s*:"
+    r"\s*([^\n]+?)\.?\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
 def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
     """``Priority must be one of "low", "medium" or "high"`` in a prompt that asks for a JSON object with the key
-    "priority": that key's value is one of them (a key of objects in an array is left to a model)."""
+    "priority": that key's value is one of them (a key of objects in an array is left to a model). A key holding
+    "a list of labels from the allowed list" holds only the labels the prompt's "Allowed labels:" line lists."""
+    listed, allowed = _FROM_THE_LIST.search(text), _ALLOWED.search(prompt)
+    if listed is not None and allowed is not None:
+        values = [value.strip(" \"'“”`") for value in re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+", allowed.group(1))]
+        if len([value for value in values if value]) >= 2:
+            yield library.value_set_draft(listed.group("key"), [value for value in values if value])
     match = _ONE_OF.search(text)
     if match is None or re.search(r"\bjson\s+(?:array|list)\b", prompt, re.IGNORECASE):
         return
@@ -1217,6 +1238,27 @@ def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
     values = _quoted(match.group("values"))
     if quoted is not None and len(values) >= 2:  # a key the prompt names, and a set to choose from
         yield library.value_set_draft(quoted.group(1), values)
+
+
+#: '"quote" (a phrase copied word for word from the survey answer ...)': a JSON key whose value the input holds.
+_COPIED: Final = re.compile(
+    r"[\"“'`](?P<key>[A-Za-z_][\w-]{0,30})[\"”'`]\s*(?:\(|:|-|—)\s*(?:an?\s+|the\s+)?(?:[\w-]+\s+){0,3}?"
+    r"(?:copied|quoted|taken|extracted)\s+(?:word[\s-]for[\s-]word|verbatim|exactly|as\s+written)\s+from\s+"
+    r"(?:the\s+|your\s+)?(?P<source>[A-Za-z][\w ]{0,40}?)(?=\s+(?:that|which|who|to)\b|\s*[),.;]|$)",
+    re.IGNORECASE,
+)
+
+
+def _copied(text: str, prompt: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """A key of the JSON the prompt asks for, copied word for word from an input the sentence names by the
+    prompt's words for it ("the survey answer" of "Survey answer: {answer}") or by its placeholder."""
+    if not re.search(r"\bjson\b", prompt, re.IGNORECASE):
+        return
+    for match in _COPIED.finditer(text):
+        source = match.group("source").strip()
+        field = vocabulary.field_of(source) or vocabulary.input_named(source)
+        if field is not None:
+            yield library.verbatim_draft(match.group("key"), field)
 
 
 def _structure_label(text: str) -> Iterator[_Draft]:

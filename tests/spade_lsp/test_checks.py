@@ -218,6 +218,24 @@ def test_sourced_numbers_reads_a_number_inside_a_source_term() -> None:
     assert checks.sourced_numbers("Take it with 5G on.", {"note": "nothing"})  # "5G" in a response is a name
 
 
+def test_verbatim_is_a_copy_of_the_source_whatever_the_case_spacing_or_quotes() -> None:
+    source = "Honestly, it got  too expensive for what we used."
+    assert checks.verbatim('"It got too Expensive"', source)
+    assert checks.verbatim("“too expensive for what we used.”", source)
+    assert not checks.verbatim("it was too expensive", source)
+    assert not checks.verbatim("", source)
+
+
+def test_json_value_in_reads_one_value_a_list_of_them_or_a_labelled_line() -> None:
+    allowed = ["low", "medium", "high"]
+    assert checks.json_value_in('{"Priority": "High"}', "priority", allowed)
+    assert checks.json_value_in('{"priority": ["low", "high"]}', "priority", allowed)
+    assert not checks.json_value_in('{"priority": ["low", "urgent"]}', "priority", allowed)
+    assert not checks.json_value_in('{"priority": []}', "priority", allowed)
+    assert not checks.json_value_in('{"severity": "low"}', "priority", allowed)
+    assert checks.json_value_in("Priority: medium", "priority", allowed)
+
+
 def test_links_are_web_addresses_bare_or_in_markdown() -> None:
     text = "See https://example.com/a?b=1, [docs](http://x.io/d) and www.acme.org. Email me at a@b.co."
     assert checks.count(text, "links") == 3

@@ -1047,3 +1047,22 @@ def test_abbreviations_given_as_examples_of_a_banned_kind_are_banned() -> None:
     ]
     assert run(ban, "Take it by mouth twice a day.")
     assert not run(ban, "Take it PO b.i.d.")
+
+
+def test_a_json_key_copied_word_for_word_from_an_input_and_one_drawing_on_the_allowed_labels() -> None:
+    prompt = (
+        "Extract why the customer cancelled.\n\nAllowed reason labels: price, missing_feature, bugs, other.\n\n"
+        'Return a JSON object with two keys: "reasons" (a list of 1 to 3 labels from the allowed list) and "quote" '
+        "(a phrase copied word for word from the survey answer that supports the first reason).\n\n"
+        "Survey answer: {answer}"
+    )
+    sentence = prompt.split("\n\n")[2]
+    candidates = synthesize(sentence, prompt=prompt)
+    quote = by_check(candidates, family="verbatim", key="quote", field="answer")
+    answer = {"answer": "Honestly it got too expensive for what we used."}
+    assert run(quote, '{"reasons": ["price"], "quote": "too expensive"}', answer)
+    assert not run(quote, '{"reasons": ["price"], "quote": "the price was too high"}', answer)
+    reasons = by_check(candidates, family="value_set", key="reasons")
+    assert run(reasons, '{"reasons": ["price", "Bugs"], "quote": "x"}')
+    assert not run(reasons, '{"reasons": ["price", "boring_content"], "quote": "x"}')
+    assert not run(reasons, '{"reasons": [], "quote": "x"}')
