@@ -81,7 +81,11 @@ _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 #: stop), and marks that end one wherever they stand (the CJK ones, the Devanagari danda).
 _SPACED_ENDS: Final = ".!?؟۔"
 _CLOSED_ENDS: Final = "。！？।॥"
-_SENTENCE_END = re.compile(rf"[{_SPACED_ENDS}]+(?=\s|$)|[{_CLOSED_ENDS}]+")
+#: A period that ends an initial or a title before a name ("D. Okoro", "Dr. Tanaka", "e.g. this"): no sentence end.
+_ABBREVIATION_END: Final = (
+    r"(?<!\b[A-Z]\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\bMrs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
+)
+_SENTENCE_END = re.compile(rf"[{_SPACED_ENDS}]+{_ABBREVIATION_END}(?=\s|$)|[{_CLOSED_ENDS}]+")
 #: Scripts written without spaces between words: each character counts as a word, as word counters for Chinese
 #: and Japanese count them (Hangul is written with spaces and counts by words).
 _UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
@@ -172,7 +176,9 @@ def parts(text: str, kind: str = "items") -> list[str]:
     else the paragraphs, or else the lines (three headlines one per line); ``sentences``, ``paragraphs`` and
     ``lines`` split the text that way."""
     if kind == "sentences":
-        pieces = re.split(rf"(?<=[{_SPACED_ENDS}])\s+|(?<=[{_CLOSED_ENDS}])|\n+", _FENCE.sub("", text))
+        pieces = re.split(
+            rf"(?<=[{_SPACED_ENDS}]){_ABBREVIATION_END}\s+|(?<=[{_CLOSED_ENDS}])|\n+", _FENCE.sub("", text)
+        )
         return [piece.strip() for piece in pieces if piece.strip()]
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if kind == "lines":

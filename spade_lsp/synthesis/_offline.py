@@ -317,8 +317,9 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
     ),
     (
         # "a warm tone", not "a warm-up" (an exercise)
-        r"\b(?:friendly|warm(?![-\s]up\b)|positive|enthusiastic|encouraging|upbeat|empathetic|gratitude|grateful"
-        r"|polite)\b",
+        r"\b(?:friendly|warm(?![-\s]up\b)|enthusiastic|encouraging|upbeat|empathetic|gratitude|grateful|polite"
+        # "a positive amount" is a sign, not a tone
+        r"|positive(?!\s+(?:amounts?|numbers?|values?|integers?|balances?|sign|figures?|results?|cases?|class\w*|labels?)))\b",
         "positive_tone",
         (("checks.sentiment(response) >= 0.05", "Positive tone: mean VADER compound score >= 0.05.", None),),
     ),
@@ -438,6 +439,8 @@ class OfflineSynthesizer:
         text = _clean(instruction.text)
         if not text or _is_data_line(text, vocabulary):
             return
+        if _under_a_ban(context.text, instruction.text) and not _EXCLUDE_CUE.search(text):
+            text = f"Do not {text[0].lower()}{text[1:]}"  # "Don't:" over "- Use emoji.": "Do not use emoji."
         conditional = bool(_CONDITIONAL.search(text))
         categories = set(instruction.categories)
         if instruction.kind == "heading" or _STRUCTURE_LABEL.match(instruction.text):
@@ -490,13 +493,17 @@ class OfflineSynthesizer:
                     continue  # "a haiku about {season}. Avoid the word "{season}" itself.": about, not naming it
                 yield mentions_draft(field)
         qualitative = False
+        asked_tones: set[str] = set()
         unquoted = _QUOTED.sub(" ", text)  # "the keyword 'eco-friendly'" asks for no friendly tone
         labels = _LABELS.search(unquoted) is not None
         for pattern, slug, measures in _QUALITIES:
             if labels and slug in ("positive_tone", "neutral_tone"):
                 continue  # "classify the sentiment as positive, negative, or neutral": answers, not a tone
+            if slug == "neutral_tone" and "positive_tone" in asked_tones:
+                continue  # "positive and professional": warm in a professional register, not neutral
             if re.search(pattern, unquoted, re.IGNORECASE) and not conditional and not role:
                 qualitative = True
+                asked_tones.add(slug)
                 for expression, description, check in measures:
                     short = re.split(r"[(:]", description)[0]
                     yield _Draft(
@@ -629,6 +636,28 @@ def _named_language(text: str) -> tuple[str, str] | None:
             except NotApplicable:
                 continue
     return None
+
+
+#: A list's heading that bans every item under it: "Don't:", "Never:", "**Avoid**", "## Don'ts".
+_BAN_HEADING: Final = re.compile(
+    r"^\s*(?:#{1,6}\s*)?(?:\*\*)?(?:don'?t|do not|don'ts|never|avoid|must not|not allowed)(?:\*\*)?\s*:?(?:\*\*)?\s*$",
+    re.IGNORECASE,
+)
+_LIST_ITEM: Final = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
+
+
+def _under_a_ban(prompt: str, sentence: str) -> bool:
+    """Whether the sentence is an item of a list whose heading bans its items ("Don't:" over "- Use emoji.")."""
+    at = prompt.find(sentence.strip())
+    if at < 0:
+        return False
+    lines = prompt[:at].splitlines()
+    if not lines or not _LIST_ITEM.match(lines[-1]):
+        return False  # the sentence does not open a list item
+    for line in reversed(lines[:-1]):
+        if line.strip() and not _LIST_ITEM.match(line):
+            return _BAN_HEADING.match(line) is not None
+    return False
 
 
 def _is_section_label(label: str) -> bool:
@@ -835,6 +864,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             clause = _CLAUSE_BREAK.split(lowered[: match.start()])[-1]  # the words before the count, in its clause
             if _AT_AN_EDGE.search(clause):
                 continue  # "finish with two review questions": what the end holds, not what the whole response does
+            if kind == "none" and re.match(r"\s+(?:like|such as|of the kind|saying)\b", lowered[match.end() :]):
+                continue  # "no sentence like Here is the comment": that kind of sentence, not none at all
             if unit == "list_items" and (kind == "none" or (kind == "exact" and vocabulary.bound(groups[0]) == 0)):
                 continue  # "ask no questions", "give no examples": content to leave out, not a list to leave out
             if unit == "list_items" and _MENTIONED.search(clause):
@@ -1196,10 +1227,10 @@ _LISTED_LABELS: Final = re.compile(
 
 def _label_only(text: str, prompt: str) -> Iterator[_Draft]:
     """``Answer with the label only`` where the prompt lists its labels: the answer is one of them (any case)."""
-    listed = _LISTED_LABELS.search(prompt)
+    listed = _LISTED_LABELS.search(prompt) or _ALLOWED.search(prompt)
     if not _ONLY_THE_LABEL.search(text) or listed is None:
         return
-    found = listed.group(1) or listed.group(2)
+    found = next(group for group in listed.groups() if group)
     labels = [label.strip(" \"'“”`") for label in re.split(r",\s*(?:or\s+)?|\s+or\s+", found)]
     labels = [label for label in labels if label]
     if len(labels) >= 2:
@@ -1214,9 +1245,9 @@ _FROM_THE_LIST: Final = re.compile(
 )
 #: The set such a key draws from: "Allowed reason labels: price, missing_feature, bugs, other."
 _ALLOWED: Final = re.compile(
-    r"^\s*(?:allowed|valid|possible|permitted)\s+(?:[\w-]+\s+){0,2}?(?:labels|values|categories|tags|codes)\s*:"
-    r"\s*([^\n]+?)\.?\s*$",
-    re.IGNORECASE | re.MULTILINE,
+    r"\b(?:allowed|valid|possible|permitted)\s+(?:[\w-]+\s+){0,2}?(?:labels|values|categories|tags|codes)\s*:"
+    r"\s*([^.\n]+)",
+    re.IGNORECASE,
 )
 
 
@@ -1472,7 +1503,18 @@ _ATTRIBUTES: Final = frozenset(
 )
 #: Adverbs that can close a verb's object ("do not give the final answer directly"): not part of the term.
 _TRAILING_ADVERBS: Final = frozenset(
-    {"directly", "explicitly", "immediately", "outright", "verbatim", "again", "anywhere", "yourself", "instead"}
+    {
+        "directly",
+        "explicitly",
+        "immediately",
+        "outright",
+        "verbatim",
+        "again",
+        "anywhere",
+        "yourself",
+        "instead",
+        "only",
+    }
 )
 _WH: Final = frozenset({"how", "what", "why", "whether", "where", "when", "which", "who", "whom", "whose"})
 
@@ -1491,6 +1533,10 @@ def _literal_phrase(part: str, *, framed: bool) -> str | None:
     words = part.split()
     while len(words) > 1 and words[-1] in _TRAILING_ADVERBS:  # "give the final answer directly"
         words = words[:-1]
+    if not words or words[0] in _TRAILING_ADVERBS:
+        return None  # "the category name only": a limit on the answer, not the word "only"
+    if len(words) > 1 and words[0].endswith("ed") and words[1] in ("exactly", "as", "correctly", "like"):
+        return None  # "spelled exactly as in the list": how it is written, not a term
     if not framed and set(words) & _DEICTIC:
         return None
     for index, word in enumerate(words[1:], 1):  # "color provided in ...", "criticisms you have": relative clauses

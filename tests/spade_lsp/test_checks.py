@@ -323,6 +323,7 @@ def test_parts_are_the_items_else_the_paragraphs_else_the_lines(text: str, expec
         ("यह उत्पाद अच्छा है। क्या आप इसे आज़माना चाहेंगे?", 2, True),
         ("منتجنا رائع. هل تريد تجربته؟", 2, True),
         ("منتجنا رائع؟ إنه يوفر لك الوقت.", 2, False),
+        ("D. Okoro scored twice. Dr. Tanaka watched, e.g. from the stand. It ended 2-1.", 3, False),  # no ends
     ],
 )
 def test_sentences_and_questions_end_with_each_script_s_own_marks(text: str, sentences: int, question: bool) -> None:

@@ -1066,3 +1066,33 @@ def test_a_json_key_copied_word_for_word_from_an_input_and_one_drawing_on_the_al
     assert run(reasons, '{"reasons": ["price", "Bugs"], "quote": "x"}')
     assert not run(reasons, '{"reasons": ["price", "boring_content"], "quote": "x"}')
     assert not run(reasons, '{"reasons": [], "quote": "x"}')
+
+
+def test_items_under_a_dont_heading_are_banned() -> None:
+    prompt = "Do:\n- Be warm and concise.\n\nDon't:\n- Use emoji.\n- Promise refunds yourself."
+    ban = by_check(synthesize("Use emoji.", prompt=prompt), unit="emojis")
+    assert run(ban, "Happy reading!") and not run(ban, "Happy reading! 📚")
+    assert "count" not in families(synthesize("Be warm and concise.", prompt=prompt))
+
+
+def test_no_sentence_of_a_kind_is_no_count_of_sentences() -> None:
+    assert "count" not in families(synthesize("Write only the comment, no sentence like Here is the comment.", COUNT))
+
+
+def test_a_positive_amount_is_no_tone_and_a_positive_professional_one_is_not_neutral() -> None:
+    signs = synthesize("A positive amount is money coming in and is always Income.", QUALITATIVE_ASSESSMENT)
+    assert "assert_positive_tone" not in {c.name for c in signs}
+    tones = {c.name for c in synthesize("The comment must be positive and professional.", QUALITATIVE_ASSESSMENT)}
+    assert "assert_positive_tone" in tones and "assert_neutral_tone" not in tones
+
+
+def test_the_category_name_only_from_an_allowed_list() -> None:
+    prompt = (
+        "Categorise the transaction. Allowed categories: Groceries, Transport, Income, Other. Reply with the "
+        "category name only, spelled exactly as in the list, and nothing else.\n\nInput: {description}\nOutput:"
+    )
+    sentence = "Reply with the category name only, spelled exactly as in the list, and nothing else."
+    candidates = synthesize(sentence, prompt=prompt)
+    assert "includes" not in families(candidates)  # neither "only" nor "spelled exactly" is a term to write
+    label = by_check(candidates, family="label")
+    assert run(label, "Income") and not run(label, "Category: Income")
