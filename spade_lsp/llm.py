@@ -112,6 +112,8 @@ _RETRYABLE: Final = frozenset(
 MAX_RETRY_AFTER_S: Final = 120.0
 _CACHE_BATCH: Final = 64
 _CACHE_EVERY_S: Final = 0.25
+#: How long a stopped batch waits for its cancelled requests to unwind before it returns anyway.
+_UNWIND_S: Final = 5.0
 #: Failures that say nothing about the response format, whatever their status code.
 _NOT_FORMAT: Final = frozenset(
     {
@@ -760,7 +762,15 @@ class LiteLLMClient:
         # with concurrent.futures.wait re-arms a waiter on every pending future at each arrival (quadratic in the
         # batch) and wakes the loop thread once per request to submit it.
         arrivals: queue.SimpleQueue[tuple[int, Completion | BaseException]] = queue.SimpleQueue()
-        batch = _LoopThread.get().submit(self._acall_each(requests, sorted(pending), stop, arrivals))
+        unwound = threading.Event()
+
+        async def whole_batch() -> None:
+            try:
+                await self._acall_each(requests, sorted(pending), stop, arrivals)
+            finally:
+                unwound.set()
+
+        batch = _LoopThread.get().submit(whole_batch())
         unsaved: list[tuple[str, str]] = []
         saved_at = time.monotonic()
         remaining = len(pending)
@@ -800,6 +810,8 @@ class LiteLLMClient:
         except BaseException:
             stop.set()
             batch.cancel()
+            # a stopped caller leaves no call in flight: its requests are cancelled and closed before it returns
+            unwound.wait(_UNWIND_S)
             raise
         finally:
             self._remember_many(unsaved, capability)

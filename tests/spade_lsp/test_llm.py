@@ -300,6 +300,37 @@ def test_stopping_a_batch_abandons_what_was_not_sent() -> None:
     assert len(stub.requests) < 20
 
 
+def _requests_in_flight() -> list[str]:
+    """The tasks of a batch still alive on the LLM layer's event loop."""
+    import asyncio
+
+    from spade_lsp.llm import _LoopThread
+
+    async def alive() -> list[str]:
+        names = [getattr(task.get_coro(), "__qualname__", "") for task in asyncio.all_tasks()]
+        return [name for name in names if "complete_many" in name or "_acall_each" in name or "acompletion" in name]
+
+    return _LoopThread.get().submit(alive()).result(timeout=10)
+
+
+def test_a_caller_that_stops_a_batch_by_raising_leaves_no_request_in_flight() -> None:
+    """A progress callback that raises (a user's stop) ends the batch: every request it started is cancelled
+    and closed before the error reaches the caller, none left to finish (or never be awaited) later."""
+
+    class Stop(Exception):
+        pass
+
+    def stop_at_first(index: int, answer: Completion | LLMError) -> None:
+        raise Stop
+
+    with OpenAIStub(lambda request: chat_reply("x", delay_s=0.3)) as stub:
+        client = _client(stub, concurrency=4)
+        with pytest.raises(Stop):
+            client.complete_many(_requests(12), on_result=stop_at_first)
+        assert _requests_in_flight() == []
+    assert len(stub.requests) < 12
+
+
 def test_a_batch_answers_cached_requests_without_calling(workspace_dir: Path) -> None:
     echo = OpenAIStub(lambda request: chat_reply(f"echo {user_text(request)}"))
     with echo as stub, Store.open(workspace_dir) as store:
