@@ -81,9 +81,11 @@ _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 #: stop), and marks that end one wherever they stand (the CJK ones, the Devanagari danda).
 _SPACED_ENDS: Final = ".!?؟۔"
 _CLOSED_ENDS: Final = "。！？।॥"
-#: A period that ends an initial or a title before a name ("D. Okoro", "Dr. Tanaka", "e.g. this"): no sentence end.
+#: A period that ends a title ("Dr. Tanaka", "e.g. this") or an initial before a name ("D. Okoro"): no sentence
+#: end. A capital letter alone before another ("A. B.") ends its sentence.
 _ABBREVIATION_END: Final = (
-    r"(?<!\b[A-Z]\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\bMrs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
+    r"(?<!\bMr\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)(?<!\bMrs\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
+    r"(?!(?<=\b[A-Z]\.)\s+[A-Z][a-z])"
 )
 _SENTENCE_END = re.compile(rf"[{_SPACED_ENDS}]+{_ABBREVIATION_END}(?=\s|$)|[{_CLOSED_ENDS}]+")
 #: Scripts written without spaces between words: each character counts as a word, as word counters for Chinese
@@ -496,9 +498,9 @@ _DIGITS_IN_A_TERM: Final = re.compile(r"(?<=[^\W\d_])\d+|\d+(?=[^\W\d_])")
 
 def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "", inputs: Iterable[str] = ()) -> bool:
     """Whether every number the response writes in digits is one its source gives: the example's inputs and the
-    rendered prompt, where a number may also be written as a word ("three", "fourth"). A rounding of a source
-    number counts as that number ("$61 billion" from "$61.14 billion", "16.3%" from "16.27%"), and numbers
-    inside code blocks are code, not claims. A response that states no number passes.
+    rendered prompt, where a number may also be written as a word ("three", "fourth"); zero is always given. A
+    rounding of a source number counts as that number ("$61 billion" from "$61.14 billion", "16.3%" from
+    "16.27%"), and numbers inside code blocks are code, not claims. A response that states no number passes.
 
     An example without one of ``inputs`` (the prompt's placeholders), or with neither inputs nor a rendered
     prompt, shows no source the model saw: :class:`NotApplicable`."""
@@ -511,6 +513,7 @@ def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "",
         numbers(source)
         | {Decimal(_NUMBER_WORDS[word]) for word in _WORD.findall(source.lower()) if word in _NUMBER_WORDS}
         | {Decimal(digits) for digits in _DIGITS_IN_A_TERM.findall(source)}  # "q8h" is "every 8 hours"
+        | {Decimal(0)}  # none of something ("won 2-0") needs no source
     )
     rounded: dict[int, set[Decimal]] = {}  # the source's numbers at each precision the response writes
     for stated in numbers(_FENCE.sub(" ", response)):

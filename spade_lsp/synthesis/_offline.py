@@ -93,7 +93,8 @@ _UNITS: Final = {
 _AT_MOST: Final = (
     r"no more than|not more than|at most|up to|"
     r"(?:not|never|without|cannot|don't|doesn't|won't|shouldn't|mustn't|can't)\s+(?:to\s+)?exceed(?:s|ing)?|"
-    r"a maximum of|maximum of|max\.?|no longer than|not be longer than|n't be longer than|not longer than|"
+    r"a maximum of|maximum of|max\.?|max(?:imum)?[_ ]?(?:length|words|size)\s*:|(?:word|length)[_ ]?limit\s*:|"
+    r"no longer than|not be longer than|n't be longer than|not longer than|"
     r"limit(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|keep\s+(?:[\w']+\s+){0,3}?to|restrict(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|"
     r"cap(?:ped|s)?\s+(?:[\w']+\s+){0,3}?(?:at|to)|(?:within |under |to )?(?:the |a )?(?:limit|maximum|max) of|within|"
     r"(?:shouldn't|should not|must not|mustn't|cannot|can't|not) be (?:longer|"
@@ -628,8 +629,11 @@ def _named_language(text: str) -> tuple[str, str] | None:
     from spade_lsp.errors import NotApplicable
 
     for match in re.finditer(r"\b(?:in|into)\s+((?:[A-Za-z]+\s+)?[A-Za-z]{4,})\b", text, re.IGNORECASE):
-        if re.search(r"\b(?:keep|leave|retain|preserve)\s+(?:[\w'-]+\s+){1,4}$", text[: match.start()], re.I):
-            continue  # "keep product names in English": those names, not the response, stay in English
+        before = text[: match.start()]
+        if re.search(
+            r"\b(?:keep|leave|retain|preserve)\s+(?:[\w'-]+\s+){1,4}$|\b(?:stays?|remains?|kept)\s+$", before, re.I
+        ):
+            continue  # "keep product names in English", "the sign-off stays in English": those, not the response
         for words in (match.group(1), match.group(1).split()[-1]):
             try:
                 return words, language_code(words)
@@ -864,6 +868,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             clause = _CLAUSE_BREAK.split(lowered[: match.start()])[-1]  # the words before the count, in its clause
             if _AT_AN_EDGE.search(clause):
                 continue  # "finish with two review questions": what the end holds, not what the whole response does
+            if re.search(
+                r"\b(?:then|followed by|after (?:that|it))\s+(?:(?:exactly|only)\s+)?$", lowered[: match.start()]
+            ):
+                continue  # "first line is the title, then one paragraph": a part of a sequence, not the whole
             if kind == "none" and re.match(r"\s+(?:like|such as|of the kind|saying)\b", lowered[match.end() :]):
                 continue  # "no sentence like Here is the comment": that kind of sentence, not none at all
             if unit == "list_items" and (kind == "none" or (kind == "exact" and vocabulary.bound(groups[0]) == 0)):
@@ -1225,14 +1233,26 @@ _LISTED_LABELS: Final = re.compile(
 )
 
 
+#: The set a label or a key's values come from: "Allowed reason labels: price, missing_feature, bugs, other."
+_ALLOWED: Final = re.compile(
+    r"\b(?:allowed|valid|possible|permitted)\s+(?:[\w-]+\s+){0,2}?(?:labels|values|categories|tags|codes)\s*:"
+    r"\s*([^.\n]+)",
+    re.IGNORECASE,
+)
+
+
+def _listed_values(listing: str) -> list[str]:
+    """ "price, missing_feature, bugs or other" -> its values, quotes aside."""
+    values = [value.strip(" \"'“”`") for value in re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+", listing)]
+    return [value for value in values if value]
+
+
 def _label_only(text: str, prompt: str) -> Iterator[_Draft]:
     """``Answer with the label only`` where the prompt lists its labels: the answer is one of them (any case)."""
     listed = _LISTED_LABELS.search(prompt) or _ALLOWED.search(prompt)
     if not _ONLY_THE_LABEL.search(text) or listed is None:
         return
-    found = next(group for group in listed.groups() if group)
-    labels = [label.strip(" \"'“”`") for label in re.split(r",\s*(?:or\s+)?|\s+or\s+", found)]
-    labels = [label for label in labels if label]
+    labels = _listed_values(next(group for group in listed.groups() if group))
     if len(labels) >= 2:
         yield library.label_draft(labels)
 
@@ -1243,12 +1263,6 @@ _FROM_THE_LIST: Final = re.compile(
     r"(?:labels|values|categories|tags|codes)\s+from\s+the\s+(?:allowed|listed|given|above)\b",
     re.IGNORECASE,
 )
-#: The set such a key draws from: "Allowed reason labels: price, missing_feature, bugs, other."
-_ALLOWED: Final = re.compile(
-    r"\b(?:allowed|valid|possible|permitted)\s+(?:[\w-]+\s+){0,2}?(?:labels|values|categories|tags|codes)\s*:"
-    r"\s*([^.\n]+)",
-    re.IGNORECASE,
-)
 
 
 def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
@@ -1256,10 +1270,8 @@ def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
     "priority": that key's value is one of them (a key of objects in an array is left to a model). A key holding
     "a list of labels from the allowed list" holds only the labels the prompt's "Allowed labels:" line lists."""
     listed, allowed = _FROM_THE_LIST.search(text), _ALLOWED.search(prompt)
-    if listed is not None and allowed is not None:
-        values = [value.strip(" \"'“”`") for value in re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+", allowed.group(1))]
-        if len([value for value in values if value]) >= 2:
-            yield library.value_set_draft(listed.group("key"), [value for value in values if value])
+    if listed is not None and allowed is not None and len(values := _listed_values(allowed.group(1))) >= 2:
+        yield library.value_set_draft(listed.group("key"), values)
     match = _ONE_OF.search(text)
     if match is None or re.search(r"\bjson\s+(?:array|list)\b", prompt, re.IGNORECASE):
         return
@@ -1431,6 +1443,8 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
             continue  # "in the list below": a noun, not the verb "list"
         if re.search(r"\b(?:if|when|whenever|unless|in case|once)\b", text[: match.start()], re.IGNORECASE):
             continue  # "... if the user mentions self-harm": the condition's words, not the response's
+        if not banned and re.match(r"any\b", obj, re.IGNORECASE):
+            continue  # "mention any red cards": if there were some, which the data decides
         if not banned and re.fullmatch(r"writ\w*|output|print", verb):
             continue  # "Write the recipe ...": the response itself, not a word in it ("do not write X" bans X)
         if re.match(r"(?:provid|suppl|present|equip|furnish)\w*$", verb) and re.match(

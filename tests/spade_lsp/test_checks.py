@@ -216,6 +216,8 @@ def test_sourced_numbers_reads_a_number_inside_a_source_term() -> None:
     assert checks.sourced_numbers("Take 400 mg every 8 hours. Lift nothing over 10 pounds for 2 weeks.", note)
     assert not checks.sourced_numbers("Take 400 mg every 6 hours.", note)
     assert checks.sourced_numbers("Take it with 5G on.", {"note": "nothing"})  # "5G" in a response is a name
+    score = "Give the score in the form Rovers 2-1 United. Events: 12,Rovers,goal 80,Rovers,goal"
+    assert checks.sourced_numbers("Rovers won 2-0.", {}, score)  # none of something needs no source
 
 
 def test_verbatim_is_a_copy_of_the_source_whatever_the_case_spacing_or_quotes() -> None:

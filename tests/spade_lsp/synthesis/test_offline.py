@@ -1096,3 +1096,23 @@ def test_the_category_name_only_from_an_allowed_list() -> None:
     assert "includes" not in families(candidates)  # neither "only" nor "spelled exactly" is a term to write
     label = by_check(candidates, family="label")
     assert run(label, "Income") and not run(label, "Category: Income")
+
+
+def test_a_key_value_spec_s_max_length_is_an_upper_bound() -> None:
+    limit = by_check(synthesize("max_length: 60 words for the paragraph", COUNT), unit="words")
+    assert limit.check is not None and (limit.check["min"], limit.check["max"]) == (None, 60)
+
+
+def test_a_part_after_then_is_no_count_of_the_whole() -> None:
+    sentence = "format: first line is the object title, then a blank line, then one paragraph of plain text"
+    assert "count" not in families(synthesize(sentence, PRESENTATION_FORMAT))
+
+
+def test_what_to_mention_if_there_is_any_is_no_required_phrase() -> None:
+    assert "includes" not in families(synthesize("Name every goalscorer and mention any red cards.", INCLUSION))
+    assert "excludes" in families(synthesize("Do not mention any competitors.", EXCLUSION))
+
+
+def test_a_part_that_stays_in_a_language_says_nothing_of_the_response_s() -> None:
+    sentence = "Reply in the same language as the message (the sign-off stays in English)."
+    assert "language" not in families(synthesize(sentence))
