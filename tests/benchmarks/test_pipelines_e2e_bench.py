@@ -59,8 +59,9 @@ def run_pipeline(
     so no candidate is judged on an example that decided whether it was offered; None: checked and evaluated on
     all (in-sample). Folds are groups of inputs: the published pipelines label two responses to each input, and
     a fold that holds one of them would have seen the input it is scored on (`fold_of`)."""
+    from spade_lsp._assertion_jobs import EvalRun
     from spade_lsp._examples import load_examples_file, merge_examples
-    from spade_lsp._files import examples_path
+    from spade_lsp._files import examples_path, sidecar_path
     from spade_lsp._history import Revision
 
     source = bench / "spade" / name
@@ -84,6 +85,10 @@ def run_pipeline(
         synthesized = synthesize(
             workspace, prompt, OfflineSynthesizer(), settings=workspace.settings, include_held_back=include_held_back
         )
+        if not sidecar_path(prompt).exists():  # nothing was offered, so no module holds nothing: none ran
+            scored = load_examples_file(held_out) if held_out is not None else examples
+            ids, labels = [e.id for e in scored], [e.label for e in scored]
+            return synthesized, EvalRun(0, [], ids, labels, [[] for _ in scored], [], 0.0)
         run = evaluate(workspace, prompt, settings=workspace.settings, examples_file=held_out)
     return synthesized, run
 
