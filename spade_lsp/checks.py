@@ -91,8 +91,10 @@ _SENTENCE_END = re.compile(rf"[{_SPACED_ENDS}]+{_ABBREVIATION_END}(?=\s|$)|[{_CL
 #: Scripts written without spaces between words: each character counts as a word, as word counters for Chinese
 #: and Japanese count them (Hangul is written with spaces and counts by words).
 _UNSPACED = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_MARKDOWN_CUE = re.compile(
-    r"^\s{0,3}#{1,6}\s|\*\*[^*\n]+\*\*|^\s*[-*+]\s|^\s*\d+\.\s|```|\[[^\]]+\]\([^)]+\)", re.MULTILINE
+_MARKDOWN_CUE = re.compile(  # a heading, bold, a list, a fence, a link, a table's delimiter row
+    r"^\s{0,3}#{1,6}\s|\*\*[^*\n]+\*\*|^\s*[-*+]\s|^\s*\d+\.\s|```|\[[^\]]+\]\([^)]+\)"
+    r"|^\s*\|?\s*:?-{3,}:?\s*\|",
+    re.MULTILINE,
 )
 #: A web address, bare ("https://x.y", "www.x.y") or as a markdown link's target.
 _LINK = re.compile(r"\bhttps?://[^\s<>()\[\]]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>()\[\]]*", re.IGNORECASE)

@@ -145,6 +145,7 @@ _INCLUDE_CUE = re.compile(
 )
 _EXCLUDE_CUE = re.compile(  # and a constraint written as a fragment: "No exclamation marks"
     r"^no\s+(?!(?:more|fewer|less|longer|later|need|matter|one|sooner)\b)(?=[a-z])"
+    r"|\b(?:contains?|includes?|uses?|has|have)\s+no\b(?!\s+(?:more|fewer|less)\b)"  # "it contains no hype words"
     r"|\b(?:never|don't|do not|does not|doesn't|avoid(?:ing)?|without|refrain from|exclude|must not|mustn't|"
     r"shouldn't|should not|cannot|can't|not include|not mention|not use|not add|not give|not say|not make)\b",
     re.IGNORECASE,
@@ -420,7 +421,10 @@ class OfflineSynthesizer:
                 continue
             if instruction.removed_in is not None and re.match(r"\s*(?:```|~~~)", instruction.text):
                 continue  # an old example or code block, not an instruction
-            for draft in self._drafts(instruction, context, vocabulary, examples):
+            drafts = list(self._drafts(instruction, context, vocabulary, examples))
+            if not drafts and instruction.removed_in is None and _written_in_another_language(instruction):
+                drafts = [_ask_draft(_clean(instruction.text), WORKFLOW_DESCRIPTION)]  # a model reads what this cannot
+            for draft in drafts:
                 key = _equivalence_key(draft.expression)
                 if key in position:  # the same check from another sentence: one candidate serving both
                     index = position[key]
@@ -522,15 +526,7 @@ class OfflineSynthesizer:
             yield language_draft(code=named[1], name=named[0])
         asks = categories & {WORKFLOW_DESCRIPTION, QUALITATIVE_ASSESSMENT, INCLUSION, EXCLUSION}
         if qualitative or conditional or (asks and not found_specific) or (asks and len(text.split()) > 8):
-            category = _ask_category(categories, qualitative)
-            yield _Draft(
-                f"llm_{_slug(text, 40)}",
-                category,
-                "Asks the model whether the response follows this instruction.",
-                f"ask_llm({_literal(_question(text))}, response)",
-                None,
-                asks_llm=True,
-            )
+            yield _ask_draft(text, _ask_category(categories, qualitative))
 
 
 #: Words after which a placeholder is something the response should refer to: "using the {context}", "a tweet
@@ -662,6 +658,30 @@ def _under_a_ban(prompt: str, sentence: str) -> bool:
         if line.strip() and not _LIST_ITEM.match(line):
             return _BAN_HEADING.match(line) is not None
     return False
+
+
+def _ask_draft(text: str, category: str) -> _Draft:
+    return _Draft(
+        f"llm_{_slug(text, 40)}",
+        category,
+        "Asks the model whether the response follows this instruction.",
+        f"ask_llm({_literal(_question(text))}, response)",
+        None,
+        asks_llm=True,
+    )
+
+
+def _written_in_another_language(instruction: Instruction) -> bool:
+    """Whether an instruction is a sentence in a language other than English, which these readings (written
+    for English) cannot read: "- Menciona todos los ingredientes principales."."""
+    from spade_lsp.checks import LANGUAGE_MIN_WORDS, language
+
+    text = _clean(instruction.text)
+    return (
+        instruction.kind in ("sentence", "bullet")
+        and len(text.split()) >= LANGUAGE_MIN_WORDS
+        and language(text) not in ("", "en")
+    )
 
 
 def _is_section_label(label: str) -> bool:
@@ -828,7 +848,10 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
             rf"({_STRUCTURAL})\b",
         ),
         # "List exactly three topics": the things listed are a list's items, whatever they are called
-        ("listed", rf"\blist\s+(?:the\s+)?(?:(?:exactly|only|precisely)\s+)?({number})\s+(?!(?:{units})\b)([a-z]+s)\b"),
+        (
+            "listed",
+            rf"\blist\s+(?:the\s+)?(?:(?:exactly|only|precisely)\s+)?({number})\s+(?!(?:{units})\b)((?:[a-z]+\s+)?[a-z]+s)\b",
+        ),
         # not \b: a placeholder count ("in {n} bullet points") starts with a brace
         ("exact", rf"(?<![\w-]){_NOT_YES_NO}(?:exactly\s+|only\s+|precisely\s+)?({number}){qualifier}\s+({units})\b"),
     ]
@@ -845,11 +868,17 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         spans.append(match.span())
         return True
 
+    if re.match(r"(?:after|below|under|following)\s+the\b", lowered):
+        return  # "After the table, write one sentence ...": a part after another, not the whole response
     scope = _scope(lowered)
-    each = re.match(r"^(?:(?:for|in)\s+)?(?:each|every)\s+(?:single\s+)?([a-z]+(?: point)?)\b", lowered)
+    each = re.match(r"^(?:(?:for|in)\s+)?(?:each|every)\s+(?:single\s+)?[\"“']?([a-z]+(?: point)?)\b", lowered)
     leading_per = _part(each.group(1)) if each else None
-    if each and leading_per is None and each.group(0).startswith(("for", "in")):
-        return  # "For each issue, explain the fix in one or two sentences": per issue, which no part marks
+    if (
+        each
+        and leading_per is None
+        and (each.group(0).startswith(("for", "in")) or each.group(1) not in _WHOLE_RESPONSE)
+    ):
+        return  # "For each issue, explain the fix in one or two sentences", "Each cell is one sentence": per thing
     if leading_per is not None:  # "Each tweet must stay under 40 words": per tweet, not a "tweet" section
         scope = None
     for kind, pattern in _count_patterns(vocabulary.number):
@@ -866,6 +895,13 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             if _UNCOUNTED.match(lowered, match.end()):
                 continue  # "no more than two sentences, not counting the citation": a count of something unsaid
             clause = _CLAUSE_BREAK.split(lowered[: match.start()])[-1]  # the words before the count, in its clause
+            sized = re.search(
+                r"\b(?:the|each|every|its|their)\s+([a-z]+)\s+(?:is|are|being|should be|must be)\s+$", clause
+            )
+            if sized and sized.group(1) not in _WHOLE_RESPONSE and scope is None and leading_per is None:
+                continue  # "where the rationale is a single sentence": the size of a part, not of the response
+            if vocabulary.bound(groups[0]) == 0 and counted != groups[-1]:
+                continue  # "no hype words", "no filler sentences": a kind of word to leave out, not none at all
             if _AT_AN_EDGE.search(clause):
                 continue  # "finish with two review questions": what the end holds, not what the whole response does
             if re.search(
@@ -1090,6 +1126,26 @@ def _scope(lowered: str) -> str | None:
     return noun
 
 
+#: A part of the response named just before an edge verb ("its last sentence begins with", "one sentence that
+#: starts with"), or as what the response ends with ("finish with one line starting with").
+_PART_BEFORE_AN_EDGE: Final = re.compile(
+    r"\b(?:sentences?|lines?|paragraphs?|items?|bullets?|cells?|rows?|questions?)\s+(?:that\s+|which\s+)?"
+    r"(?:must\s+|should\s+|will\s+|has\s+to\s+)?$"
+)
+_PART_AT_AN_EDGE: Final = re.compile(
+    r"\s*(?:a|an|one|the)\s+(?:\w+\s+)?(?:sentence|line|paragraph)\s+(?:that\s+|which\s+)?(?:start|begin|open)\w*\s+with\b"
+)
+
+
+def _edge_of_a_part(lowered: str, verb: re.Match[str] | None) -> bool:
+    """Whether the edge a sentence names is a part's rather than the response's (:data:`_PART_BEFORE_AN_EDGE`)."""
+    return verb is not None and bool(
+        _PART_BEFORE_AN_EDGE.search(lowered[: verb.start()])
+        or _PART_AT_AN_EDGE.match(lowered, verb.end())
+        or re.match(r"(?:after|below|under|following)\s+the\b", lowered)  # "After the table, write one ..."
+    )
+
+
 def _formats(text: str) -> Iterator[_Draft]:
     lowered = text.lower()
     if re.search(r"\bjson\b", lowered):
@@ -1155,8 +1211,9 @@ def _formats(text: str) -> Iterator[_Draft]:
     quoted = [phrase for phrase in _quoted(text) if phrase.lstrip("# ") not in titles]  # a section's, not a phrase
     start = re.search(rf"\b(?:{_OPENING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)  # "begin your answer with"
     end = re.search(rf"\b(?:{_CLOSING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)
-    if (start or end) and quoted and _scope(lowered) in _PARTS:
-        # "The subject line must start with 'Follow-up:'": the part's edge, which the response's own need not be
+    if (start or end) and quoted and (_scope(lowered) in _PARTS or _edge_of_a_part(lowered, start or end)):
+        # "The subject line must start with 'Follow-up:'", "its last sentence begins with 'Attendees will'",
+        # "finish with one line starting with 'Advice:'": the part's edge, which the response's own need not be
         yield phrases_draft([quoted[0] if start else quoted[-1]], exclude=False)
         start = end = None
     if start and quoted:

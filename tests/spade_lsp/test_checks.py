@@ -402,3 +402,16 @@ def test_a_line_that_is_the_title_itself_is_its_section() -> None:
 )
 def test_a_list_of_plain_lines_ends_the_response_or_not(text: str, ends: bool) -> None:
     assert checks.ends_with_list(text) is ends
+
+
+@pytest.mark.parametrize(
+    ("text", "markdown"),
+    [
+        ("| Charge | Amount |\n| --- | --- |\n| Standing charge | £9.80 |", True),
+        ("|:---|---:|", True),
+        ("## Notes\nplain", True),
+        ("Plain prose with a | pipe and a dash - here.", False),
+    ],
+)
+def test_is_markdown_reads_a_table(text: str, markdown: bool) -> None:
+    assert checks.is_markdown(text) is markdown

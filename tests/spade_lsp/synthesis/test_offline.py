@@ -1116,3 +1116,55 @@ def test_what_to_mention_if_there_is_any_is_no_required_phrase() -> None:
 def test_a_part_that_stays_in_a_language_says_nothing_of_the_response_s() -> None:
     sentence = "Reply in the same language as the message (the sign-off stays in English)."
     assert "language" not in families(synthesize(sentence))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "phrase"),
+    [
+        (
+            'Its last sentence begins with "Attendees will leave" and states what they will take away.',
+            "Attendees will leave",
+        ),
+        ('After the table, write one sentence that starts with "In short:" and answers the question.', "In short:"),
+        ('Finish with one line starting with "Advice:" that gives one concrete improvement.', "Advice:"),
+    ],
+)
+def test_the_edge_of_a_part_named_before_or_after_the_verb_is_that_part_s(sentence: str, phrase: str) -> None:
+    candidates = synthesize(sentence)
+    assert not families(candidates) & {"starts_with", "ends_with", "count"}
+    contains = by_check(candidates, family="includes")
+    assert run(contains, f"A first sentence here.\n{phrase} the rest.")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        'Each "What it means" cell is one plain-language sentence of at most 20 words.',
+        'Format each item as one line: "<action> - <rationale>", where the rationale is a single sentence.',
+        "After the table, write one sentence that answers the question.",
+    ],
+)
+def test_the_size_of_a_part_is_no_size_of_the_response(sentence: str) -> None:
+    assert not [c for c in synthesize(sentence, COUNT) if c.check and c.check.get("unit") in ("words", "sentences")]
+
+
+def test_no_words_of_a_kind_bans_its_examples_and_counts_nothing() -> None:
+    candidates = synthesize('It contains no hype words such as "revolutionary" or "game-changing".', EXCLUSION)
+    assert "count" not in families(candidates)
+    ban = by_check(candidates, family="excludes")
+    assert run(ban, "A practical talk on training runs.") and not run(ban, "A revolutionary talk.")
+
+
+def test_listing_an_input_s_number_of_things_with_a_qualifier() -> None:
+    prompt = "Alert: {alert}\n\nList exactly {n} response actions the on-call engineer could take, as a numbered list."
+    sentence = prompt.split("\n\n")[1]
+    count = by_check(synthesize(sentence, COUNT, prompt=prompt), unit="list_items")
+    assert run(count, "1. Isolate the host\n2. Rotate keys", {"n": 2})
+    assert not run(count, "1. Isolate the host\n2. Rotate keys\n3. Page security", {"n": 2})
+
+
+def test_an_instruction_in_another_language_is_left_to_a_model() -> None:
+    """The readings are written for English: a Spanish rule gets a model's check rather than none at all."""
+    [ask] = synthesize("- Menciona todos los ingredientes principales de la lista.")
+    assert ask.asks_llm and "Menciona todos los ingredientes" in (ask.expression or "")
+    assert not [c for c in synthesize("- Mention every main ingredient from the list.") if c.asks_llm]
