@@ -47,6 +47,7 @@ __all__ = [
     "language",
     "language_code",
     "letter_case",
+    "links_kept",
     "mean_sentence_words",
     "mentions",
     "number_in_range",
@@ -496,6 +497,17 @@ def _source_text(example: Mapping[str, Any], prompt: Any) -> str:
 #: Digits inside a term of the source ("q8h", "x2", "COVID-19"): a number the source gives, which a response may
 #: write out on its own ("every 8 hours"); the response's own numbers are read strictly (:data:`_NUMBER`).
 _DIGITS_IN_A_TERM: Final = re.compile(r"(?<=[^\W\d_])\d+|\d+(?=[^\W\d_])")
+
+
+def links_kept(response: str, example: Mapping[str, Any], inputs: Iterable[str] = ()) -> bool:
+    """Whether every web address the example's inputs hold appears in the response as written ("keep every
+    phone number and web address exactly as written"). An example without one of ``inputs``:
+    :class:`NotApplicable`."""
+    for name in inputs:
+        value(example, name)
+    source = _source_text(example, "")
+    given = {link.rstrip(".,;:!?)") for link in _LINK.findall(source)}
+    return all(link in response for link in given)
 
 
 def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "", inputs: Iterable[str] = ()) -> bool:

@@ -397,6 +397,9 @@ SOURCED_CUE: Final = re.compile(
     r"|\b(?:keep|preserve|leave|retain)\b[^.]{0,40}?\b(?:dates?|numbers?|amounts?|figures?"
     r"|prices?|times?)(?:\s*(?:,|and|or)\s*(?:all\s+)?(?:the\s+)?(?:dates?|numbers?|amounts?|figures?|prices?"
     r"|times?))*\s+(?:unchanged|intact|as\s+they\s+are|the\s+same|exactly\s+as)"
+    # "keep every date, time, amount of money and phone number exactly as written": a list of figures, kept
+    r"|\b(?:keep|preserve|leave|retain|copy)\b[^.]{0,30}?\b(?:dates?|numbers?|amounts?|figures?|prices?|times?)\b"
+    r"[^.]{0,60}?\b(?:exactly\s+as\s+(?:written|given|stated)|as\s+written|unchanged|verbatim|word\s+for\s+word)"
     # "never add medicines that are not in the note": nothing the source does not hold
     rf"|\b(?:add|invent|introduce|include)\b[^.]{{0,60}}?\b(?:that|which)\s+(?:are|is|were|was)(?:n't|\s+not)\s+"
     rf"(?:\w+\s+)?(?:in|from)\s+(?:the|your)\s+{_SOURCE}"
@@ -435,6 +438,28 @@ def _asks_to_act(sentence: str) -> bool:
 
 def _asks_for_sourced_claims(sentence: str) -> bool:
     return SOURCED_CUE.search(sentence) is not None
+
+
+#: "Keep every phone number and web address exactly as written": the input's links reach the response intact.
+LINKS_KEPT_CUE: Final = re.compile(
+    r"\b(?:keep|preserve|leave|retain|copy|include)\b[^.]{0,80}?\b(?:web\s+address(?:es)?|urls?|links?|hyperlinks?)\b"
+    r"[^.]{0,60}?\b(?:exactly|as\s+written|unchanged|intact|verbatim|word\s+for\s+word|as\s+they\s+are)",
+    re.IGNORECASE,
+)
+
+
+def _asks_to_keep_links(sentence: str) -> bool:
+    return LINKS_KEPT_CUE.search(sentence) is not None
+
+
+def _links_kept_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    return Draft(
+        "keeps_the_inputs_links",
+        DATA_PLACEHOLDERS,
+        "Every web address its inputs give appears in it as written.",
+        f"checks.links_kept(response, example, inputs={literal(list(inputs))})",
+        {"family": "links_kept"},
+    )
 
 
 def _sourced_numbers_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
@@ -537,6 +562,7 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
     "ends_with_list": (_asks_to_end_with_list, _ends_with_list_draft),
     "title_case": (_asks_for_title_case, _title_case_draft),
     "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
+    "links_kept": (_asks_to_keep_links, _links_kept_draft),
     "number_range": (_asks_for_a_number_in_range, _number_range_draft),
     "invites_contact": (
         _asks_for_contact,

@@ -108,6 +108,7 @@ FAMILIES: Final = {
     "ends_with_list": "nothing follows the response's last list",
     "title_case": "Title Case: every major word capitalised (every line, or the one title the instruction names)",
     "sourced_numbers": "every number in the response comes from the inputs (nothing invented or speculated)",
+    "links_kept": "every web address the inputs give appears in the response unchanged",
     "number_range": "the response's number lies in the range the instruction gives (a score, a rating)",
     "invites_contact": "invites the reader to get in touch (contact, reach out)",
     "call_to_action": "asks the reader to act (a call to action: try, sign up, get started)",

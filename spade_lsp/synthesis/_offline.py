@@ -1137,6 +1137,14 @@ _PART_AT_AN_EDGE: Final = re.compile(
 )
 
 
+#: An edge's exact text written without quotes, after a word that frames it: "begin with the line Dear residents,".
+_UNQUOTED_EDGE: Final = re.compile(
+    rf"\b(?P<verb>{_OPENING}|{_CLOSING})s?\s+with\s+the\s+(?:line|words?|phrase|greeting|salutation|sign-off|signature)"
+    r"(?:\s+line)?\s+(?P<text>[^\s.;:\"“'‘][^.;:\"“”]{0,60}?)(?=,\s+(?:and|then)\b|\s*[.;]|\s*$)",
+    re.IGNORECASE,
+)
+
+
 def _edge_of_a_part(lowered: str, verb: re.Match[str] | None) -> bool:
     """Whether the edge a sentence names is a part's rather than the response's (:data:`_PART_BEFORE_AN_EDGE`)."""
     return verb is not None and bool(
@@ -1232,6 +1240,10 @@ def _formats(text: str) -> Iterator[_Draft]:
         )
     if end and quoted:
         yield edge_draft(quoted[-1], end=True, refused=edge_refused(text, end=True))
+    if not quoted:  # "Begin with the line Dear residents, and end with the sign-off line {manager_name}, ..."
+        for edge in _UNQUOTED_EDGE.finditer(text):
+            closing = re.match(_CLOSING, edge.group("verb"), re.IGNORECASE) is not None
+            yield edge_draft(edge.group("text").strip(), end=closing, refused=edge_refused(text, end=closing))
     if end and not quoted and re.search(r"\bwith (?:a|an|one)\b[^.?!]{0,30}?\bquestion\b", lowered):
         yield ends_with_question_draft(refused=edge_refused(text, end=True))
     sign_off = re.search(

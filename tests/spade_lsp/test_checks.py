@@ -415,3 +415,12 @@ def test_a_list_of_plain_lines_ends_the_response_or_not(text: str, ends: bool) -
 )
 def test_is_markdown_reads_a_table(text: str, markdown: bool) -> None:
     assert checks.is_markdown(text) is markdown
+
+
+def test_links_kept_needs_every_input_link_as_written() -> None:
+    example = {"draft": "See https://example.org/a, or www.acme.org."}
+    assert checks.links_kept("Go to https://example.org/a or www.acme.org today.", example)
+    assert not checks.links_kept("Go to https://example.org/b or www.acme.org today.", example)
+    assert checks.links_kept("No links at all.", {"draft": "none here"})
+    with pytest.raises(NotApplicable):
+        checks.links_kept("x", {}, inputs=["draft"])

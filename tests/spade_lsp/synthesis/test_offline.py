@@ -1168,3 +1168,25 @@ def test_an_instruction_in_another_language_is_left_to_a_model() -> None:
     [ask] = synthesize("- Menciona todos los ingredientes principales de la lista.")
     assert ask.asks_llm and "Menciona todos los ingredientes" in (ask.expression or "")
     assert not [c for c in synthesize("- Mention every main ingredient from the list.") if c.asks_llm]
+
+
+def test_an_edge_written_without_quotes_after_the_line_or_the_words() -> None:
+    sentence = "Begin with the line Dear residents, and end with the sign-off line {manager_name}, Building Management."
+    candidates = synthesize(sentence, prompt=f"Rewrite the notice.\n\n{sentence}")
+    opening = by_check(candidates, family="starts_with")
+    closing = by_check(candidates, family="ends_with")
+    example = {"manager_name": "Priya Shah"}
+    notice = "Dear residents,\nThe lift is out on 3 May.\nPriya Shah, Building Management"
+    assert run(opening, notice, example) and run(closing, notice, example)
+    assert not run(opening, "Hello everyone,\nThe lift is out.", example)
+    assert not run(closing, "Dear residents,\nThe lift is out.\nBuilding Management", example)
+
+
+def test_web_addresses_kept_exactly_as_written() -> None:
+    sentence = "Keep every date, phone number and web address exactly as written in the original."
+    candidates = synthesize(sentence)
+    kept = by_check(candidates, family="links_kept")
+    by_check(candidates, family="sourced_numbers")
+    draft = {"draft": "Book at https://example.org/book or call 0777 123 456 by 3 May."}
+    assert run(kept, "Please book at https://example.org/book by 3 May.", draft)
+    assert not run(kept, "Please book online by 3 May.", draft)
