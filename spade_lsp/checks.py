@@ -46,6 +46,7 @@ __all__ = [
     "json_value_in",
     "language",
     "language_code",
+    "last_line",
     "letter_case",
     "links_kept",
     "mean_sentence_words",
@@ -608,6 +609,11 @@ def section(text: str, title: str) -> str:
                     return "\n".join(f"- {element}" for element in item)
                 return item if isinstance(item, str) else json.dumps(item)
         return ""
+    tagged = re.search(
+        rf"<{re.escape(title.strip())}>(.*?)</{re.escape(title.strip())}>", text, re.DOTALL | re.IGNORECASE
+    )
+    if tagged:  # "Put the summary inside <summary></summary>": the tag is the section
+        return tagged.group(1).strip()
     lines = text.splitlines()
     titles = [(i, *found) for i, line in enumerate(lines) if (found := _line_title(line)) is not None]
     contains = re.compile(rf"(?<!\w){re.escape(wanted)}(?!\w)")
@@ -719,6 +725,12 @@ def has_table(text: str) -> bool:
 def starts_with(text: str, phrase: str) -> bool:
     """Whether the response's first words are ``phrase`` (case, markdown markers and punctuation ignored)."""
     return _normal(text[: len(phrase) * 3 + 40]).startswith(_normal(phrase))
+
+
+def last_line(text: str) -> str:
+    """The response's last non-blank line ("" for an empty response)."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
 
 
 def ends_with(text: str, phrase: str) -> bool:

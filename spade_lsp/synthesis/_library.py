@@ -332,6 +332,17 @@ def edge_draft(phrase: str, *, end: bool, refused: bool = False) -> Draft:
     )
 
 
+def last_line_draft(prefix: str) -> Draft:
+    """The response's last line opens with ``prefix`` ("Label:", "Answer:"): the answer line a format asks for."""
+    return Draft(
+        f"last_line_starts_with_{prefix}",
+        PRESENTATION_FORMAT,
+        f"Its last line starts with “{prefix}”.",
+        f"checks.starts_with(checks.last_line(response), {phrase_code(prefix)})",
+        {"family": "last_line_starts_with", "phrase": prefix},
+    )
+
+
 def ends_with_question_draft(*, refused: bool = False) -> Draft:
     if refused:
         return Draft(

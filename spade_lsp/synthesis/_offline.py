@@ -321,7 +321,8 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
         # "a warm tone", not "a warm-up" (an exercise)
         r"\b(?:friendly|warm(?![-\s]up\b)|enthusiastic|encouraging|upbeat|empathetic|gratitude|grateful|polite"
         # "a positive amount" is a sign, not a tone
-        r"|positive(?!\s+(?:amounts?|numbers?|values?|integers?|balances?|sign|figures?|results?|cases?|class\w*|labels?)))\b",
+        r"|positive(?!\s+(?:amounts?|numbers?|values?|integers?|balances?|sign|figures?|results?|cases?|class\w*|labels?"
+        r"|things?|aspects?|points?|examples?)))\b",
         "positive_tone",
         (("checks.sentiment(response) >= 0.05", "Positive tone: mean VADER compound score >= 0.05.", None),),
     ),
@@ -446,6 +447,9 @@ class OfflineSynthesizer:
             return
         if _under_a_ban(context.text, instruction.text) and not _EXCLUDE_CUE.search(text):
             text = f"Do not {text[0].lower()}{text[1:]}"  # "Don't:" over "- Use emoji.": "Do not use emoji."
+        parent = _parent_item(context.text, instruction.text)
+        if parent and re.match(r"(?:each|every)\s+\w+\s*:?$", parent, re.IGNORECASE) and not _LEADING_EACH.match(text):
+            text = f"{parent.rstrip(':')}: {text}"  # "- Each item" over "  - one line, 12 words max": per item
         conditional = bool(_CONDITIONAL.search(text))
         categories = set(instruction.categories)
         if instruction.kind == "heading" or _STRUCTURE_LABEL.match(instruction.text):
@@ -646,6 +650,27 @@ _BAN_HEADING: Final = re.compile(
 _LIST_ITEM: Final = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 
 
+_LEADING_EACH: Final = re.compile(r"(?:(?:for|in)\s+)?(?:each|every)\b", re.IGNORECASE)
+
+
+def _parent_item(prompt: str, sentence: str) -> str | None:
+    """The text of the list item a nested item sits under ("- Each item" over "  - one line, 12 words max")."""
+    at = prompt.find(sentence.strip())
+    if at < 0:
+        return None
+    lines = prompt[:at].splitlines()
+    if not lines or not _LIST_ITEM.match(lines[-1]):
+        return None
+    indent = len(lines[-1]) - len(lines[-1].lstrip())
+    for line in reversed(lines[:-1]):
+        if not line.strip():
+            continue
+        depth = len(line) - len(line.lstrip())
+        if depth < indent:
+            return _clean(line) if _LIST_ITEM.match(line) else None
+    return None
+
+
 def _under_a_ban(prompt: str, sentence: str) -> bool:
     """Whether the sentence is an item of a list whose heading bans its items ("Don't:" over "- Use emoji.")."""
     at = prompt.find(sentence.strip())
@@ -688,7 +713,14 @@ def _is_section_label(label: str) -> bool:
     """``Subject Line: write ...`` names a part of the output; ``Never use words like: ...`` does not."""
     words = label.lower().split()
     verbs = {"never", "always", "do", "don't", "use", "include", "avoid", "note", "important", "example", "task"}
-    return len(words) <= 3 and not set(words) & verbs
+    return len(words) <= 3 and not set(words) & verbs and not _POSITION_LABEL.match(label.lower())
+
+
+#: A label that names a place in the response rather than a section of it: "First line:", "Step 2:".
+_POSITION_LABEL: Final = re.compile(
+    r"(?:step\s+\d+|(?:first|second|third|fourth|last|final|opening|closing|next)\s+(?:line|sentence|paragraph|part|"
+    r"step|item))\s*:?"
+)
 
 
 def _names_itself(label: str, text: str) -> bool:
@@ -781,6 +813,10 @@ def _candidate(draft: _Draft, instruction: Instruction, taken: dict[str, int]) -
     )
 
 
+#: The types a schema written as "key: type, ..." lines gives its keys.
+_SCHEMA_TYPES: Final = r"(?:string|str|text|integer|int|number|float|boolean|bool|list|array|object)"
+
+
 def _has_section(prompt: str, noun: str) -> bool:
     """Whether the prompt gives the output a section named ``noun`` ("add a summary section", "## Summary"), or
     a key of the JSON it asks for (``Answer in JSON with the keys "title" and "highlights"``)."""
@@ -793,6 +829,10 @@ def _has_section(prompt: str, noun: str) -> bool:
         or re.search(rf"^\s*{name}\s*:\s*(?:<[^>\n]*>|\[[^\]\n]*\]|\{{[^}}\n]*\}})\s*$", prompt, re.I | re.MULTILINE)
         or (re.search(r"\bjson\b", prompt, re.IGNORECASE)
             and re.search(rf"[\"“'`]{name}[\"”'`]", prompt, re.IGNORECASE))
+        or re.search(rf"<{name}>[^<]*</{name}>", prompt, re.IGNORECASE)  # "inside <summary></summary>"
+        # a schema's line in a prompt that asks for JSON: "- summary: string, at most 15 words"
+        or (re.search(r"\bjson\b", prompt, re.IGNORECASE)
+            and re.search(rf"^\s*(?:[-*•]\s*)?{name}\s*:\s*{_SCHEMA_TYPES}\b", prompt, re.I | re.MULTILINE))
     )  # fmt: skip
 
 
@@ -868,8 +908,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         spans.append(match.span())
         return True
 
-    if re.match(r"(?:after|below|under|following)\s+the\b", lowered):
-        return  # "After the table, write one sentence ...": a part after another, not the whole response
+    if re.match(r"(?:after|below|under|following)\s+the\b", lowered) or re.match(
+        rf"{_POSITION_LABEL.pattern}\s*:", lowered
+    ):
+        return  # "After the table, write one sentence ...", "Step 1: restate it in one sentence": a part's
     scope = _scope(lowered)
     each = re.match(r"^(?:(?:for|in)\s+)?(?:each|every)\s+(?:single\s+)?[\"“']?([a-z]+(?: point)?)\b", lowered)
     leading_per = _part(each.group(1)) if each else None
@@ -1110,8 +1152,8 @@ def _each_before(before: str) -> tuple[str, str] | None:
 def _scope(lowered: str) -> str | None:
     """``The summary shouldn't be longer than ...``, or an answer format's ``TITLE: <episode title, at most 8
     words>``: a count that may apply to one section only."""
-    template = re.match(r"^([a-z][a-z\- ]{1,30}?)\s*:\s*[<\[]", lowered)
-    if template:
+    template = re.match(rf"^([a-z][a-z_\- ]{{1,30}}?)\s*:\s*(?:[<\[]|{_SCHEMA_TYPES}\b)", lowered)
+    if template:  # "TITLE: <title, at most 8 words>", a schema's "summary: string, at most 15 words"
         return template.group(1).strip()
     match = re.match(
         r"^(?:(?:the|your|each|every)\s+|[\"“'`])([a-z][a-z\- ]{1,30}?)[\"”'`]?\s+(?:section\s+)?(?:should|must|shall|"
@@ -1137,6 +1179,13 @@ _PART_AT_AN_EDGE: Final = re.compile(
 )
 
 
+#: What the last line opens with: 'on the last line in the format "Label: X"' (the label before a placeholder
+#: letter or an angle-bracket slot), "on the last line write Answer: followed by the answer".
+_LAST_LINE: Final = re.compile(
+    r"\b(?:on|in)\s+the\s+(?:last|final)\s+line\b[^.\"“]{0,40}?(?:[\"“](?P<quoted>[^\"”:]{1,30}:)\s*(?:[A-Z]|<[^>]*>|\.\.\.)?[\"”]"
+    r"|\bwrite\s+(?P<bare>[A-Z][\w ]{0,20}:)(?=\s))",
+    re.IGNORECASE,
+)
 #: An edge's exact text written without quotes, after a word that frames it: "begin with the line Dear residents,".
 _UNQUOTED_EDGE: Final = re.compile(
     rf"\b(?P<verb>{_OPENING}|{_CLOSING})s?\s+with\s+the\s+(?:line|words?|phrase|greeting|salutation|sign-off|signature)"
@@ -1207,7 +1256,14 @@ def _formats(text: str) -> Iterator[_Draft]:
         if not _EXCLUDE_CUE.search(text):
             yield library.tag_draft(tag)
     case = _LETTER_CASE.search(lowered)
-    if case and not _EXCLUDE_CUE.search(text):  # "answer in lowercase", "write everything in all caps"
+    of_a_part = re.search(  # "the animal's common name in ALL CAPS", "First line: ...": that part's case
+        r"\b(?:name|title|headline|heading|line|word|label|subject|acronym)s?\s+(?:\w+\s+){0,2}?in\s+(?:all\s+)?"
+        r"(?:caps|upper|lower)",
+        lowered,
+    ) or _POSITION_LABEL.match(lowered)
+    if (
+        case and not of_a_part and not _EXCLUDE_CUE.search(text)
+    ):  # "answer in lowercase", "write everything in all caps"
         yield library.letter_case_draft("lower" if case.group(1) == "lower" else "upper")
     for unit, words in (("hashtags", r"hashtags?"), ("emojis", r"emojis?|emoticons?")):  # "use relevant hashtags"
         asked = rf"\b(?:use|add|include|with|end with|finish with)\s+(?:[\w-]+\s+){{0,2}}?(?:{words})\b"
@@ -1240,6 +1296,9 @@ def _formats(text: str) -> Iterator[_Draft]:
         )
     if end and quoted:
         yield edge_draft(quoted[-1], end=True, refused=edge_refused(text, end=True))
+    last = _LAST_LINE.search(text)
+    if last is not None:  # 'give the label on the last line in the format "Label: X"', "on the last line write Answer:"
+        yield library.last_line_draft(last.group("quoted") or last.group("bare"))
     if not quoted:  # "Begin with the line Dear residents, and end with the sign-off line {manager_name}, ..."
         for edge in _UNQUOTED_EDGE.finditer(text):
             closing = re.match(_CLOSING, edge.group("verb"), re.IGNORECASE) is not None
@@ -1334,6 +1393,12 @@ _FROM_THE_LIST: Final = re.compile(
 )
 
 
+_SCHEMA_ONE_OF: Final = re.compile(
+    rf"^(?P<key>[A-Za-z_][\w-]{{0,30}})\s*:\s*(?:{_SCHEMA_TYPES}\s*,?\s*)?(?:one\s+of|either)\s*:?\s*(?P<values>.+)$",
+    re.IGNORECASE,
+)
+
+
 def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
     """``Priority must be one of "low", "medium" or "high"`` in a prompt that asks for a JSON object with the key
     "priority": that key's value is one of them (a key of objects in an array is left to a model). A key holding
@@ -1341,6 +1406,10 @@ def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
     listed, allowed = _FROM_THE_LIST.search(text), _ALLOWED.search(prompt)
     if listed is not None and allowed is not None and len(values := _listed_values(allowed.group(1))) >= 2:
         yield library.value_set_draft(listed.group("key"), values)
+    schema = _SCHEMA_ONE_OF.match(text)
+    json_asked = re.search(r"\bjson\b", prompt, re.IGNORECASE) is not None
+    if schema is not None and json_asked and len(values := _quoted(schema.group("values"))) >= 2:
+        yield library.value_set_draft(schema.group("key"), values)  # "queue: string, one of "a", "b""
     match = _ONE_OF.search(text)
     if match is None or re.search(r"\bjson\s+(?:array|list)\b", prompt, re.IGNORECASE):
         return
@@ -1432,7 +1501,8 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         return
     if not exclude and not _INCLUDE_CUE.search(text):
         return
-    scope = text[cue.start() :] if cue is not None else text  # only what follows the negation
+    # only what follows the negation, up to a semicolon ("do not repeat doses; write "as prescribed" instead")
+    scope = text[cue.start() :].split(";")[0] if cue is not None else text
     quoted = _literal_quotes(scope)
     examples = _literal_quotes(scope, _EXAMPLE_FRAME)
     if exclude and not quoted:  # "avoid superlatives such as "best" or "perfect"": the examples are banned too

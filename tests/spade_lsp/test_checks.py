@@ -424,3 +424,8 @@ def test_links_kept_needs_every_input_link_as_written() -> None:
     assert checks.links_kept("No links at all.", {"draft": "none here"})
     with pytest.raises(NotApplicable):
         checks.links_kept("x", {}, inputs=["draft"])
+
+
+def test_a_tag_is_a_section() -> None:
+    assert checks.section("<summary>Rex is well.</summary>\n<tags>dog</tags>", "summary") == "Rex is well."
+    assert checks.section("Summary: plain", "summary") == "plain"

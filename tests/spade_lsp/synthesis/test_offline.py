@@ -1190,3 +1190,68 @@ def test_web_addresses_kept_exactly_as_written() -> None:
     draft = {"draft": "Book at https://example.org/book or call 0777 123 456 by 3 May."}
     assert run(kept, "Please book at https://example.org/book by 3 May.", draft)
     assert not run(kept, "Please book online by 3 May.", draft)
+
+
+def test_a_position_label_is_no_section_and_its_case_and_size_are_that_part_s() -> None:
+    sentence = "First line: the animal's common name in ALL CAPS, nothing else on that line."
+    assert not families(synthesize(sentence)) & {"headings", "letter_case", "count"}
+    assert not families(synthesize("Step 1: Restate last weekend's result in one sentence.", COUNT)) & {"count"}
+    assert "letter_case" in families(synthesize("Write everything in all caps."))
+
+
+def test_a_positive_thing_to_name_is_no_tone() -> None:
+    names = {c.name for c in synthesize("Step 2: Name one positive thing about the team's effort.")}
+    assert "assert_positive_tone" not in names
+
+
+def test_a_negation_ends_at_its_semicolon() -> None:
+    assert "excludes" not in families(synthesize('Do not repeat drug doses; write "as prescribed" instead.'))
+
+
+def test_a_tag_the_prompt_asks_for_is_a_section() -> None:
+    prompt = (
+        "Put the summary inside <summary></summary> and the tags inside <tags></tags>.\n"
+        "The summary is at most 3 sentences."
+    )
+    limit = by_check(synthesize("The summary is at most 3 sentences.", COUNT, prompt=prompt), max=3)
+    assert limit.check is not None and limit.check.get("section") == "summary"
+    tagged = "<summary>One. Two. Three.</summary>\n<tags>dog, vaccine, check-up, follow-up</tags>"
+    assert run(limit, tagged)
+    assert not run(limit, "<summary>One. Two. Three. Four.</summary>\n<tags>dog</tags>")
+
+
+def test_a_nested_item_under_each_thing_is_per_thing() -> None:
+    prompt = "Requirements:\n- Format\n  - numbered list, 5 to 8 items\n- Each item\n  - one line, 12 words max"
+    limit = by_check(synthesize("one line, 12 words max", COUNT, prompt=prompt), unit="words")
+    assert limit.check is not None and limit.check.get("per") == "items"
+    assert run(limit, "1. Send the welcome pack today\n2. Collect the W-9 tax form")
+    assert not run(limit, "1. Send the welcome pack " + "and more " * 6 + "\n2. Collect the form")
+    assert "per" not in (by_check(synthesize("numbered list, 5 to 8 items", COUNT, prompt=prompt), min=5).check or {})
+
+
+def test_a_schema_written_as_key_type_lines() -> None:
+    prompt = (
+        "Return ONLY valid JSON matching this schema:\n"
+        '- queue: string, one of "billing", "technical", "account"\n- summary: string, at most 15 words'
+    )
+    queue = by_check(
+        synthesize('- queue: string, one of "billing", "technical", "account"', prompt=prompt), key="queue"
+    )
+    assert run(queue, '{"queue": "billing", "summary": "x"}') and not run(queue, '{"queue": "delivery"}')
+    summary = by_check(synthesize("- summary: string, at most 15 words", COUNT, prompt=prompt), unit="words")
+    assert summary.check is not None and summary.check.get("section") == "summary"
+    assert run(summary, '{"queue": "billing", "summary": "Refund for a double charge on the March invoice."}')
+    assert not run(summary, '{"summary": "' + "word " * 16 + '"}')
+
+
+@pytest.mark.parametrize(
+    ("sentence", "prefix"),
+    [
+        ('Then give the label on the last line in the format "Label: X" where X is HOT, WARM or COLD.', "Label:"),
+        ("Show your steps, then on the last line write Answer: followed by the final answer.", "Answer:"),
+    ],
+)
+def test_what_the_last_line_opens_with(sentence: str, prefix: str) -> None:
+    last = by_check(synthesize(sentence), family="last_line_starts_with")
+    assert run(last, f"Some reasoning here.\n{prefix} 42")
+    assert not run(last, f"{prefix} 42\nSome reasoning after it.")
