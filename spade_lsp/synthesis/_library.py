@@ -411,6 +411,12 @@ SOURCED_CUE: Final = re.compile(
     # "keep every date, time, amount of money and phone number exactly as written": a list of figures, kept
     r"|\b(?:keep|preserve|leave|retain|copy)\b[^.]{0,30}?\b(?:dates?|numbers?|amounts?|figures?|prices?|times?)\b"
     r"[^.]{0,60}?\b(?:exactly\s+as\s+(?:written|given|stated)|as\s+written|unchanged|verbatim|word\s+for\s+word)"
+    # "write the price exactly as given"
+    r"|\b(?:write|keep|give|state|quote|use|copy)\s+(?:the\s+|every\s+|all\s+)?(?:prices?|amounts?|figures?|numbers?"
+    r"|dates?|times?)\b[^.]{0,30}?\bexactly\s+as\s+(?:given|written|stated|provided)"
+    # "do not add inclusions we did not mention"
+    r"|\b(?:add|invent|include|mention|introduce)\b[^.]{0,60}?\b(?:that\s+)?(?:we|you|i|they)\s+(?:did|do)(?:n't|\s+not)\s+"
+    r"(?:mention|list|give|provide|include|state)"
     # "never add medicines that are not in the note": nothing the source does not hold
     rf"|\b(?:add|invent|introduce|include)\b[^.]{{0,60}}?\b(?:that|which)\s+(?:are|is|were|was)(?:n't|\s+not)\s+"
     rf"(?:\w+\s+)?(?:in|from)\s+(?:the|your)\s+{_SOURCE}"

@@ -144,7 +144,7 @@ _INCLUDE_CUE = re.compile(
     re.IGNORECASE,
 )
 _EXCLUDE_CUE = re.compile(  # and a constraint written as a fragment: "No exclamation marks"
-    r"^no\s+(?!(?:more|fewer|less|longer|later|need|matter|one|sooner)\b)(?=[a-z])"
+    r"(?:^|(?<=[,;:]\s))no\s+(?!(?:more|fewer|less|longer|later|need|matter|one|sooner)\b)(?=[a-z])"
     r"|\b(?:contains?|includes?|uses?|has|have)\s+no\b(?!\s+(?:more|fewer|less)\b)"  # "it contains no hype words"
     r"|\b(?:never|don't|do not|does not|doesn't|avoid(?:ing)?|without|refrain from|exclude|must not|mustn't|"
     r"shouldn't|should not|cannot|can't|not include|not mention|not use|not add|not give|not say|not make)\b",
@@ -1712,6 +1712,14 @@ def _literal_phrase(part: str, *, framed: bool) -> str | None:
     return phrase
 
 
+#: A line after a blank one that instructs rather than shows: an imperative, a ban, or a "you"/"the response" rule.
+_INSTRUCTS: Final = re.compile(
+    rf"(?:{'|'.join(sorted(_IMPERATIVES))}|do not|don't|never|always|please|you (?:must|should)|the (?:response|answer|"
+    r"output) (?:must|should))\b",
+    re.IGNORECASE,
+)
+
+
 def example_blocks(prompt: str) -> list[tuple[int, int]]:
     """Character spans of example demonstrations (they show an answer and ask for nothing): from an ``Example
     output:`` line to a blank line before an unindented label, a placeholder line, or the end of the prompt."""
@@ -1730,6 +1738,8 @@ def example_blocks(prompt: str) -> list[tuple[int, int]]:
                 candidate = lines[j].strip()
                 if re.fullmatch(r"[A-Z][A-Z ]{2,}:?|\{\{?\w+\}?\}|(?:end of )?examples? end\.?", candidate, re.I):
                     break
+                if j > index + 1 and not lines[j - 1].strip() and _INSTRUCTS.match(candidate):
+                    break  # "... the example.\n\nUse 2 or 3 sentences, ...": the instructions resume
                 end += len(lines[j])
                 j += 1
             spans.append((start, end))

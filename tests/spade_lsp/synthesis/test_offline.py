@@ -1255,3 +1255,16 @@ def test_what_the_last_line_opens_with(sentence: str, prefix: str) -> None:
     last = by_check(synthesize(sentence), family="last_line_starts_with")
     assert run(last, f"Some reasoning here.\n{prefix} 42")
     assert not run(last, f"{prefix} 42\nSome reasoning after it.")
+
+
+def test_instructions_after_an_example_block_are_read() -> None:
+    prompt = (
+        'Write a charter offer.\n\nGood example, imitate this tone:\n"Dear Ms. Rossi, we are pleased to offer '
+        'Aurora for 5 nights."\n\nUse 2 or 3 sentences, no exclamation marks, write the price exactly as given.'
+    )
+    sentence = "Use 2 or 3 sentences, no exclamation marks, write the price exactly as given."
+    instruction = Instruction(
+        sentence, (), 1, "sentence", prompt.index(sentence), prompt.index(sentence) + len(sentence)
+    )
+    found = families(OfflineSynthesizer().synthesize([instruction], PromptContext(prompt, ())))
+    assert {"count", "excludes", "sourced_numbers"} <= found
