@@ -1005,6 +1005,7 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 or _limited_parts(lowered[match.start() : match.end()], unit)
                 or _each_before(lowered[: match.start()])
                 or _each_before(lowered[: match.start(1)])
+                or _each_after(lowered[: match.start()], lowered[match.end() :])
                 or leading_per
             )
             if per is not None and per[1] == "items" and unit in ("list_items", "bullets", "numbered_items"):
@@ -1149,6 +1150,16 @@ def _each_before(before: str) -> tuple[str, str] | None:
     return word, PART_KINDS[word]
 
 
+def _each_after(before: str, after: str) -> tuple[str, str] | None:
+    """``short sentences of no more than 12 words each``: a count followed by "each" is per the part its clause
+    names before it (:data:`PART_KINDS`)."""
+    if not re.match(r"\s+each\b", after):
+        return None
+    clause = _CLAUSE_BREAK.split(before)[-1]
+    named = [(m.end(), word) for word in PART_KINDS for m in re.finditer(rf"\b{re.escape(word)}\b", clause)]
+    return (max(named)[1], PART_KINDS[max(named)[1]]) if named else None
+
+
 def _scope(lowered: str) -> str | None:
     """``The summary shouldn't be longer than ...``, or an answer format's ``TITLE: <episode title, at most 8
     words>``: a count that may apply to one section only."""
@@ -1179,6 +1190,12 @@ _PART_AT_AN_EDGE: Final = re.compile(
 )
 
 
+#: The first line given verbatim after a colon: "The first line must be exactly this header: name,date,hours".
+_FIRST_LINE: Final = re.compile(
+    r"\bfirst\s+line\s+(?:must|should|has\s+to|shall)\s+be\s+(?:exactly\s+)?(?:this|the\s+following)?\s*"
+    r"(?:header(?:\s+row)?|line|text|row)?\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
+    re.IGNORECASE,
+)
 #: What the last line opens with: 'on the last line in the format "Label: X"' (the label before a placeholder
 #: letter or an angle-bracket slot), "on the last line write Answer: followed by the answer".
 _LAST_LINE: Final = re.compile(
@@ -1229,7 +1246,7 @@ def _formats(text: str) -> Iterator[_Draft]:
     if re.search(r"\bmarkdown\b", lowered):
         yield markdown_draft(present=not markdown_refused(lowered))
     if re.search(r"\bbullet(?:ed)?(?: points?| list)?\b|\bbullets\b", lowered) and not re.search(
-        r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,20}bullet", lowered
+        r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,40}bullet", lowered
     ):
         yield _count_draft("bullets", 1, None, None)
     if re.search(r"\bnumbered list\b", lowered):
@@ -1296,6 +1313,9 @@ def _formats(text: str) -> Iterator[_Draft]:
         )
     if end and quoted:
         yield edge_draft(quoted[-1], end=True, refused=edge_refused(text, end=True))
+    first = _FIRST_LINE.search(text)
+    if first is not None and not quoted:  # "The first line must be exactly this header: name,date,boat_type,hours"
+        yield edge_draft(first.group("text").strip(), end=False)
     last = _LAST_LINE.search(text)
     if last is not None:  # 'give the label on the last line in the format "Label: X"', "on the last line write Answer:"
         yield library.last_line_draft(last.group("quoted") or last.group("bare"))
@@ -1582,6 +1602,8 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
             continue  # "in the list below": a noun, not the verb "list"
         if re.search(r"\b(?:if|when|whenever|unless|in case|once)\b", text[: match.start()], re.IGNORECASE):
             continue  # "... if the user mentions self-harm": the condition's words, not the response's
+        if re.search(r"\b(?:characters|words|letters|chars)\s*,?\s*$", text[: match.start()], re.IGNORECASE):
+            continue  # "under 250 characters, including spaces": what the count counts, not a term
         if not banned and re.match(r"any\b", obj, re.IGNORECASE):
             continue  # "mention any red cards": if there were some, which the data decides
         if not banned and re.fullmatch(r"writ\w*|output|print", verb):

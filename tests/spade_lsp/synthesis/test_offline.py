@@ -1268,3 +1268,25 @@ def test_instructions_after_an_example_block_are_read() -> None:
     )
     found = families(OfflineSynthesizer().synthesize([instruction], PromptContext(prompt, ())))
     assert {"count", "excludes", "sourced_numbers"} <= found
+
+
+def test_a_first_line_given_after_a_colon_is_what_the_response_starts_with() -> None:
+    header = by_check(
+        synthesize("The first line must be exactly this header: name,date,boat_type,hours"), family="starts_with"
+    )
+    assert run(header, "name,date,boat_type,hours\nAna,2025-06-01,single,2")
+    assert not run(header, "Here is the CSV:\nname,date,boat_type,hours\nAna,2025-06-01,single,2")
+    assert not run(header, "customer,day,boat\nAna,2025-06-01,single")
+
+
+def test_a_count_followed_by_each_is_per_the_part_named_before_it() -> None:
+    limit = by_check(synthesize("Use short sentences of no more than 12 words each.", COUNT), unit="words")
+    assert limit.check is not None and limit.check.get("per") == "sentences"
+    assert run(limit, "Max finds a map. He runs to the park.")
+    assert not run(limit, "Max finds a very old map in the attic and decides to follow it all the way.")
+
+
+def test_what_a_character_count_includes_is_no_term() -> None:
+    candidates = synthesize("- The rewrite must be under 250 characters, including spaces.", COUNT)
+    assert "includes" not in families(candidates)
+    assert "bullets" not in str([c.check for c in synthesize("- Plain text only: no markdown, bold or bullet points.")])
