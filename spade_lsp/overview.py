@@ -539,7 +539,8 @@ def plan_unit(text: str, categories: tuple[str, ...], kind: str, inputs: tuple[s
     if labels & {WORKFLOW_DESCRIPTION} and labels <= {WORKFLOW_DESCRIPTION, DATA_PLACEHOLDERS}:
         return Plan(reason="not an instruction to check: it describes the task, not the answer")
     if any(c.asks_llm for c in candidates) or _checkable(categories):
-        return Plan(needs_model=True, reason=NO_OFFLINE_CHECK)
+        asked = next((c.category for c in candidates if c.asks_llm), None)  # the label, where the classifier had none
+        return Plan(needs_model=True, reason=NO_OFFLINE_CHECK, category=asked)
     if labels and labels <= {DATA_PLACEHOLDERS}:
         return Plan(reason="not an instruction: it brings input data into the prompt")
     if labels and labels <= {PROMPT_REPHRASING}:

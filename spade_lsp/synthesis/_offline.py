@@ -702,11 +702,19 @@ def _written_in_another_language(instruction: Instruction) -> bool:
     from spade_lsp.checks import LANGUAGE_MIN_WORDS, language
 
     text = _clean(instruction.text)
+    words = set(re.findall(r"[a-z']+", text.lower()))
     return (
         instruction.kind in ("sentence", "bullet")
         and len(text.split()) >= LANGUAGE_MIN_WORDS
+        and not words & _ENGLISH_FUNCTION_WORDS  # langdetect misreads short English ("You answer questions ...")
         and language(text) not in ("", "en")
     )
+
+
+#: Words nearly every English instruction holds and other languages' rarely do.
+_ENGLISH_FUNCTION_WORDS: Final = frozenset(
+    "the and of to for with is are be it its this that you your from should must not".split()  # noqa: SIM905
+)
 
 
 def _is_section_label(label: str) -> bool:

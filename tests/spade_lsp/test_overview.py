@@ -541,3 +541,11 @@ def test_every_unit_has_a_hint_or_a_reason(workspace_dir: Path) -> None:
         "Always sign off as The Acme Team.",
         "End with a question.",
     ]
+
+
+def test_a_sentence_only_a_model_can_check_carries_the_label_of_its_question() -> None:
+    """A rule in another language gets a model's question; the classifier gave it no label, so the plan gives
+    the question's, and the editor always has one to show."""
+    plan = overview.plan_unit("Menciona todos los ingredientes principales de la lista.", (), "sentence")
+    assert plan.needs_model and plan.category is not None
+    assert not overview.plan_unit("You answer questions about invoices.", (), "sentence").instruction
