@@ -53,6 +53,7 @@ __all__ = [
     "mentions",
     "number_in_range",
     "numbers",
+    "only_list",
     "part_counts",
     "parts",
     "reading_ease",
@@ -770,6 +771,14 @@ def ends_with_list(text: str) -> bool:
         if not line[:1].isspace():
             return False
     return False
+
+
+def only_list(text: str) -> bool:
+    """Whether the response is its list and nothing else: its first non-blank line opens a list item, and every
+    later line opens one or continues one (indented). An introduction ("Here is the checklist:") or a closing
+    remark makes this False."""
+    lines = [line for line in _strip_fences(text).splitlines() if line.strip()]
+    return bool(lines) and all(_ITEM_START.match(line) or (i and line[:1].isspace()) for i, line in enumerate(lines))
 
 
 def code_blocks(text: str) -> list[str]:

@@ -367,6 +367,14 @@ ENDS_WITH_LIST_CUE: Final = re.compile(
     r"(?:[\w-]+\s+){0,2}?list|end\s+with\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?list)\b",
     re.IGNORECASE,
 )
+#: "Output only the list", "no intro or closing text, just the list", "with no introduction or closing remarks".
+ONLY_LIST_CUE: Final = re.compile(
+    r"\b(?:output|return|give|write|reply\s+with|respond\s+with)\s+only\s+the\s+(?:[\w-]+\s+)?(?:list|bullets|bullet\s+points"
+    r"|items|checklist)\b|\bjust\s+the\s+(?:[\w-]+\s+)?(?:list|bullets|checklist)\b"
+    r"|\b(?:no|without(?:\s+an?)?)\s+(?:intro(?:duction)?|preamble|opening)\s+(?:or|and|nor)\s+(?:closing|outro|conclusion|"
+    r"closing\s+remarks?)\b",
+    re.IGNORECASE,
+)
 #: "Encourage readers to contact your company", "invite them to get in touch", "include contact details".
 CONTACT_CUE: Final = re.compile(
     r"\b(?:encourag\w*|invit\w*|ask|tell|remind|prompt|urg\w*)\s+(?:\w+\s+){0,3}?to\s+(?:\w+\s+){0,2}?"
@@ -443,6 +451,20 @@ def _refuses(sentence: str, words: str) -> bool:
 
 def _asks_to_end_with_list(sentence: str) -> bool:
     return ENDS_WITH_LIST_CUE.search(sentence) is not None
+
+
+def _asks_for_only_a_list(sentence: str) -> bool:
+    return ONLY_LIST_CUE.search(sentence) is not None
+
+
+def _only_list_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    return Draft(
+        "only_the_list",
+        PRESENTATION_FORMAT,
+        "Is its list and nothing else: no introduction before the first item, no remark after the last.",
+        "checks.only_list(response)",
+        {"family": "only_list"},
+    )
 
 
 def _asks_for_contact(sentence: str) -> bool:
@@ -577,6 +599,7 @@ def _words_draft(family: str, description: str, phrases: tuple[str, ...]) -> Cal
 #: each asked for, the LLM one offers them to the model and writes the ones it missed.
 CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...]], Draft]]]] = {
     "ends_with_list": (_asks_to_end_with_list, _ends_with_list_draft),
+    "only_list": (_asks_for_only_a_list, _only_list_draft),
     "title_case": (_asks_for_title_case, _title_case_draft),
     "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
     "links_kept": (_asks_to_keep_links, _links_kept_draft),

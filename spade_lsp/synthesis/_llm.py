@@ -106,6 +106,7 @@ FAMILIES: Final = {
     "has_section": "has a section titled `text`",
     "ends_with_question": "ends with a question",
     "ends_with_list": "nothing follows the response's last list",
+    "only_list": "the response is its list only: no introduction, no closing remark",
     "title_case": "Title Case: every major word capitalised (every line, or the one title the instruction names)",
     "sourced_numbers": "every number in the response comes from the inputs (nothing invented or speculated)",
     "links_kept": "every web address the inputs give appears in the response unchanged",

@@ -1204,6 +1204,12 @@ _FIRST_LINE: Final = re.compile(
     r"(?:header(?:\s+row)?|line|text|row)?\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
     re.IGNORECASE,
 )
+#: An ending given after a colon: "End with this exact closing line: Ride on! The Wheelwright Team".
+_CLOSING_LINE: Final = re.compile(
+    rf"\b(?:{_CLOSING})s?\s+with\s+(?:this|the\s+following)\s+(?:exact\s+)?(?:closing\s+|final\s+)?(?:line|sign-off|"
+    r"words|text|phrase|sentence)\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
+    re.IGNORECASE,
+)
 #: What the last line opens with: 'on the last line in the format "Label: X"' (the label before a placeholder
 #: letter or an angle-bracket slot), "on the last line write Answer: followed by the answer".
 _LAST_LINE: Final = re.compile(
@@ -1321,6 +1327,9 @@ def _formats(text: str) -> Iterator[_Draft]:
         )
     if end and quoted:
         yield edge_draft(quoted[-1], end=True, refused=edge_refused(text, end=True))
+    closing_line = _CLOSING_LINE.search(text)
+    if closing_line is not None and not quoted:  # "End with this exact closing line: Ride on! The Team"
+        yield edge_draft(closing_line.group("text").strip(), end=True)
     first = _FIRST_LINE.search(text)
     if first is not None and not quoted:  # "The first line must be exactly this header: name,date,boat_type,hours"
         yield edge_draft(first.group("text").strip(), end=False)

@@ -429,3 +429,17 @@ def test_links_kept_needs_every_input_link_as_written() -> None:
 def test_a_tag_is_a_section() -> None:
     assert checks.section("<summary>Rex is well.</summary>\n<tags>dog</tags>", "summary") == "Rex is well."
     assert checks.section("Summary: plain", "summary") == "plain"
+
+
+@pytest.mark.parametrize(
+    ("text", "only"),
+    [
+        ("1. Send the pack\n2. Collect the W-9\n   (signed)\n3. Book the call", True),
+        ("- [Priya] ship it\n- [Team] review", True),
+        ("Here is your checklist:\n1. Send the pack\n2. Collect the W-9", False),
+        ("1. Send the pack\n2. Collect the W-9\nLet me know if you need more!", False),
+        ("", False),
+    ],
+)
+def test_only_list(text: str, only: bool) -> None:
+    assert checks.only_list(text) is only

@@ -1290,3 +1290,25 @@ def test_what_a_character_count_includes_is_no_term() -> None:
     candidates = synthesize("- The rewrite must be under 250 characters, including spaces.", COUNT)
     assert "includes" not in families(candidates)
     assert "bullets" not in str([c.check for c in synthesize("- Plain text only: no markdown, bold or bullet points.")])
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "- Output only the bullets, with nothing before or after them.",
+        "  - no intro or closing text, just the list",
+        "Output only the list, with no introduction or closing remarks.",
+    ],
+)
+def test_only_the_list(sentence: str) -> None:
+    only = by_check(synthesize(sentence), family="only_list")
+    assert run(only, "1. Isolate the host\n2. Rotate the keys")
+    assert not run(only, "Here are the actions:\n1. Isolate the host\n2. Rotate the keys")
+
+
+def test_an_ending_given_after_a_colon() -> None:
+    closing = by_check(
+        synthesize("- End with this exact closing line: Ride on! The Wheelwright Team"), family="ends_with"
+    )
+    assert run(closing, "Hi Lena,\nWe are on it.\n\nRide on! The Wheelwright Team")
+    assert not run(closing, "Hi Lena,\nWe are on it.\n\nHappy riding,\nThe Wheelwright Team")
