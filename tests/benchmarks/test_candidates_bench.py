@@ -71,7 +71,7 @@ def quality(run: Any) -> dict[str, Any]:
             blind.append(assertion["name"])
     best = 0.0
     selected: list[str] = []
-    if runnable and bad:  # a fold of a small pipeline may hold no bad output: no coverage to read there
+    if runnable and bad and good:  # a fold of a small pipeline may hold no bad (or no good) output: nothing to read
         index = {j: k for k, j in enumerate(runnable)}
         problem, _ = eval_run_input(
             [run.assertions[j] for j in runnable],
@@ -95,6 +95,7 @@ def quality(run: Any) -> dict[str, Any]:
         "error_assertions": sorted({str(e["assertion"]) for e in run.errors if e["kind"] not in _NO_VERDICT}),
         "best": best,
         "bad": len(bad),
+        "good": len(good),
         "selected": selected,
     }
 
@@ -112,7 +113,7 @@ def _table(title: str, rows: list[tuple[str, dict[str, Any], int, int]]) -> None
 
 def _merged(folds: list[dict[str, Any]]) -> dict[str, Any]:
     """The folds of one pipeline as one row: counts added, the best coverage averaged over the folds that hold a
-    bad output."""
+    bad output and a good one (a coverage within tau needs both)."""
     return {
         "runnable": sum(q["runnable"] for q in folds),
         "noisy": [name for q in folds for name in q["noisy"]],
@@ -120,9 +121,12 @@ def _merged(folds: list[dict[str, Any]]) -> dict[str, Any]:
         "exceptions": sum((q["exceptions"] for q in folds), Counter()),
         "not_applicable": sum(q["not_applicable"] for q in folds),
         "error_assertions": sorted({a for q in folds for a in q["error_assertions"]}),
-        "best": sum(q["best"] for q in scored) / len(scored) if (scored := [q for q in folds if q["bad"]]) else 0.0,
+        "best": sum(q["best"] for q in scored) / len(scored)
+        if (scored := [q for q in folds if q["bad"] and q["good"]])
+        else 0.0,
         "selected": [name for q in folds for name in q["selected"]],
         "bad": sum(q["bad"] for q in folds),
+        "good": sum(q["good"] for q in folds),
     }
 
 
