@@ -653,13 +653,17 @@ _LIST_ITEM: Final = re.compile(r"^\s*(?:[-*•+]|\d+[.)])\s+")
 _LEADING_EACH: Final = re.compile(r"(?:(?:for|in)\s+)?(?:each|every)\b", re.IGNORECASE)
 
 
+def _lines_before_item(prompt: str, sentence: str) -> list[str] | None:
+    """The prompt's lines up to the sentence (the last one the item's marker), when the sentence opens a list item."""
+    at = prompt.find(sentence.strip())
+    lines = prompt[:at].splitlines() if at >= 0 else []
+    return lines if lines and _LIST_ITEM.match(lines[-1]) else None
+
+
 def _parent_item(prompt: str, sentence: str) -> str | None:
     """The text of the list item a nested item sits under ("- Each item" over "  - one line, 12 words max")."""
-    at = prompt.find(sentence.strip())
-    if at < 0:
-        return None
-    lines = prompt[:at].splitlines()
-    if not lines or not _LIST_ITEM.match(lines[-1]):
+    lines = _lines_before_item(prompt, sentence)
+    if lines is None:
         return None
     indent = len(lines[-1]) - len(lines[-1].lstrip())
     for line in reversed(lines[:-1]):
@@ -673,12 +677,9 @@ def _parent_item(prompt: str, sentence: str) -> str | None:
 
 def _under_a_ban(prompt: str, sentence: str) -> bool:
     """Whether the sentence is an item of a list whose heading bans its items ("Don't:" over "- Use emoji.")."""
-    at = prompt.find(sentence.strip())
-    if at < 0:
+    lines = _lines_before_item(prompt, sentence)
+    if lines is None:
         return False
-    lines = prompt[:at].splitlines()
-    if not lines or not _LIST_ITEM.match(lines[-1]):
-        return False  # the sentence does not open a list item
     for line in reversed(lines[:-1]):
         if line.strip() and not _LIST_ITEM.match(line):
             return _BAN_HEADING.match(line) is not None
