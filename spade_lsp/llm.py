@@ -112,7 +112,8 @@ _RETRYABLE: Final = frozenset(
 MAX_RETRY_AFTER_S: Final = 120.0
 _CACHE_BATCH: Final = 64
 _CACHE_EVERY_S: Final = 0.25
-#: How long a stopped batch waits for its cancelled requests to unwind before it returns anyway.
+#: How long a stopped batch lets the calls it already sent finish before it cancels them, and then waits for them
+#: to unwind.
 _UNWIND_S: Final = 5.0
 #: Failures that say nothing about the response format, whatever their status code.
 _NOT_FORMAT: Final = frozenset(
@@ -808,10 +809,13 @@ class LiteLLMClient:
                     self._remember_many(unsaved, capability)
                     unsaved, saved_at = [], time.monotonic()
         except BaseException:
+            # a stopped caller leaves no call in flight: nothing more is sent, the calls already sent finish (a
+            # call cancelled mid-way leaves litellm's own coroutine unawaited), and what still runs after
+            # _UNWIND_S is cancelled; the batch has ended before the error returns
             stop.set()
-            batch.cancel()
-            # a stopped caller leaves no call in flight: its requests are cancelled and closed before it returns
-            unwound.wait(_UNWIND_S)
+            if not unwound.wait(_UNWIND_S):
+                batch.cancel()
+                unwound.wait(_UNWIND_S)
             raise
         finally:
             self._remember_many(unsaved, capability)

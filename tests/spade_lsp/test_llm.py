@@ -314,8 +314,8 @@ def _requests_in_flight() -> list[str]:
 
 
 def test_a_caller_that_stops_a_batch_by_raising_leaves_no_request_in_flight() -> None:
-    """A progress callback that raises (a user's stop) ends the batch: every request it started is cancelled
-    and closed before the error reaches the caller, none left to finish (or never be awaited) later."""
+    """A progress callback that raises (a user's stop) ends the batch: nothing more is sent, and every request
+    already sent has finished before the error reaches the caller, none left running (or never awaited) later."""
 
     class Stop(Exception):
         pass
