@@ -112,8 +112,9 @@ _RETRYABLE: Final = frozenset(
 MAX_RETRY_AFTER_S: Final = 120.0
 _CACHE_BATCH: Final = 64
 _CACHE_EVERY_S: Final = 0.25
-#: How long a stopped batch lets the calls it already sent finish before it cancels them, and then waits for them
-#: to unwind.
+#: How long a stopped batch lets the calls it already sent finish before it cancels them (a stop stays quick
+#: against a slow model), and then how long it waits for the cancelled ones to unwind.
+_STOP_GRACE_S: Final = 1.0
 _UNWIND_S: Final = 5.0
 #: Failures that say nothing about the response format, whatever their status code.
 _NOT_FORMAT: Final = frozenset(
@@ -809,11 +810,11 @@ class LiteLLMClient:
                     self._remember_many(unsaved, capability)
                     unsaved, saved_at = [], time.monotonic()
         except BaseException:
-            # a stopped caller leaves no call in flight: nothing more is sent, the calls already sent finish (a
-            # call cancelled mid-way leaves litellm's own coroutine unawaited), and what still runs after
-            # _UNWIND_S is cancelled; the batch has ended before the error returns
+            # a stopped caller leaves no call in flight: nothing more is sent, the calls already sent may finish
+            # (a call cancelled mid-way leaves litellm's own coroutine unawaited), and what still runs after
+            # _STOP_GRACE_S is cancelled; the batch has ended before the error returns
             stop.set()
-            if not unwound.wait(_UNWIND_S):
+            if not unwound.wait(_STOP_GRACE_S):
                 batch.cancel()
                 unwound.wait(_UNWIND_S)
             raise
