@@ -37,11 +37,19 @@ def _rate(flags: list[bool]) -> float:
 
 def fold_of(examples: list[Example], n: int) -> list[int]:
     """Each example's fold of ``n``: examples with the same inputs share one, and the groups of inputs are dealt
-    out in their order in the file."""
+    out in their order in the file, each label's groups (a group's label is its first example's) round the folds
+    on their own: a file whose labels alternate would otherwise deal every good output to one fold and every bad
+    one to the other, and no fold could measure a coverage within tau."""
     groups: dict[str, int] = {}
-    return [
-        groups.setdefault(json.dumps(dict(e.inputs), sort_keys=True, default=str), len(groups)) % n for e in examples
-    ]
+    dealt: Counter[object] = Counter()
+    folds: list[int] = []
+    for example in examples:
+        key = json.dumps(dict(example.inputs), sort_keys=True, default=str)
+        if key not in groups:
+            groups[key] = dealt[example.label] % n
+            dealt[example.label] += 1
+        folds.append(groups[key])
+    return folds
 
 
 def run_pipeline(
