@@ -102,6 +102,8 @@ _MARKDOWN_CUE = re.compile(  # a heading, bold, a list, a fence, a link, a table
 #: A web address, bare ("https://x.y", "www.x.y") or as a markdown link's target.
 _LINK = re.compile(r"\bhttps?://[^\s<>()\[\]]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>()\[\]]*", re.IGNORECASE)
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
+#: A bold span: ``**text**`` or ``__text__`` on one line, the marks hugging the text.
+_BOLD_SPAN = re.compile(r"(\*\*|__)(?=\S)[^\n]*?(?<=\S)\1")
 
 #: Units :func:`count` understands.
 COUNT_UNITS: Final = (
@@ -118,6 +120,7 @@ COUNT_UNITS: Final = (
     "emojis",
     "code_blocks",
     "links",
+    "bold",
 )
 
 
@@ -157,8 +160,9 @@ def count(text: str, unit: str) -> int:
         return len([block for block in re.split(r"\n\s*\n", text) if block.strip()])
     if unit == "lines":
         return len([line for line in text.splitlines() if line.strip()])
-    if unit == "headings":
-        return len(headings(text))
+    if unit == "headings":  # a "Trigger: the alert means ..." line is a labelled line, not a heading
+        inline = sum(1 for line in text.splitlines() if _LABEL_LINE.match(line) and _LABEL_VALUE.match(line))
+        return len(headings(text)) - inline
     if unit == "hashtags":
         return len(_HASHTAG.findall(text))
     if unit == "emojis":
@@ -167,6 +171,8 @@ def count(text: str, unit: str) -> int:
         return len(code_blocks(text))
     if unit == "links":
         return len(_LINK.findall(text))
+    if unit == "bold":
+        return sum(1 for _ in _BOLD_SPAN.finditer(text))
     raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(COUNT_UNITS)}")
 
 
@@ -627,11 +633,44 @@ def section(text: str, title: str) -> str:
         or next(plain, None)
     )
     if start is None:
+        if wanted in _BODY_NAMES:
+            return _body(text)
+        if wanted in _TITLE_NAMES and text.strip():  # "Start with a one-line title, at most 72 characters"
+            return _TITLE_DECORATION.sub("", next(line for line in lines if line.strip())).strip()
         return ""
     index, rank, _ = start
     end = next((i for i, r, _ in titles if i > index and r <= rank), len(lines))
     inline = _LABEL_VALUE.match(lines[index])  # "Title: Ten Ways to Sleep": the section starts on its line
     return "\n".join(([inline.group(1)] if inline else []) + lines[index + 1 : end])
+
+
+#: Names of a response's title where no section bears them: its first line ("Start with a one-line title").
+_TITLE_NAMES: Final = frozenset({"title", "headline", "heading"})
+#: Names of a response's body where no section bears them ("the body is exactly 3 sentences").
+_BODY_NAMES: Final = frozenset({"body", "main body", "body text", "email body", "message body", "main text"})
+#: A salutation line that opens a letter ("Dear Ms. Patel,", "Hi team,").
+_SALUTATION: Final = re.compile(
+    r"^\s*(?:dear|hi|hello|hey|greetings|good (?:morning|afternoon|evening))\b[^\n.!?]{0,50}[,!:]?\s*$", re.I
+)
+#: A closing that starts a letter's sign-off block ("Kind regards,", "Best,", "Thanks!").
+_VALEDICTION: Final = re.compile(
+    r"^\s*(?:(?:kind|warm|best|warmest)?\s*regards|best(?: wishes)?|sincerely(?: yours)?|yours(?: truly| sincerely)?|"
+    r"thanks|thank you|cheers|all the best|talk soon|take care)\b[^\n]{0,30}[,.!]?\s*$",
+    re.I,
+)
+
+
+def _body(text: str) -> str:
+    """The response without its title and salutation lines at the top and its sign-off block at the bottom: what
+    a prompt calls the body when the response has no section of that name ("First line: the name in capitals.
+    Then the body", "the email body under 100 words")."""
+    lines = text.strip().splitlines()
+    while lines and (not lines[0].strip() or starts_with_title(lines[0]) or _SALUTATION.match(lines[0])):
+        lines.pop(0)
+    closing = next((i for i, line in enumerate(lines) if _VALEDICTION.match(line)), None)
+    if closing is not None and len(lines) - closing <= 4:  # the valediction and a name or two below it
+        lines = lines[:closing]
+    return "\n".join(lines).strip()
 
 
 #: The rank of a whole-line bold title and of a ``Label:`` line, below every markdown heading level (1 to 6).
@@ -773,11 +812,14 @@ def ends_with_list(text: str) -> bool:
     return False
 
 
-def only_list(text: str) -> bool:
+def only_list(text: str, last_line: str = "") -> bool:
     """Whether the response is its list and nothing else: its first non-blank line opens a list item, and every
     later line opens one or continues one (indented). An introduction ("Here is the checklist:") or a closing
-    remark makes this False."""
+    remark makes this False. A final line the prompt asks for after the list ("last line: 'BLOCKERS: ...'") is
+    no remark: with ``last_line``, a last line starting with it is allowed (and another one is not)."""
     lines = [line for line in _strip_fences(text).splitlines() if line.strip()]
+    if last_line and len(lines) > 1 and starts_with(lines[-1], last_line):
+        lines = lines[:-1]
     return bool(lines) and all(_ITEM_START.match(line) or (i and line[:1].isspace()) for i, line in enumerate(lines))
 
 

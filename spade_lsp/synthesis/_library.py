@@ -49,6 +49,7 @@ _SINGULAR: Final = {
     "words": "word", "sentences": "sentence", "characters": "character", "bullets": "bullet",
     "numbered_items": "numbered item", "list_items": "list item", "paragraphs": "paragraph", "lines": "line",
     "headings": "heading", "hashtags": "hashtag", "emojis": "emoji", "code_blocks": "code block", "links": "link",
+    "bold": "bold span",
 }  # fmt: skip
 #: The names of the punctuation marks a phrase check can ban, for its name ("excludes_exclamation_marks").
 MARK_NAMES: Final = {"!": "exclamation marks", ";": "semicolons", "—": "em dashes", "...": "ellipses", "…": "ellipses"}
@@ -458,12 +459,26 @@ def _asks_for_only_a_list(sentence: str) -> bool:
 
 
 def _only_list_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    return only_list_draft()
+
+
+def only_list_draft(last_line: str = "") -> Draft:
+    """The response is its list only; with ``last_line``, the final line the prompt asks for after it (a line
+    starting with that label) is allowed."""
+    if not last_line:
+        return Draft(
+            "only_the_list",
+            PRESENTATION_FORMAT,
+            "Is its list and nothing else: no introduction before the first item, no remark after the last.",
+            "checks.only_list(response)",
+            {"family": "only_list"},
+        )
     return Draft(
         "only_the_list",
         PRESENTATION_FORMAT,
-        "Is its list and nothing else: no introduction before the first item, no remark after the last.",
-        "checks.only_list(response)",
-        {"family": "only_list"},
+        f"Is its list and nothing else but the last line “{last_line}”: no introduction, no other remark.",
+        f"checks.only_list(response, {phrase_code(last_line)})",
+        {"family": "only_list", "last_line": last_line},
     )
 
 

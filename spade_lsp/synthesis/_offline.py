@@ -88,7 +88,11 @@ _UNITS: Final = {
     "benefits": "list_items", "advantages": "list_items", "facts": "list_items", "ways": "list_items",
     "strategies": "list_items",
     "numbering": "numbered_items",  # "put each on its own line, without numbering"
+    # only ever banned ("no bold/headers", "don't use bold text"): "one bold claim" counts no bold spans
+    "bold": "bold", "bold text": "bold", "bolding": "bold", "boldface": "bold", "bold formatting": "bold",
 }  # fmt: skip
+#: Units that are only ever banned, never counted to a number.
+_BANNED_ONLY: Final = frozenset({"bold", "bold text", "bolding", "boldface", "bold formatting"})
 
 _AT_MOST: Final = (
     r"no more than|not more than|at most|up to|"
@@ -447,8 +451,12 @@ class OfflineSynthesizer:
             return
         if _under_a_ban(context.text, instruction.text) and not _EXCLUDE_CUE.search(text):
             text = f"Do not {text[0].lower()}{text[1:]}"  # "Don't:" over "- Use emoji.": "Do not use emoji."
-        parent = _parent_item(context.text, instruction.text)
-        if parent and re.match(r"(?:each|every)\s+\w+\s*:?$", parent, re.IGNORECASE) and not _LEADING_EACH.match(text):
+        parent = _parent_item(context.text, instruction.text) or _list_intro(context.text, instruction.text)
+        if (
+            parent
+            and re.match(r"(?:for\s+)?(?:each|every)\s+\w+\s*:?$", parent, re.IGNORECASE)
+            and not _LEADING_EACH.match(text)
+        ):
             text = f"{parent.rstrip(':')}: {text}"  # "- Each item" over "  - one line, 12 words max": per item
         conditional = bool(_CONDITIONAL.search(text))
         categories = set(instruction.categories)
@@ -475,6 +483,12 @@ class OfflineSynthesizer:
                 }
                 yield draft
             formats = [*_formats(text), *_value_set(text, context.text), *_label_only(text, context.text)]
+            keys = _keys_listed_after(context.text, instruction.text)
+            if keys:  # "Return a JSON object with exactly these keys:" over '- "dish": ...' items
+                formats = [
+                    json_draft(keys) if draft.check and draft.check.get("family") == "json" else draft
+                    for draft in formats
+                ]
             for draft in [*formats, *_copied(text, context.text, vocabulary)]:
                 if draft.check and draft.check.get("family") == "count" and draft.check["unit"] in counted_units:
                     continue  # "a list of exactly three bullet points": the count says more than "uses bullets"
@@ -482,7 +496,10 @@ class OfflineSynthesizer:
                 yield draft
             negated = _negation(text) is not None
             # a negation judged conditional bans nothing, and its verb ("does not mention") asks for nothing
-            if negated or not _EXCLUDE_CUE.search(text):
+            schema_values = _SCHEMA_ONE_OF.match(text) or _SCHEMA_QUOTED_VALUES.match(text)
+            # a schema line's quoted words are its key's values ('"confidence": "high" or "low"; use "low" when'),
+            # of which the response holds one, not each
+            if (negated or not _EXCLUDE_CUE.search(text)) and not (schema_values and not negated):
                 for draft in _phrases(text, vocabulary, exclude=negated):
                     found_specific = True
                     yield draft
@@ -522,9 +539,13 @@ class OfflineSynthesizer:
                         expression,
                         check,
                     )
-        for asked_for, cued_draft in library.CUED.values():
+        for family, (asked_for, cued_draft) in library.CUED.items():
             if asked_for(text) and not role:
-                yield cued_draft(text, tuple(context.inputs))
+                last = _LAST_LINE.search(context.text) if family == "only_list" else None
+                if last is not None:  # "no intro or outro" and elsewhere "last line: 'BLOCKERS: ...'"
+                    yield library.only_list_draft(last.group("quoted") or last.group("bare") or last.group("label"))
+                else:
+                    yield cued_draft(text, tuple(context.inputs))
         named = _named_language(text)
         if named is not None:
             yield language_draft(code=named[1], name=named[0])
@@ -656,8 +677,42 @@ _LEADING_EACH: Final = re.compile(r"(?:(?:for|in)\s+)?(?:each|every)\b", re.IGNO
 def _lines_before_item(prompt: str, sentence: str) -> list[str] | None:
     """The prompt's lines up to the sentence (the last one the item's marker), when the sentence opens a list item."""
     at = prompt.find(sentence.strip())
-    lines = prompt[:at].splitlines() if at >= 0 else []
+    if at < 0:
+        return None
+    own = _LIST_ITEM.match(sentence.strip())  # a sentence read with its marker ("- Start with ...")
+    lines = (prompt[:at] + (own.group(0) if own else "")).splitlines()
     return lines if lines and _LIST_ITEM.match(lines[-1]) else None
+
+
+#: A list item that opens with a JSON key: '- "dish": the dish name', "* confidence (high, medium or low)".
+_KEY_ITEM: Final = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+[\"“'`]?(?P<key>[A-Za-z_][\w-]{0,30})[\"”'`]?\s*(?::|\(|—|-\s)")
+
+
+def _keys_listed_after(prompt: str, sentence: str) -> list[str]:
+    """The JSON keys a sentence ending in "these keys:" or "the following fields:" lists in the items below it,
+    each item opening with its key; none when the sentence asks no such thing or an item names no key."""
+    if not re.search(r"\b(?:keys|fields|properties)\s*(?:\([^)]*\))?\s*:\s*$", sentence, re.IGNORECASE):
+        return []
+    at = prompt.find(sentence.strip())
+    if at < 0:
+        return []
+    lines = prompt[at + len(sentence.strip()) :].splitlines()[1:]
+    items: list[str] = []
+    indent: int | None = None
+    for line in lines:
+        if not line.strip():
+            if items:
+                break
+            continue
+        depth = len(line) - len(line.lstrip())
+        if indent is not None and depth > indent:
+            continue  # a nested line under a key's item
+        if not _LIST_ITEM.match(line):
+            break
+        indent = depth
+        items.append(line)
+    keys = [found.group("key") for line in items if (found := _KEY_ITEM.match(line))]
+    return keys if len(keys) >= 2 and len(keys) == len(items) else []
 
 
 def _parent_item(prompt: str, sentence: str) -> str | None:
@@ -672,6 +727,19 @@ def _parent_item(prompt: str, sentence: str) -> str | None:
         depth = len(line) - len(line.lstrip())
         if depth < indent:
             return _clean(line) if _LIST_ITEM.match(line) else None
+    return None
+
+
+def _list_intro(prompt: str, sentence: str) -> str | None:
+    """The line ending in a colon that introduces the list a top-level item is in ("For each step:" over "- Start
+    with ..."), if any."""
+    lines = _lines_before_item(prompt, sentence)
+    if lines is None or lines[-1][:1].isspace():
+        return None
+    for line in reversed(lines[:-1]):
+        if not line.strip() or _LIST_ITEM.match(line) or line[:1].isspace():
+            continue  # the list's other items, their continuation lines and the blank lines between them
+        return _clean(line) if line.rstrip().endswith(":") else None
     return None
 
 
@@ -839,18 +907,19 @@ def _has_section(prompt: str, noun: str) -> bool:
         or (re.search(r"\bjson\b", prompt, re.IGNORECASE)
             and re.search(rf"[\"“'`]{name}[\"”'`]", prompt, re.IGNORECASE))
         or re.search(rf"<{name}>[^<]*</{name}>", prompt, re.IGNORECASE)  # "inside <summary></summary>"
+        or re.search(rf"[`\"“']#+\s*{name}[`\"”']", prompt, re.IGNORECASE)  # "these sections: `### Summary`, ..."
         # a schema's line in a prompt that asks for JSON: "- summary: string, at most 15 words"
         or (re.search(r"\bjson\b", prompt, re.IGNORECASE)
             and re.search(rf"^\s*(?:[-*•]\s*)?{name}\s*:\s*{_SCHEMA_TYPES}\b", prompt, re.I | re.MULTILINE))
     )  # fmt: skip
 
 
-_UNIT_ALTERNATION: Final = "|".join(sorted(map(re.escape, _UNITS), key=len, reverse=True))
+_UNIT_ALTERNATION: Final = "|".join(sorted(map(re.escape, set(_UNITS) - _BANNED_ONLY), key=len, reverse=True))
 #: What bans an element ahead of it: a negation, or a verb that takes it out ("REMOVE emojis", "omit links").
 _BAN_VERBS: Final = r"don't|do not|never|avoid|remove|omit|eliminate|exclude|strip(?: out)?|leave out|get rid of"
 _STRUCTURAL: Final = (
     "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks|links|urls|"
-    "hyperlinks"
+    "hyperlinks|bold formatting|bold text|boldface|bolding|bold"
 )
 
 
@@ -866,8 +935,9 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     """The count sentences' patterns for a prompt's vocabulary of numbers (its placeholders among them),
     compiled once: every instruction of the prompt is matched against the same ones."""
     units = _UNIT_ALTERNATION
-    # "100 words", "three short bullet points"; not "two newline characters", "two more sentences"
-    qualifier = rf"(?:\s+(?!(?:{_OTHER_THINGS})\b)[a-z\-]+){{0,2}}?"
+    # "100 words", "three short bullet points"; not "two newline characters", "two more sentences"; and
+    # "one of the sentences must use the fact" picks one out of them: no count either
+    qualifier = rf"(?:\s+(?!(?:{_OTHER_THINGS}|of)\b)[a-z\-]+){{0,2}}?"
     patterns: list[tuple[str, str]] = [
         ("range", rf"\bbetween\s+({number})\s+and\s+({number}){qualifier}\s+({units})\b"),
         ("range", rf"\b({number})\s*(?:-|–|to|or\b)\s*({number}){qualifier}\s+({units})\b"),  # "one or two"
@@ -890,7 +960,7 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         ),
         ("hyphenated", rf"\b({number})-({units})\b"),  # "a 3-sentence summary", "a 100-word blurb"
         # "no questions", not "yes/no questions" or "yes or no questions" (a kind of question)
-        ("none", rf"{_NOT_YES_NO}\b(?:no|without any|without|zero)\s+({units})\b"),
+        ("none", rf"{_NOT_YES_NO}\b(?:no|without any|without|zero)\s+({units}|{_STRUCTURAL})\b"),
         (
             "none",
             rf"\b(?:{_BAN_VERBS})\s+(?:use|include|add|using|including|adding)?\s*(?:any\s+|all\s+)?"
@@ -917,11 +987,14 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         spans.append(match.span())
         return True
 
-    if re.match(r"(?:after|below|under|following)\s+the\b", lowered) or re.match(
+    if re.match(r"(?:after|below|under|following|before|above)\s+the\b", lowered) or re.match(
         rf"{_POSITION_LABEL.pattern}\s*:", lowered
     ):
-        return  # "After the table, write one sentence ...", "Step 1: restate it in one sentence": a part's
+        return  # "After the table, write one sentence ...", "Before the list, write one line", "Step 1: ...": a part's
     scope = _scope(lowered)
+    label = re.match(r"(?:[-*•]\s+)?\**([a-z][a-z _-]{0,30}?)\**\s*:\**\s", lowered)
+    if scope is None and label is not None and _has_section(prompt, label.group(1)):
+        scope = label.group(1)  # "**Summary**: one or two sentences" in a prompt that asks for a Summary section
     each = re.match(r"^(?:(?:for|in)\s+)?(?:each|every)\s+(?:single\s+)?[\"“']?([a-z]+(?: point)?)\b", lowered)
     leading_per = _part(each.group(1)) if each else None
     if (
@@ -943,6 +1016,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             if kind == "listed":
                 kind, counted = "exact", groups[-1]
             unit = _UNITS.get(groups[-1], "list_items")
+            if unit == "list_items" and re.match(r"numbered\b", counted):
+                unit = "numbered_items"  # "at most 3 numbered steps": a numbered list's, never steps in prose
             if _UNCOUNTED.match(lowered, match.end()):
                 continue  # "no more than two sentences, not counting the citation": a count of something unsaid
             clause = _CLAUSE_BREAK.split(lowered[: match.start()])[-1]  # the words before the count, in its clause
@@ -961,6 +1036,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 continue  # "first line is the title, then one paragraph": a part of a sequence, not the whole
             if kind == "none" and re.match(r"\s+(?:like|such as|of the kind|saying)\b", lowered[match.end() :]):
                 continue  # "no sentence like Here is the comment": that kind of sentence, not none at all
+            if kind == "none" and unit in ("words", "sentences", "characters", "paragraphs", "lines"):
+                continue  # "no words in all caps other than STOP": a kind of word; a response is never wordless
             if unit == "list_items" and (kind == "none" or (kind == "exact" and vocabulary.bound(groups[0]) == 0)):
                 continue  # "ask no questions", "give no examples": content to leave out, not a list to leave out
             if unit == "list_items" and _MENTIONED.search(clause):
@@ -1043,9 +1120,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
 _NEGATED_COMPARISON: Final = re.compile(
     r"\b(?:don't|do not|never|must not|mustn't|should not|shouldn't|cannot|can't|not|avoid)\s+(?:[\w']+\s+){0,3}$"
 )
-#: A unit listed after a banned one: "do not use any hashtags[, emojis] or links".
+#: A unit listed after a banned one: "do not use any hashtags[, emojis] or links", "no bold/headers".
 _MORE_BANNED: Final = re.compile(
-    rf"(?:\s*,\s*(?:or\s+|and\s+|nor\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+)(?:any\s+)?({_STRUCTURAL})\b"
+    rf"(?:\s*,\s*(?:or\s+|and\s+|nor\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+|\s*/\s*)(?:any\s+)?({_STRUCTURAL})\b"
 )
 #: Quantities that are approximate in everyday speech: "a couple of sentences" is often three, "a dozen" fifteen.
 _LOOSE: Final = {"a couple of": 3, "a dozen": 15}
@@ -1172,9 +1249,19 @@ def _each_after(before: str, after: str) -> tuple[str, str] | None:
 def _scope(lowered: str) -> str | None:
     """``The summary shouldn't be longer than ...``, or an answer format's ``TITLE: <episode title, at most 8
     words>``: a count that may apply to one section only."""
-    template = re.match(rf"^([a-z][a-z_\- ]{{1,30}}?)\s*:\s*(?:[<\[]|{_SCHEMA_TYPES}\b)", lowered)
-    if template:  # "TITLE: <title, at most 8 words>", a schema's "summary: string, at most 15 words"
+    template = re.match(rf"^([a-z][a-z_\- ]{{1,30}}?)\s*:\s*(?:[<\[]|{_SCHEMA_TYPES}\b)", lowered) or re.match(
+        r"^(?:[-*•]\s+)?[\"“'`]([a-z][a-z_\-]{0,30})[\"”'`]\s*:", lowered
+    )
+    if template:  # "TITLE: <title, at most 8 words>", a schema's "summary: string, at most 15 words" or '"notes": ...'
         return template.group(1).strip()
+    opening = re.match(
+        rf"^(?:{_OPENING})s?\s+with\s+(?:a|an|the)\s+(?:[\w-]+\s+)?(title|headline|subject line|heading)\b", lowered
+    )
+    if opening:  # "Start with a one-line title ..., at most 72 characters": the title's size
+        return opening.group(1)
+    labelled = re.match(r"^(?:[-*•]\s+)?\*\*([a-z][a-z_\- ]{0,30}?)\*\*\s*:", lowered)
+    if labelled:  # "**Summary**: one or two sentences on why": that section's size
+        return labelled.group(1).strip()
     match = re.match(
         r"^(?:(?:the|your|each|every)\s+|[\"“'`])([a-z][a-z\- ]{1,30}?)[\"”'`]?\s+(?:section\s+)?(?:should|must|shall|"
         r"needs?|has to|can|cannot|can't|may|is|are|will|shouldn't|mustn't|won't)(?!\w)",
@@ -1212,10 +1299,13 @@ _CLOSING_LINE: Final = re.compile(
     re.IGNORECASE,
 )
 #: What the last line opens with: 'on the last line in the format "Label: X"' (the label before a placeholder
-#: letter or an angle-bracket slot), "on the last line write Answer: followed by the answer".
+#: letter or an angle-bracket slot), "on the last line write Answer: followed by the answer", "last line: 'X: '".
 _LAST_LINE: Final = re.compile(
     r"\b(?:on|in)\s+the\s+(?:last|final)\s+line\b[^.\"“]{0,40}?(?:[\"“](?P<quoted>[^\"”:]{1,30}:)\s*(?:[A-Z]|<[^>]*>|\.\.\.)?[\"”]"
-    r"|\bwrite\s+(?P<bare>[A-Z][\w ]{0,20}:)(?=\s))",
+    r"|\bwrite\s+(?P<bare>[A-Z][\w ]{0,20}:)(?=\s))"
+    # a position label: "last line: 'BLOCKERS: ' + the blockers", "Final line: Verdict: <pass or fail>"
+    r"|(?:^|\n)\s*(?:the\s+)?(?:last|final)\s+line\s*(?::|is|must\s+be|should\s+be)\s*[\"“'‘]?"
+    r"(?P<label>[A-Za-z][\w ]{0,25}:)(?=[\s\"”'’]|$)",
     re.IGNORECASE,
 )
 #: An edge's exact text written without quotes, after a word that frames it: "begin with the line Dear residents,".
@@ -1258,7 +1348,9 @@ def _formats(text: str) -> Iterator[_Draft]:
             if not keys and listed:  # "with the keys title, summary and tags"
                 keys = [key for key in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", listed.group(1)) if key]
             yield json_draft(keys, object_only=re.search(r"\bjson\s+object\b", lowered) is not None)
-    if re.search(r"\bmarkdown\b", lowered):
+    if re.search(r"\bmarkdown\b", lowered) and not (
+        markdown_refused(lowered) and re.search(r"\b(?:apart from|except|other than|besides|aside from)\b", lowered)
+    ):  # "no markdown ... apart from numbered steps": some markdown is allowed, and the sentence's other bans say which
         yield markdown_draft(present=not markdown_refused(lowered))
     if re.search(r"\bbullet(?:ed)?(?: points?| list)?\b|\bbullets\b", lowered) and not re.search(
         r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,40}bullet", lowered
@@ -1304,7 +1396,10 @@ def _formats(text: str) -> Iterator[_Draft]:
     titles = list(dict.fromkeys("".join(title) for title in _TITLED_SECTION.findall(text)))
     if re.search(r"\b(?:sections?|headings?|headers?)\b[^.*]{0,30}:?\s*\*\*", text, re.IGNORECASE):
         titles += [title.strip(" :") for title in re.findall(r"\*\*([^*\n]{1,40})\*\*", text) if title not in titles]
-    quoted = [phrase for phrase in _quoted(text) if phrase.lstrip("# ") not in titles]  # a section's, not a phrase
+    # a section's title is no phrase, nor is a pattern ("a title in the imperative mood ("Fix ...", "Add ...")")
+    quoted = [
+        phrase for phrase in _quoted(text) if phrase.lstrip("# ") not in titles and not phrase.endswith(("...", "…"))
+    ]
     start = re.search(rf"\b(?:{_OPENING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)  # "begin your answer with"
     end = re.search(rf"\b(?:{_CLOSING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)
     if (start or end) and quoted and (_scope(lowered) in _PARTS or _edge_of_a_part(lowered, start or end)):
@@ -1316,7 +1411,7 @@ def _formats(text: str) -> Iterator[_Draft]:
         yield edge_draft(quoted[0], end=False, refused=edge_refused(text, end=False))
     elif (
         start
-        and re.search(r"\bwith (?:the|a|an)\s+(?:name|title|heading|header)\b", lowered)
+        and re.search(r"\bwith (?:the|a|an)\s+(?:[\w-]+\s+)?(?:name|title|heading|header)\b", lowered)
         and not edge_refused(text, end=False)
     ):
         yield _Draft(
@@ -1336,7 +1431,7 @@ def _formats(text: str) -> Iterator[_Draft]:
         yield edge_draft(first.group("text").strip(), end=False)
     last = _LAST_LINE.search(text)
     if last is not None:  # 'give the label on the last line in the format "Label: X"', "on the last line write Answer:"
-        yield library.last_line_draft(last.group("quoted") or last.group("bare"))
+        yield library.last_line_draft(last.group("quoted") or last.group("bare") or last.group("label"))
     if not quoted:  # "Begin with the line Dear residents, and end with the sign-off line {manager_name}, ..."
         for edge in _UNQUOTED_EDGE.finditer(text):
             closing = re.match(_CLOSING, edge.group("verb"), re.IGNORECASE) is not None
@@ -1437,6 +1532,13 @@ _SCHEMA_ONE_OF: Final = re.compile(
 )
 
 
+#: A schema line whose key's values are quoted right after it: '"confidence": "high", "medium" or "low"; ...'.
+_SCHEMA_QUOTED_VALUES: Final = re.compile(
+    r"^(?:[-*•]\s+)?[\"“'`]?(?P<key>[A-Za-z_][\w-]{0,30})[\"”'`]?\s*:\s*"
+    r"(?P<values>[\"“][^\"”\n]{1,30}[\"”](?:\s*(?:,\s*or|,|or|/|\|)\s*[\"“][^\"”\n]{1,30}[\"”])+)"
+)
+
+
 def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
     """``Priority must be one of "low", "medium" or "high"`` in a prompt that asks for a JSON object with the key
     "priority": that key's value is one of them (a key of objects in an array is left to a model). A key holding
@@ -1444,7 +1546,7 @@ def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
     listed, allowed = _FROM_THE_LIST.search(text), _ALLOWED.search(prompt)
     if listed is not None and allowed is not None and len(values := _listed_values(allowed.group(1))) >= 2:
         yield library.value_set_draft(listed.group("key"), values)
-    schema = _SCHEMA_ONE_OF.match(text)
+    schema = _SCHEMA_ONE_OF.match(text) or _SCHEMA_QUOTED_VALUES.match(text)
     json_asked = re.search(r"\bjson\b", prompt, re.IGNORECASE) is not None
     if schema is not None and json_asked and len(values := _quoted(schema.group("values"))) >= 2:
         yield library.value_set_draft(schema.group("key"), values)  # "queue: string, one of "a", "b""
@@ -1498,14 +1600,20 @@ def _quoted(text: str) -> list[str]:
     return list(dict.fromkeys(phrases))
 
 
-def _literal_quotes(text: str, frame: re.Pattern[str] = _LITERAL_FRAME) -> list[str]:
+def _literal_quotes(text: str, frame: re.Pattern[str] = _LITERAL_FRAME, *, unconditional: bool = False) -> list[str]:
     """Quoted phrases that are literal terms: governed by a word frame or a verb (``frame``), or listed after
-    one."""
+    one. With ``unconditional``, not one asked for under a condition its sentence states before it ("If the diff
+    changes no tests, write "No tests added.""), nor a pattern ending in an ellipsis ("Fix ...")."""
     phrases: list[str] = []
     previous_end: int | None = None
     for match in _QUOTED.finditer(text):
         phrase = next(group for group in match.groups() if group is not None).strip()
         if not phrase or re.fullmatch(r"\{\{?\s*\w+\s*\}?\}|[A-Z][A-Z ]+", phrase):
+            continue
+        if unconditional and (
+            phrase.endswith(("...", "…")) or _CONDITION.search(re.split(r"[.!?]\s", text[: match.start()])[-1])
+        ):
+            previous_end = None
             continue
         before = text[: match.start()]
         listed = previous_end is not None and re.fullmatch(
@@ -1541,7 +1649,7 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         return
     # only what follows the negation, up to a semicolon ("do not repeat doses; write "as prescribed" instead")
     scope = text[cue.start() :].split(";")[0] if cue is not None else text
-    quoted = _literal_quotes(scope)
+    quoted = _literal_quotes(scope, unconditional=not exclude)
     examples = _literal_quotes(scope, _EXAMPLE_FRAME)
     if exclude and not quoted:  # "avoid superlatives such as "best" or "perfect"": the examples are banned too
         quoted = examples
@@ -1616,14 +1724,22 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
         verb, obj = match.group("verb").lower(), match.group("object").strip()
         if re.search(r"\b(?:this|that|it|which|who)\s+$", text[: match.start()], re.IGNORECASE):
             continue  # "(this includes all caveats)": a description, not an instruction
-        if re.search(r"\b(?:the|a|an|each|every|your|our|my|their|its)\s+$", text[: match.start()], re.IGNORECASE):
-            continue  # "in the list below": a noun, not the verb "list"
+        if re.search(
+            r"\b(?:the|a|an|each|every|your|our|my|their|its)\s+(?:[a-z-]+\s+)?$", text[: match.start()], re.I
+        ):
+            continue  # "in the list below", "from the dish name alone": a noun, not the verb "list" or "name"
+        if obj.split() and obj.split()[0].lower() in _WH:
+            continue  # "say which tests were added or changed": a question the response answers, not its words
+        if re.match(r"(?:and|or|but|then|nor)\b", obj, re.IGNORECASE):
+            continue  # "its ingredient list and work out which ...": a noun before a conjunction, no object
         if re.search(r"\b(?:if|when|whenever|unless|in case|once)\b", text[: match.start()], re.IGNORECASE):
             continue  # "... if the user mentions self-harm": the condition's words, not the response's
         if re.search(r"\b(?:characters|words|letters|chars)\s*,?\s*$", text[: match.start()], re.IGNORECASE):
             continue  # "under 250 characters, including spaces": what the count counts, not a term
         if not banned and re.match(r"any\b", obj, re.IGNORECASE):
             continue  # "mention any red cards": if there were some, which the data decides
+        if not banned and re.fullmatch(r"nam(?:e|es|ing)|identif\w*|specif\w*", verb):
+            continue  # "name the owning team and the channel": which team the notes say, not the words "owning team"
         if not banned and re.fullmatch(r"writ\w*|output|print", verb):
             continue  # "Write the recipe ...": the response itself, not a word in it ("do not write X" bans X)
         if re.match(r"(?:provid|suppl|present|equip|furnish)\w*$", verb) and re.match(
@@ -1684,7 +1800,8 @@ def _object_matches(text: str) -> Iterator[re.Match[str]]:
 def _starts_clause(part: str) -> bool:
     """``explain how they were used`` after "and" is a second instruction, not a coordinated noun phrase."""
     first = part.strip().split()[0].lower() if part.split() else ""
-    return first in _IMPERATIVES or first in _WH or re.fullmatch(_CONTENT_VERBS, first) is not None
+    negated = first in {"don't", "dont", "do", "never", "not", "please"}  # "... and don't refer to X": a second ban
+    return negated or first in _IMPERATIVES or first in _WH or re.fullmatch(_CONTENT_VERBS, first) is not None
 
 
 #: Nouns that name an attribute of the noun before them: "mention the warranty period" asks for the warranty
@@ -1707,6 +1824,9 @@ _TRAILING_ADVERBS: Final = frozenset(
         "yourself",
         "instead",
         "only",
+        "exactly",  # "state the delivery window exactly as given"
+        "precisely",
+        "clearly",
     }
 )
 _WH: Final = frozenset({"how", "what", "why", "whether", "where", "when", "which", "who", "whom", "whose"})

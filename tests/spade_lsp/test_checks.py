@@ -377,6 +377,21 @@ def test_a_section_holds_the_titles_ranked_below_its_own() -> None:
     assert checks.section("## Risks\nnone", "opportunities") == ""
 
 
+def test_the_body_without_a_section_of_that_name_is_the_response_inside_its_title_and_sign_off() -> None:
+    """ "First line: the name in capitals. Then the body, exactly 3 sentences": the title line is no sentence of
+    the body; in a letter the salutation and the sign-off block are not either. A section named "Body" wins."""
+    card = "RED PANDA\nRed pandas live in forests. Ruby eats bamboo! Their tails keep them warm."
+    assert checks.section(card, "body") == "Red pandas live in forests. Ruby eats bamboo! Their tails keep them warm."
+    assert checks.count(checks.section(card, "body"), "sentences") == 3
+    letter = "Dear Ms. Patel,\n\nWe are sorry. A new shade ships today.\n\nKind regards,\nThe Lumen Team"
+    assert checks.section(letter, "body") == "We are sorry. A new shade ships today."
+    assert (
+        checks.section("Hello! Thanks for writing. We fixed it.", "body") == "Hello! Thanks for writing. We fixed it."
+    )
+    assert checks.section("## Body\nthe text\n## Notes\nx", "body") == "the text"
+    assert checks.section(card, "notes") == ""
+
+
 def test_a_line_that_is_the_title_itself_is_its_section() -> None:
     """'Include a section titled "When to call the doctor"' is met by that line alone over the warning signs;
     a sentence that only contains the words is no title."""
@@ -443,3 +458,25 @@ def test_a_tag_is_a_section() -> None:
 )
 def test_only_list(text: str, only: bool) -> None:
     assert checks.only_list(text) is only
+
+
+def test_bold_spans_and_headings_without_labelled_lines() -> None:
+    assert checks.count("- **Grace** shipped it and __Omar__ helped", "bold") == 2
+    assert checks.count("no ** bold here ** at all", "bold") == 0
+    runbook = "Trigger: the error rate is high.\n\n1. **Check pods**: confirm they run."
+    assert checks.count(runbook, "headings") == 0  # a "Label: text" line is a labelled line
+    assert checks.count("Issue:\ndouble charge\n\n## Timeline\n03 Mar", "headings") == 2
+
+
+def test_only_the_list_with_the_last_line_the_prompt_asks_for() -> None:
+    listed = "- Sam cut the release candidate.\n- Jin is fixing the crash.\nBLOCKERS: none"
+    assert checks.only_list(listed, "BLOCKERS:")
+    assert not checks.only_list(listed)
+    assert not checks.only_list("Here's the summary:\n" + listed, "BLOCKERS:")
+    assert not checks.only_list("BLOCKERS: none", "BLOCKERS:")  # the answer line alone is no list
+
+
+def test_the_title_without_a_section_of_that_name_is_the_first_line() -> None:
+    text = "## Add retry limit to the dispatcher\n\n### Summary\nRetries never stopped."
+    assert checks.section(text, "title") == "Add retry limit to the dispatcher"
+    assert checks.section("", "title") == ""

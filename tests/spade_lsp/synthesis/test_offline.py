@@ -91,6 +91,20 @@ def test_a_number_that_counts_something_else_or_loosely_is_no_count(sentence: st
     assert measured == [], [c.expression for c in measured]
 
 
+@pytest.mark.parametrize(
+    ("sentence", "number"),
+    [
+        ("One of the sentences must use this fact from our keepers: {fact}", 1),
+        ("Two of your bullets should mention the price.", 2),
+    ],
+)
+def test_a_number_of_them_picks_some_out_and_counts_nothing(sentence: str, number: int) -> None:
+    counted = [
+        c.check for c in synthesize(sentence, COUNT) if c.check and number in (c.check.get("min"), c.check.get("max"))
+    ]
+    assert counted == []
+
+
 def test_count_checks_measure_the_response() -> None:
     at_most = by_check(synthesize("Keep it not exceeding 5 words.", COUNT), unit="words")
     assert run(at_most, "one two three four five")
@@ -1312,3 +1326,120 @@ def test_an_ending_given_after_a_colon() -> None:
     )
     assert run(closing, "Hi Lena,\nWe are on it.\n\nRide on! The Wheelwright Team")
     assert not run(closing, "Hi Lena,\nWe are on it.\n\nHappy riding,\nThe Wheelwright Team")
+
+
+def test_bold_and_headers_banned_together_are_each_banned() -> None:
+    """ "no bold/headers": bold spans and headings, each counted to none; "one bold claim" counts no bold."""
+    candidates = synthesize("summarize the notes in max 5 bullets, plain text, no bold/headers.")
+    bold = by_check(candidates, family="count", unit="bold")
+    assert run(bold, "- Priya shipped the fix") and not run(bold, "- **Priya** shipped the fix")
+    assert by_check(candidates, family="count", unit="headings").check["max"] == 0  # type: ignore[index]
+    assert not [
+        c for c in synthesize("Make one bold claim about the product.") if c.check and c.check.get("unit") == "bold"
+    ]
+
+
+def test_a_last_line_given_as_a_position_label_is_the_answer_line_and_no_remark_after_the_list() -> None:
+    prompt = (
+        "summarize standup notes in max 5 bullets, no intro or outro.\n"
+        "last line: 'BLOCKERS: ' + the blockers, or 'BLOCKERS: none'."
+    )
+    last = by_check(synthesize("last line: 'BLOCKERS: ' + the blockers, or 'BLOCKERS: none'.", prompt=prompt),
+                    family="last_line_starts_with")  # fmt: skip
+    listed = "- Sam cut the release candidate.\n- Jin is fixing the crash.\nBLOCKERS: none"
+    assert run(last, listed) and not run(last, "- Sam cut the release candidate.")
+    only = by_check(synthesize("summarize standup notes in max 5 bullets, no intro or outro.", prompt=prompt),
+                    family="only_list")  # fmt: skip
+    assert run(only, listed)
+    assert not run(only, "Here's today's summary:\n" + listed)
+    assert not run(only, listed.replace("BLOCKERS: none", "Have a great day!"))
+
+
+JSON_PROMPT = """Return a single JSON object with exactly these keys:
+- "dish": the dish name, copied as given
+- "contains": a list of the allergens that are clearly present
+- "confidence": "high", "medium" or "low"; use "low" whenever an ingredient is too vague to judge
+- "notes": one short sentence explaining what is in may_contain, or null if may_contain is empty"""
+
+
+def test_json_keys_listed_in_the_items_below_the_sentence() -> None:
+    keys = by_check(
+        synthesize("Return a single JSON object with exactly these keys:", prompt=JSON_PROMPT), family="json"
+    )
+    assert keys.check is not None and keys.check["keys"] == ["dish", "contains", "confidence", "notes"]
+    assert not run(keys, '{"dish": "Pho", "contains": [], "confidence": "high"}')
+
+
+def test_a_schema_line_s_quoted_values_are_its_key_s_value_set_and_its_size_is_the_key_s() -> None:
+    line = '- "confidence": "high", "medium" or "low"; use "low" whenever an ingredient is too vague to judge'
+    candidates = synthesize(line, prompt=JSON_PROMPT)
+    values = by_check(candidates, family="value_set")
+    assert run(values, '{"confidence": "low"}') and not run(values, '{"confidence": "certain"}')
+    assert "includes" not in families(candidates)  # one of the values, not each of them
+    notes = '- "notes": one short sentence explaining what is in may_contain, or null if may_contain is empty'
+    size = by_check(synthesize(notes, COUNT, prompt=JSON_PROMPT), family="count", unit="sentences")
+    assert size.check is not None and size.check.get("section") == "notes"
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Read the dish name and its ingredient list and work out which of the 14 major allergens the dish contains.",
+        "Only list an allergen if you can tie it to a specific ingredient; don't guess from the dish name alone.",
+        "say which tests were added or changed.",
+        'If the diff adds or changes no tests, write "No tests added." and nothing else in that section.',
+        "The final step is always escalation: name the owning team and the channel or pager from the owner notes.",
+    ],
+)
+def test_nouns_before_a_conjunction_questions_conditions_and_things_to_name_are_no_terms(sentence: str) -> None:
+    assert not {"includes", "excludes"} & families(synthesize(sentence))
+
+
+def test_numbered_steps_are_counted_as_numbered_items_and_markdown_allowed_for_them_is_not_banned() -> None:
+    steps = by_check(synthesize("Use at most 3 numbered steps when troubleshooting.", COUNT), family="count")
+    assert steps.check is not None and (steps.check["unit"], steps.check["max"]) == ("numbered_items", 3)
+    plain = "Plain text only: no markdown, no headings, no bold, and no bullet points apart from numbered steps."
+    assert "markdown" not in families(synthesize(plain))
+
+
+def test_a_one_line_title_at_the_start_is_sized_on_its_own_and_its_examples_are_patterns() -> None:
+    sentence = 'Start with a one-line title in the imperative mood ("Fix ...", "Add ..."), at most 72 characters.'
+    candidates = synthesize(sentence)
+    size = by_check(candidates, family="count", unit="characters")
+    assert run(size, "Add retry limit to webhook dispatcher\n\n### Summary\n" + "Webhooks were retried forever. " * 5)
+    assert not run(size, "Add a ten-minute in-memory cache for exchange rate lookups in the rates client module\n")
+    assert "starts_with" not in families(candidates)
+
+
+def test_a_bold_label_naming_a_section_the_prompt_asks_for_sizes_that_section() -> None:
+    prompt = "Use exactly these sections: `### Summary`, `### Changes`.\n- **Summary**: one or two sentences on why."
+    size = by_check(synthesize("- **Summary**: one or two sentences on why.", COUNT, prompt=prompt), family="count")
+    assert size.check is not None and size.check.get("section") == "summary"
+
+
+def test_a_list_introduced_by_for_each_step_holds_per_step_rules() -> None:
+    item = "- Start with an action in bold, then a colon and one or two sentences."
+    prompt = f"Write 5 to 8 numbered steps.\n\nFor each step:\n{item}"
+    size = by_check(synthesize(item, COUNT, prompt=prompt),
+                    family="count", unit="sentences", min=1, max=2)  # fmt: skip
+    assert size.check is not None and size.check.get("per") == "items"
+    assert run(size, "1. **Check pods**: Confirm they run.\n2. **Roll back**: Undo it. Watch the graphs.")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        'Before the list, write one line starting with "Trigger:" that explains what the alert means.',
+        "No emoji, no words in all caps other than STOP and PIN.",
+    ],
+)
+def test_a_part_before_the_list_or_a_kind_of_word_is_no_count_of_the_response(sentence: str) -> None:
+    counted = [c.check for c in synthesize(sentence) if c.check and c.check.get("unit") in ("lines", "words")]
+    assert counted == []
+
+
+def test_an_input_stated_exactly_as_given_is_mentioned() -> None:
+    prompt = "Delivery window: {delivery_window}\n- State the delivery window exactly as given."
+    candidates = synthesize("- State the delivery window exactly as given.", prompt=prompt)
+    assert "includes" not in families(candidates)
+    assert by_check(candidates, family="mentions").check == {"family": "mentions", "field": "delivery_window"}
