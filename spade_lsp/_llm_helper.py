@@ -31,6 +31,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import gc
 import itertools
 import logging
 import math
@@ -61,6 +62,10 @@ _IN_FLIGHT_PER_HELPER: Final = 24
 _IDLE_EXIT_S = 300.0
 #: a helper's GIL switch interval (CPython's default is 5 ms): a thread litellm wakes waits at most this long
 _SWITCH_INTERVAL_S: Final = 0.0005
+#: a helper's collection thresholds (CPython's are 700, 10, 10): litellm allocates a few thousand objects per call,
+#: so the default collected its youngest generation several times a call; at 64 in flight against a loopback
+#: server, 1,000 calls made 230 collections (5% of the helper's CPU) by default and 9 (2%) with these
+_GC_THRESHOLDS: Final = (10_000, 10, 10)
 #: the helpers of this process, shared by every client (at most one per usable CPU by default)
 _helpers: list[Helper] = []
 #: the process they are forked from, while it runs
@@ -438,6 +443,7 @@ def _serve(channel: socket.socket, idle_exit_s: float) -> None:
 
     sys.stdout = sys.stderr  # nothing printed by a library may land among the answers
     sys.setswitchinterval(_SWITCH_INTERVAL_S)
+    gc.set_threshold(*_GC_THRESHOLDS)
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     loop.set_default_executor(_DispatchExecutor(thread_name_prefix="spade-llm-step"))
