@@ -54,6 +54,7 @@ __all__ = [
     "number_in_range",
     "numbers",
     "only_list",
+    "only_tags",
     "part_counts",
     "parts",
     "reading_ease",
@@ -479,6 +480,23 @@ def has_tag(text: str, tag: str) -> bool:
     """Whether the response holds an ``<tag> ... </tag>`` element (any case, any content, across lines)."""
     name = re.escape(tag)
     return re.search(rf"<{name}(?:\s[^>]*)?>.*?</{name}\s*>", text, re.IGNORECASE | re.DOTALL) is not None
+
+
+def only_tags(text: str) -> bool:
+    """Whether the response is its tagged elements and nothing else ("Don't write anything outside these four
+    pairs of tags"): it holds one ``<tag> ... </tag>`` at least, and no text outside the outermost ones."""
+    outside, elements, depth, last = [], 0, 0, 0
+    for match in re.finditer(r"<(/?)([A-Za-z_][\w-]*)(?:\s[^<>]*)?>", text):
+        if depth == 0:
+            outside.append(text[last : match.start()])
+        depth += -1 if match.group(1) else 1
+        if depth < 0:
+            return False  # a closing tag with no opening one
+        if depth == 0:
+            elements += 1
+        last = match.end()
+    outside.append(text[last:] if depth == 0 else "x")
+    return elements > 0 and not "".join(outside).strip()
 
 
 def letter_case(text: str) -> str:

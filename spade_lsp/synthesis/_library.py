@@ -376,6 +376,12 @@ ONLY_LIST_CUE: Final = re.compile(
     r"closing\s+remarks?)\b",
     re.IGNORECASE,
 )
+#: "Don't write anything outside these four pairs of tags", "nothing outside the <answer> tags".
+ONLY_TAGS_CUE: Final = re.compile(
+    r"\b(?:anything|nothing|no\s+(?:other\s+)?text)\s+(?:else\s+)?outside\s+(?:of\s+)?(?:the|these|those|its)\b[^.]{0,40}?"
+    r"\btags?\b",
+    re.IGNORECASE,
+)
 #: "Encourage readers to contact your company", "invite them to get in touch", "include contact details".
 CONTACT_CUE: Final = re.compile(
     r"\b(?:encourag\w*|invit\w*|ask|tell|remind|prompt|urg\w*)\s+(?:\w+\s+){0,3}?to\s+(?:\w+\s+){0,2}?"
@@ -452,6 +458,20 @@ def _refuses(sentence: str, words: str) -> bool:
 
 def _asks_to_end_with_list(sentence: str) -> bool:
     return ENDS_WITH_LIST_CUE.search(sentence) is not None
+
+
+def _asks_for_only_tags(sentence: str) -> bool:
+    return ONLY_TAGS_CUE.search(sentence) is not None
+
+
+def _only_tags_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    return Draft(
+        "only_the_tagged_parts",
+        PRESENTATION_FORMAT,
+        "Is its tagged parts and nothing else: no text outside the tags.",
+        "checks.only_tags(response)",
+        {"family": "only_tags"},
+    )
 
 
 def _asks_for_only_a_list(sentence: str) -> bool:
@@ -615,6 +635,7 @@ def _words_draft(family: str, description: str, phrases: tuple[str, ...]) -> Cal
 CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...]], Draft]]]] = {
     "ends_with_list": (_asks_to_end_with_list, _ends_with_list_draft),
     "only_list": (_asks_for_only_a_list, _only_list_draft),
+    "only_tags": (_asks_for_only_tags, _only_tags_draft),
     "title_case": (_asks_for_title_case, _title_case_draft),
     "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
     "links_kept": (_asks_to_keep_links, _links_kept_draft),

@@ -107,6 +107,7 @@ FAMILIES: Final = {
     "ends_with_question": "ends with a question",
     "ends_with_list": "nothing follows the response's last list",
     "only_list": "the response is its list only: no introduction, no closing remark",
+    "only_tags": "the response is its tagged parts only: no text outside the <tag></tag> pairs",
     "title_case": "Title Case: every major word capitalised (every line, or the one title the instruction names)",
     "sourced_numbers": "every number in the response comes from the inputs (nothing invented or speculated)",
     "links_kept": "every web address the inputs give appears in the response unchanged",

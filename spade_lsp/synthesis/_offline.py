@@ -451,6 +451,9 @@ class OfflineSynthesizer:
             return
         if _under_a_ban(context.text, instruction.text) and not _EXCLUDE_CUE.search(text):
             text = f"Do not {text[0].lower()}{text[1:]}"  # "Don't:" over "- Use emoji.": "Do not use emoji."
+        labelled = _paragraph_label(context.text, instruction.text)
+        if labelled and not text.lower().startswith(labelled.lower()):
+            text = f"{labelled}: {text}"  # "X: no more than 280 characters. Exactly two hashtags.": both the X post's
         parent = _parent_item(context.text, instruction.text) or _list_intro(context.text, instruction.text)
         if (
             parent
@@ -624,7 +627,7 @@ def _language_fields(text: str, vocabulary: _Vocabulary) -> list[str]:
 
 #: "Reply in the same language as the question", "answer in the language of the user's message".
 _SAME_LANGUAGE = re.compile(
-    r"\b(?:in|use)\s+the\s+(?:same\s+language\s+(?:as|of)|language\s+(?:of|used\s+in))\s+(?:the\s+)?"
+    r"\b(?:in|use)\s+the\s+(?:same\s+language\s+(?:as|of|that)?|language\s+(?:of|used\s+in))\s*(?:the\s+)?"
     r"(?:user['’]?s?\s+|customer['’]?s?\s+)?(?:\{\{?\s*|\[)?([a-z_]+)",
     re.IGNORECASE,
 )
@@ -640,7 +643,17 @@ def _same_language_field(text: str, vocabulary: _Vocabulary) -> str | None:
     for field in vocabulary.inputs:
         if field.lower() == named or field.lower().rstrip("s") == named.rstrip("s"):
             return field
+    # "the same language the customer wrote in": of the customer's inputs, the one that holds what they wrote
+    who = re.search(r"\b(user|customer|client|sender|guest|reader|caller)\b", match.group(0), re.IGNORECASE)
+    named = who.group(1).lower() if who else named
+    written = [f for f in vocabulary.inputs if named in f.lower() and re.search(_WRITTEN_INPUT, f, re.IGNORECASE)]
+    if len(written) == 1:
+        return written[0]
     return vocabulary.inputs[0] if len(vocabulary.inputs) == 1 else None
+
+
+#: Input names for what someone wrote: "customer_message", "user_question", "email_text".
+_WRITTEN_INPUT: Final = r"message|text|question|query|email|request|review|comment|note|post"
 
 
 def _named_language(text: str) -> tuple[str, str] | None:
@@ -651,6 +664,11 @@ def _named_language(text: str) -> tuple[str, str] | None:
 
     for match in re.finditer(r"\b(?:in|into)\s+((?:[A-Za-z]+\s+)?[A-Za-z]{4,})\b", text, re.IGNORECASE):
         before = text[: match.start()]
+        try:
+            language_code(match.group(1).split()[-1])
+        except NotApplicable:  # "quote it in Norwegian kroner": a language names the currency, the phrase none
+            if len(match.group(1).split()) > 1:
+                continue
         if re.search(
             r"\b(?:keep|leave|retain|preserve)\s+(?:[\w'-]+\s+){1,4}$|\b(?:stays?|remains?|kept)\s+$", before, re.I
         ):
@@ -728,6 +746,20 @@ def _parent_item(prompt: str, sentence: str) -> str | None:
         if depth < indent:
             return _clean(line) if _LIST_ITEM.match(line) else None
     return None
+
+
+def _paragraph_label(prompt: str, sentence: str) -> str | None:
+    """The label that opens the sentence's paragraph ("X: no more than 280 characters. ..."), when it names a
+    section the prompt asks for ('Start each post with its label ("X:", "LinkedIn:")')."""
+    at = prompt.find(sentence.strip())
+    if at < 0:
+        return None
+    paragraph = re.split(r"\n\s*\n", prompt[:at])[-1]
+    opening = re.match(r"\s*([A-Z][\w/&'-]*(?: [\w/&'-]+){0,3}):\s", paragraph + sentence.strip())
+    if opening is None or "\n" in paragraph.strip():
+        return None
+    name = opening.group(1)
+    return name if _has_section(prompt, name.lower()) else None
 
 
 def _list_intro(prompt: str, sentence: str) -> str | None:
@@ -908,6 +940,7 @@ def _has_section(prompt: str, noun: str) -> bool:
             and re.search(rf"[\"“'`]{name}[\"”'`]", prompt, re.IGNORECASE))
         or re.search(rf"<{name}>[^<]*</{name}>", prompt, re.IGNORECASE)  # "inside <summary></summary>"
         or re.search(rf"[`\"“']#+\s*{name}[`\"”']", prompt, re.IGNORECASE)  # "these sections: `### Summary`, ..."
+        or re.search(rf"[`\"“']{name}:[`\"”']", prompt, re.IGNORECASE)  # 'its label on a line of its own ("X:")'
         # a schema's line in a prompt that asks for JSON: "- summary: string, at most 15 words"
         or (re.search(r"\bjson\b", prompt, re.IGNORECASE)
             and re.search(rf"^\s*(?:[-*•]\s*)?{name}\s*:\s*{_SCHEMA_TYPES}\b", prompt, re.I | re.MULTILINE))
@@ -915,8 +948,11 @@ def _has_section(prompt: str, noun: str) -> bool:
 
 
 _UNIT_ALTERNATION: Final = "|".join(sorted(map(re.escape, set(_UNITS) - _BANNED_ONLY), key=len, reverse=True))
-#: What bans an element ahead of it: a negation, or a verb that takes it out ("REMOVE emojis", "omit links").
-_BAN_VERBS: Final = r"don't|do not|never|avoid|remove|omit|eliminate|exclude|strip(?: out)?|leave out|get rid of"
+#: What bans an element ahead of it: a negation, a verb that takes it out ("REMOVE emojis", "omit links"), or the
+#: alternative it replaces ("in short paragraphs rather than bullet points").
+_BAN_VERBS: Final = (
+    r"don't|do not|never|avoid|remove|omit|eliminate|exclude|strip(?: out)?|leave out|get rid of|rather than|instead of"
+)
 _STRUCTURAL: Final = (
     "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks|links|urls|"
     "hyperlinks|bold formatting|bold text|boldface|bolding|bold"
@@ -1254,6 +1290,9 @@ def _scope(lowered: str) -> str | None:
     )
     if template:  # "TITLE: <title, at most 8 words>", a schema's "summary: string, at most 15 words" or '"notes": ...'
         return template.group(1).strip()
+    tagged = re.search(r"\binside\s+(?:the\s+)?<([a-z_][\w-]*)>\s*</\1>", lowered)
+    if tagged:  # "inside <agent_note></agent_note> tags, write a note of no more than two sentences": the tag's
+        return tagged.group(1)
     opening = re.match(
         rf"^(?:{_OPENING})s?\s+with\s+(?:a|an|the)\s+(?:[\w-]+\s+)?(title|headline|subject line|heading)\b", lowered
     )
@@ -1353,7 +1392,7 @@ def _formats(text: str) -> Iterator[_Draft]:
     ):  # "no markdown ... apart from numbered steps": some markdown is allowed, and the sentence's other bans say which
         yield markdown_draft(present=not markdown_refused(lowered))
     if re.search(r"\bbullet(?:ed)?(?: points?| list)?\b|\bbullets\b", lowered) and not re.search(
-        r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,40}bullet", lowered
+        r"\b(?:no|not|without|avoid|don't|never|rather than|instead of)\b[^.]{0,40}bullet", lowered
     ):
         yield _count_draft("bullets", 1, None, None)
     if re.search(r"\bnumbered list\b", lowered):

@@ -480,3 +480,12 @@ def test_the_title_without_a_section_of_that_name_is_the_first_line() -> None:
     text = "## Add retry limit to the dispatcher\n\n### Summary\nRetries never stopped."
     assert checks.section(text, "title") == "Add retry limit to the dispatcher"
     assert checks.section("", "title") == ""
+
+
+def test_only_the_tagged_parts() -> None:
+    tagged = "<thinking>\n12 days since delivery.\n</thinking>\n<decision>ELIGIBLE</decision>"
+    assert checks.only_tags(tagged)
+    assert not checks.only_tags("Here is my assessment.\n\n" + tagged)
+    assert not checks.only_tags(tagged + "\nLet me know if you need more.")
+    assert not checks.only_tags("no tags at all")
+    assert checks.only_tags("<answer>a <b>bold</b> word</answer>")  # nested tags are inside the outer one

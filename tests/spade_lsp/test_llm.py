@@ -21,6 +21,7 @@ from spade_lsp.llm import (
     InvalidAnswerError,
     LiteLLMClient,
     LLMRequest,
+    _import_litellm,
     parse_json_answer,
 )
 from spade_lsp.store import Store
@@ -136,6 +137,7 @@ def test_a_failed_call_is_said_in_plain_words_with_its_fix(reply: Reply, plain: 
 
 
 def test_every_call_has_a_timeout() -> None:
+    _import_litellm()  # seconds on a slow machine, and no part of a call's time
     with OpenAIStub(lambda request: Reply(body=chat_reply("late").body, delay_s=3.0)) as stub:
         started = time.monotonic()
         with pytest.raises(LLMError):

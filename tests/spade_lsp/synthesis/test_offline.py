@@ -1443,3 +1443,49 @@ def test_an_input_stated_exactly_as_given_is_mentioned() -> None:
     candidates = synthesize("- State the delivery window exactly as given.", prompt=prompt)
     assert "includes" not in families(candidates)
     assert by_check(candidates, family="mentions").check == {"family": "mentions", "field": "delivery_window"}
+
+
+def test_nothing_outside_the_tags_and_a_size_inside_a_tag() -> None:
+    prompt = (
+        "Then give your decision inside <decision></decision> tags.\n"
+        "Finally, inside <agent_note></agent_note> tags, write a note of no more than two sentences.\n"
+        "Don't write anything outside these four pairs of tags."
+    )
+    only = by_check(
+        synthesize("Don't write anything outside these four pairs of tags.", prompt=prompt), family="only_tags"
+    )
+    assert run(only, "<decision>ELIGIBLE</decision>") and not run(only, "My assessment:\n<decision>ELIGIBLE</decision>")
+    sentence = "Finally, inside <agent_note></agent_note> tags, write a note of no more than two sentences."
+    size = by_check(synthesize(sentence, COUNT, prompt=prompt), family="count", unit="sentences")
+    assert size.check is not None and size.check.get("section") == "agent_note"
+
+
+def test_a_paragraph_s_label_scopes_its_sentences_to_that_labelled_part() -> None:
+    prompt = (
+        'Write three posts, each starting with its label on a line of its own ("X:", "LinkedIn:").\n\n'
+        "X: no more than 280 characters. Exactly two hashtags.\n\nLinkedIn: between 80 and 150 words. No emojis at all."
+    )
+    tags = by_check(synthesize("Exactly two hashtags.", COUNT, prompt=prompt), family="count", unit="hashtags")
+    assert tags.check is not None and tags.check.get("section") == "x"
+    posts = "X:\nShoes out now #Run #Fast\n\nLinkedIn:\nWe launch today. #Run #Shoes #Launch #More"
+    assert run(tags, posts)
+    emojis = by_check(synthesize("No emojis at all.", COUNT, prompt=prompt), family="count", unit="emojis")
+    assert emojis.check is not None and emojis.check.get("section") == "linkedin"
+
+
+def test_a_language_naming_a_currency_is_no_language_and_the_customer_s_is_their_message_s() -> None:
+    assert "language" not in families(synthesize("Quote each price in Norwegian kroner as the catalogue lists it."))
+    prompt = (
+        "Customer name: {customer_name}\nTheir message:\n{customer_message}\n"
+        "Always reply in the same language the customer wrote in."
+    )
+    same = by_check(
+        synthesize("Always reply in the same language the customer wrote in.", prompt=prompt), family="language"
+    )
+    assert same.check is not None and same.check.get("same_as") == "customer_message"
+
+
+def test_what_the_prose_replaces_is_banned() -> None:
+    candidates = synthesize("Write in short, friendly paragraphs rather than bullet points or headings.")
+    assert by_check(candidates, family="count", unit="bullets").check["max"] == 0  # type: ignore[index]
+    assert by_check(candidates, family="count", unit="headings").check["max"] == 0  # type: ignore[index]
