@@ -756,8 +756,8 @@ def _paragraph_label(prompt: str, sentence: str) -> str | None:
         return None
     paragraph = re.split(r"\n\s*\n", prompt[:at])[-1]
     opening = re.match(r"\s*([A-Z][\w/&'-]*(?: [\w/&'-]+){0,3}):\s", paragraph + sentence.strip())
-    if opening is None or "\n" in paragraph.strip():
-        return None
+    if opening is None or "\n" in paragraph:
+        return None  # a label on a line of its own ("Rules:") heads a list, not a paragraph of the output's part
     name = opening.group(1)
     return name if _has_section(prompt, name.lower()) else None
 

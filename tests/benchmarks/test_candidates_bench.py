@@ -130,6 +130,7 @@ def _merged(folds: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+@pytest.mark.timeout(1800)  # a hundred pipelines, each synthesized and evaluated four times
 def test_candidate_quality(tmp_path: Path, shared_bench: Path) -> None:
     readings: dict[str, list[tuple[str, dict[str, Any], int, int]]] = {"raw": [], "in_sample": [], "cv": []}
     extra = extra_pipelines(shared_bench, tmp_path / "experiments")

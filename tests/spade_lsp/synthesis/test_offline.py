@@ -1471,6 +1471,11 @@ def test_a_paragraph_s_label_scopes_its_sentences_to_that_labelled_part() -> Non
     assert run(tags, posts)
     emojis = by_check(synthesize("No emojis at all.", COUNT, prompt=prompt), family="count", unit="emojis")
     assert emojis.check is not None and emojis.check.get("section") == "linkedin"
+    rules = "Title: <title>\n\nRules:\n1. The meta title must be at most 60 characters."
+    limit = by_check(
+        synthesize("1. The meta title must be at most 60 characters.", COUNT, prompt=rules), family="count"
+    )
+    assert limit.check is not None and limit.check.get("section") == "title"  # "Rules:" heads a list, no part
 
 
 def test_a_language_naming_a_currency_is_no_language_and_the_customer_s_is_their_message_s() -> None:
