@@ -92,7 +92,7 @@ _UNITS: Final = {
     "bold": "bold", "bold text": "bold", "bolding": "bold", "boldface": "bold", "bold formatting": "bold",
 }  # fmt: skip
 #: Units that are only ever banned, never counted to a number.
-_BANNED_ONLY: Final = frozenset({"bold", "bold text", "bolding", "boldface", "bold formatting"})
+_BANNED_ONLY: Final = frozenset(word for word, unit in _UNITS.items() if unit == "bold")
 
 _AT_MOST: Final = (
     r"no more than|not more than|at most|up to|"
@@ -502,7 +502,7 @@ class OfflineSynthesizer:
             schema_values = _SCHEMA_ONE_OF.match(text) or _SCHEMA_QUOTED_VALUES.match(text)
             # a schema line's quoted words are its key's values ('"confidence": "high" or "low"; use "low" when'),
             # of which the response holds one, not each
-            if (negated or not _EXCLUDE_CUE.search(text)) and not (schema_values and not negated):
+            if negated or not (_EXCLUDE_CUE.search(text) or schema_values):
                 for draft in _phrases(text, vocabulary, exclude=negated):
                     found_specific = True
                     yield draft
@@ -544,9 +544,9 @@ class OfflineSynthesizer:
                     )
         for family, (asked_for, cued_draft) in library.CUED.items():
             if asked_for(text) and not role:
-                last = _LAST_LINE.search(context.text) if family == "only_list" else None
+                last = _last_line_label(context.text) if family == "only_list" else None
                 if last is not None:  # "no intro or outro" and elsewhere "last line: 'BLOCKERS: ...'"
-                    yield library.only_list_draft(last.group("quoted") or last.group("bare") or last.group("label"))
+                    yield library.only_list_draft(last)
                 else:
                     yield cued_draft(text, tuple(context.inputs))
         named = _named_language(text)
@@ -1347,6 +1347,14 @@ _LAST_LINE: Final = re.compile(
     r"(?P<label>[A-Za-z][\w ]{0,25}:)(?=[\s\"”'’]|$)",
     re.IGNORECASE,
 )
+
+
+def _last_line_label(text: str) -> str | None:
+    """What the text says the response's last line opens with (:data:`_LAST_LINE`), if it says so."""
+    last = _LAST_LINE.search(text)
+    return None if last is None else last.group("quoted") or last.group("bare") or last.group("label")
+
+
 #: An edge's exact text written without quotes, after a word that frames it: "begin with the line Dear residents,".
 _UNQUOTED_EDGE: Final = re.compile(
     rf"\b(?P<verb>{_OPENING}|{_CLOSING})s?\s+with\s+the\s+(?:line|words?|phrase|greeting|salutation|sign-off|signature)"
@@ -1468,9 +1476,9 @@ def _formats(text: str) -> Iterator[_Draft]:
     first = _FIRST_LINE.search(text)
     if first is not None and not quoted:  # "The first line must be exactly this header: name,date,boat_type,hours"
         yield edge_draft(first.group("text").strip(), end=False)
-    last = _LAST_LINE.search(text)
+    last = _last_line_label(text)
     if last is not None:  # 'give the label on the last line in the format "Label: X"', "on the last line write Answer:"
-        yield library.last_line_draft(last.group("quoted") or last.group("bare") or last.group("label"))
+        yield library.last_line_draft(last)
     if not quoted:  # "Begin with the line Dear residents, and end with the sign-off line {manager_name}, ..."
         for edge in _UNQUOTED_EDGE.finditer(text):
             closing = re.match(_CLOSING, edge.group("verb"), re.IGNORECASE) is not None
