@@ -492,11 +492,9 @@ def only_tags(text: str) -> bool:
         depth += -1 if match.group(1) else 1
         if depth < 0:
             return False  # a closing tag with no opening one
-        if depth == 0:
-            elements += 1
+        elements += depth == 0
         last = match.end()
-    outside.append(text[last:] if depth == 0 else "x")
-    return elements > 0 and not "".join(outside).strip()
+    return depth == 0 and elements > 0 and not ("".join(outside) + text[last:]).strip()
 
 
 def letter_case(text: str) -> str:

@@ -1298,9 +1298,6 @@ def _scope(lowered: str) -> str | None:
     )
     if opening:  # "Start with a one-line title ..., at most 72 characters": the title's size
         return opening.group(1)
-    labelled = re.match(r"^(?:[-*•]\s+)?\*\*([a-z][a-z_\- ]{0,30}?)\*\*\s*:", lowered)
-    if labelled:  # "**Summary**: one or two sentences on why": that section's size
-        return labelled.group(1).strip()
     match = re.match(
         r"^(?:(?:the|your|each|every)\s+|[\"“'`])([a-z][a-z\- ]{1,30}?)[\"”'`]?\s+(?:section\s+)?(?:should|must|shall|"
         r"needs?|has to|can|cannot|can't|may|is|are|will|shouldn't|mustn't|won't)(?!\w)",

@@ -488,4 +488,5 @@ def test_only_the_tagged_parts() -> None:
     assert not checks.only_tags("Here is my assessment.\n\n" + tagged)
     assert not checks.only_tags(tagged + "\nLet me know if you need more.")
     assert not checks.only_tags("no tags at all")
+    assert not checks.only_tags("<decision>ELIGIBLE")  # a tag never closed
     assert checks.only_tags("<answer>a <b>bold</b> word</answer>")  # nested tags are inside the outer one
