@@ -476,9 +476,11 @@ def draw_examples(
     reused = len(ids) - len(first_of_id)
     kept = np.frombuffer(inputs, dtype=np.uint64)[first_of_id] if ids else np.array([], dtype=np.uint64)
     first_of_inputs = np.sort(np.unique(kept, return_index=True)[1]) if len(kept) else order[:0]
-    distinct = [int(lines[int(first_of_id[i])]) for i in first_of_inputs]
+    # the line of each distinct set of inputs, as 8-byte integers: a list of a million Python ints is 40 MB
+    distinct = np.frombuffer(lines, dtype=np.uint64)[first_of_id[first_of_inputs]] if ids else order[:0]
     shared = len(first_of_id) - len(distinct)
     with_sample = sample is not None and not bool((kept == np.uint64(_digest(_inputs_key(sample)))).any())
+    del ids, inputs, lines, order, first_of_id, kept  # not held through the second pass
     total = len(distinct) + int(with_sample)
     if total == 0:
         if not problems:
@@ -502,7 +504,7 @@ def draw_examples(
         chosen = list(range(total))
     else:
         chosen = sorted(random.Random(seed).sample(range(total), wanted))
-    wanted_lines = {distinct[i] for i in chosen if i < len(distinct)}
+    wanted_lines = {int(distinct[i]) for i in chosen if i < len(distinct)}
     drawn = [example for _, example, _ in iter_examples(source, only=wanted_lines) if example is not None]
     if with_sample and total - 1 in chosen:
         assert sample is not None
