@@ -319,6 +319,34 @@ def _import_litellm() -> Any:
 
 
 @contextlib.contextmanager
+def _unlogged() -> Iterator[None]:
+    """litellm's calls inside the block are not logged by litellm: its switch for the calls it makes itself is set,
+    which skips the success and failure logging it does after every call (a standard logging payload built, a
+    logging worker fed) for callbacks spade never registers. Measured here at 64 in flight (medians of three):
+    litellm alone 7.7 -> 6.5 ms of CPU per call; ``spade sample``, 4,000 calls, 13.4 -> 12.9 ms and 31.4 -> 30.3 s.
+    Without such a switch in this litellm, its calls are logged as by default."""
+    switch = _logging_switch()
+    if switch is None:
+        yield
+        return
+    token = switch.set(True)
+    try:
+        yield
+    finally:
+        switch.reset(token)
+
+
+@functools.cache
+def _logging_switch() -> contextvars.ContextVar[bool] | None:
+    _import_litellm()
+    try:
+        switch = importlib.import_module("litellm._internal_context").is_internal_call
+    except (ImportError, AttributeError):
+        return None
+    return switch if isinstance(switch, contextvars.ContextVar) else None
+
+
+@contextlib.contextmanager
 def _models_built_on_first_use() -> Iterator[None]:
     """pydantic models defined inside the block build their validators when first used, not when defined. litellm
     and the OpenAI SDK define a few thousand models at import, and a call uses a few dozen: building them all was
@@ -962,18 +990,19 @@ class LiteLLMClient:
                     await limiter.acquire()
                 inline = _inline_dispatch.set(self._inline)
                 try:
-                    return await asyncio.wait_for(
-                        litellm.acompletion(
-                            model=self.model,
-                            messages=[dict(m) for m in messages],
-                            timeout=self.timeout_s,
-                            api_base=self.api_base,
-                            api_key=self.api_key,
-                            num_retries=0,
-                            **parameters,
-                        ),
-                        self.timeout_s + 5.0,  # litellm honours ``timeout``; this is the backstop
-                    )
+                    with _unlogged():
+                        return await asyncio.wait_for(
+                            litellm.acompletion(
+                                model=self.model,
+                                messages=[dict(m) for m in messages],
+                                timeout=self.timeout_s,
+                                api_base=self.api_base,
+                                api_key=self.api_key,
+                                num_retries=0,
+                                **parameters,
+                            ),
+                            self.timeout_s + 5.0,  # litellm honours ``timeout``; this is the backstop
+                        )
                 except Exception as error:  # litellm maps every provider error onto its own classes
                     failure = error
                 finally:

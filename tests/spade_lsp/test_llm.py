@@ -46,6 +46,31 @@ def test_completion_goes_through_litellm_and_counts_tokens() -> None:
     assert stub.requests[0]["messages"] == MESSAGES
 
 
+def test_litellm_does_not_log_spades_calls_and_still_prices_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    """litellm's success logging after each call (for callbacks spade never registers) is skipped for spade's
+    calls; the same call made directly is logged, and the price litellm computes for a known model still reaches
+    spade's usage."""
+    import asyncio
+
+    import litellm.utils
+
+    _import_litellm()
+    logged: list[str] = []
+
+    def recording(logging_obj: Any, **kwargs: Any) -> Any:
+        logged.append(logging_obj.model)
+        return asyncio.sleep(0)
+
+    monkeypatch.setattr(litellm.utils, "_client_async_logging_helper", recording)
+    with OpenAIStub(lambda request: chat_reply("hello", prompt_tokens=1000, completion_tokens=1000)) as stub:
+        answer = LiteLLMClient("openai/gpt-4o-mini", api_base=stub.api_base, api_key="sk-test").complete(MESSAGES)
+        assert logged == []
+        direct = litellm.acompletion(model="openai/gpt-4o-mini", api_base=stub.api_base, api_key="k", messages=MESSAGES)
+        asyncio.run(direct)
+    assert logged == ["gpt-4o-mini"]
+    assert answer.text == "hello" and answer.cost is not None and answer.cost > 0
+
+
 def test_cache_keys_on_sample_index_and_survives_reopening(workspace_dir: Path) -> None:
     counter = iter(range(100))
     with OpenAIStub(lambda request: chat_reply(f"answer {next(counter)}")) as stub:
