@@ -121,7 +121,7 @@ $(PROMPTFOO_DIR)/node_modules/.installed: $(PROMPTFOO_DIR)/package.json $(PROMPT
 BENCH_JSON := $(or $(SPADE_ARTIFACTS),artifacts)/bench.json
 bench: dev bytecode
 	@mkdir -p $(dir $(BENCH_JSON)) && rm -f $(BENCH_JSON)
-	@$(BIN)/pytest -q -s -m benchmark tests/benchmarks; code=$$?; \
+	@$(BIN)/pytest -q -s -m benchmark --durations=25 tests/benchmarks; code=$$?; \
 	$(BIN)/python tests/support/bench_summary.py $(BENCH_JSON); \
 	if [ $$code -ne 0 ]; then echo "bench: pytest failed with exit code $$code (a functional failure)"; fi; exit $$code
 

@@ -26,14 +26,17 @@ Reproduce: ``.venv/bin/pytest -q -s tests/benchmarks/test_candidates_bench.py -p
 
 from __future__ import annotations
 
+import concurrent.futures
+import multiprocessing
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from spade_lsp._llm_helper import usable_cpus
 from tests.benchmarks.test_pipelines_e2e_bench import ALPHA, PIPELINES, TAU, run_pipeline
-from tests.support.floors import at_least, at_most, figure
+from tests.support.floors import at_least, at_most, figure, recorded_together
 from tests.support.spade_experiments import extra_pipelines
 
 pytestmark = pytest.mark.benchmark
@@ -130,54 +133,75 @@ def _merged(folds: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+Reading = tuple[str, dict[str, Any], int, int]
+
+
+def _readings(root: Path, bench: Path, name: str) -> dict[str, Reading]:
+    """One pipeline's three readings (raw, in-sample, cross-validated), each in workspaces of its own under
+    ``root``."""
+    out: dict[str, Reading] = {}
+    synthesized, run = run_pipeline(root / "raw", bench, name, include_held_back=True)
+    out["raw"] = (name, quality(run), len(synthesized.candidates), 0)
+    synthesized, run = run_pipeline(root / "in", bench, name)
+    out["in_sample"] = (name, quality(run), len(synthesized.candidates), len(synthesized.held_back))
+    folds, candidates, held = [], 0, 0
+    for k in range(FOLDS):
+        synthesized, run = run_pipeline(root / "cv", bench, name, fold=(k, FOLDS))
+        folds.append(quality(run))
+        candidates += len(synthesized.candidates)
+        held += len(synthesized.held_back)
+    out["cv"] = (name, _merged(folds), candidates, held)
+    return out
+
+
 @pytest.mark.timeout(1800)  # a hundred pipelines, each synthesized and evaluated four times
 def test_candidate_quality(tmp_path: Path, shared_bench: Path) -> None:
-    readings: dict[str, list[tuple[str, dict[str, Any], int, int]]] = {"raw": [], "in_sample": [], "cv": []}
     extra = extra_pipelines(shared_bench, tmp_path / "experiments")
     sources = [(name, shared_bench) for name in PIPELINES] + [(name, tmp_path / "experiments") for name in extra]
     sources += [(name, FRESH) for name in FRESH_PIPELINES]
-    for name, bench in sources:
-        synthesized, run = run_pipeline(tmp_path / "raw", bench, name, include_held_back=True)
-        readings["raw"].append((name, quality(run), len(synthesized.candidates), 0))
-        synthesized, run = run_pipeline(tmp_path / "in", bench, name)
-        readings["in_sample"].append((name, quality(run), len(synthesized.candidates), len(synthesized.held_back)))
-        folds, candidates, held = [], 0, 0
-        for k in range(FOLDS):
-            synthesized, run = run_pipeline(tmp_path / "cv", bench, name, fold=(k, FOLDS))
-            folds.append(quality(run))
-            candidates += len(synthesized.candidates)
-            held += len(synthesized.held_back)
-        readings["cv"].append((name, _merged(folds), candidates, held))
+    # the figures do not depend on speed: the pipelines run a process per CPU (each its own workspaces), which
+    # halves the benchmark's time on two cores
+    spawn = multiprocessing.get_context("spawn")  # a fork of pytest would copy its threads' locks
+    with concurrent.futures.ProcessPoolExecutor(usable_cpus(), mp_context=spawn) as pool:
+        futures = [pool.submit(_readings, tmp_path / name, bench, name) for name, bench in sources]
+        results = [future.result() for future in futures]
+    readings: dict[str, list[Reading]] = {
+        reading: [r[reading] for r in results] for reading in ("raw", "in_sample", "cv")
+    }
     titles = {
         "raw": "raw: every candidate written (--include-held-back), evaluated on all examples",
         "in_sample": "in-sample: candidates checked on all labelled examples, then evaluated on them",
         "cv": f"cross-validated: checked on one of {FOLDS} folds of the examples, evaluated on the other (totals)",
     }
-    for reading, rows in readings.items():
-        _table(titles[reading], rows)
-        for name, q, _, _ in rows:
-            print(f"{reading} {name}: noisy {q['noisy']}; blind {q['blind']}; raising {q['error_assertions']};"
-                  f" selected {q['selected']}")  # fmt: skip
-        for name, q, _, held in rows:
-            if q["runnable"]:  # none runnable (every candidate needs a model, or was held back): no share to read
-                at_most(
-                    f"{reading}_{name}_noisy_share", len(q["noisy"]) / q["runnable"], NOISY_SHARE_FLOOR, "of runnable"
-                )
-            at_most(f"{reading}_{name}_exception_cells", sum(q["exceptions"].values()), 0, "cells")
-            figure(f"{reading}_{name}_runnable", q["runnable"], "candidates")
-            figure(f"{reading}_{name}_held_back", held, "candidates")
-            figure(f"{reading}_{name}_blind", len(q["blind"]), "candidates")
-            figure(f"{reading}_{name}_not_applicable_cells", q["not_applicable"], "cells")
-            figure(f"{reading}_{name}_best_coverage_within_tau", q["best"], "")
-        for group, members in (("", PIPELINES), ("experiments_", extra), ("fresh_", FRESH_PIPELINES)):
-            if members:
-                ours = [q for name, q, _, _ in rows if name in members]
-                noisy = sum(len(q["noisy"]) for q in ours) / max(sum(q["runnable"] for q in ours), 1)
-                at_most(f"{reading}_{group}all_noisy_share", noisy, NOISY_SHARE_FLOOR, "of runnable")
-                reached = sum(q["best"] >= COVERAGE_FLOOR for q in ours)
-                at_least(
-                    f"{reading}_{group}pipelines_with_coverage_0.4_within_tau",
-                    reached / len(members),
-                    2 / 3,
-                    "of pipelines",
-                )
+    with recorded_together():  # two thousand figures
+        for reading, rows in readings.items():
+            _table(titles[reading], rows)
+            for name, q, _, _ in rows:
+                print(f"{reading} {name}: noisy {q['noisy']}; blind {q['blind']}; raising {q['error_assertions']};"
+                      f" selected {q['selected']}")  # fmt: skip
+            for name, q, _, held in rows:
+                if q["runnable"]:  # none runnable (every candidate needs a model, or was held back): no share to read
+                    at_most(
+                        f"{reading}_{name}_noisy_share",
+                        len(q["noisy"]) / q["runnable"],
+                        NOISY_SHARE_FLOOR,
+                        "of runnable",
+                    )
+                at_most(f"{reading}_{name}_exception_cells", sum(q["exceptions"].values()), 0, "cells")
+                figure(f"{reading}_{name}_runnable", q["runnable"], "candidates")
+                figure(f"{reading}_{name}_held_back", held, "candidates")
+                figure(f"{reading}_{name}_blind", len(q["blind"]), "candidates")
+                figure(f"{reading}_{name}_not_applicable_cells", q["not_applicable"], "cells")
+                figure(f"{reading}_{name}_best_coverage_within_tau", q["best"], "")
+            for group, members in (("", PIPELINES), ("experiments_", extra), ("fresh_", FRESH_PIPELINES)):
+                if members:
+                    ours = [q for name, q, _, _ in rows if name in members]
+                    noisy = sum(len(q["noisy"]) for q in ours) / max(sum(q["runnable"] for q in ours), 1)
+                    at_most(f"{reading}_{group}all_noisy_share", noisy, NOISY_SHARE_FLOOR, "of runnable")
+                    reached = sum(q["best"] >= COVERAGE_FLOOR for q in ours)
+                    at_least(
+                        f"{reading}_{group}pipelines_with_coverage_0.4_within_tau",
+                        reached / len(members),
+                        2 / 3,
+                        "of pipelines",
+                    )

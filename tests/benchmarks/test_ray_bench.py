@@ -130,9 +130,9 @@ def test_20000_calls_in_process_and_on_ray(
         f"{per_node:.0f} calls/s; cluster limit {limit:.0f} calls/s (concurrency {CONCURRENCY} / {LATENCY_S} s); "
         f"the driver's ceiling {driver_ceiling:.0f} answers/s"
     )
-    figure("20000_calls_in_process_s", seconds["in_process"], "s")
-    figure("20000_calls_ray_s", seconds["ray"], "s")
-    at_most("20000_calls_ray_over_in_process", ratio, FLOOR_OVERHEAD, "x")
+    figure(f"{CALLS}_calls_in_process_s", seconds["in_process"], "s")
+    figure(f"{CALLS}_calls_ray_s", seconds["ray"], "s")
+    at_most(f"{CALLS}_calls_ray_over_in_process", ratio, FLOOR_OVERHEAD, "x")
     figure("ray_calls_per_s_one_node", per_node, "calls/s")
     for nodes in NODES:
         throughput = min(nodes * per_node, driver_ceiling, limit)
@@ -143,8 +143,8 @@ def test_20000_calls_in_process_and_on_ray(
             f"projected on {nodes} nodes: {CALLS / throughput:.1f} s at this limit (bound by {bound}), "
             f"{unlimited:.1f} s with the limit raised to {min(nodes * per_node, driver_ceiling):.0f} calls/s or more"
         )
-        figure(f"20000_calls_projected_{nodes}_nodes_s", CALLS / throughput, "s")
-        figure(f"20000_calls_projected_{nodes}_nodes_unlimited_s", unlimited, "s")
+        figure(f"{CALLS}_calls_projected_{nodes}_nodes_s", CALLS / throughput, "s")
+        figure(f"{CALLS}_calls_projected_{nodes}_nodes_unlimited_s", unlimited, "s")
 
 
 def test_outputs_x_50_assertions_in_process_and_on_ray(ray_cluster: Any) -> None:

@@ -21,18 +21,30 @@ miss then fails the benchmark, since no slow spell can explain it.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
 import sys
 import time
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BENCH_JSON", "FIGURES", "Figure", "FloorMissed", "at_least", "at_most", "below", "figure", "record"]
+__all__ = [
+    "BENCH_JSON",
+    "FIGURES",
+    "Figure",
+    "FloorMissed",
+    "at_least",
+    "at_most",
+    "below",
+    "figure",
+    "record",
+    "recorded_together",
+]
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH_JSON = Path(os.environ.get("SPADE_ARTIFACTS", ROOT / "artifacts")) / "bench.json"
@@ -139,11 +151,51 @@ def at_least(
 
 
 def record(result: Figure, *, better: str | None = None, runs: list[float] | None = None) -> None:
-    """Merge one figure into ``bench.json`` (keyed by benchmark file and figure; other keys untouched).
+    """Merge one figure into ``bench.json`` (keyed by benchmark file and figure; other keys untouched), or, inside
+    :func:`recorded_together`, at the end of that block.
 
     Safe for concurrent writers (a lock file, then an atomic replace). ``make bench`` removes the file first, so
     after it the file holds that run's figures only.
     """
+    entry = {
+        "value": round(result.value, 6),
+        "unit": result.unit,
+        "floor": result.floor,
+        "comparison": result.comparison,
+        "better": better,
+        "ok": result.ok,
+        "runs": [round(run, 6) for run in runs or []],
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    if _pending is not None:
+        _pending[result.key] = entry
+    else:
+        _merge({result.key: entry})
+
+
+#: figures reported inside :func:`recorded_together`, not yet written
+_pending: dict[str, dict[str, Any]] | None = None
+
+
+@contextlib.contextmanager
+def recorded_together() -> Iterator[None]:
+    """The figures reported inside the block are written to ``bench.json`` once, when it ends (also by an
+    exception): each write reads and rewrites the whole file, so a benchmark reporting two thousand figures one
+    by one spent minutes on it."""
+    global _pending
+    if _pending is not None:  # already inside one
+        yield
+        return
+    _pending = {}
+    try:
+        yield
+    finally:
+        pending, _pending = _pending, None
+        if pending:
+            _merge(pending)
+
+
+def _merge(entries: dict[str, dict[str, Any]]) -> None:
     BENCH_JSON.parent.mkdir(parents=True, exist_ok=True)
     with BENCH_JSON.with_suffix(".lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
@@ -151,16 +203,7 @@ def record(result: Figure, *, better: str | None = None, runs: list[float] | Non
             figures: dict[str, Any] = json.loads(BENCH_JSON.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             figures = {}
-        figures[result.key] = {
-            "value": round(result.value, 6),
-            "unit": result.unit,
-            "floor": result.floor,
-            "comparison": result.comparison,
-            "better": better,
-            "ok": result.ok,
-            "runs": [round(run, 6) for run in runs or []],
-            "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        }
+        figures.update(entries)
         temporary = BENCH_JSON.with_suffix(".json.tmp")
         temporary.write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n", encoding="utf-8")
         os.replace(temporary, BENCH_JSON)
