@@ -304,15 +304,18 @@ def _import_litellm() -> Any:
     # debugger or `python -c`, else the first above its install directory): it would choose keys, endpoints and
     # proxies; the environment is the user's
     os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
-    with _litellm_import_lock, _collection_paused(), _models_built_on_first_use():
-        import litellm
+    with _litellm_import_lock, _collection_paused():
+        with _models_built_on_first_use():
+            import litellm
 
-        # the OpenAI SDK's resources, which litellm's first call of an OpenAI-compatible model imports (about 0.6 s
-        # here): imported with litellm, so no call (and no event loop) waits on them
-        importlib.import_module("openai.resources")
-    # what the import built lives as long as the process: later full collections need not walk it again (a
-    # collection over litellm's million objects is tens of milliseconds, and a sampling run triggers many)
-    gc.freeze()
+            # the OpenAI SDK's resources, which litellm's first call of an OpenAI-compatible model imports (about
+            # 0.6 s here): imported with litellm, so no call (and no event loop) waits on them
+            importlib.import_module("openai.resources")
+        # What the import built lives as long as the process, so no collection need ever walk it: frozen before
+        # collection resumes, since the first allocation after would otherwise start a collection of the
+        # youngest generation, which then holds all of it (half a million objects, 0.2-0.3 s here, on the
+        # critical path of a cold start), only to find a few thousand objects of garbage (a few hundred kB, kept).
+        gc.freeze()
     litellm.telemetry = False
     litellm.suppress_debug_info = True
     return litellm

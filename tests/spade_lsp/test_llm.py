@@ -417,6 +417,29 @@ print(json.dumps({"texts": [a.text for a in answers], "threads": [t.name for t i
     assert not [name for name in seen["threads"] if name.startswith("spade-llm-step")]
 
 
+def test_litellms_import_is_frozen_without_a_collection_walking_it() -> None:
+    """What importing litellm builds is frozen before cyclic collection resumes: no collection runs while
+    ``_import_litellm`` does (one would walk half a million new objects, a few tenths of a second of a cold start),
+    and collection then runs as usual on what is allocated after."""
+    script = """
+import gc, json
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
+from spade_lsp.llm import _import_litellm
+before = len(collections)
+_import_litellm()
+during = len(collections) - before
+young = [[index] for index in range(100_000)]
+print(json.dumps({"during": during, "after": len(collections) - before - during,
+                  "frozen": gc.get_freeze_count(), "enabled": gc.isenabled()}))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["during"] == 0
+    assert seen["frozen"] > 100_000  # litellm's modules, classes and tables
+    assert seen["enabled"] and seen["after"] >= 1
+
+
 def test_a_prepared_request_dropped_by_a_stopped_run_is_closed_not_left_unawaited() -> None:
     """litellm's inline step returns the request's coroutine; a run stopped before it is awaited cancels the
     step's future, and the coroutine is closed (no request, no "never awaited" warning)."""
