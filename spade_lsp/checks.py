@@ -28,6 +28,7 @@ __all__ = [
     "NotApplicable",
     "bound",
     "code_blocks",
+    "codes_kept",
     "contains_any",
     "contains_phrase",
     "count",
@@ -63,6 +64,7 @@ __all__ = [
     "sourced_numbers",
     "starts_with",
     "starts_with_title",
+    "terms_kept",
     "title_case",
     "value",
     "verbatim",
@@ -534,6 +536,39 @@ def links_kept(response: str, example: Mapping[str, Any], inputs: Iterable[str] 
     return all(link in response for link in given)
 
 
+#: What a string carries for the program that shows it, which a rewrite or a translation must keep as written:
+#: printf-style format codes ("%1$s", "%d", "%.2f", "%@"; no space flag, which "50% discount" would be), brace
+#: placeholders ("{name}", "{{count}}", "{0}") and markup tags with their attributes ('<a href="https://...">').
+_CODE: Final = re.compile(
+    r"%(?:\d+\$)?[-+0#]*\d*(?:\.\d+)?[sdifuxXeEgGc@]|\{\{\s*[\w.]+\s*\}\}|\{[\w.]*\}|</?[A-Za-z][\w-]*(?:\s[^<>]*)?/?>"
+)
+
+
+def codes_kept(response: str, example: Mapping[str, Any], inputs: Iterable[str] = ()) -> bool:
+    """Whether every format code, placeholder and markup tag the example's inputs hold appears in the response as
+    written ("keep format placeholders such as %1$s exactly as they are", "keep HTML tags intact"); one dropped,
+    renumbered or translated fails. An example without one of ``inputs``: :class:`NotApplicable`."""
+    for name in inputs:
+        value(example, name)
+    return all(code in response for code in set(_CODE.findall(_source_text(example, ""))))
+
+
+def terms_kept(response: str, example: Mapping[str, Any], terms: Iterable[str], inputs: Iterable[str] = ()) -> bool:
+    """Whether each of ``terms`` that the example's inputs hold is in the response too, as written ("leave our
+    product names in English: Pocketly, Round-Ups", "never translate brand names"): a term the source does not
+    use asks nothing. An example without one of ``inputs``: :class:`NotApplicable`."""
+    for name in inputs:
+        value(example, name)
+    source = _source_text(example, "")
+    # longest first, so "Pocketly Plus" is read before the "Pocketly" inside it
+    for term in sorted({t.strip() for t in terms if t.strip()}, key=len, reverse=True):
+        pattern = re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")
+        if pattern.search(source) and not pattern.search(response):
+            return False
+        source = pattern.sub(" ", source)
+    return True
+
+
 def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "", inputs: Iterable[str] = ()) -> bool:
     """Whether every number the response writes in digits is one its source gives: the example's inputs and the
     rendered prompt, where a number may also be written as a word ("three", "fourth"); zero is always given. A
@@ -656,6 +691,8 @@ def section(text: str, title: str) -> str:
         return ""
     index, rank, _ = start
     end = next((i for i, r, _ in titles if i > index and r <= rank), len(lines))
+    if rank == _PLAIN_RANK:  # an unmarked title's section also ends at the next one: "Action items" after a blank line
+        end = next((i for i in range(index + 2, end) if _unmarked_title_at(lines, i)), end)
     inline = _LABEL_VALUE.match(lines[index])  # "Title: Ten Ways to Sleep": the section starts on its line
     return "\n".join(([inline.group(1)] if inline else []) + lines[index + 1 : end])
 
@@ -693,6 +730,15 @@ def _body(text: str) -> str:
 _BOLD_RANK: Final = 7
 _LABEL_RANK: Final = 8
 _PLAIN_RANK: Final = 9
+#: A line that reads as an unmarked title: a few words, capitalised, no closing punctuation, no list marker.
+_UNMARKED_TITLE: Final = re.compile(r"^[A-Z][\w'&/-]*(?: [\w'&/-]+){0,3}\s*$")
+
+
+def _unmarked_title_at(lines: list[str], i: int) -> bool:
+    """Whether line ``i`` is an unmarked title: after a blank line, title-like, and not a sentence running on into
+    the next line ("It went well" over "and we left.")."""
+    follows = lines[i + 1].lstrip()[:1] if i + 1 < len(lines) else ""
+    return not lines[i - 1].strip() and bool(_UNMARKED_TITLE.match(lines[i])) and not follows.islower()
 
 
 def _line_title(line: str) -> tuple[int, str] | None:
@@ -808,13 +854,15 @@ def ends_with_list(text: str) -> bool:
     """Whether nothing follows the response's last list: its last non-blank line is a list item or an indented
     continuation of one, and a list item comes before it (a closing remark, a note or a sign-off after the list
     makes this False). A response with no list marker at all is a list of plain lines ("Squats - 3 x 15", one
-    per line) when its last block has two lines or more, each short."""
+    per line) when its last block has two lines or more, each short or each a "Key: value" line."""
     lines = [line for line in _strip_fences(text).splitlines() if line.strip()]
     if not lines:
         return False
     if not any(_ITEM_START.match(line) for line in lines):  # a list of plain lines ("Squats - 3 x 15"): its block
         block = re.split(r"\n\s*\n", _strip_fences(text).strip())[-1].splitlines()
-        return len(block) >= 2 and all(count(line, "words") <= _LINE_ITEM_WORDS for line in block)
+        return len(block) >= 2 and (
+            all(count(line, "words") <= _LINE_ITEM_WORDS for line in block) or _key_value_list(block)
+        )
     last = lines[-1]
     if _ITEM_START.match(last):
         return True
@@ -832,11 +880,25 @@ def only_list(text: str, last_line: str = "") -> bool:
     """Whether the response is its list and nothing else: its first non-blank line opens a list item, and every
     later line opens one or continues one (indented). An introduction ("Here is the checklist:") or a closing
     remark makes this False. A final line the prompt asks for after the list ("last line: 'BLOCKERS: ...'") is
-    no remark: with ``last_line``, a last line starting with it is allowed (and another one is not)."""
+    no remark: with ``last_line``, a last line starting with it is allowed (and another one is not). Lines that
+    are each a "Key: value" pair are a list too."""
     lines = [line for line in _strip_fences(text).splitlines() if line.strip()]
     if last_line and len(lines) > 1 and starts_with(lines[-1], last_line):
         lines = lines[:-1]
-    return bool(lines) and all(_ITEM_START.match(line) or (i and line[:1].isspace()) for i, line in enumerate(lines))
+    return bool(lines) and (
+        all(_ITEM_START.match(line) or (i and line[:1].isspace()) for i, line in enumerate(lines))
+        or _key_value_list(lines)
+    )
+
+
+#: A line of a "Key: value" list: a label and its value on the same line ("Fault: seized bearing").
+_KEY_VALUE_LINE: Final = re.compile(rf"^\s*{_LABEL}:[ \t]*\S")
+
+
+def _key_value_list(lines: list[str]) -> bool:
+    """Whether the lines are a "Key: value" list, two lines or more, each a key with its value (an introduction
+    ending in a colon has none)."""
+    return len(lines) >= 2 and all(_KEY_VALUE_LINE.match(line) for line in lines)
 
 
 def code_blocks(text: str) -> list[str]:

@@ -368,12 +368,14 @@ ENDS_WITH_LIST_CUE: Final = re.compile(
     r"(?:[\w-]+\s+){0,2}?list|end\s+with\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?list)\b",
     re.IGNORECASE,
 )
-#: "Output only the list", "no intro or closing text, just the list", "with no introduction or closing remarks".
+#: "Output only the list", "no intro or closing text, just the list", "with no introduction or closing remarks",
+#: "no commentary before or after the list".
 ONLY_LIST_CUE: Final = re.compile(
     r"\b(?:output|return|give|write|reply\s+with|respond\s+with)\s+only\s+the\s+(?:[\w-]+\s+)?(?:list|bullets|bullet\s+points"
     r"|items|checklist)\b|\bjust\s+the\s+(?:[\w-]+\s+)?(?:list|bullets|checklist)\b"
     r"|\b(?:no|without(?:\s+an?)?)\s+(?:intro(?:duction)?|preamble|opening)\s+(?:or|and|nor)\s+(?:closing|outro|conclusion|"
-    r"closing\s+remarks?)\b",
+    r"closing\s+remarks?)\b"
+    r"|\b(?:no|nothing|without)\s+(?:[\w-]+\s+){0,3}?before\s+or\s+after\s+(?:the|this|your)\s+(?:[\w-]+\s+)?list\b",
     re.IGNORECASE,
 )
 #: "Don't write anything outside these four pairs of tags", "nothing outside the <answer> tags".
@@ -399,9 +401,9 @@ CALL_TO_ACTION_CUE: Final = re.compile(
 #: information provided", "Answer based solely on the context": claims come from the source, not the model.
 #: Not "Don't make up definitions" (a kind of content the source need not hold).
 _INVENTED = (
-    r"(?:mak\w*\s+(?:\w+\s+)?up|invent\w*|fabricat\w*|hallucinat\w*|guess\w*)"
-    r"(?:\s+(?:any\s+|the\s+|new\s+)?(?:facts?|figures?|numbers?|data|statistics?|stats|details?|information"
-    r"|things?|anything|values?|amounts?|prices?|dates?|quotes?|sources?)\b|(?=\s*(?:[.,;:!)]|$)))"
+    r"(?:mak\w*\s+(?:\w+\s+)?up|invent\w*|fabricat\w*|hallucinat\w*|guess\w*|estimat\w*)"
+    r"(?:\s+(?:any\s+|the\s+|new\s+|an?\s+)?(?:facts?|figures?|numbers?|data|statistics?|stats|details?|information"
+    r"|things?|anything|values?|amounts?|prices?|dates?|hours|times?|quotes?|sources?)\b|(?=\s*(?:[.,;:!)]|$)))"
 )
 _SOURCE = (
     r"(?:(?:\w+\s+){0,3}?(?:text|transcript|source|document|article|input|context|data|call|report|passage|note"
@@ -414,6 +416,9 @@ SOURCED_CUE: Final = re.compile(
     r"|\b(?:only\s+(?:use|include|rely\s+on|draw\s+on|report|state|cite)|use\s+only)\s+(?:the\s+)?(?:facts?"
     r"|figures?|numbers?|data|information|details)\s+(?:\w+\s+)?(?:in|from|provided|given|stated|above|below)\b"
     r"|\buse\s+(?:the\s+)?(?:facts?|figures?|data|information|details)\s+(?:from|in)\s+[^.]{1,40}?\s+only\b"
+    # "use only what the technician said"
+    r"|\b(?:use|include|report|state)\s+only\s+what\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:said|says|wrote|writes|gave|gives"
+    r"|provided|provides|stated|states|mentioned|mentions)\b"
     rf"|\b(?:based|relying|rely|draw\w*)\s+(?:only|solely|strictly|exclusively)\s+on\s+(?:the\s+)?"
     rf"(?:(?:provided|given|following|above)\b|{_SOURCE})"
     rf"|\b(?:not|unless|only\s+if|only\s+when)\b[^.]{{0,40}}?\b(?:stated|mentioned|given|provided|present|found"
@@ -457,7 +462,8 @@ def _refuses(sentence: str, words: str) -> bool:
 
 
 def _asks_to_end_with_list(sentence: str) -> bool:
-    return ENDS_WITH_LIST_CUE.search(sentence) is not None
+    """Nothing after the list; not where the sentence asks for nothing before it either (the list only)."""
+    return ENDS_WITH_LIST_CUE.search(sentence) is not None and not _asks_for_only_a_list(sentence)
 
 
 def _asks_for_only_tags(sentence: str) -> bool:
@@ -533,6 +539,80 @@ def _links_kept_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
         "Every web address its inputs give appears in it as written.",
         f"checks.links_kept(response, example, inputs={literal(list(inputs))})",
         {"family": "links_kept"},
+    )
+
+
+#: What a string carries for the program that shows it: "format placeholders", "HTML tags", "template variables".
+_CODE_NOUNS: Final = (
+    r"(?:format\s+|formatting\s+|template\s+)?(?:placeholders?|codes?|specifiers?|variables?|tokens?)|"
+    r"(?:html|xml|markup)\s+(?:tags?|elements?)|markup"
+)
+#: "Keep format placeholders exactly as they are (for example %1$s)", "keep HTML tags intact", "never translate,
+#: renumber or drop the placeholders": the input's codes reach the response as written. An instruction is one
+#: sentence, so the gaps run to a line's end: the examples it gives ("<b>...</b>") hold periods.
+CODES_KEPT_CUE: Final = re.compile(
+    rf"\b(?:keep|preserve|leave|retain|copy)\b[^\n]{{0,40}}?\b(?:{_CODE_NOUNS})\b[^\n]{{0,60}}?"
+    r"\b(?:exactly|as\s+(?:they\s+are|it\s+is|is|written)|unchanged|intact|untouched|verbatim|untranslated)|"
+    r"\b(?:do\s+not|don't|never)\s+(?:translate|change|alter|modify|remove|drop|touch|rename|renumber)\b"
+    rf"[^\n]{{0,40}}?\b(?:{_CODE_NOUNS})\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_to_keep_codes(sentence: str) -> bool:
+    return CODES_KEPT_CUE.search(sentence) is not None
+
+
+def _codes_kept_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    return Draft(
+        "keeps_the_inputs_codes",
+        DATA_PLACEHOLDERS,
+        "Every format code, placeholder and markup tag its inputs give appears in it as written.",
+        f"checks.codes_kept(response, example, inputs={literal(list(inputs))})",
+        {"family": "codes_kept"},
+    )
+
+
+#: "Leave our product names in English: Pocketly, Round-Ups and Spending Pots", "do not translate these brand
+#: names: ...": names the response keeps as the source writes them, listed after the colon.
+TERMS_KEPT_CUE: Final = re.compile(
+    r"\b(?:keep|leave|retain|preserve)\b[^.:]{0,60}?\b(?:names?|terms?|words?|brands?)\b[^.:]{0,40}?"
+    r"(?:\bin\s+(?:english|the\s+original)|\buntranslated|\bunchanged|\bas\s+(?:they\s+are|is|written))\s*:|"
+    r"\b(?:do\s+not|don't|never)\s+translate\b[^.:]{0,60}?\b(?:names?|terms?|words?|brands?)\b[^.:]{0,20}?:",
+    re.IGNORECASE,
+)
+
+
+def kept_terms(sentence: str) -> list[str]:
+    """The names listed after the colon of a sentence that asks to keep them untranslated, parenthesised forms
+    among them ("Spending Pots (singular: Spending Pot)"); none when the sentence asks no such thing."""
+    cue = TERMS_KEPT_CUE.search(sentence)
+    if cue is None:
+        return []
+    listed = sentence[cue.end() :]
+    inner = [part.split(":")[-1] for part in re.findall(r"\(([^)]*)\)", listed)]
+    outer = re.sub(r"\([^)]*\)", ",", listed)
+    terms = []
+    for piece in re.split(r",|;|\band\b|\bor\b", " , ".join([outer, *inner])):
+        term = piece.strip().strip("\"“”'`.").strip()
+        if term and term[0].isupper() and len(term.split()) <= 4 and term not in terms:
+            terms.append(term)
+    return terms
+
+
+def _asks_to_keep_terms(sentence: str) -> bool:
+    return bool(kept_terms(sentence))
+
+
+def _terms_kept_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    terms = kept_terms(sentence)
+    shown = ", ".join(f"“{term}”" for term in terms)
+    return Draft(
+        "keeps_the_names",
+        DATA_PLACEHOLDERS,
+        f"Keeps each of {shown} as written wherever its inputs use it.",
+        f"checks.terms_kept(response, example, {literal(terms)}, inputs={literal(list(inputs))})",
+        {"family": "terms_kept", "phrases": terms},
     )
 
 
@@ -639,6 +719,8 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
     "title_case": (_asks_for_title_case, _title_case_draft),
     "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
     "links_kept": (_asks_to_keep_links, _links_kept_draft),
+    "codes_kept": (_asks_to_keep_codes, _codes_kept_draft),
+    "terms_kept": (_asks_to_keep_terms, _terms_kept_draft),
     "number_range": (_asks_for_a_number_in_range, _number_range_draft),
     "invites_contact": (
         _asks_for_contact,

@@ -111,6 +111,8 @@ FAMILIES: Final = {
     "title_case": "Title Case: every major word capitalised (every line, or the one title the instruction names)",
     "sourced_numbers": "every number in the response comes from the inputs (nothing invented or speculated)",
     "links_kept": "every web address the inputs give appears in the response unchanged",
+    "codes_kept": "every format code, placeholder and markup tag the inputs give appears in the response unchanged",
+    "terms_kept": "names the instruction lists after a colon stay as written (untranslated) where the inputs use them",
     "number_range": "the response's number lies in the range the instruction gives (a score, a rating)",
     "invites_contact": "invites the reader to get in touch (contact, reach out)",
     "call_to_action": "asks the reader to act (a call to action: try, sign up, get started)",

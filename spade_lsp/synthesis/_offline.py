@@ -131,7 +131,8 @@ _PARTS: Final = frozenset(
     }
 )  # fmt: skip
 _CONDITIONAL = re.compile(
-    r"^\s*(?:-\s*)?(?:if|when|where|unless|in case)\b|\b(?:if|where|when) (?:necessary|needed|"
+    # "If ...", and after a topic's label: "varroa: if count > 3 per 100 bees, ..."
+    r"^\s*(?:-\s*)?(?:[\w -]{1,30}:\s*)?(?:if|when|where|unless|in case)\b|\b(?:if|where|when) (?:necessary|needed|"
     r"applicable|appropriate|possible|relevant)\b"
     # "mention the warranty if the customer asks about returns": only some answers owe it
     r"|\b(?:if|when|whenever|unless)\s+(?:the\s+|a\s+|an\s+)?(?:user|customer|client|reader|input|question|query|"
@@ -191,7 +192,9 @@ _NAMED_OBJECT = re.compile(
 _LITERAL_FRAME = re.compile(
     r"(?:\b(?:words?|phrases?|terms?|expressions?|strings?|keywords?|greetings?|sign-?offs?|slogans?|tags?|"
     r"labels?|names?|text)\b(?:\s+(?:like|such as|as|including|e\.g\.|namely))?\s*:?\s*"
-    r"|\b(?:" + _CONTENT_VERBS + r"|us(?:e|es|ing)|avoid(?:ing)?|refrain from|with)\s+(?:the\s+)?)$",
+    r"|\b(?:" + _CONTENT_VERBS + r"|us(?:e|es|ing)|avoid(?:ing)?|refrain from|with)\s+(?:the\s+)?"
+    # "never describe anything as "fully accessible"", "don't call it "cheap"", "refer to them as "clients""
+    r"|\b(?:describ\w*|call\w*|label\w*|refer\w*\s+to|present\w*|advertis\w*|market\w*)\s+(?:[\w'-]+\s+){0,2}?as\s+)$",
     re.IGNORECASE,
 )
 #: What introduces examples of a kind a sentence bans: the quoted examples are terms it bans.
@@ -363,9 +366,10 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
 )  # fmt: skip
 
 
-#: A count as a prompt writes it: digits, a number word, or a placeholder (``{n}``, ``{{n}}``, ``[n]``).
+#: A count as a prompt writes it: digits (thousands grouped by commas, never a comma that ends a clause: "if <= 3,
+#: no ACTION line"), a number word, or a placeholder (``{n}``, ``{{n}}``, ``[n]``).
 _NUMBER: Final = (
-    r"\d[\d,]*|" + "|".join(sorted(map(re.escape, _NUMBER_WORDS), key=len, reverse=True))
+    r"\d{1,3}(?:,\d{3})+(?!\d)|\d+|" + "|".join(sorted(map(re.escape, _NUMBER_WORDS), key=len, reverse=True))
     + r"|\{\{?\s*[A-Za-z_]\w*\s*\}?\}|\[[A-Za-z_]\w*\]"
 )  # fmt: skip
 
@@ -383,7 +387,12 @@ class _Vocabulary:
         {customer_name}" (a bracketed name counts though it is no placeholder: SPADE's prompts write inputs so)."""
         token = r"\{\{?\s*([A-Za-z_]\w*)\s*\}?\}|\[([A-Za-z_]\w*)\]"
         match = re.search(rf"\b{re.escape(phrase)}\s*[,:]?\s*(?:{token})", self.prompt, re.IGNORECASE)
-        return (match.group(1) or match.group(2)) if match else None
+        if match:
+            return match.group(1) or match.group(2)
+        # "the centre name" of {centre_name}: the input's own name, written as words
+        words = re.sub(r"^(?:the|a|an|your|our|their|its)\s+", "", phrase.strip().lower())
+        name = re.sub(r"[\s-]+", "_", words)
+        return name if name in self.inputs else None
 
     def field_of(self, token: str) -> str | None:
         name = token.strip("{}[] ")
@@ -399,7 +408,7 @@ class _Vocabulary:
         token = token.strip().lower()
         if token in _NUMBER_WORDS:
             return _NUMBER_WORDS[token]
-        if re.fullmatch(r"\d[\d,]*", token):
+        if re.fullmatch(r"\d{1,3}(?:,\d{3})+|\d+", token):
             return int(token.replace(",", ""))
         name = self.field_of(token)
         return "{" + name + "}" if name else None
@@ -451,7 +460,9 @@ class OfflineSynthesizer:
             return
         if _under_a_ban(context.text, instruction.text) and not _EXCLUDE_CUE.search(text):
             text = f"Do not {text[0].lower()}{text[1:]}"  # "Don't:" over "- Use emoji.": "Do not use emoji."
-        labelled = _paragraph_label(context.text, instruction.text)
+        labelled = _paragraph_label(context.text, instruction.text) or _section_title_over(
+            context.text, instruction.text
+        )
         if labelled and not text.lower().startswith(labelled.lower()):
             text = f"{labelled}: {text}"  # "X: no more than 280 characters. Exactly two hashtags.": both the X post's
         parent = _parent_item(context.text, instruction.text) or _list_intro(context.text, instruction.text)
@@ -485,7 +496,11 @@ class OfflineSynthesizer:
                     str(v).strip("{}") for v in (draft.check["min"], draft.check["max"]) if isinstance(v, str)
                 }
                 yield draft
-            formats = [*_formats(text), *_value_set(text, context.text), *_label_only(text, context.text)]
+            formats = [
+                *_formats(text, vocabulary),
+                *_value_set(text, context.text),
+                *_label_only(text, context.text),
+            ]
             keys = _keys_listed_after(context.text, instruction.text)
             if keys:  # "Return a JSON object with exactly these keys:" over '- "dish": ...' items
                 formats = [
@@ -510,6 +525,10 @@ class OfflineSynthesizer:
         languages = _language_fields(instruction.text, vocabulary)
         for field in languages:
             yield language_draft(field=field)
+        named_input = _language_input(text, vocabulary)
+        if named_input is not None and not languages:  # "reply in the donor's preferred language" of "Donor's
+            languages = [named_input]  # preferred language: {donor_language}"
+            yield language_draft(field=named_input)
         same = _same_language_field(text, vocabulary)
         if same is not None and not languages:
             languages = [same]
@@ -587,9 +606,21 @@ def _bans_naming(prompt: str, field: str) -> bool:
     return re.search(ban + token, prompt, re.IGNORECASE) is not None
 
 
+#: A sentence that introduces the inputs rather than asking for something: "Here is the transcript of a voice note
+#: from a visit at {site_name}:", "Below are the reviews for {product}", "You will be given {document}".
+_DATA_INTRO: Final = re.compile(
+    r"^\s*(?:here\s+(?:is|are)|below\s+(?:is|are)|the\s+following\s+(?:is|are)|attached\s+(?:is|are)|"
+    r"you\s+will\s+(?:be\s+given|receive|get)|you\s+are\s+given)\b",
+    re.IGNORECASE,
+)
+
+
 def _asks_to_mention(text: str, field: str) -> bool:
     """Whether a cue of :data:`_MENTION_CUE` governs the placeholder: at most six words before it, in its clause
-    ("for" too, unless the input names whom or how to write for)."""
+    ("for" too, unless the input names whom or how to write for). A sentence that introduces the inputs asks for
+    none of them."""
+    if _DATA_INTRO.match(text):
+        return False
     for match in re.finditer(rf"\{{\{{?\s*{re.escape(field)}\s*\}}?\}}|\[{re.escape(field)}\]", text):
         if re.match(rf"\s+(?:[a-z\-]+\s+)?(?:{_UNIT_ALTERNATION})\b", text[match.end() :].lower()):
             continue  # "about {n} words": a quantity, not a subject
@@ -623,6 +654,16 @@ def _language_fields(text: str, vocabulary: _Vocabulary) -> list[str]:
         if named or re.search(rf"\b(?:in|into)\s+(?:the\s+)?{token}\s+language\b", text, re.IGNORECASE):
             found.append(field)
     return found
+
+
+def _language_input(text: str, vocabulary: _Vocabulary) -> str | None:
+    """The input a sentence names as the language to write in by the prompt's own words for it: "always reply in
+    the donor's preferred language" where the prompt gives "Donor's preferred language: {donor_language}"."""
+    for match in re.finditer(r"\b(?:in|into)\s+(?:the\s+)?((?:[\w'’-]+\s+){0,3}?language)\b", text, re.IGNORECASE):
+        field = vocabulary.input_named(match.group(1))
+        if field is not None:
+            return field
+    return None
 
 
 #: "Reply in the same language as the question", "answer in the language of the user's message".
@@ -662,6 +703,7 @@ def _named_language(text: str) -> tuple[str, str] | None:
     from spade_lsp.checks import language_code
     from spade_lsp.errors import NotApplicable
 
+    found: dict[str, str] = {}
     for match in re.finditer(r"\b(?:in|into)\s+((?:[A-Za-z]+\s+)?[A-Za-z]{4,})\b", text, re.IGNORECASE):
         before = text[: match.start()]
         try:
@@ -670,15 +712,19 @@ def _named_language(text: str) -> tuple[str, str] | None:
             if len(match.group(1).split()) > 1:
                 continue
         if re.search(
-            r"\b(?:keep|leave|retain|preserve)\s+(?:[\w'-]+\s+){1,4}$|\b(?:stays?|remains?|kept)\s+$", before, re.I
+            r"\b(?:keep|leave|retain|preserve)\s+(?:[\w'-]+\s+){1,6}$|\b(?:stays?|remains?|kept)\s+$", before, re.I
         ):
-            continue  # "keep product names in English", "the sign-off stays in English": those, not the response
+            continue  # "leave our product and feature names in English", "the sign-off stays in English": not the reply
         for words in (match.group(1), match.group(1).split()[-1]):
             try:
-                return words, language_code(words)
+                found.setdefault(language_code(words), words)
+                break
             except NotApplicable:
                 continue
-    return None
+    if len(found) != 1:
+        return None  # a reply has one language: "(du in German, tu in French)" names cases, not the reply's
+    code, words = next(iter(found.items()))
+    return words, code
 
 
 #: A list's heading that bans every item under it: "Don't:", "Never:", "**Avoid**", "## Don'ts".
@@ -762,6 +808,38 @@ def _paragraph_label(prompt: str, sentence: str) -> str | None:
     return name if _has_section(prompt, name.lower()) else None
 
 
+#: A section's title on a line of its own, as a prompt lays out its output: "Summary", "**Risks**" (no colon: "Rules:"
+#: introduces a list, and a sentence ends in punctuation; a markdown heading is how prompts mark their own parts,
+#: "## Task", "## Output format").
+_TITLE_LINE: Final = re.compile(r"^\s*(?:\*\*)?([A-Z][\w'&/-]*(?: [\w'&/-]+){0,3})(?:\*\*)?\s*$")
+#: Names of a prompt's own parts, which head what the prompt says rather than a part of the output.
+_PROMPT_PARTS: Final = frozenset(
+    {
+        "task", "context", "background", "input", "inputs", "output", "format", "instructions", "rules",
+        "requirements", "constraints", "guidelines", "style", "tone", "examples", "example", "role", "persona",
+        "data", "output format", "response format", "answer format",
+    }
+)  # fmt: skip
+
+
+def _section_title_over(prompt: str, sentence: str) -> str | None:
+    """The title heading the block of lines a sentence is in ("Summary" over "2 to 4 sentences on what was
+    discussed"), in a prompt that speaks of its output's sections or headings: the sentence describes that
+    section. None for a list item (a list under a title is the list's own) or a sentence on the title's line."""
+    at = prompt.find(sentence.strip())
+    if at < 0 or _LIST_ITEM.match(sentence.strip()):
+        return None
+    if not re.search(r"\b(?:sections?|headings?|headers?|headed|titled)\b", prompt, re.IGNORECASE):
+        return None
+    block = re.split(r"\n\s*\n", prompt[:at])[-1].split("\n")  # the last: the sentence's line before it
+    if len(block) < 2 or any(_LIST_ITEM.match(line) for line in block[1:]):
+        return None  # the sentence is on the block's first line, or below a list of the block
+    title = _TITLE_LINE.match(block[0])
+    if title is None or _BAN_HEADING.match(block[0]) or title.group(1).lower() in _PROMPT_PARTS:
+        return None
+    return title.group(1)
+
+
 def _list_intro(prompt: str, sentence: str) -> str | None:
     """The line ending in a colon that introduces the list a top-level item is in ("For each step:" over "- Start
     with ..."), if any."""
@@ -827,8 +905,8 @@ def _is_section_label(label: str) -> bool:
 
 #: A label that names a place in the response rather than a section of it: "First line:", "Step 2:".
 _POSITION_LABEL: Final = re.compile(
-    r"(?:step\s+\d+|(?:first|second|third|fourth|last|final|opening|closing|next)\s+(?:line|sentence|paragraph|part|"
-    r"step|item))\s*:?"
+    r"(?:(?:step|line|sentence|paragraph|part|item)\s+\d+|(?:first|second|third|fourth|last|final|opening|closing|next)"
+    r"\s+(?:line|sentence|paragraph|part|step|item))\s*:?"
 )
 
 
@@ -852,7 +930,10 @@ def _question(sentence: str) -> str:
 
 
 def _clean(text: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"^\s*(?:[-*•+]|\d+[.)])\s*", "", text)).strip()
+    """The sentence without its list marker (a checklist's box too: "- [ ] No emojis"), its spacing made single, and
+    the shorthand "w/" read as "with" ("open w/ "Hi {name}"")."""
+    text = re.sub(r"(?<![\w/])w/(?=\s)", "with", text)
+    return re.sub(r"\s+", " ", re.sub(r"^\s*(?:[-*•+]|\d+[.)])\s*(?:\[[ xX]?\]\s*)?", "", text)).strip()
 
 
 def _is_data_line(text: str, vocabulary: _Vocabulary) -> bool:
@@ -941,6 +1022,9 @@ def _has_section(prompt: str, noun: str) -> bool:
         or re.search(rf"<{name}>[^<]*</{name}>", prompt, re.IGNORECASE)  # "inside <summary></summary>"
         or re.search(rf"[`\"“']#+\s*{name}[`\"”']", prompt, re.IGNORECASE)  # "these sections: `### Summary`, ..."
         or re.search(rf"[`\"“']{name}:[`\"”']", prompt, re.IGNORECASE)  # 'its label on a line of its own ("X:")'
+        # a line of a "Key: value" list the prompt spells out: "Fault: what was wrong, max 15 words"
+        or (re.search(r"\bkey\s*:\s*value\b", prompt, re.IGNORECASE)
+            and re.search(rf"^\s*(?:[-*•]\s*)?{name}\s*:", prompt, re.IGNORECASE | re.MULTILINE))
         # a schema's line in a prompt that asks for JSON: "- summary: string, at most 15 words"
         or (re.search(r"\bjson\b", prompt, re.IGNORECASE)
             and re.search(rf"^\s*(?:[-*•]\s*)?{name}\s*:\s*{_SCHEMA_TYPES}\b", prompt, re.I | re.MULTILINE))
@@ -973,7 +1057,8 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     units = _UNIT_ALTERNATION
     # "100 words", "three short bullet points"; not "two newline characters", "two more sentences"; and
     # "one of the sentences must use the fact" picks one out of them: no count either
-    qualifier = rf"(?:\s+(?!(?:{_OTHER_THINGS}|of)\b)[a-z\-]+){{0,2}}?"
+    # and "one per line", "two per slide": a rate, not a total of lines or slides
+    qualifier = rf"(?:\s+(?!(?:{_OTHER_THINGS}|of|per)\b)[a-z\-]+){{0,2}}?"
     patterns: list[tuple[str, str]] = [
         ("range", rf"\bbetween\s+({number})\s+and\s+({number}){qualifier}\s+({units})\b"),
         ("range", rf"\b({number})\s*(?:-|–|to|or\b)\s*({number}){qualifier}\s+({units})\b"),  # "one or two"
@@ -1335,13 +1420,17 @@ _CLOSING_LINE: Final = re.compile(
     re.IGNORECASE,
 )
 #: What the last line opens with: 'on the last line in the format "Label: X"' (the label before a placeholder
-#: letter or an angle-bracket slot), "on the last line write Answer: followed by the answer", "last line: 'X: '".
+#: letter or an angle-bracket slot), "on the last line write Answer: followed by the answer", "last line: 'X: '",
+#: 'one final line in the form "Serve: <temperature>"'.
 _LAST_LINE: Final = re.compile(
     r"\b(?:on|in)\s+the\s+(?:last|final)\s+line\b[^.\"“]{0,40}?(?:[\"“](?P<quoted>[^\"”:]{1,30}:)\s*(?:[A-Z]|<[^>]*>|\.\.\.)?[\"”]"
     r"|\bwrite\s+(?P<bare>[A-Z][\w ]{0,20}:)(?=\s))"
     # a position label: "last line: 'BLOCKERS: ' + the blockers", "Final line: Verdict: <pass or fail>"
     r"|(?:^|\n)\s*(?:the\s+)?(?:last|final)\s+line\s*(?::|is|must\s+be|should\s+be)\s*[\"“'‘]?"
-    r"(?P<label>[A-Za-z][\w ]{0,25}:)(?=[\s\"”'’]|$)",
+    r"(?P<label>[A-Za-z][\w ]{0,25}:)(?=[\s\"”'’]|$)"
+    # 'then one final line in the form "Serve: <temperature>"'
+    r"|\b(?:last|final)\s+line\s+in\s+the\s+(?:form|format)\s+(?:of\s+)?[\"“'‘`](?P<form>[A-Za-z][\w ]{0,25}:)\s*"
+    r"(?:<[^>]*>|\[[^\]]*\]|\{[^}]*\}|[A-Z]\b|\.\.\.)",
     re.IGNORECASE,
 )
 
@@ -1349,13 +1438,25 @@ _LAST_LINE: Final = re.compile(
 def _last_line_label(text: str) -> str | None:
     """What the text says the response's last line opens with (:data:`_LAST_LINE`), if it says so."""
     last = _LAST_LINE.search(text)
-    return None if last is None else last.group("quoted") or last.group("bare") or last.group("label")
+    return (
+        None
+        if last is None
+        else last.group("quoted") or last.group("bare") or last.group("label") or last.group("form")
+    )
 
 
 #: An edge's exact text written without quotes, after a word that frames it: "begin with the line Dear residents,".
 _UNQUOTED_EDGE: Final = re.compile(
     rf"\b(?P<verb>{_OPENING}|{_CLOSING})s?\s+with\s+the\s+(?:line|words?|phrase|greeting|salutation|sign-off|signature)"
     r"(?:\s+line)?\s+(?P<text>[^\s.;:\"“'‘][^.;:\"“”]{0,60}?)(?=,\s+(?:and|then)\b|\s*[.;]|\s*$)",
+    re.IGNORECASE,
+)
+
+
+#: An edge named by an input's name: "End the reply with the centre name on its own line" ({centre_name}).
+_INPUT_EDGE: Final = re.compile(
+    rf"\b(?P<verb>{_OPENING}|{_CLOSING})s?\s+(?:(?:the|your)\s+(?:reply|response|answer|message|email|note)\s+)?with\s+"
+    r"(?P<phrase>(?:the|your|our)\s+[\w'’ -]{2,40}?)(?:\s+on\s+(?:its|a)\s+own\s+line)?\s*[.;]?\s*$",
     re.IGNORECASE,
 )
 
@@ -1369,7 +1470,7 @@ def _edge_of_a_part(lowered: str, verb: re.Match[str] | None) -> bool:
     )
 
 
-def _formats(text: str) -> Iterator[_Draft]:
+def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     lowered = text.lower()
     if re.search(r"\bjson\b", lowered):
         listed_at = re.search(r"\b(?:list|array)\b", lowered)
@@ -1440,9 +1541,13 @@ def _formats(text: str) -> Iterator[_Draft]:
     titles = list(dict.fromkeys("".join(title) for title in _TITLED_SECTION.findall(text)))
     if re.search(r"\b(?:sections?|headings?|headers?)\b[^.*]{0,30}:?\s*\*\*", text, re.IGNORECASE):
         titles += [title.strip(" :") for title in re.findall(r"\*\*([^*\n]{1,40})\*\*", text) if title not in titles]
-    # a section's title is no phrase, nor is a pattern ("a title in the imperative mood ("Fix ...", "Add ...")")
+    # a section's title is no phrase, nor is a pattern ("a title in the imperative mood ("Fix ...", "Add ...")"),
+    # nor an example of what complies ("start with the colour and grade, e.g. `Yellow · V3 — `")
+    examples = set(_literal_quotes(text, _EXAMPLE_FRAME))
     quoted = [
-        phrase for phrase in _quoted(text) if phrase.lstrip("# ") not in titles and not phrase.endswith(("...", "…"))
+        phrase
+        for phrase in _quoted(text)
+        if phrase.lstrip("# ") not in titles and not phrase.endswith(("...", "…")) and phrase not in examples
     ]
     start = re.search(rf"\b(?:{_OPENING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)  # "begin your answer with"
     end = re.search(rf"\b(?:{_CLOSING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)
@@ -1480,6 +1585,12 @@ def _formats(text: str) -> Iterator[_Draft]:
         for edge in _UNQUOTED_EDGE.finditer(text):
             closing = re.match(_CLOSING, edge.group("verb"), re.IGNORECASE) is not None
             yield edge_draft(edge.group("text").strip(), end=closing, refused=edge_refused(text, end=closing))
+    named_edge = _INPUT_EDGE.search(text)
+    if named_edge is not None and not quoted:  # "End the reply with the centre name on its own line"
+        field = vocabulary.input_named(named_edge.group("phrase"))
+        closing = re.match(_CLOSING, named_edge.group("verb"), re.IGNORECASE) is not None
+        if field is not None:
+            yield edge_draft(f"{{{field}}}", end=closing, refused=edge_refused(text, end=closing))
     if end and not quoted and re.search(r"\bwith (?:a|an|one)\b[^.?!]{0,30}?\bquestion\b", lowered):
         yield ends_with_question_draft(refused=edge_refused(text, end=True))
     sign_off = re.search(
@@ -1695,6 +1806,8 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     scope = text[cue.start() :].split(";")[0] if cue is not None else text
     quoted = _literal_quotes(scope, unconditional=not exclude)
     examples = _literal_quotes(scope, _EXAMPLE_FRAME)
+    if exclude:  # '(write "dichloromethane", not "DCM")': the form to write, set against the banned ones
+        quoted = [q for q in quoted if not re.search(rf"[\"“'‘`]{re.escape(q)}[\"”'’`]\s*,?\s+not\s+[\"“'‘`]", scope)]
     if exclude and not quoted:  # "avoid superlatives such as "best" or "perfect"": the examples are banned too
         quoted = examples
     elif not exclude:  # "use a friendly sign-off like "Cheers"": one of many that comply, not a requirement
@@ -1731,7 +1844,14 @@ _ABBREVIATION: Final = re.compile(r"(?:[a-z]\.){2,}|[a-z]+\d[a-z\d]*")
 def _instances(text: str) -> list[str]:
     """The names a kind is illustrated with: "competitors such as Acme, Globex or Initech" -> the three names
     (capitalised, as names are, or abbreviations: "shorthand such as PO, b.i.d. or q6h"; "topics like politics"
-    names a topic, which the phrase check reads already)."""
+    names a topic, which the phrase check reads already), or listed in parentheses as an open list or examples, in
+    any case ("a product or chemical (apivar, oxalic, formic etc)", "jargon (e.g. PRV, trunk main)")."""
+    listed = re.search(r"\((?:e\.g\.,?|for example,?|such as|like)\s+([^()]+?)\)|\(([^()]+?),?\s+etc\.?\)", text, re.I)
+    if listed:  # "a chemical (apivar, oxalic, formic etc)", "jargon (e.g. PRV, trunk main)": the kind's examples
+        items = listed.group(1) or listed.group(2)
+        parts = [part.strip(" '\"") for part in re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", items)]
+        if len(parts) >= 2 and all(part and len(part.split()) <= 3 for part in parts):
+            return parts
     match = re.search(  # a period inside or right after an abbreviation ("b.i.d., t.i.d.") ends nothing
         r"\b(?:such as|like|e\.g\.,?|for example,?|including)\s+((?:[^.;:()]|\.(?=\w|,|\s+(?:or|and)\b))+)",
         text,
@@ -1782,6 +1902,8 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
             continue  # "under 250 characters, including spaces": what the count counts, not a term
         if not banned and re.match(r"any\b", obj, re.IGNORECASE):
             continue  # "mention any red cards": if there were some, which the data decides
+        if not banned and re.search(r"\bonly\s+$", text[: match.start()], re.IGNORECASE):
+            continue  # "only list tasks that somebody agreed to do": which ones may appear, not the word "tasks"
         if not banned and re.fullmatch(r"nam(?:e|es|ing)|identif\w*|specif\w*", verb):
             continue  # "name the owning team and the channel": which team the notes say, not the words "owning team"
         if not banned and re.fullmatch(r"writ\w*|output|print", verb):

@@ -490,3 +490,48 @@ def test_only_the_tagged_parts() -> None:
     assert not checks.only_tags("no tags at all")
     assert not checks.only_tags("<decision>ELIGIBLE")  # a tag never closed
     assert checks.only_tags("<answer>a <b>bold</b> word</answer>")  # nested tags are inside the outer one
+
+
+def test_codes_kept_needs_every_format_code_placeholder_and_tag_of_the_inputs() -> None:
+    example = {"source_text": 'Hi %1$s, you saved %2$s and 50% more! <a href="https://x.io/p">See</a> {name}'}
+    assert checks.codes_kept(
+        'Hola %1$s, ahorraste %2$s y un 50 % más. <a href="https://x.io/p">Ver</a> {name}', example
+    )
+    assert not checks.codes_kept(
+        'Hola %s, ahorraste %s. <a href="https://x.io/p">Ver</a> {name}', example
+    )  # renumbered
+    assert not checks.codes_kept("Hola %1$s, ahorraste %2$s. Ver {name}", example)  # the tags dropped
+    assert not checks.codes_kept('Hola %1$s, %2$s. <a href="https://x.io/p">Ver</a> {nombre}', example)  # translated
+    assert checks.codes_kept("Sin códigos.", {"source_text": "A 50% discount, no codes."})  # a percent is no code
+    with pytest.raises(NotApplicable):
+        checks.codes_kept("x", {}, inputs=["source_text"])
+
+
+def test_terms_kept_asks_only_for_the_terms_its_source_uses() -> None:
+    terms = ["Pocketly", "Pocketly Plus", "Spending Pots", "Spending Pot"]
+    example = {"source_text": "Upgrade to Pocketly Plus and get unlimited Spending Pots."}
+    assert checks.terms_kept("Passez à Pocketly Plus et des Spending Pots illimités.", example, terms)
+    assert not checks.terms_kept("Passez à Pocketly Plus et des cagnottes illimitées.", example, terms)
+    assert not checks.terms_kept("Passez à Pocketly et des Spending Pots.", example, terms)  # "Plus" lost
+    assert checks.terms_kept("Fixe un budget.", {"source_text": "Set a budget."}, terms)  # none used: nothing asked
+    with pytest.raises(NotApplicable):
+        checks.terms_kept("x", {}, terms, inputs=["source_text"])
+
+
+def test_a_key_value_list_is_a_list() -> None:
+    record = (
+        "Turbine: WTG-07\nAction: replaced the cracked yaw encoder coupling and recalibrated the encoder against the"
+        " met mast, then watched it for an hour\nParts: none"
+    )
+    assert checks.only_list(record)
+    assert checks.ends_with_list(record)  # its lines are long, but each is a key and its value
+    assert not checks.only_list("Here is the extracted data:\n" + record)
+    assert not checks.ends_with_list(record + "\n\nLet me know if anything is missing.")
+
+
+def test_an_unmarked_titles_section_ends_at_the_next_unmarked_title() -> None:
+    notes = "Summary\nWe met. We decided.\n\nAction items\n- [Ana] Ship it."
+    assert checks.section(notes, "Summary") == "We met. We decided.\n"
+    assert checks.section(notes, "Action items") == "- [Ana] Ship it."
+    prose = "Summary\nWe met.\n\nIt went well\nand we left."  # a line with its sentence running on is no title
+    assert checks.section(prose, "Summary") == "We met.\n\nIt went well\nand we left."

@@ -1494,3 +1494,158 @@ def test_what_the_prose_replaces_is_banned() -> None:
     candidates = synthesize("Write in short, friendly paragraphs rather than bullet points or headings.")
     assert by_check(candidates, family="count", unit="bullets").check["max"] == 0  # type: ignore[index]
     assert by_check(candidates, family="count", unit="headings").check["max"] == 0  # type: ignore[index]
+
+
+def test_format_codes_and_markup_kept_as_written() -> None:
+    source = {"source_text": 'Your %1$s recap is ready. <b>Pocketly Plus</b> <a href="https://p.app/plus">More</a>'}
+    for sentence in (
+        "Keep format placeholders exactly as they are (for example %1$s, %2$s, %d, %@).",
+        'Keep HTML tags such as <b>...</b> and <a href="...">...</a> intact, including the URL inside href.',
+        "Never translate, renumber or drop the placeholders.",
+    ):
+        kept = by_check(synthesize(sentence), family="codes_kept")
+        assert run(kept, 'Il tuo %1$s è pronto. <b>Pocketly Plus</b> <a href="https://p.app/plus">Altro</a>', source)
+        assert not run(kept, 'Il tuo %s è pronto. <b>Pocketly Plus</b> <a href="https://p.app/plus">Altro</a>', source)
+    assert "codes_kept" not in families(synthesize("Use template variables for the greeting."))
+
+
+def test_names_kept_untranslated_are_checked_where_the_source_uses_them() -> None:
+    sentence = (
+        "Leave our product and feature names in English: Pocketly, Pocketly Plus, Round-Ups and Spending Pots "
+        "(singular: Spending Pot)."
+    )
+    candidates = synthesize(sentence)
+    assert "language" not in families(candidates)  # the names' language, not the reply's
+    kept = by_check(candidates, family="terms_kept")
+    assert kept.check is not None
+    assert kept.check["phrases"] == ["Pocketly", "Pocketly Plus", "Round-Ups", "Spending Pots", "Spending Pot"]
+    source = {"source_text": "Get unlimited Spending Pots with Pocketly Plus."}
+    assert run(kept, "Profitez de Spending Pots illimités avec Pocketly Plus.", source)
+    assert not run(kept, "Profitez de cagnottes illimitées avec Pocketly Plus.", source)
+    quoted = by_check(synthesize('Do not translate these brand names: "Acme Cloud", "Acme Go".'), family="terms_kept")
+    assert quoted.check is not None and quoted.check["phrases"] == ["Acme Cloud", "Acme Go"]
+
+
+def test_languages_named_as_cases_are_not_the_replys_language() -> None:
+    sentence = "Address the user informally (du in German, tu in French and Italian, tú in Spanish, je in Dutch)."
+    assert "language" not in families(synthesize(sentence))
+    assert "language" in families(synthesize("Always answer in German."))
+
+
+def test_only_listing_some_of_a_kind_names_no_term() -> None:
+    sentence = "Only list tasks that somebody actually agreed to do."
+    assert "includes" not in families(synthesize(sentence))
+
+
+def test_a_sections_title_line_scopes_the_lines_under_it() -> None:
+    prompt = (
+        "Write up the meeting notes in two sections, each starting with its heading on its own line:\n\n"
+        "Summary\n2 to 4 sentences on what was discussed, as plain prose (no bullet points).\n\n"
+        "Action items\n- [Owner] Task\n"
+    )
+    sentence = "2 to 4 sentences on what was discussed, as plain prose (no bullet points)."
+    candidates = synthesize(sentence, COUNT, prompt=prompt)
+    count = by_check(candidates, family="count", unit="sentences")
+    notes = "Summary\nWe met. We decided. We left.\n\nAction items\n- [Ana] Ship it. Today. Now. Really. Yes."
+    assert run(count, notes)  # three sentences in the Summary; the action items' own do not count
+    assert not run(count, "Summary\nWe met.\n\nAction items\n- [Ana] Ship it. Today.")
+    assert run(by_check(candidates, family="count", unit="bullets"), notes)  # the bullets are another section's
+    rules = "Rules:\n- Keep it under 50 words.\n"  # a label with a colon heads a list, which is the prompt's
+    assert by_check(synthesize("- Keep it under 50 words.", COUNT, prompt=rules), family="count").check is not None
+
+
+def test_a_prompts_own_part_heading_scopes_nothing() -> None:
+    prompt = '## Output format\nMarkdown with three sections headed "### What", "### When" and "### How".\n'
+    sentence = 'Markdown with three sections headed "### What", "### When" and "### How".'
+    count = by_check(synthesize(sentence, prompt=prompt), family="count", unit="headings")
+    assert count.check is not None and "section" not in count.check
+
+
+def test_a_key_value_lists_line_sizes_its_own_value() -> None:
+    prompt = (
+        "Output exactly these keys, one per line, formatted as `Key: value`:\n"
+        "Fault: what was wrong, max 15 words\nAction: what was done, max 25 words\n"
+    )
+    assert not [c for c in synthesize("Output exactly these keys, one per line, formatted as `Key: value`:",
+                                      prompt=prompt) if (c.check or {}).get("unit") == "lines"]  # fmt: skip
+    fault = by_check(synthesize("Fault: what was wrong, max 15 words", COUNT, prompt=prompt), family="count")
+    record = "Fault: seized bearing on the yaw motor\nAction: " + "replaced it " * 12
+    assert run(fault, record)  # the action's 24 words are the action's
+    assert not run(fault, "Fault: " + "very " * 16 + "bad\nAction: none")
+
+
+def test_nothing_before_or_after_a_key_value_list() -> None:
+    candidates = synthesize("No headings, no bullets, no commentary before or after the list.")
+    assert "ends_with_list" not in families(candidates)
+    only = by_check(candidates, family="only_list")
+    assert run(only, "Turbine: WTG-07\nFault: yaw misalignment, nacelle 12 degrees off wind\nParts: none")
+    assert not run(only, "Here is the extracted data:\nTurbine: WTG-07\nParts: none")
+
+
+def test_a_sentence_introducing_the_inputs_asks_no_mention() -> None:
+    prompt = "Here is the transcript of a voice note from a turbine visit at {site_name}:\n{transcript}"
+    sentence = "Here is the transcript of a voice note from a turbine visit at {site_name}:"
+    assert "mentions" not in families(synthesize(sentence, prompt=prompt))
+
+
+def test_terse_shorthand_conditions_and_open_lists_of_examples() -> None:
+    prompt = 'rules:\n- open w/ "Hi {owner}, hive {hive}:" then the update\n'
+    opening = by_check(synthesize('- open w/ "Hi {owner}, hive {hive}:" then the update', prompt=prompt),
+                       family="starts_with")  # fmt: skip
+    assert run(opening, "Hi Ann, hive 4: all calm.", {"owner": "Ann", "hive": "4"})
+    varroa = '- varroa: if count > 3 per 100 bees, final line must start "ACTION:". if <= 3, no ACTION line'
+    assert "count" not in families(synthesize(varroa, COUNT))  # a condition's count, and "3," is no "3 ... line"
+    banned = by_check(synthesize("- NEVER name a treatment product or chemical (apivar, oxalic, formic etc)."),
+                      family="excludes")  # fmt: skip
+    assert banned.check is not None and banned.check["phrases"] == ["apivar", "oxalic", "formic"]
+    jargon = "Do not use engineering jargon or abbreviations (e.g. PRV, DN150, trunk main, valve chamber)."
+    terms = by_check(synthesize(jargon), family="excludes").check or {}
+    assert [term.lower() for term in terms["phrases"]] == ["prv", "dn150", "trunk main", "valve chamber"]
+    assert "count" not in families(synthesize("Line 3: One sentence explaining the cause in plain language.", COUNT))
+
+
+def test_an_example_of_an_opening_is_not_the_opening() -> None:
+    sentence = "Start with the hold colour and grade, then an em dash, e.g. `Yellow · V3 — `"
+    assert not families(synthesize(sentence)) & {"starts_with"}
+
+
+def test_phrases_a_sentence_describes_the_response_as_are_banned() -> None:
+    sentence = 'You never describe anything as "fully accessible" or "100% accessible".'
+    banned = by_check(synthesize(sentence), family="excludes")
+    assert banned.check is not None and banned.check["phrases"] == ["fully accessible", "100% accessible"]
+
+
+def test_the_form_to_write_is_not_banned_with_the_forms_it_replaces() -> None:
+    sentence = 'Use the full chemical name, never a formula or abbreviation (write "dichloromethane", not "DCM").'
+    assert all("dichloromethane" not in (c.check or {}).get("phrases", []) for c in synthesize(sentence))
+
+
+def test_inputs_named_in_words_give_the_language_and_the_closing_line() -> None:
+    prompt = (
+        "Donor's preferred language: {donor_language}\nYou answer for {centre_name}.\n"
+        "Always reply in the donor's preferred language.\nEnd the reply with the centre name on its own line.\n"
+    )
+    language = by_check(synthesize("Always reply in the donor's preferred language.", prompt=prompt), family="language")
+    assert language.check is not None and language.check["field"] == "donor_language"
+    ending = by_check(synthesize("End the reply with the centre name on its own line.", prompt=prompt),
+                      family="ends_with")  # fmt: skip
+    assert run(ending, "Bis bald!\nBlutspende Mitte", {"centre_name": "Blutspende Mitte"})
+    assert not run(ending, "Bis bald!", {"centre_name": "Blutspende Mitte"})
+
+
+def test_invented_hours_and_estimates_are_the_grounding_check() -> None:
+    for sentence in (
+        "Only quote the opening hours given above. Never invent hours, dates or holiday openings.",
+        "Never estimate or guess a value.",
+        "Use only what the technician said.",
+    ):
+        assert "sourced_numbers" in families(synthesize(sentence)), sentence
+
+
+def test_a_checklists_boxes_and_its_final_line_form() -> None:
+    prompt = '- [ ] No emojis\n- [ ] Then one final line in the form "Serve: <temperature>"\n'
+    assert by_check(synthesize("- [ ] No emojis", COUNT, prompt=prompt), family="count", unit="emojis")
+    last = by_check(synthesize('- [ ] Then one final line in the form "Serve: <temperature>"', prompt=prompt),
+                    family="last_line_starts_with")  # fmt: skip
+    assert run(last, "Nose: pear.\n\nServe: 8-10°C")
+    assert not run(last, "Nose: pear.")
