@@ -653,7 +653,8 @@ def has_heading(text: str, title: str) -> bool:
 
 def section(text: str, title: str) -> str:
     """The body of the section titled ``title`` (up to the next title of its rank or above), or the value of that
-    key in a JSON object response; "" if none.
+    key in a JSON object response; "" if none. Where no section bears it, "body" and "title" name the response's
+    body and first line, and "line 3" its third non-blank line.
 
     A title that is ``title`` exactly wins over one that only contains it ("# Negotiation Strategy" over "#
     Negotiation Strategy Report"). Titles rank as markdown headings by their level, then whole-line bold text,
@@ -688,6 +689,11 @@ def section(text: str, title: str) -> str:
             return _body(text)
         if wanted in _TITLE_NAMES and text.strip():  # "Start with a one-line title, at most 72 characters"
             return _TITLE_DECORATION.sub("", next(line for line in lines if line.strip())).strip()
+        numbered = re.fullmatch(r"(?:line|row) (\d+)", wanted)
+        if numbered:  # "Line 3: one sentence explaining the cause": the response's third line
+            filled = [line.strip() for line in lines if line.strip()]
+            number = int(numbered.group(1))
+            return filled[number - 1] if 0 < number <= len(filled) else ""
         return ""
     index, rank, _ = start
     end = next((i for i, r, _ in titles if i > index and r <= rank), len(lines))

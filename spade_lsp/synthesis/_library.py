@@ -82,7 +82,13 @@ def count_draft(
     (``per``: the word the prompt used, "tweet", and the kind of part it means)."""
     target = "response" if scope is None else f"checks.section(response, {literal(scope)})"
     measure = f"checks.count({target}, {literal(unit)})"
-    where = "" if scope is None else f" in the {scope} section"
+    where = (
+        ""
+        if scope is None
+        else f" in {scope}"
+        if re.fullmatch(r"(?:line|row) \d+", scope)
+        else f" in the {scope} section"
+    )
     if per is not None:  # the extreme part decides: the longest for a ceiling, the shortest for a floor
         counts = f"checks.part_counts({target}, {literal(unit)}, {literal(per[1])})"
         where += f" per {_SINGULAR.get(per[0], per[0]).rstrip('s') if per[0].endswith('s') else per[0]}"
@@ -269,6 +275,28 @@ def verbatim_draft(key: str, field: str) -> Draft:
         f"The JSON key {key} is copied word for word from the input `{field}`.",
         f"checks.verbatim(checks.section(response, {literal(key)}), checks.value(example, {literal(field)}))",
         {"family": "verbatim", "key": key, "field": field},
+    )
+
+
+def line_opening_draft(line: str, prefix: str) -> Draft:
+    """The response's ``line`` ("line 2") opens with ``prefix``: a fixed layout's label ("Reason:")."""
+    return Draft(
+        f"{line}_starts_with_{prefix}",
+        PRESENTATION_FORMAT,
+        f"Its {line} starts with “{prefix}”.",
+        f"checks.starts_with(checks.section(response, {literal(line)}), {phrase_code(prefix)})",
+        {"family": "line_starts_with", "line": line, "phrase": prefix},
+    )
+
+
+def line_value_draft(line: str, values: list[str]) -> Draft:
+    """The response's ``line`` ("line 1") is one of ``values`` (any case, surrounding space aside)."""
+    return Draft(
+        f"{line}_is_one_of_" + "_".join(values),
+        PRESENTATION_FORMAT,
+        f"Its {line} is one of: {', '.join(values)}.",
+        f"checks.section(response, {literal(line)}).strip().lower() in {literal([value.lower() for value in values])}",
+        {"family": "line_value", "line": line, "values": values},
     )
 
 

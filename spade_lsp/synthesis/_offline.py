@@ -498,6 +498,7 @@ class OfflineSynthesizer:
                 yield draft
             formats = [
                 *_formats(text, vocabulary),
+                *_numbered_line_drafts(text),
                 *_value_set(text, context.text),
                 *_label_only(text, context.text),
             ]
@@ -1108,11 +1109,14 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         spans.append(match.span())
         return True
 
-    if re.match(r"(?:after|below|under|following|before|above)\s+the\b", lowered) or re.match(
-        rf"{_POSITION_LABEL.pattern}\s*:", lowered
+    numbered_line = _NUMBERED_LINE.match(lowered)
+    if numbered_line is None and (
+        re.match(r"(?:after|below|under|following|before|above)\s+the\b", lowered)
+        or re.match(rf"{_POSITION_LABEL.pattern}\s*:", lowered)
     ):
         return  # "After the table, write one sentence ...", "Before the list, write one line", "Step 1: ...": a part's
-    scope = _scope(lowered)
+    # "Line 3: One sentence explaining the cause": that line's size
+    scope = f"line {numbered_line.group(1)}" if numbered_line else _scope(lowered)
     label = re.match(r"(?:[-*•]\s+)?\**([a-z][a-z _-]{0,30}?)\**\s*:\**\s", lowered)
     if scope is None and label is not None and _has_section(prompt, label.group(1)):
         scope = label.group(1)  # "**Summary**: one or two sentences" in a prompt that asks for a Summary section
@@ -1151,10 +1155,11 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 continue  # "no hype words", "no filler sentences": a kind of word to leave out, not none at all
             if _AT_AN_EDGE.search(clause):
                 continue  # "finish with two review questions": what the end holds, not what the whole response does
-            if re.search(
+            if numbered_line is None and re.search(
                 r"\b(?:then|followed by|after (?:that|it))\s+(?:(?:exactly|only)\s+)?$", lowered[: match.start()]
             ):
-                continue  # "first line is the title, then one paragraph": a part of a sequence, not the whole
+                continue  # "first line is the title, then one paragraph": a part of a sequence, not the whole (a
+                # numbered line's sequence is that line: 'Line 2: "Reason: " followed by one sentence')
             if kind == "none" and re.match(r"\s+(?:like|such as|of the kind|saying)\b", lowered[match.end() :]):
                 continue  # "no sentence like Here is the comment": that kind of sentence, not none at all
             if kind == "none" and unit in ("words", "sentences", "characters", "paragraphs", "lines"):
@@ -1224,7 +1229,7 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 scopes = [None]
             elif (section := _section_named(prompt, scope)) is not None:  # "The meta title ..." and "Title: <...>"
                 scopes = [section]
-            elif scope in _PARTS:  # "The title should be at most 10 words"
+            elif scope in _PARTS or numbered_line is not None:  # "The title should be at most 10 words", "Line 3: ..."
                 scopes = [scope]
             else:  # "The summary should be ...": the section, or the response when it is the summary
                 scopes = [None, scope]
@@ -1451,6 +1456,34 @@ _UNQUOTED_EDGE: Final = re.compile(
     r"(?:\s+line)?\s+(?P<text>[^\s.;:\"“'‘][^.;:\"“”]{0,60}?)(?=,\s+(?:and|then)\b|\s*[.;]|\s*$)",
     re.IGNORECASE,
 )
+
+
+#: A numbered line of a layout the prompt fixes: "Line 1: the verdict, exactly one of APPROVE, REVIEW, REMOVE".
+_NUMBERED_LINE: Final = re.compile(r"(?:line|row)\s+(\d{1,2})\s*:\s*", re.IGNORECASE)
+#: What a numbered line opens with: 'Line 2: "Reason: " followed by one sentence', 'Line 1: starts with "Verdict:"'.
+_LINE_OPENING: Final = re.compile(
+    r"(?:(?:starts?|begins?|opens?)\s+with\s+)?[\"“'‘`](?P<text>[^\"”'’`\n]{1,40}?)\s*[\"”'’`]\s*(?:followed\s+by|then|\+|and)",
+    re.IGNORECASE,
+)
+#: The values a numbered line holds one of: "exactly one of APPROVE, REVIEW, REMOVE", 'one of "yes" or "no"'.
+_LINE_ONE_OF: Final = re.compile(
+    r"\bone\s+of\s*:?\s*(?P<values>(?:[A-Z][A-Z_-]+|[\"“'‘`][^\"”'’`\n]{1,30}[\"”'’`])"
+    r"(?:\s*(?:,\s*or|,|or|/|\|)\s*(?:[A-Z][A-Z_-]+|[\"“'‘`][^\"”'’`\n]{1,30}[\"”'’`]))+)"
+)
+
+
+def _numbered_line_drafts(text: str) -> Iterator[_Draft]:
+    """What a prompt's fixed layout asks of one line: what it opens with and the values it holds one of."""
+    numbered = _NUMBERED_LINE.match(text)
+    if numbered is None:
+        return
+    line, rest = f"line {numbered.group(1)}", text[numbered.end() :]
+    opening = _LINE_OPENING.match(rest)
+    if opening is not None:
+        yield library.line_opening_draft(line, opening.group("text").strip())
+    one_of = _LINE_ONE_OF.search(rest)
+    if one_of is not None and len(values := _listed_values(one_of.group("values"))) >= 2:
+        yield library.line_value_draft(line, values)
 
 
 #: An edge named by an input's name: "End the reply with the centre name on its own line" ({centre_name}).

@@ -1601,7 +1601,8 @@ def test_terse_shorthand_conditions_and_open_lists_of_examples() -> None:
     jargon = "Do not use engineering jargon or abbreviations (e.g. PRV, DN150, trunk main, valve chamber)."
     terms = by_check(synthesize(jargon), family="excludes").check or {}
     assert [term.lower() for term in terms["phrases"]] == ["prv", "dn150", "trunk main", "valve chamber"]
-    assert "count" not in families(synthesize("Line 3: One sentence explaining the cause in plain language.", COUNT))
+    line = by_check(synthesize("Line 3: One sentence explaining the cause in plain language.", COUNT), family="count")
+    assert line.check is not None and line.check["section"] == "line 3"  # that line's size, not the response's
 
 
 def test_an_example_of_an_opening_is_not_the_opening() -> None:
@@ -1649,3 +1650,24 @@ def test_a_checklists_boxes_and_its_final_line_form() -> None:
                     family="last_line_starts_with")  # fmt: skip
     assert run(last, "Nose: pear.\n\nServe: 8-10°C")
     assert not run(last, "Nose: pear.")
+
+
+def test_a_fixed_layouts_numbered_lines() -> None:
+    prompt = (
+        "Reply in exactly two lines:\nLine 1: the verdict, exactly one of APPROVE, REVIEW, REMOVE, and nothing else.\n"
+        'Line 2: "Reason: " followed by one sentence explaining the verdict.\n'
+    )
+    verdict = by_check(
+        synthesize("Line 1: the verdict, exactly one of APPROVE, REVIEW, REMOVE, and nothing else.", prompt=prompt),
+        family="line_value",
+    )
+    assert run(verdict, "REVIEW\nReason: unsure.")
+    assert not run(verdict, "REJECT\nReason: spam.")
+    reason = 'Line 2: "Reason: " followed by one sentence explaining the verdict.'
+    candidates = synthesize(reason, COUNT, prompt=prompt)
+    opening = by_check(candidates, family="line_starts_with")
+    assert run(opening, "APPROVE\nReason: it is a question about quilting.")
+    assert not run(opening, "APPROVE\nIt is a question about quilting.")
+    size = by_check(candidates, family="count", unit="sentences")
+    assert run(size, "APPROVE\nReason: it is fine.")  # the line's one sentence, not the response's two
+    assert not run(size, "APPROVE\nReason: it is fine. It asks a question.")
