@@ -58,6 +58,7 @@ __all__ = [
     "only_tags",
     "part_counts",
     "parts",
+    "quotes_from",
     "reading_ease",
     "section",
     "sentiment",
@@ -451,6 +452,14 @@ _CARDINALS: Final = """zero one two three four five six seven eight nine ten ele
     sixteen seventeen eighteen nineteen twenty""".split()  # noqa: SIM905
 _ORDINALS: Final = """first second third fourth fifth sixth seventh eighth ninth tenth eleventh
     twelfth""".split()  # noqa: SIM905
+#: A month named in the source (capitalised, as English dates write it: "may" is a verb) is its number in a date the
+#: response writes ("14 March 2025" as 2025-03-14).
+_MONTH: Final = re.compile(
+    r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:uary|ruary|ch|il|e|y|ust|t|tember|ober|ember)?\b"
+)
+#: A clock time ("3.30pm", "14:05"): its hour and minutes, which a response may write in another form.
+_CLOCK: Final = re.compile(r"(?<![\d.])(\d{1,2})[.:](\d{2})(?![\d.])")
+_MONTHS: Final = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _NUMBER_WORDS: Final = {
     **{word: n for n, word in enumerate(_CARDINALS)},
     **{word: n for n, word in enumerate(_ORDINALS, 1)},
@@ -573,7 +582,8 @@ def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "",
     """Whether every number the response writes in digits is one its source gives: the example's inputs and the
     rendered prompt, where a number may also be written as a word ("three", "fourth"); zero is always given. A
     rounding of a source number counts as that number ("$61 billion" from "$61.14 billion", "16.3%" from
-    "16.27%"), and numbers inside code blocks are code, not claims. A response that states no number passes.
+    "16.27%"), a month the source names counts as its number ("2025-03-14" from "14 March 2025"), and numbers
+    inside code blocks are code, not claims. A response that states no number passes.
 
     An example without one of ``inputs`` (the prompt's placeholders), or with neither inputs nor a rendered
     prompt, shows no source the model saw: :class:`NotApplicable`."""
@@ -586,6 +596,8 @@ def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "",
         numbers(source)
         | {Decimal(_NUMBER_WORDS[word]) for word in _WORD.findall(source.lower()) if word in _NUMBER_WORDS}
         | {Decimal(digits) for digits in _DIGITS_IN_A_TERM.findall(source)}  # "q8h" is "every 8 hours"
+        | {Decimal(_MONTHS.index(month) + 1) for month in _MONTH.findall(source)}
+        | {Decimal(part) for clock in _CLOCK.findall(source) for part in clock}  # "3.30pm" written as "3:30pm"
         | {Decimal(0)}  # none of something ("won 2-0") needs no source
     )
     rounded: dict[int, set[Decimal]] = {}  # the source's numbers at each precision the response writes
@@ -617,6 +629,21 @@ def verbatim(text: Any, source: Any) -> bool:
     and the quotation marks around it aside. An empty text copies nothing and fails."""
     copied = _plain(text).strip(" \"'")
     return bool(copied) and copied in _plain(source)
+
+
+#: A quotation in a response: double quotes, straight or curly, around a few words at least.
+_QUOTATION: Final = re.compile(r"[\"“„«]([^\"“”„«»\n]{8,}?)[\"”»]")
+
+
+def quotes_from(response: str, source: Any) -> bool:
+    """Whether the response quotes ``source`` word for word: some quotation in it ("...", “...”) of three words
+    or more is copied whole from the source (case, spacing and the punctuation that ends it aside). A response
+    with no such quotation, or whose quotation changes a word, fails."""
+    for match in _QUOTATION.finditer(response):
+        quoted = match.group(1).strip().rstrip(".,;:!?…").strip()
+        if count(quoted, "words") >= 3 and verbatim(quoted, source):
+            return True
+    return False
 
 
 def json_value(text: str) -> Any:

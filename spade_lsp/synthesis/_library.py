@@ -300,6 +300,17 @@ def line_value_draft(line: str, values: list[str]) -> Draft:
     )
 
 
+def quotes_draft(field: str) -> Draft:
+    """The response quotes the input ``field`` word for word ("quote one sentence of the statement verbatim")."""
+    return Draft(
+        f"quotes_{field}_word_for_word",
+        DATA_PLACEHOLDERS,
+        f"Quotes the input `{field}` word for word, in quotation marks.",
+        f"checks.quotes_from(response, checks.value(example, {literal(field)}))",
+        {"family": "quotes_from", "field": field},
+    )
+
+
 def label_draft(labels: list[str]) -> Draft:
     """The whole answer is one of ``labels`` (any case, surrounding space aside)."""
     return Draft(
@@ -444,6 +455,12 @@ SOURCED_CUE: Final = re.compile(
     r"|\b(?:only\s+(?:use|include|rely\s+on|draw\s+on|report|state|cite)|use\s+only)\s+(?:the\s+)?(?:facts?"
     r"|figures?|numbers?|data|information|details)\s+(?:\w+\s+)?(?:in|from|provided|given|stated|above|below)\b"
     r"|\buse\s+(?:the\s+)?(?:facts?|figures?|data|information|details)\s+(?:from|in)\s+[^.]{1,40}?\s+only\b"
+    # "answer only with facts stated in the FAQ"
+    r"|\b(?:answer|reply|respond)\s+only\s+with\s+(?:the\s+)?(?:facts?|information|details)\s+(?:\w+\s+)?(?:in|from|stated"
+    r"|given|provided)\b"
+    # "do not add tide times, prices or opening hours that the FAQ does not mention"
+    r"|\b(?:add|invent|include|mention|introduce)\b[^.]{0,80}?\b(?:that|which)\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:does|do|did)"
+    r"(?:n't|\s+not)\s+(?:mention|list|give|provide|include|state|contain)"
     # "use only what the technician said"
     r"|\b(?:use|include|report|state)\s+only\s+what\s+(?:the\s+)?(?:[\w-]+\s+){0,2}?(?:said|says|wrote|writes|gave|gives"
     r"|provided|provides|stated|states|mentioned|mentions)\b"
@@ -460,8 +477,8 @@ SOURCED_CUE: Final = re.compile(
     r"|\b(?:keep|preserve|leave|retain|copy)\b[^.]{0,30}?\b(?:dates?|numbers?|amounts?|figures?|prices?|times?)\b"
     r"[^.]{0,60}?\b(?:exactly\s+as\s+(?:written|given|stated)|as\s+written|unchanged|verbatim|word\s+for\s+word)"
     # "write the price exactly as given"
-    r"|\b(?:write|keep|give|state|quote|use|copy)\s+(?:the\s+|every\s+|all\s+)?(?:prices?|amounts?|figures?|numbers?"
-    r"|dates?|times?)\b[^.]{0,30}?\bexactly\s+as\s+(?:given|written|stated|provided)"
+    r"|\b(?:write|keep|give|state|quote|use|copy)\s+(?:the\s+|every\s+|all\s+)?(?:[\w-]+\s+)?(?:prices?|amounts?|figures?"
+    r"|numbers?|dates?|times?)\b[^.]{0,30}?\bexactly\s+as\s+(?:given|written|stated|provided)"
     # "do not add inclusions we did not mention"
     r"|\b(?:add|invent|include|mention|introduce)\b[^.]{0,60}?\b(?:that\s+)?(?:we|you|i|they)\s+(?:did|do)(?:n't|\s+not)\s+"
     r"(?:mention|list|give|provide|include|state)"

@@ -97,7 +97,7 @@ _BANNED_ONLY: Final = frozenset(word for word, unit in _UNITS.items() if unit ==
 _AT_MOST: Final = (
     r"no more than|not more than|at most|up to|"
     r"(?:not|never|without|cannot|don't|doesn't|won't|shouldn't|mustn't|can't)\s+(?:to\s+)?exceed(?:s|ing)?|"
-    r"a maximum of|maximum of|max\.?|max(?:imum)?[_ ]?(?:length|words|size)\s*:|(?:word|length)[_ ]?limit\s*:|"
+    r"a maximum of|maximum of|max\.?|max(?:imum)?[_ ]?(?:length|words|size)\s*:|(?:word|length)[_ ]?limit\s*:|maximum|"
     r"no longer than|not be longer than|n't be longer than|not longer than|"
     r"limit(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|keep\s+(?:[\w']+\s+){0,3}?to|restrict(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|"
     r"cap(?:ped|s)?\s+(?:[\w']+\s+){0,3}?(?:at|to)|(?:within |under |to )?(?:the |a )?(?:limit|maximum|max) of|within|"
@@ -105,7 +105,7 @@ _AT_MOST: Final = (
     r"more) than"
 )
 _BELOW: Final = r"fewer than|less than|under|below|shorter than"
-_AT_LEAST: Final = r"at least|no fewer than|no less than|not fewer than|a minimum of|minimum of"
+_AT_LEAST: Final = r"at least|no fewer than|no less than|not fewer than|a minimum of|minimum of|minimum"
 _ABOVE: Final = r"more than|over|longer than"
 _ABOUT: Final = r"about|around|approximately|roughly|circa|close to|~"
 #: How far an approximate count ("about 200 words") may stray either way and still be what was asked.
@@ -127,7 +127,7 @@ _PARTS: Final = frozenset(
     {
         "title", "headline", "subject", "subject line", "heading", "header", "name", "tagline", "slogan", "intro",
         "introduction", "opening", "conclusion", "closing", "greeting", "sign-off", "signature", "hook",
-        "first sentence", "first line", "last sentence", "last line",
+        "first sentence", "first line", "last sentence", "last line", "body",
     }
 )  # fmt: skip
 _CONDITIONAL = re.compile(
@@ -148,8 +148,10 @@ _INCLUDE_CUE = re.compile(
     r"referenc(?:e|es|ed|ing)|must have|always)\b",
     re.IGNORECASE,
 )
-_EXCLUDE_CUE = re.compile(  # and a constraint written as a fragment: "No exclamation marks"
-    r"(?:^|(?<=[,;:]\s))no\s+(?!(?:more|fewer|less|longer|later|need|matter|one|sooner)\b)(?=[a-z])"
+_EXCLUDE_CUE = re.compile(  # and a constraint written as a fragment: "No exclamation marks", "So no judgement like"
+    r"(?:^|(?<=[,;:.!?]\s))(?:(?:so|and|but|also|therefore)\s+)?no\s+"
+    r"(?!(?:more|fewer|less|longer|later|need|matter|one|sooner)\b)"
+    r"(?=[a-z])"
     r"|\b(?:contains?|includes?|uses?|has|have)\s+no\b(?!\s+(?:more|fewer|less)\b)"  # "it contains no hype words"
     r"|\b(?:never|don't|do not|does not|doesn't|avoid(?:ing)?|without|refrain from|exclude|must not|mustn't|"
     r"shouldn't|should not|cannot|can't|not include|not mention|not use|not add|not give|not say|not make)\b",
@@ -390,7 +392,8 @@ class _Vocabulary:
         if match:
             return match.group(1) or match.group(2)
         # "the centre name" of {centre_name}: the input's own name, written as words
-        words = re.sub(r"^(?:the|a|an|your|our|their|its)\s+", "", phrase.strip().lower())
+        words = re.sub(r"^(?:the|a|an|your|our|their|its)\s+", "", phrase.strip().lower()).replace("'s ", " ")
+        words = words.replace("’s ", " ")  # "the coordinator's name" of {coordinator_name}
         name = re.sub(r"[\s-]+", "_", words)
         return name if name in self.inputs else None
 
@@ -431,7 +434,9 @@ class OfflineSynthesizer:
         current = {" ".join(i.text.split()) for i in instructions}
         earlier = [i for i in context.earlier if " ".join(i.text.split()) not in current]
         for instruction in [*instructions, *earlier]:
-            if instruction.removed_in is None and (_inside(instruction, examples) or instruction.kind == "code"):
+            if instruction.removed_in is None and (
+                _inside(instruction, examples) or instruction.kind == "code" or _is_json_fragment(instruction.text)
+            ):
                 continue
             if instruction.removed_in is not None and re.match(r"\s*(?:```|~~~)", instruction.text):
                 continue  # an old example or code block, not an instruction
@@ -502,13 +507,15 @@ class OfflineSynthesizer:
                 *_value_set(text, context.text),
                 *_label_only(text, context.text),
             ]
-            keys = _keys_listed_after(context.text, instruction.text)
+            keys = _keys_listed_after(context.text, instruction.text) or _schema_keys_after(
+                context.text, instruction.text
+            )
             if keys:  # "Return a JSON object with exactly these keys:" over '- "dish": ...' items
                 formats = [
                     json_draft(keys) if draft.check and draft.check.get("family") == "json" else draft
                     for draft in formats
                 ]
-            for draft in [*formats, *_copied(text, context.text, vocabulary)]:
+            for draft in [*formats, *_copied(text, context.text, vocabulary), *_quoted_from(text, vocabulary)]:
                 if draft.check and draft.check.get("family") == "count" and draft.check["unit"] in counted_units:
                     continue  # "a list of exactly three bullet points": the count says more than "uses bullets"
                 found_specific = True
@@ -585,7 +592,7 @@ _MENTION_CUE = re.compile(
     r"\b(?:mention\w*|includ\w*|contain\w*|us(?:e|es|ing)|utili[sz]\w*|refer(?:s|ring|ence|ences)?|cit(?:e|es|ing)|"
     r"incorporat\w*|about|on the (?:topic|subject) of|featur(?:e|es|ing)|highlight\w*|nam(?:e|es|ing)|"
     r"summari[sz](?:e|es|ing)|describ(?:e|es|ing)|explain(?:s|ing)?|discuss(?:es|ing)?|"
-    r"based on|drawing (?:on|from)|draw (?:on|from)|from|regarding|concerning|promot\w*|showcas\w*)\b",
+    r"based on|drawing (?:on|from)|draw (?:on|from)|regarding|concerning|promot\w*|showcas\w*)\b",
     re.IGNORECASE,
 )
 
@@ -622,6 +629,12 @@ def _asks_to_mention(text: str, field: str) -> bool:
     none of them."""
     if _DATA_INTRO.match(text):
         return False
+    for group in re.finditer(r"\(([^()]*)\)", text):
+        inside = group.group(1)
+        if len(re.findall(r"\{[^{}]+\}|\[\w+\]", inside)) >= 2 and re.search(
+            rf"\{{\{{?\s*{re.escape(field)}\b", inside
+        ):
+            return False  # "the film {title} from {director} ({country}, {runtime} minutes)": its details, not asks
     for match in re.finditer(rf"\{{\{{?\s*{re.escape(field)}\s*\}}?\}}|\[{re.escape(field)}\]", text):
         if re.match(rf"\s+(?:[a-z\-]+\s+)?(?:{_UNIT_ALTERNATION})\b", text[match.end() :].lower()):
             continue  # "about {n} words": a quantity, not a subject
@@ -778,6 +791,36 @@ def _keys_listed_after(prompt: str, sentence: str) -> list[str]:
         items.append(line)
     keys = [found.group("key") for line in items if (found := _KEY_ITEM.match(line))]
     return keys if len(keys) >= 2 and len(keys) == len(items) else []
+
+
+def _schema_keys_after(prompt: str, sentence: str) -> list[str]:
+    """The keys a JSON Schema right after the sentence requires ("must validate against this JSON Schema:" over
+    the schema), or else the properties it lists; a schema written with a template's doubled braces too. None
+    when no schema follows."""
+    at = prompt.find(sentence.strip())
+    if at < 0 or not re.search(r"\bschema\b", sentence, re.IGNORECASE):
+        return []
+    rest = prompt[at + len(sentence.strip()) :]
+    opening = re.match(r"\s*(?:```(?:json)?\s*)?(?=\{)", rest)
+    if opening is None:
+        return []
+    block = rest[opening.end() :]
+    if block.startswith("{{"):  # a str.format template writes a literal brace twice
+        block = block.replace("{{", "{").replace("}}", "}")
+    try:
+        schema, _ = json.JSONDecoder().raw_decode(block)
+    except ValueError:
+        return []
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return []
+    required = schema.get("required")
+    keys = required if isinstance(required, list) and required else list(schema["properties"])
+    return [str(key) for key in keys]
+
+
+def _is_json_fragment(text: str) -> bool:
+    """A line of a JSON document the prompt shows (a schema, an example object), not an instruction."""
+    return re.match(r"\s*(?:[{}\[\]]|\"[^\"\n]{1,60}\"\s*:)", text) is not None
 
 
 def _parent_item(prompt: str, sentence: str) -> str | None:
@@ -1143,6 +1186,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             unit = _UNITS.get(groups[-1], "list_items")
             if unit == "list_items" and re.match(r"numbered\b", counted):
                 unit = "numbered_items"  # "at most 3 numbered steps": a numbered list's, never steps in prose
+            if re.match(r"\s+(?:from|out\s+of)\s+(?:the|your|their|its|this|that|each)\b", lowered[match.end() :]):
+                continue  # "One sentence from the statement of the director must be quoted": one picked from a source
             if _UNCOUNTED.match(lowered, match.end()):
                 continue  # "no more than two sentences, not counting the citation": a count of something unsaid
             clause = _CLAUSE_BREAK.split(lowered[: match.start()])[-1]  # the words before the count, in its clause
@@ -1151,6 +1196,17 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             )
             if sized and sized.group(1) not in _WHOLE_RESPONSE and scope is None and leading_per is None:
                 continue  # "where the rationale is a single sentence": the size of a part, not of the response
+            part_named = re.search(
+                r"[\"“'`]([^\"”'`]{1,30})[\"”'`]\s+(?:to\s+be|is|are|should\s+be|must\s+be|will\s+be|has|have)\b",
+                lowered[: match.start()],
+            )
+            if part_named and scope is None and leading_per is None and not _has_section(prompt, part_named.group(1)):
+                continue  # 'I want "Strengths" to be one sentence': a column's or a field's size, not the response's
+            if re.match(
+                r"\s+(?:directly\s+|right\s+|just\s+)?(?:under|below|beneath|above|after)\s+the\b",
+                lowered[match.end() :],
+            ):
+                continue  # "one line directly under the table": a part placed somewhere, not the response's lines
             if vocabulary.bound(groups[0]) == 0 and counted != groups[-1]:
                 continue  # "no hype words", "no filler sentences": a kind of word to leave out, not none at all
             if _AT_AN_EDGE.search(clause):
@@ -1222,6 +1278,15 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             )
             if per is not None and per[1] == "items" and unit in ("list_items", "bullets", "numbered_items"):
                 continue  # "four options per question": items inside items, which the parts of a list cannot tell
+            elsewhere = re.search(r"\b(?:each|every)\s+(?:single\s+)?([a-z]+)\b", clause + match.group(0))
+            if (
+                elsewhere
+                and per is None
+                and scope is None
+                and elsewhere.group(1) not in _WHOLE_RESPONSE
+                and _part(elsewhere.group(1)) is None
+            ):
+                continue  # "keep each cell to one sentence": the size of each of a kind of part this cannot split
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
             if where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
                 scopes: list[str | None] = [where]
@@ -1380,6 +1445,14 @@ def _scope(lowered: str) -> str | None:
     )
     if template:  # "TITLE: <title, at most 8 words>", a schema's "summary: string, at most 15 words" or '"notes": ...'
         return template.group(1).strip()
+    kept = re.match(
+        r"^(?:always\s+|please\s+)?keep\s+(?:the|your)\s+([a-z][a-z\- ]{1,30}?)\s+(?:\([^)]*\)\s+)?"
+        r"(?:under|below|within)\b",
+        lowered,
+    )
+    # "keep the body (everything after the headline) under 100 words", "keep the summary under 70 words"
+    if kept and (kept.group(1) not in _WHOLE_RESPONSE or kept.group(1) == "summary"):
+        return kept.group(1)
     tagged = re.search(r"\binside\s+(?:the\s+)?<([a-z_][\w-]*)>\s*</\1>", lowered)
     if tagged:  # "inside <agent_note></agent_note> tags, write a note of no more than two sentences": the tag's
         return tagged.group(1)
@@ -1418,10 +1491,11 @@ _FIRST_LINE: Final = re.compile(
     r"(?:header(?:\s+row)?|line|text|row)?\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
     re.IGNORECASE,
 )
-#: An ending given after a colon: "End with this exact closing line: Ride on! The Wheelwright Team".
+#: An ending given after a colon: "End with this exact closing line: Ride on! The Wheelwright Team", "Finish with the
+#: sign-off on its own line: — Port Carrow Harbour Office".
 _CLOSING_LINE: Final = re.compile(
-    rf"\b(?:{_CLOSING})s?\s+with\s+(?:this|the\s+following)\s+(?:exact\s+)?(?:closing\s+|final\s+)?(?:line|sign-off|"
-    r"words|text|phrase|sentence)\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
+    rf"\b(?:{_CLOSING})s?\s+with\s+(?:this|the\s+following|the)\s+(?:exact\s+)?(?:closing\s+|final\s+)?(?:line|sign-off|"
+    r"signature|words|text|phrase|sentence)(?:\s+on\s+(?:its|a)\s+own\s+line)?\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
     re.IGNORECASE,
 )
 #: What the last line opens with: 'on the last line in the format "Label: X"' (the label before a placeholder
@@ -1458,6 +1532,18 @@ _UNQUOTED_EDGE: Final = re.compile(
 )
 
 
+def _slot_filled(phrase: str, vocabulary: _Vocabulary) -> str:
+    """An edge written as a form with a slot ("CLOSED: <trail name>"): the slot as the input it names
+    ("CLOSED: {trail_name}"), or else the form's words before it ("CLOSED:"); the phrase itself when it has none."""
+    slot = re.search(r"<([^<>]{1,40})>|\[([^\[\]]{1,40})\]", phrase)
+    if slot is None:
+        return phrase
+    field = vocabulary.input_named(slot.group(1) or slot.group(2))
+    if field is not None:
+        return phrase[: slot.start()] + "{" + field + "}" + phrase[slot.end() :]
+    return phrase[: slot.start()].strip()
+
+
 #: A numbered line of a layout the prompt fixes: "Line 1: the verdict, exactly one of APPROVE, REVIEW, REMOVE".
 _NUMBERED_LINE: Final = re.compile(r"(?:line|row)\s+(\d{1,2})\s*:\s*", re.IGNORECASE)
 #: What a numbered line opens with: 'Line 2: "Reason: " followed by one sentence', 'Line 1: starts with "Verdict:"'.
@@ -1489,7 +1575,8 @@ def _numbered_line_drafts(text: str) -> Iterator[_Draft]:
 #: An edge named by an input's name: "End the reply with the centre name on its own line" ({centre_name}).
 _INPUT_EDGE: Final = re.compile(
     rf"\b(?P<verb>{_OPENING}|{_CLOSING})s?\s+(?:(?:the|your)\s+(?:reply|response|answer|message|email|note)\s+)?with\s+"
-    r"(?P<phrase>(?:the|your|our)\s+[\w'’ -]{2,40}?)(?:\s+on\s+(?:its|a)\s+own\s+line)?\s*[.;]?\s*$",
+    r"(?P<phrase>(?:the|your|our)\s+[\w'’ -]{2,40}?)(?:\s+on\s+(?:its|a)\s+own\s+line|\s+as\s+(?:the|a|your)\s+"
+    r"(?:sign-off|signature|closing(?:\s+line)?))?\s*[.;]?\s*$",
     re.IGNORECASE,
 )
 
@@ -1584,13 +1671,27 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     ]
     start = re.search(rf"\b(?:{_OPENING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)  # "begin your answer with"
     end = re.search(rf"\b(?:{_CLOSING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)
-    if (start or end) and quoted and (_scope(lowered) in _PARTS or _edge_of_a_part(lowered, start or end)):
+    # "Output a single line starting with "HINT: "": the line is the response, and its edge the response's
+    whole_line = re.search(
+        r"\b(?:output|write|return|give|reply\s+with|respond\s+with)\s+(?:a\s+single|one|only\s+one|exactly\s+one)\s+"
+        r"line\s+(?:that\s+)?(?:start|begin|open)(?:s|ing)?\s+with\b",
+        lowered,
+    )
+    start = start or (whole_line if not end else None)
+    if (
+        (start or end)
+        and quoted
+        and not whole_line
+        and (_scope(lowered) in _PARTS or _edge_of_a_part(lowered, start or end))
+    ):
         # "The subject line must start with 'Follow-up:'", "its last sentence begins with 'Attendees will'",
         # "finish with one line starting with 'Advice:'": the part's edge, which the response's own need not be
         yield phrases_draft([quoted[0] if start else quoted[-1]], exclude=False)
         start = end = None
     if start and quoted:
-        yield edge_draft(quoted[0], end=False, refused=edge_refused(text, end=False))
+        opening = _slot_filled(quoted[0], vocabulary)
+        if opening:
+            yield edge_draft(opening, end=False, refused=edge_refused(text, end=False))
     elif (
         start
         and re.search(r"\bwith (?:the|a|an)\s+(?:[\w-]+\s+)?(?:name|title|heading|header)\b", lowered)
@@ -1604,7 +1705,9 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
             {"family": "starts_with_title"},
         )
     if end and quoted:
-        yield edge_draft(quoted[-1], end=True, refused=edge_refused(text, end=True))
+        closing = _slot_filled(quoted[-1], vocabulary)
+        if closing:
+            yield edge_draft(closing, end=True, refused=edge_refused(text, end=True))
     closing_line = _CLOSING_LINE.search(text)
     if closing_line is not None and not quoted:  # "End with this exact closing line: Ride on! The Team"
         yield edge_draft(closing_line.group("text").strip(), end=True)
@@ -1758,6 +1861,29 @@ _COPIED: Final = re.compile(
 )
 
 
+#: "One sentence from the statement of the director must be quoted word by word", "quote the customer's message
+#: verbatim": a quotation copied from an input; the source follows "from" ("from the statement", "of the review").
+_QUOTED_FROM: Final = re.compile(
+    r"\b(?:from|of)\s+(?:the\s+|your\s+)?(?P<source>[a-z][\w'’ ]{2,40}?)\s+(?:must|should|has\s+to|is|are)\s+"
+    r"(?:be\s+)?quoted\b[^.]{0,30}?\b(?:word[\s-](?:by|for)[\s-]word|verbatim|exactly)"
+    r"|\bquot(?:e|ing)\s+(?:\w+\s+){0,4}?(?:from|of)\s+(?:the\s+|your\s+)?(?P<object>[a-z][\w'’ ]{2,40}?)\s+"
+    r"(?:word[\s-](?:by|for)[\s-]word|verbatim|exactly)",
+    re.IGNORECASE,
+)
+
+
+def _quoted_from(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """A quotation the sentence asks to copy word for word from an input it names by the prompt's words for it
+    ("the statement of the director" of "Here is the statement of the director: {director_statement}")."""
+    match = _QUOTED_FROM.search(text)
+    if match is None:
+        return
+    source = (match.group("source") or match.group("object")).strip()
+    field = vocabulary.field_of(source) or vocabulary.input_named(source)
+    if field is not None:
+        yield library.quotes_draft(field)
+
+
 def _copied(text: str, prompt: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     """A key of the JSON the prompt asks for, copied word for word from an input the sentence names by the
     prompt's words for it ("the survey answer" of "Survey answer: {answer}") or by its placeholder."""
@@ -1851,8 +1977,8 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     named = [
         phrase for phrase in _named_phrases(_QUOTED.sub(" , ", scope), banned=exclude) if phrase not in lowered_quotes
     ]
-    if exclude and library.SOURCED_CUE.search(scope):
-        named = []  # "never add medicines that are not in the note": what the source lacks, not these words
+    if library.SOURCED_CUE.search(scope):  # "never add medicines that are not in the note": what the source lacks,
+        named = []  # not these words; "give the closure dates exactly as provided": the source's figures
     instances = _instances(scope) if exclude and not quoted else []
     if instances:  # "avoid competitors such as Acme or Globex": the names are what must not appear
         named = instances
@@ -1863,10 +1989,17 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         named = [phrase for phrase in named if phrase not in referred]
         for field in dict.fromkeys(referred.values()):
             yield mentions_draft(field)
+    banned_inputs = list(vocabulary.fields_in(scope)) if exclude else []
+    for match in _object_matches(scope) if exclude else []:  # "never reveal the solution" of {solution}: its value
+        obj = re.sub(r"\s+(?:itself|themselves)\b.*$|\s*[(,;].*$", "", match.group("object").strip())
+        field = vocabulary.input_named(obj)
+        if field is not None and field not in banned_inputs:
+            banned_inputs.append(field)
+            named = [phrase for phrase in named if phrase.lower() not in obj.lower()]
     phrases = quoted + named + list(dict.fromkeys(marks))
     if phrases:
         yield phrases_draft(phrases, exclude=exclude)
-    for field in vocabulary.fields_in(scope) if exclude else []:
+    for field in banned_inputs:
         yield mentions_draft(field, exclude=True)
 
 
@@ -1931,7 +2064,11 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
             continue  # "its ingredient list and work out which ...": a noun before a conjunction, no object
         if re.search(r"\b(?:if|when|whenever|unless|in case|once)\b", text[: match.start()], re.IGNORECASE):
             continue  # "... if the user mentions self-harm": the condition's words, not the response's
-        if re.search(r"\b(?:characters|words|letters|chars)\s*,?\s*$", text[: match.start()], re.IGNORECASE):
+        if re.search(
+            r"\b(?:characters|words|letters|chars|sentences|lines)\b(?:\s+or\s+(?:fewer|less|more))?\s*,?\s*$",
+            text[: match.start()],
+            re.IGNORECASE,
+        ):
             continue  # "under 250 characters, including spaces": what the count counts, not a term
         if not banned and re.match(r"any\b", obj, re.IGNORECASE):
             continue  # "mention any red cards": if there were some, which the data decides
@@ -2031,6 +2168,14 @@ _TRAILING_ADVERBS: Final = frozenset(
 _WH: Final = frozenset({"how", "what", "why", "whether", "where", "when", "which", "who", "whom", "whose"})
 
 
+#: Words ending in -ing that are nouns at the head of a term ("shipping costs", "opening hours").
+_ING_NOUNS: Final = frozenset(
+    """shipping billing booking pricing parking training meeting building clothing wedding morning evening housing
+    funding marketing opening closing heading setting warning rating listing packaging seating lighting catering
+    recording reading writing timing spring string ceiling""".split()  # noqa: SIM905
+)
+
+
 def _literal_phrase(part: str, *, framed: bool) -> str | None:
     """The term a noun phrase names, or None when it names a kind, a quality or something said before."""
     part = part.strip(" '-").lower()
@@ -2057,6 +2202,8 @@ def _literal_phrase(part: str, *, framed: bool) -> str | None:
             break
     if not 1 <= len(words) <= 4 or not any(len(word) > 2 for word in words):
         return None
+    if not framed and len(words) >= 2 and words[0].endswith("ing") and words[0] not in _ING_NOUNS:
+        return None  # "include wearing closed-toe shoes": an action to describe, in whatever words, not a term
     if len(words) >= 2 and words[-1] in _ATTRIBUTES:  # "the warranty period": the warranty, with its value
         if re.search(r"['’]s?$", words[-2]) or words[-1] in ("name", "names", "title", "titles"):
             return None  # "the customer's name", "the product name": the name itself, never the word "product"

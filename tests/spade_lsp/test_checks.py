@@ -535,3 +535,18 @@ def test_an_unmarked_titles_section_ends_at_the_next_unmarked_title() -> None:
     assert checks.section(notes, "Action items") == "- [Ana] Ship it."
     prose = "Summary\nWe met.\n\nIt went well\nand we left."  # a line with its sentence running on is no title
     assert checks.section(prose, "Summary") == "We met.\n\nIt went well\nand we left."
+
+
+def test_quotes_from_needs_a_quotation_copied_whole() -> None:
+    statement = "I wanted to film the quiet after the factory closed. Nobody in the village talks about it."
+    assert checks.quotes_from('The director says: "Nobody in the village talks about it."', statement)
+    assert checks.quotes_from("In her words, “I wanted to film the quiet after the factory closed”.", statement)
+    assert not checks.quotes_from('The director says: "Nobody in the whole village talks about it."', statement)
+    assert not checks.quotes_from("Nobody in the village talks about it.", statement)  # no quotation marks
+
+
+def test_sourced_numbers_reads_months_and_clock_times_of_the_source() -> None:
+    source = {"notes": "Wednesday 14 May 2025, 1-3.30pm"}
+    assert checks.sourced_numbers('{"date": "2025-05-14", "time": "1pm to 3:30pm"}', source)
+    assert not checks.sourced_numbers('{"date": "2025-06-14"}', source)  # June is no month the source names
+    assert not checks.sourced_numbers("on 2025-05-02", {"notes": "you may come on 2 June 2025"})  # "may", a verb

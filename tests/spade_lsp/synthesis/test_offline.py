@@ -1671,3 +1671,108 @@ def test_a_fixed_layouts_numbered_lines() -> None:
     size = by_check(candidates, family="count", unit="sentences")
     assert run(size, "APPROVE\nReason: it is fine.")  # the line's one sentence, not the response's two
     assert not run(size, "APPROVE\nReason: it is fine. It asks a question.")
+
+
+def test_a_maximum_before_its_number_is_a_ceiling_and_a_single_lines_opening_is_the_responses() -> None:
+    candidates = synthesize(
+        '- Maximum 2 sentences. Output a single line starting with "HINT: " and nothing else.', COUNT
+    )
+    assert by_check(candidates, family="count", unit="sentences").check == {
+        "family": "count", "unit": "sentences", "min": None, "max": 2,
+    }  # fmt: skip
+    assert run(by_check(candidates, family="starts_with"), "HINT: look under the rug.")
+    assert "starts_with" not in families(synthesize('Finish with one line starting with "Advice:".'))
+
+
+def test_a_quotation_copied_from_an_input() -> None:
+    prompt = (
+        "Here is the statement of the director: {director_statement}\n"
+        "3. One sentence from the statement of the director must be quoted word by word, in quotation marks.\n"
+    )
+    sentence = "3. One sentence from the statement of the director must be quoted word by word, in quotation marks."
+    candidates = synthesize(sentence, COUNT, prompt=prompt)
+    assert "count" not in families(candidates)  # one sentence picked from the statement, not the text's size
+    quotes = by_check(candidates, family="quotes_from")
+    example = {"director_statement": "Nobody in the village talks about it. I wanted to change that."}
+    assert run(quotes, 'She says: "Nobody in the village talks about it."', example)
+    assert not run(quotes, 'She says: "Nobody in this village talks about it."', example)
+
+
+def test_a_films_details_in_parentheses_are_no_mentions() -> None:
+    prompt = "Write a short text to the film {film_title} from {director} ({country}, {runtime} minutes)."
+    found = {str((c.check or {}).get("field")) for c in synthesize(prompt, prompt=prompt)}
+    assert "country" not in found and "runtime" not in found
+
+
+def test_bans_after_so_no_and_of_an_inputs_value() -> None:
+    sentence = 'We are a festival, not a critic. So no judgement like "masterpiece" or "must-see".'
+    assert by_check(synthesize(sentence), family="excludes").check["phrases"] == ["masterpiece", "must-see"]  # type: ignore[index]
+    prompt = "Solution (for your eyes only): {solution}\n- Never reveal the solution itself (no codes or digits).\n"
+    banned = by_check(synthesize("- Never reveal the solution itself (no codes or digits).", prompt=prompt),
+                      family="not_mentions")  # fmt: skip
+    assert not run(banned, "HINT: try 4172.", {"solution": "4172"})
+    assert run(banned, "HINT: look at the flasks.", {"solution": "4172"})
+
+
+def test_an_openings_slot_is_the_input_it_names_and_a_kept_part_is_sized_alone() -> None:
+    prompt = (
+        "The {trail_name} trail is closed.\n"
+        'ALWAYS start with a headline line in the form "CLOSED: <trail name>" and nothing else on that line.\n'
+        "ALWAYS keep the body (everything after the headline) under 100 words.\n"
+    )
+    headline = 'ALWAYS start with a headline line in the form "CLOSED: <trail name>" and nothing else on that line.'
+    opening = by_check(synthesize(headline, prompt=prompt), family="starts_with")
+    assert run(opening, "CLOSED: Red Squirrel Trail\nThe trail ...", {"trail_name": "Red Squirrel Trail"})
+    body = [
+        c.check for c in synthesize("ALWAYS keep the body (everything after the headline) under 100 words.", COUNT,
+                                    prompt=prompt) if c.check
+    ]  # fmt: skip
+    assert [check.get("section") for check in body] == ["body"]
+
+
+def test_figures_kept_as_given_are_no_terms() -> None:
+    candidates = synthesize("ALWAYS give the closure dates exactly as provided.")
+    assert families(candidates) == {"sourced_numbers"}
+    faq = "Answer only with facts stated in the FAQ. Do not add tide times or prices that the FAQ does not mention."
+    assert families(synthesize(faq)) == {"sourced_numbers"}  # what the FAQ lacks, not those words
+
+
+def test_sizes_of_a_named_part_a_placed_line_and_each_cell_are_not_the_responses() -> None:
+    for sentence in (
+        'As a participant, I want "Strengths" to be one sentence of no more than 20 words.',
+        'As a sponsor, I want one line directly under the table reading "Best prize: " and the team.',
+        "Keep each cell to one sentence.",
+    ):
+        assert "count" not in families(synthesize(sentence, COUNT)), sentence
+
+
+def test_a_json_schema_after_the_sentence_gives_the_required_keys() -> None:
+    prompt = (
+        "Your output must be one JSON object that validates against this JSON Schema:\n\n"
+        '{{\n  "type": "object",\n  "required": ["title", "date"],\n  "properties": {{\n'
+        '    "title": {{"type": "string", "maxLength": 60}},\n    "date": {{"type": "string"}}\n  }}\n}}\n'
+    )
+    sentence = "Your output must be one JSON object that validates against this JSON Schema:"
+    keys = by_check(synthesize(sentence, prompt=prompt), family="json")
+    assert keys.check is not None and keys.check["keys"] == ["title", "date"]
+    from spade_lsp.synthesis._offline import _is_json_fragment
+
+    assert _is_json_fragment('    "title": {{"type": "string", "maxLength": 60}},')
+    assert not _is_json_fragment("Return the title in quotes.")
+
+
+def test_an_action_to_describe_is_no_term() -> None:
+    sentence = "safety_notes must always include wearing closed-toe shoes and wearing natural-fibre clothing."
+    assert "includes" not in families(synthesize(sentence))
+    assert by_check(synthesize("Always include the shipping costs."), family="includes")
+
+
+def test_sign_offs_given_or_named_by_an_input() -> None:
+    closing = by_check(synthesize("- Finish with the sign-off on its own line: — Port Carrow Harbour Office"),
+                       family="ends_with")  # fmt: skip
+    assert run(closing, "Yes, there is.\n— Port Carrow Harbour Office")
+    prompt = "- Coordinator name: {coordinator_name}\n7. End with the coordinator's name as the sign-off.\n"
+    named = by_check(synthesize("7. End with the coordinator's name as the sign-off.", prompt=prompt),
+                     family="ends_with")  # fmt: skip
+    assert run(named, "Thanks so much,\nPriya", {"coordinator_name": "Priya"})
+    assert "includes" not in families(synthesize("1. 80 words or fewer, including the sign-off.", COUNT))
