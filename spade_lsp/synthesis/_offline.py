@@ -1705,9 +1705,9 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
             {"family": "starts_with_title"},
         )
     if end and quoted:
-        closing = _slot_filled(quoted[-1], vocabulary)
-        if closing:
-            yield edge_draft(closing, end=True, refused=edge_refused(text, end=True))
+        ending = _slot_filled(quoted[-1], vocabulary)
+        if ending:
+            yield edge_draft(ending, end=True, refused=edge_refused(text, end=True))
     closing_line = _CLOSING_LINE.search(text)
     if closing_line is not None and not quoted:  # "End with this exact closing line: Ride on! The Team"
         yield edge_draft(closing_line.group("text").strip(), end=True)
