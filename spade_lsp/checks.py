@@ -82,6 +82,8 @@ _LABEL: Final = r"[A-Z][\w /&'-]{0,40}"
 _LABEL_LINE = re.compile(rf"^\s*({_LABEL}):\s*(?:$|\S)", re.MULTILINE)
 #: A ``Label:`` line's text after the label: "Title: Ten Ways to Sleep".
 _LABEL_VALUE = re.compile(rf"^\s*{_LABEL}:\s*(\S.*)$")
+#: A bold label and its value on one line: "**Severity:** Medium" (the label, then the value).
+_BOLD_LABEL = re.compile(rf"^\s*(?:\*\*|__)({_LABEL}):(?:\*\*|__)\s*(\S.*)$")
 _HASHTAG = re.compile(r"(?<![\w#])#[^\W\d_][\w]*")
 _FENCE = re.compile(r"```[^\n]*\n(.*?)```", re.DOTALL)
 #: Marks that end a sentence when a space or the end follows (Latin, and the Arabic-script question mark and full
@@ -726,8 +728,9 @@ def section(text: str, title: str) -> str:
     end = next((i for i, r, _ in titles if i > index and r <= rank), len(lines))
     if rank == _PLAIN_RANK:  # an unmarked title's section also ends at the next one: "Action items" after a blank line
         end = next((i for i in range(index + 2, end) if _unmarked_title_at(lines, i)), end)
-    inline = _LABEL_VALUE.match(lines[index])  # "Title: Ten Ways to Sleep": the section starts on its line
-    return "\n".join(([inline.group(1)] if inline else []) + lines[index + 1 : end])
+    # "Title: Ten Ways to Sleep", "**Severity:** Medium": the section starts on its line
+    inline = _LABEL_VALUE.match(lines[index]) or _BOLD_LABEL.match(lines[index])
+    return "\n".join(([inline.group(inline.lastindex or 1)] if inline else []) + lines[index + 1 : end])
 
 
 #: Names of a response's title where no section bears them: its first line ("Start with a one-line title").
@@ -779,7 +782,7 @@ def _line_title(line: str) -> tuple[int, str] | None:
     heading = _HEADING.match(line)
     if heading:
         return len(heading.group(1)), _normal(heading.group(2))
-    for pattern, rank in ((_BOLD_LINE, _BOLD_RANK), (_LABEL_LINE, _LABEL_RANK)):
+    for pattern, rank in ((_BOLD_LINE, _BOLD_RANK), (_LABEL_LINE, _LABEL_RANK), (_BOLD_LABEL, _LABEL_RANK)):
         match = pattern.match(line)
         if match:
             return rank, _normal(match.group(1))

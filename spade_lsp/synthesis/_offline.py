@@ -178,11 +178,12 @@ _OBJECT_END = (
     r"because|but|even|while|encouraging|no\s+matter|regardless|however|whatever|"
     r"to\s+(?:the|a|an|help|make|ensure|be)\b"
 )
-_OBJECT_ITEM = r"[A-Za-z][A-Za-z '\-]{1,80}?"
+_OBJECT_ITEM = r"[A-Za-z0-9][A-Za-z0-9 '\-]{1,80}?"  # "the 3D printer filament fees"
 #: A verb and its object, which may be a list ("discounts, coupons or competitors"): a further item after a
 #: comma starts with neither a clause word nor a pronoun ("prices, as this ...", "prices, you ...").
 _NAMED_OBJECT = re.compile(
-    rf"\b(?P<verb>{_CONTENT_VERBS}|{_STYLE_VERBS}|the (?:key)?words?|the phrases?|the terms?)\s+"
+    # a verb, not the end of a compound ("the tap-list blurbs")
+    rf"(?<![\w-])(?P<verb>{_CONTENT_VERBS}|{_STYLE_VERBS}|the (?:key)?words?|the phrases?|the terms?)\s+"
     rf"(?P<object>{_OBJECT_ITEM}(?:\s*,\s*(?:(?:or|and)\s+)?"
     rf"(?!(?:{_OBJECT_END}|and|or|then|also|i|you|we|they|he|she|it|this|these|those|there|please)\b){_OBJECT_ITEM})*)"
     rf"(?=[.,;:!?()\u2014]|\s+(?:{_OBJECT_END})\b|$)",
@@ -503,7 +504,7 @@ class OfflineSynthesizer:
                 yield draft
             formats = [
                 *_formats(text, vocabulary),
-                *_numbered_line_drafts(text),
+                *_numbered_line_drafts(text, context.text),
                 *_value_set(text, context.text),
                 *_label_only(text, context.text),
             ]
@@ -1066,6 +1067,8 @@ def _has_section(prompt: str, noun: str) -> bool:
         or re.search(rf"<{name}>[^<]*</{name}>", prompt, re.IGNORECASE)  # "inside <summary></summary>"
         or re.search(rf"[`\"“']#+\s*{name}[`\"”']", prompt, re.IGNORECASE)  # "these sections: `### Summary`, ..."
         or re.search(rf"[`\"“']{name}:[`\"”']", prompt, re.IGNORECASE)  # 'its label on a line of its own ("X:")'
+        # a bold label the output uses: "Use exactly these bold labels: **Date:**, **Severity:**"
+        or re.search(rf"\*\*{name}:?\*\*:?", prompt, re.IGNORECASE)
         # a line of a "Key: value" list the prompt spells out: "Fault: what was wrong, max 15 words"
         or (re.search(r"\bkey\s*:\s*value\b", prompt, re.IGNORECASE)
             and re.search(rf"^\s*(?:[-*•]\s*)?{name}\s*:", prompt, re.IGNORECASE | re.MULTILINE))
@@ -1186,6 +1189,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             unit = _UNITS.get(groups[-1], "list_items")
             if unit == "list_items" and re.match(r"numbered\b", counted):
                 unit = "numbered_items"  # "at most 3 numbered steps": a numbered list's, never steps in prose
+            if re.search(r"\bor\s+(?:the\s+|a\s+)?(?:single\s+)?$", lowered[: match.start()]):
+                continue  # "a short list of bullets, or the single word None": one of two forms, not a size
+            if _conditional_at(lowered, match.start()):
+                continue  # "Order bullets ... If you find nothing, write "None" instead of bullets": only then
             if re.match(r"\s+(?:from|out\s+of)\s+(?:the|your|their|its|this|that|each)\b", lowered[match.end() :]):
                 continue  # "One sentence from the statement of the director must be quoted": one picked from a source
             if _UNCOUNTED.match(lowered, match.end()):
@@ -1509,7 +1516,11 @@ _LAST_LINE: Final = re.compile(
     r"(?P<label>[A-Za-z][\w ]{0,25}:)(?=[\s\"”'’]|$)"
     # 'then one final line in the form "Serve: <temperature>"'
     r"|\b(?:last|final)\s+line\s+in\s+the\s+(?:form|format)\s+(?:of\s+)?[\"“'‘`](?P<form>[A-Za-z][\w ]{0,25}:)\s*"
-    r"(?:<[^>]*>|\[[^\]]*\]|\{[^}]*\}|[A-Z]\b|\.\.\.)",
+    r"(?:<[^>]*>|\[[^\]]*\]|\{[^}]*\}|[A-Z]\b|\.\.\.)"
+    # 'finish with a final line starting "Sources:" that lists ...'
+    r"|\b(?:(?:last|final)\s+line|(?:finish|end)\s+with\s+(?:a|one)\s+line)\s+(?:starting|beginning|that\s+(?:starts|begins))"
+    r"\s+(?:with\s+)?[\"“'‘`]"
+    r"(?P<starting>[A-Za-z][\w ]{0,25}:)\s*[\"”'’`]",
     re.IGNORECASE,
 )
 
@@ -1517,10 +1528,14 @@ _LAST_LINE: Final = re.compile(
 def _last_line_label(text: str) -> str | None:
     """What the text says the response's last line opens with (:data:`_LAST_LINE`), if it says so."""
     last = _LAST_LINE.search(text)
+    if last is None:
+        return None
     return (
-        None
-        if last is None
-        else last.group("quoted") or last.group("bare") or last.group("label") or last.group("form")
+        last.group("quoted")
+        or last.group("bare")
+        or last.group("label")
+        or last.group("form")
+        or last.group("starting")
     )
 
 
@@ -1532,12 +1547,29 @@ _UNQUOTED_EDGE: Final = re.compile(
 )
 
 
+def _shared_by_alternatives(text: str, quoted: list[str], *, end: bool) -> str:
+    """The edge a sentence gives, or what its alternatives share ('End with "Verdict: APPROVE" or "Verdict: REQUEST
+    CHANGES"': "Verdict:"), up to a word's end; "" when they share nothing."""
+    edge = quoted[-1] if end else quoted[0]
+    if len(quoted) < 2:
+        return edge
+    pair = (quoted[-2], quoted[-1]) if end else (quoted[0], quoted[1])
+    between = text[text.find(pair[0]) + len(pair[0]) : text.rfind(pair[1])]
+    if not re.fullmatch(r"[\"”'’`]?\s*,?\s*or\s*[\"“'‘`]?", between):
+        return edge
+    size = next((i for i, (a, b) in enumerate(zip(*pair, strict=False)) if a != b), min(map(len, pair)))
+    shared = pair[0][:size]
+    cut = len(shared) if shared.endswith((" ", ":")) else max(shared.rfind(" "), shared.rfind(":") + 1)
+    return shared[:cut].strip()
+
+
 def _slot_filled(phrase: str, vocabulary: _Vocabulary) -> str:
     """An edge written as a form with a slot ("CLOSED: <trail name>"): the slot as the input it names
-    ("CLOSED: {trail_name}"), or else the form's words before it ("CLOSED:"); the phrase itself when it has none."""
+    ("CLOSED: {trail_name}"), or else the form's words before it ("CLOSED:"); the phrase itself when it has none
+    or its brackets hold a marker, an identifier the response keeps ("[SIGNUP_LINK]")."""
     slot = re.search(r"<([^<>]{1,40})>|\[([^\[\]]{1,40})\]", phrase)
-    if slot is None:
-        return phrase
+    if slot is None or re.fullmatch(r"[A-Z0-9_]+", slot.group(1) or slot.group(2)):
+        return phrase  # no slot, or a marker kept as written ("Book your spot: [SIGNUP_LINK]")
     field = vocabulary.input_named(slot.group(1) or slot.group(2))
     if field is not None:
         return phrase[: slot.start()] + "{" + field + "}" + phrase[slot.end() :]
@@ -1553,17 +1585,22 @@ _LINE_OPENING: Final = re.compile(
 )
 #: The values a numbered line holds one of: "exactly one of APPROVE, REVIEW, REMOVE", 'one of "yes" or "no"'.
 _LINE_ONE_OF: Final = re.compile(
-    r"\bone\s+of\s*:?\s*(?P<values>(?:[A-Z][A-Z_-]+|[\"“'‘`][^\"”'’`\n]{1,30}[\"”'’`])"
-    r"(?:\s*(?:,\s*or|,|or|/|\|)\s*(?:[A-Z][A-Z_-]+|[\"“'‘`][^\"”'’`\n]{1,30}[\"”'’`]))+)"
+    r"\bone\s+(?:of|word)\s*:?\s*(?P<values>(?:[A-Z][A-Za-z_-]+|[\"“'‘`][^\"”'’`\n]{1,30}[\"”'’`])"
+    r"(?:\s*(?:,\s*or|,|or|/|\|)\s*(?:[A-Z][A-Za-z_-]+|[\"“'‘`][^\"”'’`\n]{1,30}[\"”'’`]))+)"
 )
 
 
-def _numbered_line_drafts(text: str) -> Iterator[_Draft]:
-    """What a prompt's fixed layout asks of one line: what it opens with and the values it holds one of."""
+def _numbered_line_drafts(text: str, prompt: str = "") -> Iterator[_Draft]:
+    """What a prompt's fixed layout asks of one line, or of one labelled part ("**Severity:** must be exactly one
+    word: Low, Medium or High"): what it opens with and the values it holds one of."""
     numbered = _NUMBERED_LINE.match(text)
-    if numbered is None:
+    labelled = re.match(r"\*\*([A-Za-z][\w /&'-]{0,30}?):?\*\*:?\s*", text)
+    if numbered is not None:
+        line, rest = f"line {numbered.group(1)}", text[numbered.end() :]
+    elif labelled is not None and _has_section(prompt, labelled.group(1)):
+        line, rest = labelled.group(1).lower(), text[labelled.end() :]
+    else:
         return
-    line, rest = f"line {numbered.group(1)}", text[numbered.end() :]
     opening = _LINE_OPENING.match(rest)
     if opening is not None:
         yield library.line_opening_draft(line, opening.group("text").strip())
@@ -1663,11 +1700,15 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         titles += [title.strip(" :") for title in re.findall(r"\*\*([^*\n]{1,40})\*\*", text) if title not in titles]
     # a section's title is no phrase, nor is a pattern ("a title in the imperative mood ("Fix ...", "Add ...")"),
     # nor an example of what complies ("start with the colour and grade, e.g. `Yellow · V3 — `")
+    # and not what one of its sentences asks under a condition ('If you find nothing, write "No issues found."')
     examples = set(_literal_quotes(text, _EXAMPLE_FRAME))
     quoted = [
         phrase
         for phrase in _quoted(text)
-        if phrase.lstrip("# ") not in titles and not phrase.endswith(("...", "…")) and phrase not in examples
+        if phrase.lstrip("# ") not in titles
+        and not phrase.endswith(("...", "…"))
+        and phrase not in examples
+        and not _conditional_at(text, text.find(phrase))
     ]
     start = re.search(rf"\b(?:{_OPENING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)  # "begin your answer with"
     end = re.search(rf"\b(?:{_CLOSING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)
@@ -1689,7 +1730,7 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         yield phrases_draft([quoted[0] if start else quoted[-1]], exclude=False)
         start = end = None
     if start and quoted:
-        opening = _slot_filled(quoted[0], vocabulary)
+        opening = _slot_filled(_shared_by_alternatives(text, quoted, end=False), vocabulary)
         if opening:
             yield edge_draft(opening, end=False, refused=edge_refused(text, end=False))
     elif (
@@ -1704,9 +1745,12 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
             "checks.starts_with_title(response)",
             {"family": "starts_with_title"},
         )
-    if end and quoted:
-        ending = _slot_filled(quoted[-1], vocabulary)
-        if ending:
+    last = _last_line_label(text)
+    if end and quoted and (last is None or last.strip() != quoted[-1].strip()):  # a last line's label is no ending
+        ending = _slot_filled(_shared_by_alternatives(text, quoted, end=True), vocabulary)
+        if ending and ending != quoted[-1] and ending.endswith(":"):  # 'End with "Verdict: A" or "Verdict: B"'
+            last = last or ending  # what the alternatives share opens the last line
+        elif ending:
             yield edge_draft(ending, end=True, refused=edge_refused(text, end=True))
     closing_line = _CLOSING_LINE.search(text)
     if closing_line is not None and not quoted:  # "End with this exact closing line: Ride on! The Team"
@@ -1714,7 +1758,6 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     first = _FIRST_LINE.search(text)
     if first is not None and not quoted:  # "The first line must be exactly this header: name,date,boat_type,hours"
         yield edge_draft(first.group("text").strip(), end=False)
-    last = _last_line_label(text)
     if last is not None:  # 'give the label on the last line in the format "Label: X"', "on the last line write Answer:"
         yield library.last_line_draft(last)
     if not quoted:  # "Begin with the line Dear residents, and end with the sign-off line {manager_name}, ..."
@@ -1941,6 +1984,13 @@ def _literal_quotes(text: str, frame: re.Pattern[str] = _LITERAL_FRAME, *, uncon
     return list(dict.fromkeys(phrases))
 
 
+def _conditional_at(text: str, index: int) -> bool:
+    """Whether the sentence of ``text`` that holds ``index`` opens with a condition ("If you find nothing, ...")."""
+    return (
+        re.match(r"\s*(?:if|when|whenever|unless|in case)\b", re.split(r"[.!?]\s", text[:index])[-1], re.I) is not None
+    )
+
+
 def _negation(text: str) -> re.Match[str] | None:
     """The first exclusion cue that instructs: not inside a condition ("... if the text does not provide X"
     states a condition, it bans nothing). A cue in a relative or complement clause instructs ("make sure that
@@ -2074,8 +2124,8 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
             continue  # "mention any red cards": if there were some, which the data decides
         if not banned and re.search(r"\bonly\s+$", text[: match.start()], re.IGNORECASE):
             continue  # "only list tasks that somebody agreed to do": which ones may appear, not the word "tasks"
-        if not banned and re.fullmatch(r"nam(?:e|es|ing)|identif\w*|specif\w*", verb):
-            continue  # "name the owning team and the channel": which team the notes say, not the words "owning team"
+        if re.fullmatch(r"nam(?:e|es|ing)|identif\w*|specif\w*", verb):
+            continue  # "name the owning team": which team the notes say; "never name guests": their names, not words
         if not banned and re.fullmatch(r"writ\w*|output|print", verb):
             continue  # "Write the recipe ...": the response itself, not a word in it ("do not write X" bans X)
         if re.match(r"(?:provid|suppl|present|equip|furnish)\w*$", verb) and re.match(
@@ -2205,7 +2255,7 @@ def _literal_phrase(part: str, *, framed: bool) -> str | None:
     if not framed and len(words) >= 2 and words[0].endswith("ing") and words[0] not in _ING_NOUNS:
         return None  # "include wearing closed-toe shoes": an action to describe, in whatever words, not a term
     if len(words) >= 2 and words[-1] in _ATTRIBUTES:  # "the warranty period": the warranty, with its value
-        if re.search(r"['’]s?$", words[-2]) or words[-1] in ("name", "names", "title", "titles"):
+        if re.search(r"['’]s?$", words[-2]) or words[-1] in ("name", "names", "title", "titles", "number", "numbers"):
             return None  # "the customer's name", "the product name": the name itself, never the word "product"
         words = words[:-1]
     phrase = " ".join(words)

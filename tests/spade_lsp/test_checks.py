@@ -550,3 +550,9 @@ def test_sourced_numbers_reads_months_and_clock_times_of_the_source() -> None:
     assert checks.sourced_numbers('{"date": "2025-05-14", "time": "1pm to 3:30pm"}', source)
     assert not checks.sourced_numbers('{"date": "2025-06-14"}', source)  # June is no month the source names
     assert not checks.sourced_numbers("on 2025-05-02", {"notes": "you may come on 2 June 2025"})  # "may", a verb
+
+
+def test_a_bold_labels_section_is_its_value_on_the_line() -> None:
+    report = "**Date:** 3 December 2024\n**Severity:** Medium\n**What happened:** A pipe burst.\nNo one was hurt."
+    assert checks.section(report, "Severity") == "Medium"
+    assert checks.section(report, "What happened") == "A pipe burst.\nNo one was hurt."

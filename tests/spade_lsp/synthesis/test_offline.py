@@ -1776,3 +1776,51 @@ def test_sign_offs_given_or_named_by_an_input() -> None:
                      family="ends_with")  # fmt: skip
     assert run(named, "Thanks so much,\nPriya", {"coordinator_name": "Priya"})
     assert "includes" not in families(synthesize("1. 80 words or fewer, including the sign-off.", COUNT))
+
+
+def test_what_a_sentence_asks_only_under_its_condition_is_no_requirement() -> None:
+    item = (
+        "2. Then list issues as bullets. Each bullet starts with a severity label. Order them by severity, at most 8 "
+        'bullets. If you find nothing, write "No issues found." instead of bullets.'
+    )
+    checks_found = [c.check for c in synthesize(item, COUNT) if c.check]
+    assert {"family": "count", "unit": "bullets", "min": None, "max": 8} in checks_found
+    assert {"family": "count", "unit": "bullets", "min": None, "max": 0} not in checks_found
+    assert "includes" not in {check["family"] for check in checks_found}
+
+
+def test_last_lines_given_by_their_opening_or_by_alternatives() -> None:
+    sources = synthesize('- Finish with a final line starting "Sources:" that lists the passage numbers you cited.')
+    assert "ends_with" not in families(sources)
+    assert run(by_check(sources, family="last_line_starts_with"), "Pumps need care [1].\nSources: [1]")
+    verdict = synthesize('End with "Verdict: APPROVE" or "Verdict: REQUEST CHANGES".')
+    assert "ends_with" not in families(verdict)
+    last = by_check(verdict, family="last_line_starts_with")
+    assert run(last, "Summary: fine.\nVerdict: APPROVE") and run(last, "Summary: no.\nVerdict: REQUEST CHANGES")
+    assert not run(last, "Summary: fine.")
+    marker = by_check(synthesize('Always end with the exact text "Book your spot: [SIGNUP_LINK]" on its own line.'),
+                      family="ends_with")  # fmt: skip
+    assert not run(marker, "Join us.\nBook your spot: https://example.org/signup")
+
+
+def test_no_terms_from_a_number_to_cite_names_to_withhold_or_a_compound() -> None:
+    assert "includes" not in families(synthesize("Cite the passage number in square brackets, like [2]."))
+    assert "excludes" not in families(synthesize('Never name guests; say "a guest", "two guests", etc.'))
+    assert "includes" not in families(synthesize("You write the tap-list blurbs that go on the TV screens."))
+    fees = by_check(synthesize("Never mention the 3D printer filament fees."), family="excludes")
+    assert fees.check is not None and fees.check["phrases"] == ["3d printer filament"]
+
+
+def test_a_bold_labels_value_and_its_alternative_forms() -> None:
+    prompt = (
+        "1. Use exactly these bold labels, each starting a new line: **Date:**, **Severity:**, **Follow-up needed:**\n"
+        "2. **Severity:** must be exactly one word: Low, Medium or High.\n"
+        '3. **Follow-up needed:** is a short list of "- " bullets, or the single word None.\n'
+    )
+    severity = synthesize("2. **Severity:** must be exactly one word: Low, Medium or High.", COUNT, prompt=prompt)
+    value = by_check(severity, family="line_value")
+    report = "**Date:** 3 May\n**Severity:** Medium\n**Follow-up needed:** None"
+    assert run(value, report) and not run(value, report.replace("Medium", "Moderate"))
+    assert run(by_check(severity, family="count", unit="words"), report)
+    follow_up = '3. **Follow-up needed:** is a short list of "- " bullets, or the single word None.'
+    assert "words" not in {(c.check or {}).get("unit") for c in synthesize(follow_up, COUNT, prompt=prompt)}
