@@ -300,6 +300,18 @@ def line_value_draft(line: str, values: list[str]) -> Draft:
     )
 
 
+def copied_input_draft(field: str) -> Draft:
+    """The input ``field``'s whole value appears in the response word for word ("put the compensation statement in
+    its own paragraph, word for word as given")."""
+    return Draft(
+        f"copies_{field}_word_for_word",
+        DATA_PLACEHOLDERS,
+        f"Holds the input `{field}` word for word.",
+        f"checks.verbatim(checks.value(example, {literal(field)}), response)",
+        {"family": "copied_input", "field": field},
+    )
+
+
 def quotes_draft(field: str) -> Draft:
     """The response quotes the input ``field`` word for word ("quote one sentence of the statement verbatim")."""
     return Draft(

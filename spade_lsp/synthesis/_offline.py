@@ -80,6 +80,7 @@ _UNITS: Final = {
     "emojis": "emojis", "emoji": "emojis",
     "headings": "headings", "headers": "headings", "sections": "headings",
     "code blocks": "code_blocks", "code block": "code_blocks",
+    "code fences": "code_blocks", "code fence": "code_blocks", "fences": "code_blocks", "backticks": "code_blocks",
     "links": "links", "link": "links", "urls": "links", "url": "links", "hyperlinks": "links",
     "key points": "list_items", "items": "list_items", "points": "list_items", "tips": "list_items",
     "steps": "list_items", "reasons": "list_items", "ideas": "list_items", "questions": "list_items",
@@ -91,8 +92,9 @@ _UNITS: Final = {
     # only ever banned ("no bold/headers", "don't use bold text"): "one bold claim" counts no bold spans
     "bold": "bold", "bold text": "bold", "bolding": "bold", "boldface": "bold", "bold formatting": "bold",
 }  # fmt: skip
-#: Units that are only ever banned, never counted to a number.
-_BANNED_ONLY: Final = frozenset(word for word, unit in _UNITS.items() if unit == "bold")
+#: Units that are only ever banned, never counted to a number ("the text delimited by three backticks" is an input's
+#: fence).
+_BANNED_ONLY: Final = frozenset(word for word, unit in _UNITS.items() if unit == "bold") | {"fences", "backticks"}
 
 _AT_MOST: Final = (
     r"no more than|not more than|at most|up to|"
@@ -136,7 +138,7 @@ _CONDITIONAL = re.compile(
     r"applicable|appropriate|possible|relevant)\b"
     # "mention the warranty if the customer asks about returns": only some answers owe it
     r"|\b(?:if|when|whenever|unless)\s+(?:the\s+|a\s+|an\s+)?(?:user|customer|client|reader|input|question|query|"
-    r"text|message|request|document|they|he|she|it|there|asked)\b",
+    r"text|message|request|document|they|he|she|it|there|asked|none|nothing|nobody|no\s+one)\b",
     re.IGNORECASE,
 )
 _QUOTED = re.compile(
@@ -1085,8 +1087,8 @@ _BAN_VERBS: Final = (
     r"don't|do not|never|avoid|remove|omit|eliminate|exclude|strip(?: out)?|leave out|get rid of|rather than|instead of"
 )
 _STRUCTURAL: Final = (
-    "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks|links|urls|"
-    "hyperlinks|bold formatting|bold text|boldface|bolding|bold"
+    "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks|code fences|links|"
+    "urls|hyperlinks|bold formatting|bold text|boldface|bolding|bold|fences|backticks"
 )
 
 
@@ -1128,7 +1130,16 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         ),
         ("hyphenated", rf"\b({number})-({units})\b"),  # "a 3-sentence summary", "a 100-word blurb"
         # "no questions", not "yes/no questions" or "yes or no questions" (a kind of question)
-        ("none", rf"{_NOT_YES_NO}\b(?:no|without any|without|zero)\s+({units}|{_STRUCTURAL})\b"),
+        (
+            "none",
+            rf"{_NOT_YES_NO}\b(?:no|without any|without|zero)\s+(?:`{{3}}\s+)?({units}|{_STRUCTURAL})\b",
+        ),  # "no ``` fences"
+        # "do not wrap the JSON in code fences", "never put it inside backticks"
+        (
+            "none",
+            r"\b(?:don't|do not|never)\s+(?:wrap|enclose|put|place|format)\b[^.]{0,40}?\b(?:in|with|inside)\s+"
+            r"(?:any\s+)?(?:triple\s+)?(code fences|code blocks|backticks)\b",
+        ),
         (
             "none",
             rf"\b(?:{_BAN_VERBS})\s+(?:use|include|add|using|including|adding)?\s*(?:any\s+|all\s+)?"
@@ -1915,9 +1926,26 @@ _QUOTED_FROM: Final = re.compile(
 )
 
 
+#: "Put the compensation statement in its own paragraph, word for word as given above": an input copied whole.
+_INPUT_VERBATIM: Final = re.compile(
+    r"\b(?:put|include|copy|quote|use|give|state|repeat|insert)\s+(?:the\s+|your\s+)?(?P<phrase>[a-z][\w'’ -]{1,40}?)"
+    r"(?:\s+(?:in|on|at|into)\s+[^.]{1,40}?)?,?\s+(?:word[\s-]for[\s-]word|verbatim|exactly\s+as\s+(?:given|written|provided|stated))",
+    re.IGNORECASE,
+)
+#: Nouns that name the form an input comes in rather than the input: "the compensation statement" of {compensation}.
+_FORM_NOUNS: Final = r"\s+(?:statement|text|line|sentence|wording|details|information|note|message)$"
+
+
 def _quoted_from(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     """A quotation the sentence asks to copy word for word from an input it names by the prompt's words for it
     ("the statement of the director" of "Here is the statement of the director: {director_statement}")."""
+    copied = _INPUT_VERBATIM.search(text)
+    if copied is not None:  # the input's whole value, copied into the response
+        phrase = copied.group("phrase").strip()
+        field = vocabulary.input_named(phrase) or vocabulary.input_named(re.sub(_FORM_NOUNS, "", phrase))
+        if field is not None:
+            yield library.copied_input_draft(field)
+            return
     match = _QUOTED_FROM.search(text)
     if match is None:
         return
@@ -2064,7 +2092,7 @@ def _instances(text: str) -> list[str]:
     any case ("a product or chemical (apivar, oxalic, formic etc)", "jargon (e.g. PRV, trunk main)")."""
     listed = re.search(r"\((?:e\.g\.,?|for example,?|such as|like)\s+([^()]+?)\)|\(([^()]+?),?\s+etc\.?\)", text, re.I)
     if listed:  # "a chemical (apivar, oxalic, formic etc)", "jargon (e.g. PRV, trunk main)": the kind's examples
-        items = listed.group(1) or listed.group(2)
+        items = re.sub(r"^no\s+", "", listed.group(1) or listed.group(2))  # "(no extra discounts, free drinks, etc.)"
         parts = [part.strip(" '\"") for part in re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", items)]
         if len(parts) >= 2 and all(part and len(part.split()) <= 3 for part in parts):
             return parts

@@ -1824,3 +1824,29 @@ def test_a_bold_labels_value_and_its_alternative_forms() -> None:
     assert run(by_check(severity, family="count", unit="words"), report)
     follow_up = '3. **Follow-up needed:** is a short list of "- " bullets, or the single word None.'
     assert "words" not in {(c.check or {}).get("unit") for c in synthesize(follow_up, COUNT, prompt=prompt)}
+
+
+def test_code_fences_banned_in_every_wording_and_an_input_fence_counted_never() -> None:
+    for sentence in (
+        "- Output ONLY the YAML document. No ``` fences, no explanation before or after.",
+        "No code fences.",
+        "Do not wrap the output in code fences.",
+        "Never put it inside backticks.",
+    ):
+        fences = by_check(synthesize(sentence, COUNT), family="count", unit="code_blocks")
+        assert fences.check is not None and fences.check["max"] == 0, sentence
+        assert run(fences, "event:\n  crop: plums") and not run(fences, "```yaml\nevent: {}\n```")
+    assert "count" not in families(synthesize("The text delimited by three backticks is the transcript:", COUNT))
+
+
+def test_an_input_copied_word_for_word_and_an_if_none_condition() -> None:
+    prompt = "Compensation: {compensation}\n4. Put the compensation statement in its own paragraph, word for word.\n"
+    copied = by_check(synthesize("4. Put the compensation statement in its own paragraph, word for word.",
+                                 prompt=prompt), family="copied_input")  # fmt: skip
+    example = {"compensation": "A £5 credit, valid until 31 December."}
+    assert run(copied, "We are sorry.\n\nA £5 credit, valid until 31 December.\n\nKind regards", example)
+    assert not run(copied, "We are sorry.\n\nYou will get some credit.", example)
+    assert "includes" not in families(synthesize("- `closures` is a list of row codes; use `[]` if none are closed."))
+    offer = "Do not offer anything more (no extra discounts, free drinks, priority booking, etc.)."
+    offers = by_check(synthesize(offer), family="excludes")
+    assert offers.check is not None and offers.check["phrases"][0] == "extra discounts"
