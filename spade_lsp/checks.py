@@ -584,8 +584,9 @@ def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "",
     """Whether every number the response writes in digits is one its source gives: the example's inputs and the
     rendered prompt, where a number may also be written as a word ("three", "fourth"); zero is always given. A
     rounding of a source number counts as that number ("$61 billion" from "$61.14 billion", "16.3%" from
-    "16.27%"), a month the source names counts as its number ("2025-03-14" from "14 March 2025"), and numbers
-    inside code blocks are code, not claims. A response that states no number passes.
+    "16.27%"), a month the source names counts as its number ("2025-03-14" from "14 March 2025") and a clock time as
+    its hour and minutes ("3:30pm" from "3.30pm"), and numbers inside code blocks are code, not claims. A response
+    that states no number passes.
 
     An example without one of ``inputs`` (the prompt's placeholders), or with neither inputs nor a rendered
     prompt, shows no source the model saw: :class:`NotApplicable`."""

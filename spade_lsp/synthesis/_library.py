@@ -589,14 +589,14 @@ def _asks_to_keep_links(sentence: str) -> bool:
     return LINKS_KEPT_CUE.search(sentence) is not None
 
 
-def _links_kept_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
-    return Draft(
-        "keeps_the_inputs_links",
-        DATA_PLACEHOLDERS,
-        "Every web address its inputs give appears in it as written.",
-        f"checks.links_kept(response, example, inputs={literal(list(inputs))})",
-        {"family": "links_kept"},
-    )
+def _kept_from_inputs(family: str, slug: str, description: str) -> Callable[[str, tuple[str, ...]], Draft]:
+    """A check that what the inputs hold of a kind reaches the response as written (``checks.<family>``)."""
+
+    def draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+        code = f"checks.{family}(response, example, inputs={literal(list(inputs))})"
+        return Draft(slug, DATA_PLACEHOLDERS, description, code, {"family": family})
+
+    return draft
 
 
 #: What a string carries for the program that shows it: "format placeholders", "HTML tags", "template variables".
@@ -618,16 +618,6 @@ CODES_KEPT_CUE: Final = re.compile(
 
 def _asks_to_keep_codes(sentence: str) -> bool:
     return CODES_KEPT_CUE.search(sentence) is not None
-
-
-def _codes_kept_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
-    return Draft(
-        "keeps_the_inputs_codes",
-        DATA_PLACEHOLDERS,
-        "Every format code, placeholder and markup tag its inputs give appears in it as written.",
-        f"checks.codes_kept(response, example, inputs={literal(list(inputs))})",
-        {"family": "codes_kept"},
-    )
 
 
 #: "Leave our product names in English: Pocketly, Round-Ups and Spending Pots", "do not translate these brand
@@ -775,8 +765,20 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
     "only_tags": (_asks_for_only_tags, _only_tags_draft),
     "title_case": (_asks_for_title_case, _title_case_draft),
     "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
-    "links_kept": (_asks_to_keep_links, _links_kept_draft),
-    "codes_kept": (_asks_to_keep_codes, _codes_kept_draft),
+    "links_kept": (
+        _asks_to_keep_links,
+        _kept_from_inputs(
+            "links_kept", "keeps_the_inputs_links", "Every web address its inputs give appears in it as written."
+        ),
+    ),
+    "codes_kept": (
+        _asks_to_keep_codes,
+        _kept_from_inputs(
+            "codes_kept",
+            "keeps_the_inputs_codes",
+            "Every format code, placeholder and markup tag its inputs give appears in it as written.",
+        ),
+    ),
     "terms_kept": (_asks_to_keep_terms, _terms_kept_draft),
     "number_range": (_asks_for_a_number_in_range, _number_range_draft),
     "invites_contact": (
