@@ -518,7 +518,9 @@ class OfflineSynthesizer:
                     json_draft(keys) if draft.check and draft.check.get("family") == "json" else draft
                     for draft in formats
                 ]
-            for draft in [*formats, *_copied(text, context.text, vocabulary), *_quoted_from(text, vocabulary)]:
+            whole = list(_copied_whole(text, vocabulary))
+            quotes = [] if whole else list(_quoted_from(text, vocabulary))  # the whole value says more than a quote
+            for draft in [*formats, *_copied(text, context.text, vocabulary), *whole, *quotes]:
                 if draft.check and draft.check.get("family") == "count" and draft.check["unit"] in counted_units:
                     continue  # "a list of exactly three bullet points": the count says more than "uses bullets"
                 found_specific = True
@@ -798,8 +800,8 @@ def _keys_listed_after(prompt: str, sentence: str) -> list[str]:
 
 def _schema_keys_after(prompt: str, sentence: str) -> list[str]:
     """The keys a JSON Schema right after the sentence requires ("must validate against this JSON Schema:" over
-    the schema), or else the properties it lists; a schema written with a template's doubled braces too. None
-    when no schema follows."""
+    the schema), or else the properties it lists; a schema written with a template's doubled braces too. Empty
+    when no schema follows the sentence."""
     at = prompt.find(sentence.strip())
     if at < 0 or not re.search(r"\bschema\b", sentence, re.IGNORECASE):
         return []
@@ -822,8 +824,21 @@ def _schema_keys_after(prompt: str, sentence: str) -> list[str]:
 
 
 def _is_json_fragment(text: str) -> bool:
-    """A line of a JSON document the prompt shows (a schema, an example object), not an instruction."""
-    return re.match(r"\s*(?:[{}\[\]]|\"[^\"\n]{1,60}\"\s*:)", text) is not None
+    """A line of a JSON document the prompt shows (a schema, an example object), not an instruction: a brace or a
+    bracket, or a key whose value is JSON ('"title": {{"type": "string"}},') or opens a nested one. A schema line
+    written in words ('"confidence": "high" or "low"') is an instruction."""
+    line = text.strip()
+    if re.match(r"[{}\[\]]", line):
+        return True
+    if not re.match(r"\"[^\"\n]{1,60}\"\s*:", line):
+        return False
+    if line.endswith(("{", "[")):
+        return True
+    try:
+        json.loads("{" + line.rstrip(",").replace("{{", "{").replace("}}", "}") + "}")
+    except ValueError:
+        return False
+    return True
 
 
 def _parent_item(prompt: str, sentence: str) -> str | None:
@@ -1936,16 +1951,20 @@ _INPUT_VERBATIM: Final = re.compile(
 _FORM_NOUNS: Final = r"\s+(?:statement|text|line|sentence|wording|details|information|note|message)$"
 
 
-def _quoted_from(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
-    """A quotation the sentence asks to copy word for word from an input it names by the prompt's words for it
-    ("the statement of the director" of "Here is the statement of the director: {director_statement}")."""
+def _copied_whole(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """An input whose whole value the sentence asks to copy word for word, named by the prompt's words for it
+    ("the compensation statement" of "Compensation: {compensation}")."""
     copied = _INPUT_VERBATIM.search(text)
-    if copied is not None:  # the input's whole value, copied into the response
+    if copied is not None:
         phrase = copied.group("phrase").strip()
         field = vocabulary.input_named(phrase) or vocabulary.input_named(re.sub(_FORM_NOUNS, "", phrase))
         if field is not None:
             yield library.copied_input_draft(field)
-            return
+
+
+def _quoted_from(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """A quotation the sentence asks to copy word for word from an input it names by the prompt's words for it
+    ("the statement of the director" of "Here is the statement of the director: {director_statement}")."""
     match = _QUOTED_FROM.search(text)
     if match is None:
         return
@@ -2152,8 +2171,9 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
             continue  # "mention any red cards": if there were some, which the data decides
         if not banned and re.search(r"\bonly\s+$", text[: match.start()], re.IGNORECASE):
             continue  # "only list tasks that somebody agreed to do": which ones may appear, not the word "tasks"
-        if re.fullmatch(r"nam(?:e|es|ing)|identif\w*|specif\w*", verb):
+        if re.fullmatch(r"nam(?:e|es|ing)|identif\w*|specif\w*", verb) and not (banned and obj[:1].isupper()):
             continue  # "name the owning team": which team the notes say; "never name guests": their names, not words
+            # ("never name Globex" bans the name itself)
         if not banned and re.fullmatch(r"writ\w*|output|print", verb):
             continue  # "Write the recipe ...": the response itself, not a word in it ("do not write X" bans X)
         if re.match(r"(?:provid|suppl|present|equip|furnish)\w*$", verb) and re.match(

@@ -1850,3 +1850,12 @@ def test_an_input_copied_word_for_word_and_an_if_none_condition() -> None:
     offer = "Do not offer anything more (no extra discounts, free drinks, priority booking, etc.)."
     offers = by_check(synthesize(offer), family="excludes")
     assert offers.check is not None and offers.check["phrases"][0] == "extra discounts"
+
+
+def test_a_schema_line_in_words_is_an_instruction_and_a_name_never_to_name_is_banned() -> None:
+    prompt = 'Return JSON with these fields.\n"confidence": "high" or "low"; use "low" when unsure\n'
+    value = by_check(synthesize('"confidence": "high" or "low"; use "low" when unsure', prompt=prompt),
+                     family="value_set")  # fmt: skip
+    assert value.check is not None and value.check["values"] == ["high", "low"]
+    banned = by_check(synthesize("Do not name Globex or Acme Corp."), family="excludes")
+    assert banned.check is not None and banned.check["phrases"] == ["globex", "acme corp"]
