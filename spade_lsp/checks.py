@@ -108,6 +108,18 @@ _MARKDOWN_CUE = re.compile(  # a heading, bold, a list, a fence, a link, a table
 #: A web address, bare ("https://x.y", "www.x.y") or as a markdown link's target.
 _LINK = re.compile(r"\bhttps?://[^\s<>()\[\]]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>()\[\]]*", re.IGNORECASE)
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
+#: A run of digits that may be a phone number: an optional "+", an area code in parentheses, groups joined by
+#: spaces, dots or dashes. :func:`_is_phone_number` then rules out dates, clock times and grouped amounts.
+_PHONE = re.compile(r"(?<![\w.:/+-])\+?(?:\(\d{1,5}\)[ .-]?)?\d[\d .-]{4,18}\d(?![\w:/]|[.-]\d)")
+_DATE_LIKE = re.compile(r"\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}")
+_THOUSANDS = re.compile(r"\d{1,3}(?:[ ,.]\d{3})+")
+#: A clock time written with am or pm ("1am", "4:30 p.m."): what a 24-hour clock never shows.
+_AM_PM_TIME = re.compile(r"\b\d{1,2}(?:[:.]\d{2})?\s*(?:[ap]\.m\.|[ap]m\b)", re.IGNORECASE)
+#: First-person pronouns: a text written in the third person has none outside quotations.
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|we've|us|our|ours|ourselves)\b")
+_QUOTATION = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")
+#: An email's subject line at the top of the response: "Subject: ...", "**Subject line:** ...".
+_SUBJECT_LINE = re.compile(r"\s*(?:\*\*|__)?subject(?:\s+line)?\s*:[^\n]*\n", re.IGNORECASE)
 #: A bold span: ``**text**`` or ``__text__`` on one line, the marks hugging the text.
 _BOLD_SPAN = re.compile(r"(\*\*|__)(?=\S)[^\n]*?(?<=\S)\1")
 
@@ -127,7 +139,18 @@ COUNT_UNITS: Final = (
     "code_blocks",
     "links",
     "bold",
+    "phone_numbers",
+    "am_pm_times",
+    "first_person",
 )
+
+
+def _is_phone_number(candidate: str) -> bool:
+    """Whether a run :data:`_PHONE` found is a phone number: 7 to 15 digits, and neither a date nor an amount
+    grouped in thousands ("1 250 000")."""
+    digits = sum(ch.isdigit() for ch in candidate)
+    stripped = candidate.strip()
+    return 7 <= digits <= 15 and not _DATE_LIKE.fullmatch(stripped) and not _THOUSANDS.fullmatch(stripped)
 
 
 def _sentences(text: str) -> int:
@@ -179,6 +202,12 @@ def count(text: str, unit: str) -> int:
         return len(_LINK.findall(text))
     if unit == "bold":
         return sum(1 for _ in _BOLD_SPAN.finditer(text))
+    if unit == "phone_numbers":
+        return sum(1 for match in _PHONE.finditer(text) if _is_phone_number(match.group()))
+    if unit == "am_pm_times":
+        return len(_AM_PM_TIME.findall(text))
+    if unit == "first_person":  # the narrator's own words, not a quotation of someone's
+        return len(_FIRST_PERSON.findall(_QUOTATION.sub(" ", text)))
     raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(COUNT_UNITS)}")
 
 
@@ -862,7 +891,12 @@ def has_table(text: str) -> bool:
 
 
 def starts_with(text: str, phrase: str) -> bool:
-    """Whether the response's first words are ``phrase`` (case, markdown markers and punctuation ignored)."""
+    """Whether the response's first words are ``phrase`` (case, markdown markers and punctuation ignored). An
+    email's "Subject: ..." line heads it rather than opening its text: "Open with "Dear Ana,"" holds of an email
+    whose greeting follows its subject line."""
+    subject = _SUBJECT_LINE.match(text)
+    if subject is not None and not _normal(phrase).startswith("subject"):
+        text = text[subject.end() :]
     return _normal(text[: len(phrase) * 3 + 40]).startswith(_normal(phrase))
 
 

@@ -64,6 +64,10 @@ PART_KINDS: Final = {
 }  # fmt: skip
 
 
+#: Units whose name in a sentence is not their identifier with spaces.
+UNIT_NAMES: Final = {"am_pm_times": "am/pm times", "first_person": "first-person pronouns"}
+
+
 def _amount(bound: int | str, unit: str) -> str:
     """``3 bullets``, ``1 bullet``, ```word_count` words (each example's input)``."""
     if isinstance(bound, int):
@@ -106,7 +110,7 @@ def count_draft(
             expression = f"{_bound_code(low)} <= {measure} <= {_bound_code(high)}"
         description = f"Between {_amount(low, unit).split(' ', 1)[0]} and {_amount(high, unit)}{where}."
     elif high == 0:  # "no hashtags": "at most 0 hashtags" says the same less plainly
-        expression, description = f"{high_measure} <= 0", f"No {unit.replace('_', ' ')}{where}."
+        expression, description = f"{high_measure} <= 0", f"No {UNIT_NAMES.get(unit, unit.replace('_', ' '))}{where}."
     elif high is not None:
         expression, description = f"{high_measure} <= {_bound_code(high)}", f"At most {_amount(high, unit)}{where}."
     else:

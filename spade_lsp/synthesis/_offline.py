@@ -91,15 +91,21 @@ _UNITS: Final = {
     "numbering": "numbered_items",  # "put each on its own line, without numbering"
     # only ever banned ("no bold/headers", "don't use bold text"): "one bold claim" counts no bold spans
     "bold": "bold", "bold text": "bold", "bolding": "bold", "boldface": "bold", "bold formatting": "bold",
+    # only ever banned: "no phone numbers", "never am/pm"
+    "phone numbers": "phone_numbers", "telephone numbers": "phone_numbers",
+    "am/pm": "am_pm_times", "am/pm times": "am_pm_times",
 }  # fmt: skip
 #: Units that are only ever banned, never counted to a number ("the text delimited by three backticks" is an input's
 #: fence).
-_BANNED_ONLY: Final = frozenset(word for word, unit in _UNITS.items() if unit == "bold") | {"fences", "backticks"}
+_BANNED_ONLY: Final = frozenset(
+    word for word, unit in _UNITS.items() if unit in {"bold", "phone_numbers", "am_pm_times"}
+) | {"fences", "backticks"}
 
 _AT_MOST: Final = (
     r"no more than|not more than|at most|up to|"
     r"(?:not|never|without|cannot|don't|doesn't|won't|shouldn't|mustn't|can't)\s+(?:to\s+)?exceed(?:s|ing)?|"
-    r"a maximum of|maximum of|max\.?|max(?:imum)?[_ ]?(?:length|words|size)\s*:|(?:word|length)[_ ]?limit\s*:|maximum|"
+    r"a maximum of|maximum of|max\.?|max(?:imum)?[_ ]?(?:length|words|size)\s*:|"
+    r"(?:(?:hard|strict|firm|absolute|word|length|character|char|size)[_ ]?)*limit\s*(?:is\s*)?:|maximum|"
     r"no longer than|not be longer than|n't be longer than|not longer than|"
     r"limit(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|keep\s+(?:[\w']+\s+){0,3}?to|restrict(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|"
     r"cap(?:ped|s)?\s+(?:[\w']+\s+){0,3}?(?:at|to)|(?:within |under |to )?(?:the |a )?(?:limit|maximum|max) of|within|"
@@ -150,8 +156,8 @@ _INCLUDE_CUE = re.compile(
     r"referenc(?:e|es|ed|ing)|must have|always)\b",
     re.IGNORECASE,
 )
-_EXCLUDE_CUE = re.compile(  # and a constraint written as a fragment: "No exclamation marks", "So no judgement like"
-    r"(?:^|(?<=[,;:.!?]\s))(?:(?:so|and|but|also|therefore)\s+)?no\s+"
+_EXCLUDE_CUE = re.compile(  # and a constraint written as a fragment: "No exclamation marks", "... - no emojis"
+    r"(?:^|(?<=[,;:.!?]\s)|(?<=\s[-–—]\s)|(?<=—))(?:(?:so|and|but|also|therefore)\s+)?no\s+"
     r"(?!(?:more|fewer|less|longer|later|need|matter|one|sooner)\b)"
     r"(?=[a-z])"
     r"|\b(?:contains?|includes?|uses?|has|have)\s+no\b(?!\s+(?:more|fewer|less)\b)"  # "it contains no hype words"
@@ -1103,7 +1109,8 @@ _BAN_VERBS: Final = (
 )
 _STRUCTURAL: Final = (
     "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks|code fences|links|"
-    "urls|hyperlinks|bold formatting|bold text|boldface|bolding|bold|fences|backticks"
+    "urls|hyperlinks|bold formatting|bold text|boldface|bolding|bold|fences|backticks|phone numbers|telephone numbers|"
+    "am/pm times|am/pm"
 )
 
 
@@ -1171,6 +1178,18 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple((kind, re.compile(pattern)) for kind, pattern in patterns)
 
 
+#: A text asked for in the third person ("write it in the third person", "third-person bio"), not one that
+#: speaks of a third person ("refer to the third person in the photo").
+_THIRD_PERSON: Final = re.compile(
+    r"\b(?:in|from)\s+(?:the\s+)?third[- ]person\b(?!\s+(?:in|on|at|who|from)\b)|\bthird[- ]person\s+"
+    r"(?:bio|biography|voice|narrat\w+|perspective|point of view|profile|summary|description)\b"
+)
+#: Times asked for on a 24-hour clock: none may be written with am or pm.
+_TWENTY_FOUR_HOUR: Final = re.compile(
+    r"\b(?:24[- ]?hours?|24h|twenty-four-hour)\s+(?:format|clock|time|times|notation)\b"
+)
+
+
 def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_Draft]:
     lowered = text.lower()
     spans: list[tuple[int, int]] = []
@@ -1202,6 +1221,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         return  # "For each issue, explain the fix in one or two sentences", "Each cell is one sentence": per thing
     if leading_per is not None:  # "Each tweet must stay under 40 words": per tweet, not a "tweet" section
         scope = None
+    if _TWENTY_FOUR_HOUR.search(lowered) and "am/pm" not in lowered:  # "never am/pm" is read as a ban below
+        yield _count_draft("am_pm_times", None, 0, None, None)
+    if _THIRD_PERSON.search(lowered):  # "Write it in the third person": the narrator never says I or we
+        yield _count_draft("first_person", None, 0, None, None)
     for kind, pattern in _count_patterns(vocabulary.number):
         for match in pattern.finditer(lowered):
             if not fresh(match):
@@ -1525,10 +1548,11 @@ _FIRST_LINE: Final = re.compile(
     re.IGNORECASE,
 )
 #: An ending given after a colon: "End with this exact closing line: Ride on! The Wheelwright Team", "Finish with the
-#: sign-off on its own line: — Port Carrow Harbour Office".
+#: sign-off on its own line: — Port Carrow Harbour Office", "End with exactly: Reply STOP to opt out".
 _CLOSING_LINE: Final = re.compile(
-    rf"\b(?:{_CLOSING})s?\s+with\s+(?:this|the\s+following|the)\s+(?:exact\s+)?(?:closing\s+|final\s+)?(?:line|sign-off|"
-    r"signature|words|text|phrase|sentence)(?:\s+on\s+(?:its|a)\s+own\s+line)?\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
+    rf"\b(?:{_CLOSING})s?\s+with\s+(?:(?:this|the\s+following|the)\s+(?:exact\s+)?(?:closing\s+|final\s+)?(?:line|"
+    r"sign-off|signature|words|text|phrase|sentence)(?:\s+on\s+(?:its|a)\s+own\s+line)?|exactly|verbatim|precisely)"
+    r"\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
     re.IGNORECASE,
 )
 #: What the last line opens with: 'on the last line in the format "Label: X"' (the label before a placeholder
@@ -2006,8 +2030,9 @@ def _quoted(text: str) -> list[str]:
 
 def _literal_quotes(text: str, frame: re.Pattern[str] = _LITERAL_FRAME, *, unconditional: bool = False) -> list[str]:
     """Quoted phrases that are literal terms: governed by a word frame or a verb (``frame``), or listed after
-    one. With ``unconditional``, not one asked for under a condition its sentence states before it ("If the diff
-    changes no tests, write "No tests added.""), nor a pattern ending in an ellipsis ("Fix ...")."""
+    one. With ``unconditional``, not one asked for under a condition its sentence states ("If the diff changes no
+    tests, write "No tests added."", 'Use "mixed" when the review ...'), nor a pattern ending in an ellipsis ("Fix
+    ..."), nor a mark with no word in it ('using "- " as the bullet marker')."""
     phrases: list[str] = []
     previous_end: int | None = None
     for match in _QUOTED.finditer(text):
@@ -2015,7 +2040,10 @@ def _literal_quotes(text: str, frame: re.Pattern[str] = _LITERAL_FRAME, *, uncon
         if not phrase or re.fullmatch(r"\{\{?\s*\w+\s*\}?\}|[A-Z][A-Z ]+", phrase):
             continue
         if unconditional and (
-            phrase.endswith(("...", "…")) or _CONDITION.search(re.split(r"[.!?]\s", text[: match.start()])[-1])
+            phrase.endswith(("...", "…"))
+            or _CONDITION.search(re.split(r"[.!?]\s", text[: match.start()])[-1])
+            or re.match(r"\s+(?:only\s+)?(?:when|if|whenever|unless|in case)\b", text[match.end() :], re.I)
+            or not any(ch.isalnum() for ch in phrase)  # 'using "- " as the bullet marker': a mark, not a term
         ):
             previous_end = None
             continue

@@ -1859,3 +1859,44 @@ def test_a_schema_line_in_words_is_an_instruction_and_a_name_never_to_name_is_ba
     assert value.check is not None and value.check["values"] == ["high", "low"]
     banned = by_check(synthesize("Do not name Globex or Acme Corp."), family="excludes")
     assert banned.check is not None and banned.check["phrases"] == ["globex", "acme corp"]
+
+
+def test_an_sms_with_a_hard_limit_an_exact_ending_and_a_24_hour_clock() -> None:
+    limit = by_check(synthesize("- Hard limit: 160 characters total, spaces and punctuation included.", COUNT),
+                     family="count", unit="characters")  # fmt: skip
+    assert limit.check is not None and (limit.check["min"], limit.check["max"]) == (None, 160)
+    ending = by_check(synthesize("- End with exactly: Reply STOP to opt out"), family="ends_with")
+    assert run(ending, "N12 diverted tonight. Reply STOP to opt out")
+    assert not run(ending, "N12 diverted tonight. Text STOP to unsubscribe")
+    clock = by_check(synthesize("- Times in 24-hour format (e.g. 01:40), never am/pm."), family="count",
+                     unit="am_pm_times")  # fmt: skip
+    assert run(clock, "N3 leaves at 00:45, not 00:15.")
+    assert not run(clock, "No service 1am-4:30am.") and not run(clock, "First bus 6 p.m.")
+    phones = by_check(synthesize("- No links, no phone numbers, no emojis."), family="count", unit="phone_numbers")
+    assert run(phones, "Use stop QM2 from 23:30 on 2025-06-14; fares up to 1 250 000 points.")
+    assert not run(phones, "Call 0800 123 4567 for help.") and not run(phones, "Ring +44 20 7946 0958.")
+
+
+def test_a_ban_after_a_dash_and_a_third_person_bio() -> None:
+    marks = by_check(synthesize("Tone: warm but plain, like a friend introducing them - no exclamation marks."),
+                     family="excludes")  # fmt: skip
+    assert marks.check is not None and marks.check["phrases"] == ["!"]
+    third = by_check(synthesize("Write it in the third person, using the pronouns given in the notes."),
+                     family="count", unit="first_person")  # fmt: skip
+    assert run(third, 'Priya is a nurse. She rows in the stroke seat; "I love it," she says.')
+    assert not run(third, "I am a nurse from Leeds and my crew rows with me.")
+    assert not run(third, "We are rowing for our local hospital.")
+
+
+def test_a_marker_in_quotes_is_no_phrase_and_a_value_used_when_a_condition_holds_is_not_required() -> None:
+    marker = 'Output only the three bullets, using "- " as the bullet marker, with no heading or introduction.'
+    assert "includes" not in families(synthesize(marker))
+    conditional = 'Use "mixed" when the review contains both clear praise and clear complaints.'
+    assert "includes" not in families(synthesize(conditional, INCLUSION))
+
+
+def test_a_24_hour_clock_bans_am_and_pm_without_naming_them() -> None:
+    clock = by_check(synthesize("Give all times in 24-hour format.", PRESENTATION_FORMAT), family="count",
+                     unit="am_pm_times")  # fmt: skip
+    assert clock.description == "No am/pm times."
+    assert run(clock, "Doors open at 19:30.") and not run(clock, "Doors open at 7.30pm.")
