@@ -117,7 +117,6 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:[ ,.]\d{3})+")
 _AM_PM_TIME = re.compile(r"\b\d{1,2}(?:[:.]\d{2})?\s*(?:[ap]\.m\.|[ap]m\b)", re.IGNORECASE)
 #: First-person pronouns: a text written in the third person has none outside quotations.
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|we've|us|our|ours|ourselves)\b")
-_QUOTATION = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”")
 #: An email's subject line at the top of the response: "Subject: ...", "**Subject line:** ...".
 _SUBJECT_LINE = re.compile(r"\s*(?:\*\*|__)?subject(?:\s+line)?\s*:[^\n]*\n", re.IGNORECASE)
 #: A bold span: ``**text**`` or ``__text__`` on one line, the marks hugging the text.
