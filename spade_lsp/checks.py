@@ -58,6 +58,7 @@ __all__ = [
     "only_tags",
     "part_counts",
     "parts",
+    "present_section",
     "quotes_from",
     "reading_ease",
     "section",
@@ -778,6 +779,16 @@ _VALEDICTION: Final = re.compile(
 )
 
 
+def present_section(text: str, title: str) -> str:
+    """:func:`section`, for a measure of one part's wording (its reading ease, its tone): a response without that
+    part is one such a check does not apply to (:class:`NotApplicable`); whether the part is there is another
+    check's question."""
+    found = section(text, title)
+    if not found.strip():
+        raise NotApplicable(f"the response has no {title!r} part, whose wording this check measures")
+    return found
+
+
 def _body(text: str) -> str:
     """The response without its title and salutation lines at the top and its sign-off block at the bottom: what
     a prompt calls the body when the response has no section of that name ("First line: the name in capitals.
@@ -1007,9 +1018,11 @@ _LINE_MARKER = re.compile(r"^\s*(?:#{1,6}\s+|[-*•+]\s+|\d+[.)]\s+|>\s*)")
 
 def _prose(text: str) -> str:
     """Markdown as prose for readability formulas: markers and emphasis dropped, and each heading, list item or
-    line without final punctuation ended as a sentence (else a list of 20 bullets reads as one long sentence)."""
+    line without final punctuation ended as a sentence (else a list of 20 bullets reads as one long sentence).
+    Code fences are left out, unless they are all there is: a response wrapped whole in a fence is its text."""
+    unfenced = _FENCE.sub("", text)
     lines = []
-    for line in _FENCE.sub("", text).splitlines():
+    for line in (unfenced if unfenced.strip() else "\n".join(_FENCE.findall(text))).splitlines():
         line = _LINE_MARKER.sub("", line).replace("**", "").replace("__", "").strip()
         line = line.rstrip(":").rstrip()
         if line:

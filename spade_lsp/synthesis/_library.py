@@ -339,8 +339,18 @@ def label_draft(labels: list[str]) -> Draft:
 
 
 def markdown_refused(text: str) -> bool:
-    """Whether a sentence that speaks of markdown asks for none ("no markdown", "don't use markdown")."""
-    return re.search(r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,20}markdown", text, re.IGNORECASE) is not None
+    """Whether a sentence that speaks of markdown asks for none ("no markdown", "don't use markdown", "with no
+    lists, symbols, emojis, URLs or markdown"), unless a word between asks for it after all ("never ..., always
+    use markdown")."""
+    return (
+        re.search(
+            r"\b(?:no|not|without|avoid|don't|never)\b(?:(?!\b(?:always|must|should|but|instead)\b)[^.;:]){0,60}"
+            r"markdown",
+            text,
+            re.IGNORECASE,
+        )
+        is not None
+    )
 
 
 def markdown_draft(*, present: bool) -> Draft:

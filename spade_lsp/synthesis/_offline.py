@@ -312,6 +312,9 @@ _STRUCTURE_LABEL = re.compile(r"^\s*\*\*([^*\n]{2,60}?):?\*\*:?\s*$")
 _SENTENCE_LABEL = re.compile(r"^\s*([A-Z][A-Za-z\- ]{1,30}):\s+\S")
 _MD_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*$", re.MULTILINE)
 
+#: Qualities read as a length: said of one part ("a short explanation"), they size it rather than describe the
+#: writing, and the counts read its sizes.
+_LENGTH_QUALITIES: Final = frozenset({"concise", "detailed"})
 _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | None], ...]], ...]] = (
     (
         # not "a brief introduction", "a short title": the length of one part, not the response's style
@@ -326,7 +329,9 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
     (
         # about the wording, not "a clear picture of" or "clearly articulate the thesis" (what, not how it reads)
         r"\b(?:readab\w*|easy to (?:read|understand|follow)|easily (?:read|understood)|digestible|layman'?s? terms|"
-        r"(?:clear|simple|plain|accessible|everyday|straightforward)\s+(?:language|words|wording|terms|english|prose)|"
+        # "plain prose" is a form (no list), not a reading level
+        r"(?:clear|simple|plain|accessible|everyday|straightforward)\s+(?:language|words|wording|terms|english)|"
+        r"(?:clear|simple|accessible|everyday|straightforward)\s+prose|"
         r"(?:write|written|explain(?:ed)?|speak)\s+(?:clearly|simply|plainly))\b|"
         r"\b(?:avoid(?:ing)?|no|without|free of|free from|minimi[sz]e|(?:do not|don't|never) use)\s+"
         r"(?:\w+\s+){0,2}?jargon\b",
@@ -403,8 +408,18 @@ class _Vocabulary:
         # "the centre name" of {centre_name}: the input's own name, written as words
         words = re.sub(r"^(?:the|a|an|your|our|their|its)\s+", "", phrase.strip().lower()).replace("'s ", " ")
         words = words.replace("’s ", " ")  # "the coordinator's name" of {coordinator_name}
+        # "their role in the boat", "the cause they're rowing for": the noun before what qualifies it
+        words = re.split(
+            r"\s+(?:in|of|for|on|at|to|from|that|which|who|they|they're|you|we|exactly|verbatim|precisely"
+            r"|word for word)\b",
+            words,
+        )[0].strip()
         name = re.sub(r"[\s-]+", "_", words)
-        return name if name in self.inputs else None
+        if name in self.inputs:
+            return name
+        # "the date" of {service_date}: the one input whose name ends with those words
+        ending = [field for field in self.inputs if field.endswith(f"_{name}")] if name else []
+        return ending[0] if len(ending) == 1 else None
 
     def field_of(self, token: str) -> str | None:
         name = token.strip("{}[] ")
@@ -561,6 +576,9 @@ class OfflineSynthesizer:
                 yield mentions_draft(field)
         qualitative = False
         asked_tones: set[str] = set()
+        part = _part_spoken_of(text.lower(), context.text)
+        if part is not None and not _has_section(context.text, part):
+            part = None  # "the tone should be warm": no part of the output is called "tone"
         unquoted = _QUOTED.sub(" ", text)  # "the keyword 'eco-friendly'" asks for no friendly tone
         labels = _LABELS.search(unquoted) is not None
         for pattern, slug, measures in _QUALITIES:
@@ -571,15 +589,18 @@ class OfflineSynthesizer:
             if re.search(pattern, unquoted, re.IGNORECASE) and not conditional and not role:
                 qualitative = True
                 asked_tones.add(slug)
+                if part is not None and slug in _LENGTH_QUALITIES:
+                    continue  # "Justification: <short explanation>": the size of one part, not the writing's style
                 for expression, description, check in measures:
                     short = re.split(r"[(:]", description)[0]
-                    yield _Draft(
-                        slug if len(measures) == 1 else f"{slug}_{_slug(short, 28)}",
-                        QUALITATIVE_ASSESSMENT,
-                        description,
-                        expression,
-                        check,
-                    )
+                    name = slug if len(measures) == 1 else f"{slug}_{_slug(short, 28)}"
+                    if part is not None:  # '"summary": plain English, max 20 words': the summary's wording
+                        target = f"checks.present_section(response, {library.literal(part)})"
+                        expression = expression.replace("(response", f"({target}")
+                        description = f"In the {part} part: {description[0].lower()}{description[1:]}"
+                        name = f"{name}_in_{_slug(part, 20)}"
+                        check = {**check, "section": part} if check else None
+                    yield _Draft(name, QUALITATIVE_ASSESSMENT, description, expression, check)
         for family, (asked_for, cued_draft) in library.CUED.items():
             if asked_for(text) and not role:
                 last = _last_line_label(context.text) if family == "only_list" else None
@@ -1095,6 +1116,9 @@ def _has_section(prompt: str, noun: str) -> bool:
         # a line of a "Key: value" list the prompt spells out: "Fault: what was wrong, max 15 words"
         or (re.search(r"\bkey\s*:\s*value\b", prompt, re.IGNORECASE)
             and re.search(rf"^\s*(?:[-*•]\s*)?{name}\s*:", prompt, re.IGNORECASE | re.MULTILINE))
+        # a key written in snake_case in a prompt that asks for JSON: "keys in this order: customer_name, ..."
+        or ("_" in noun and re.search(r"\bjson\b", prompt, re.IGNORECASE)
+            and re.search(rf"(?<![\w-]){name}(?![\w-])", prompt, re.IGNORECASE))
         # a schema's line in a prompt that asks for JSON: "- summary: string, at most 15 words"
         or (re.search(r"\bjson\b", prompt, re.IGNORECASE)
             and re.search(rf"^\s*(?:[-*•]\s*)?{name}\s*:\s*{_SCHEMA_TYPES}\b", prompt, re.I | re.MULTILINE))
@@ -1182,7 +1206,18 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
 #: speaks of a third person ("refer to the third person in the photo").
 _THIRD_PERSON: Final = re.compile(
     r"\b(?:in|from)\s+(?:the\s+)?third[- ]person\b(?!\s+(?:in|on|at|who|from)\b)|\bthird[- ]person\s+"
-    r"(?:bio|biography|voice|narrat\w+|perspective|point of view|profile|summary|description)\b"
+    r"(?:only|bio|biography|voice|narrat\w+|perspective|point of view|profile|summary|description)\b"
+)
+#: Another part after a count, in the same sentence ("..., then exactly one line of action"): the count is of the
+#: part before it.
+_THEN_ANOTHER_PART: Final = re.compile(
+    r"[^.;:\n]*?\b(?:then|followed by)\s+(?:(?:exactly|only)\s+)?(?:a|an|one|two|three|four|five|\d+)\s+(?:[\w-]+\s+)?"
+    r"(?:lines?|sentences?|paragraphs?|questions?|lists?|bullets?|tables?|words?)\b"
+)
+#: A noun a number names one of ("hint 1", "step 2", "option 3"): the number that follows is no count.
+_NUMBER_LABEL: Final = re.compile(
+    r"\b(?:hint|step|option|part|level|question|item|tweet|slide|day|week|round|phase|chapter|page|version|task|"
+    r"rule|table|figure|room|gate|route|lane|seat|stage|grade|year|episode|season|act|scene|track|tier)\s+$"
 )
 #: Times asked for on a 24-hour clock: none may be written with am or pm.
 _TWENTY_FOUR_HOUR: Final = re.compile(
@@ -1207,10 +1242,13 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
     ):
         return  # "After the table, write one sentence ...", "Before the list, write one line", "Step 1: ...": a part's
     # "Line 3: One sentence explaining the cause": that line's size
-    scope = f"line {numbered_line.group(1)}" if numbered_line else _scope(lowered)
-    label = re.match(r"(?:[-*•]\s+)?\**([a-z][a-z _-]{0,30}?)\**\s*:\**\s", lowered)
-    if scope is None and label is not None and _has_section(prompt, label.group(1)):
-        scope = label.group(1)  # "**Summary**: one or two sentences" in a prompt that asks for a Summary section
+    scope = f"line {numbered_line.group(1)}" if numbered_line else _part_spoken_of(lowered, prompt)
+    # "<1-2 sentences on why the move was a problem>" under "What happened:": the size of the part it fills
+    slot_of = _slot_label(text, prompt) if re.fullmatch(r"\s*<[^<>\n]+>\s*", text) else None
+    if re.fullmatch(r"\s*<[^<>\n]+>\s*", text) and slot_of is None:
+        return  # a slot whose part has no name: no section to count in, and not the whole response
+    scope = slot_of or scope
+    fixed = numbered_line is not None or slot_of is not None  # the part is named: never the whole response
     each = re.match(r"^(?:(?:for|in)\s+)?(?:each|every)\s+(?:single\s+)?[\"“']?([a-z]+(?: point)?)\b", lowered)
     leading_per = _part(each.group(1)) if each else None
     if (
@@ -1240,6 +1278,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 unit = "numbered_items"  # "at most 3 numbered steps": a numbered list's, never steps in prose
             if re.search(r"\bor\s+(?:the\s+|a\s+)?(?:single\s+)?$", lowered[: match.start()]):
                 continue  # "a short list of bullets, or the single word None": one of two forms, not a size
+            if _THEN_ANOTHER_PART.match(lowered, match.end()):
+                continue  # "at most 3 sentences of dialogue, then one line of action": one part of a sequence
+            if _NUMBER_LABEL.search(lowered[: match.start()]):
+                continue  # "hint 1 points to the area": a numbered thing's name, and "points" a verb
             if _conditional_at(lowered, match.start()):
                 continue  # "Order bullets ... If you find nothing, write "None" instead of bullets": only then
             if re.match(r"\s+(?:from|out\s+of)\s+(?:the|your|their|its|this|that|each)\b", lowered[match.end() :]):
@@ -1343,14 +1385,18 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 and _part(elsewhere.group(1)) is None
             ):
                 continue  # "keep each cell to one sentence": the size of each of a kind of part this cannot split
+            keyed = re.search(r"[\"“'`]([a-z][\w-]{0,30})[\"”'`]\s*\([^()]*$", lowered[: match.start()])
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
-            if where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
-                scopes: list[str | None] = [where]
+            scopes: list[str | None]
+            if keyed is not None:  # 'keys "score" (integer 1-5) and "justification" (2-3 sentences)': that key's
+                scopes = [keyed.group(1)]
+            elif where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
+                scopes = [where]
             elif scope is None or _is_the_output(prompt, scope):  # "Write a product title. The title must ..."
                 scopes = [None]
             elif (section := _section_named(prompt, scope)) is not None:  # "The meta title ..." and "Title: <...>"
                 scopes = [section]
-            elif scope in _PARTS or numbered_line is not None:  # "The title should be at most 10 words", "Line 3: ..."
+            elif scope in _PARTS or fixed:  # "The title should be at most 10 words", "Line 3: ..."
                 scopes = [scope]
             else:  # "The summary should be ...": the section, or the response when it is the summary
                 scopes = [None, scope]
@@ -1429,10 +1475,25 @@ def _section_named(prompt: str, noun: str) -> str | None:
     return next((name for name in dict.fromkeys((noun, head)) if _has_section(prompt, name)), None)
 
 
+def _slot_label(slot: str, prompt: str) -> str | None:
+    """The label on the line above an answer template's slot ("What happened:" above "<1-2 sentences ...>"), in
+    lower case: the part the slot fills."""
+    lines = [line.strip() for line in prompt.splitlines()]
+    for i, line in enumerate(lines):
+        if line == slot.strip():
+            above = next((earlier for earlier in reversed(lines[:i]) if earlier), "")
+            label = re.fullmatch(r"(?:#+\s*|\*\*)?([A-Za-z][\w '/&-]{0,40}?)\s*:?\s*(?:\*\*)?:?", above)
+            return label.group(1).strip().lower() if label else None
+    return None
+
+
 def _is_the_output(prompt: str, part: str) -> bool:
     """Whether the prompt asks for ``part`` itself ("Write a product title for ...", "Output only the title"):
-    its title is then the whole response, not a section of it."""
+    its title is then the whole response, not a section of it, unless the answer format gives it a line of its
+    own among others ("Title: <title>")."""
     name = re.escape(part)
+    if re.search(rf"^\s*{name}\s*:\s*[<\[{{]", prompt, re.IGNORECASE | re.MULTILINE):
+        return False
     return bool(
         re.search(
             rf"\b(?:write|generate|create|give|suggest|produce|draft|compose|propose|come up with)\s+(?:me\s+)?"
@@ -1491,6 +1552,23 @@ def _each_after(before: str, after: str) -> tuple[str, str] | None:
     clause = _CLAUSE_BREAK.split(before)[-1]
     named = [(m.end(), word) for word in PART_KINDS for m in re.finditer(rf"\b{re.escape(word)}\b", clause)]
     return (max(named)[1], PART_KINDS[max(named)[1]]) if named else None
+
+
+def _part_spoken_of(lowered: str, prompt: str) -> str | None:
+    """The part of the output a sentence sizes or describes (:func:`_scope`), or the one its label names where
+    the prompt asks for such a part ("**Summary**: one or two sentences" in a prompt with a Summary section)."""
+    scope = _scope(lowered)
+    label = re.match(r"(?:[-*•]\s+)?\**([a-z][a-z _-]{0,30}?)\**\s*:\**\s", lowered)
+    if scope is None and label is not None and _has_section(prompt, label.group(1)):
+        return label.group(1)
+    written = re.match(  # "3. Write a title in the form ..., maximum 8 words" where the format has "Title: <title>"
+        r"(?:\d+[.)]\s+|[-*•]\s+)?(?:write|give|add|create|generate|provide|produce)\s+(?:a|an|the)\s+"
+        r"(?:short\s+|brief\s+|one-line\s+)?([a-z]+)\b",
+        lowered,
+    )
+    if scope is None and written is not None and not _is_the_output(prompt, written.group(1)):
+        return written.group(1) if _has_section(prompt, written.group(1)) else None
+    return scope
 
 
 def _scope(lowered: str) -> str | None:
@@ -1679,7 +1757,8 @@ def _edge_of_a_part(lowered: str, verb: re.Match[str] | None) -> bool:
 
 def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     lowered = text.lower()
-    if re.search(r"\bjson\b", lowered):
+    # not "ACTION: <tool_name>(<arguments as one JSON object>)": JSON inside a template's slot is a part of a line
+    if re.search(r"\bjson\b", re.sub(r"<[^<>\n]*>|\[[^\[\]\n]*\]", " ", lowered)):
         listed_at = re.search(r"\b(?:list|array)\b", lowered)
         # "an object whose key "days" is a list", "JSON with a "reasons" key holding a list": an object
         object_at = re.search(r"\b(?:object|keys?|fields?|propert(?:y|ies))\b", lowered)
@@ -1823,7 +1902,9 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     if end and not quoted and re.search(r"\bwith (?:a|an|one)\b[^.?!]{0,30}?\bquestion\b", lowered):
         yield ends_with_question_draft(refused=edge_refused(text, end=True))
     sign_off = re.search(
-        r"\bsign(?:s|ed)?(?!\s+(?:in|up|into|out|on)\b)(?:\s+off)?\s+(?:\w+\s+){0,2}?(?:as|with)\s+(.+?)[.!]?$",
+        # the verb ("sign off as", "signed with"), not the noun ("warning signs as bullet points")
+        r"(?<!\bwarning )(?<!\bthe )(?<!\ba )(?<!\bany )(?<!\bno )(?<!\bthese )(?<!\bthose )"
+        r"\b(?:signs\s+off|sign(?:ed)?(?!\s+(?:in|up|into|out|on)\b)(?:\s+off)?)\s+(?:\w+\s+){0,2}?(?:as|with)\s+(.+?)[.!]?$",
         text,
         re.IGNORECASE,
     )
@@ -2102,14 +2183,17 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     named = [
         phrase for phrase in _named_phrases(_QUOTED.sub(" , ", scope), banned=exclude) if phrase not in lowered_quotes
     ]
-    if library.SOURCED_CUE.search(scope):  # "never add medicines that are not in the note": what the source lacks,
-        named = []  # not these words; "give the closure dates exactly as provided": the source's figures
-    instances = _instances(scope) if exclude and not quoted else []
-    if instances:  # "avoid competitors such as Acme or Globex": the names are what must not appear
-        named = instances
+    referred = {phrase: field for phrase in named if (field := vocabulary.input_named(phrase))}
+    if not exclude:  # "mention the route number, the date and the alternative stop": inputs named by their words
+        referred |= _inputs_named_as_objects(scope, vocabulary)
+    sourced = library.SOURCED_CUE.search(scope) is not None
+    if sourced:  # "never add medicines that are not in the note": what the source lacks, not these words;
+        named = list(referred)  # "give the closure dates exactly as provided": the source's figures
+    instances = _instances(scope) if exclude and not quoted and not sourced else []
+    if instances:  # "avoid competitors such as Acme or Globex": the names are what must not appear (but "don't
+        named = instances  # invent things not in my notes (for example lunch, prices)" bans inventing them)
     marks = [mark for name, forms in _PUNCTUATION.items() if exclude and re.search(name, scope, re.I) for mark in forms]
     marks += [term.strip() for term in _CODE_TERM.findall(scope)] if exclude else []  # "never use SELECT *"
-    referred = {phrase: field for phrase in named if (field := vocabulary.input_named(phrase))}
     if not exclude and referred:  # "include the target keyword" of "the target keyword [keyword]": its value
         named = [phrase for phrase in named if phrase not in referred]
         for field in dict.fromkeys(referred.values()):
@@ -2126,6 +2210,31 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         yield phrases_draft(phrases, exclude=exclude)
     for field in banned_inputs:
         yield mentions_draft(field, exclude=True)
+
+
+#: Verbs that ask for an input's value to appear when their object names the input ("mention the date").
+_MENTIONING: Final = re.compile(
+    r"mention\w*|includ\w*|stat(?:e|es|ing)|cit(?:e|es|ing)|referenc\w*|giv(?:e|es|ing)|us(?:e|es|ing)|quot\w*|"
+    r"repeat\w*|add(?:s|ing)?",
+    re.IGNORECASE,
+)
+
+
+def _inputs_named_as_objects(text: str, vocabulary: _Vocabulary) -> dict[str, str]:
+    """The inputs a mentioning verb's objects name by their words, each part of a listed object on its own ("the
+    route number, the date and the alternative stop" of {route_number}, {service_date}, {alternative_stop})."""
+    found: dict[str, str] = {}
+    for match in _object_matches(text):
+        if not _MENTIONING.fullmatch(match.group("verb")):
+            continue
+        obj = re.sub(r"\s*[(;].*$", "", match.group("object").strip())
+        if re.match(r"(?:no|none|nothing|not|any|only|other|others)\b", obj, re.IGNORECASE):
+            continue  # "add no others: {specs}": a ban or a kind, not the input the colon introduces
+        for part in re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", obj):
+            field = vocabulary.input_named(part.strip()) if part.strip() else None
+            if field is not None:
+                found[part.strip()] = field
+    return found
 
 
 #: A term written as an abbreviation or a code ("b.i.d.", "q6h"): a literal, as a name is.
@@ -2185,6 +2294,9 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
             continue  # "in the list below", "from the dish name alone": a noun, not the verb "list" or "name"
         if obj.split() and obj.split()[0].lower() in _WH:
             continue  # "say which tests were added or changed": a question the response answers, not its words
+        if re.match(r"\s+(?:that|which|who|whose)\b", text[match.end() :], re.IGNORECASE):
+            continue  # "any medication that was not dispensed", "warning signs that mean ...": the ones a clause picks
+            # out, which the data decides, not the word itself
         if re.match(r"(?:and|or|but|then|nor)\b", obj, re.IGNORECASE):
             continue  # "its ingredient list and work out which ...": a noun before a conjunction, no object
         if re.search(r"\b(?:if|when|whenever|unless|in case|once)\b", text[: match.start()], re.IGNORECASE):

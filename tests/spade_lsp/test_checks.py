@@ -567,3 +567,11 @@ def test_an_email_opens_after_its_subject_line_and_counts_phones_clock_times_and
     assert checks.count("From 1am to 4:30 a.m., then 6 PM.", "am_pm_times") == 3
     assert checks.count("From 01:00 to 04:30; I am here.", "am_pm_times") == 0
     assert checks.count('She said "I love it" and we cheered.', "first_person") == 1
+
+
+def test_a_response_wrapped_whole_in_a_fence_is_read_as_its_text() -> None:
+    text = "The boiler was serviced today and it now works well. We tested the flame."
+    assert checks.reading_ease(f"```\n{text}\n```") == checks.reading_ease(text)
+    assert checks.reading_ease(f"{text}\n\n```python\nx = compute_the_interpolated_coefficients()\n```") == (
+        checks.reading_ease(text)
+    )

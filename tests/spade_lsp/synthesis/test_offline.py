@@ -1883,6 +1883,7 @@ def test_a_ban_after_a_dash_and_a_third_person_bio() -> None:
     assert marks.check is not None and marks.check["phrases"] == ["!"]
     third = by_check(synthesize("Write it in the third person, using the pronouns given in the notes."),
                      family="count", unit="first_person")  # fmt: skip
+    by_check(synthesize("person: third person only, never I, we or you"), family="count", unit="first_person")
     assert run(third, 'Priya is a nurse. She rows in the stroke seat; "I love it," she says.')
     assert not run(third, "I am a nurse from Leeds and my crew rows with me.")
     assert not run(third, "We are rowing for our local hospital.")
@@ -1900,3 +1901,94 @@ def test_a_24_hour_clock_bans_am_and_pm_without_naming_them() -> None:
                      unit="am_pm_times")  # fmt: skip
     assert clock.description == "No am/pm times."
     assert run(clock, "Doors open at 19:30.") and not run(clock, "Doors open at 7.30pm.")
+
+
+def test_a_quality_on_a_schema_line_is_measured_on_that_key() -> None:
+    prompt = 'Return ONLY a JSON object with exactly these keys:\n- "summary": plain English, max 20 words\n'
+    readable = by_check(synthesize('- "summary": plain English, max 20 words', prompt=prompt), family="count")
+    assert readable.check is not None and readable.check["section"] == "summary"
+    [plain] = [c for c in synthesize('- "summary": plain English, max 20 words', prompt=prompt) if "readable" in c.name]
+    assert plain.expression == "checks.reading_ease(checks.present_section(response, 'summary')) >= 30"
+    fenced = '```json\n{"summary": "The boiler was serviced and we tested it. It works well now."}\n```'
+    assert run(plain, fenced)
+    [tone] = [c for c in synthesize("The tone should be warm.") if c.name == "assert_positive_tone"]
+    assert tone.expression == "checks.sentiment(response) >= 0.05"
+
+
+def test_inputs_named_by_their_last_words_are_mentioned_even_exactly_as_given() -> None:
+    prompt = (
+        "Write an SMS about route {route_number} on {service_date}.\nUse this stop instead: {alternative_stop}\n"
+        "- Mention the route number, the date and the alternative stop exactly as given.\n"
+    )
+    sentence = "- Mention the route number, the date and the alternative stop exactly as given."
+    fields = {c.check["field"] for c in synthesize(sentence, INCLUSION, prompt=prompt) if c.check and
+              c.check.get("family") == "mentions"}  # fmt: skip
+    assert fields == {"route_number", "service_date", "alternative_stop"}
+    bio = "Write a bio of {rower_name}: {boat_role}, {charity_cause}.\nMention their role in the boat.\n"
+    fields = {c.check["field"] for c in synthesize("Mention their role in the boat.", INCLUSION, prompt=bio)
+              if c.check and c.check.get("family") == "mentions"}  # fmt: skip
+    assert fields == {"boat_role"}
+    two_dates = "Booked {start_date} to {end_date}.\nMention the date.\n"
+    assert "mentions" not in families(synthesize("Mention the date.", INCLUSION, prompt=two_dates))
+    specs = "Write a FAQ for {product}.\nUse only facts from this spec sheet and add no others: {specs}\n"
+    sentence = "Use only facts from this spec sheet and add no others: {specs}"
+    assert "mentions" not in families(synthesize(sentence, INCLUSION, prompt=specs))
+
+
+def test_a_part_s_wording_does_not_apply_without_the_part_and_its_size_is_no_style() -> None:
+    prompt = "Write two sections.\n## Summary\n## Actions\nSummary: 2 to 4 sentences, in clear language.\n"
+    [plain] = [c for c in synthesize("Summary: 2 to 4 sentences, in clear language.", prompt=prompt)
+               if "readable" in c.name]  # fmt: skip
+    with pytest.raises(checks.NotApplicable):
+        run(plain, "## Actions\n- Book the room.")
+    short = "Justification: <short explanation of the mark>"
+    grading = f"Output two lines:\nMark: <0-4>\n{short}\n"
+    assert not [c for c in synthesize(short, prompt=grading) if "concise" in c.name]
+    prose = "2 to 4 sentences on what was discussed, as plain prose (no bullet points)."
+    assert not [c for c in synthesize(prose) if "readable" in c.name]
+
+
+def test_bans_kinds_and_labels_read_as_what_they_say() -> None:
+    spoken = "write in plain spoken sentences with no lists, symbols, emojis, URLs or markdown."
+    assert by_check(synthesize(spoken), family="markdown").check == {"family": "markdown", "present": False}
+    asked = "Never write long paragraphs, always use markdown."
+    assert by_check(synthesize(asked), family="markdown").check == {"family": "markdown", "present": True}
+    invent = "Don't invent things which are not in my notes (for example lunch, prices, names of teachers)."
+    assert "excludes" not in families(synthesize(invent, EXCLUSION))
+    assert "excludes" not in families(synthesize("Do not add any medication that was not dispensed.", EXCLUSION))
+    assert "includes" not in families(synthesize("Include some warning signs that mean the owner should phone.",
+                                                 INCLUSION))  # fmt: skip
+    signs = "- Under ## When to Call Us, list at least three specific warning signs as bullet points."
+    assert "ends_with" not in families(synthesize(signs))
+    hints = "Make each hint more helpful than the last: hint 1 points to the area, hint 2 names the piece."
+    assert "count" not in families(synthesize(hints, COUNT))
+    action = "ACTION: <tool_name>(<arguments as one JSON object>)"
+    assert "json" not in families(synthesize(action, prompt=f"Output exactly two lines:\nTHOUGHT: <why>\n{action}\n"))
+
+
+def test_a_size_given_for_one_part_of_a_layout_counts_in_that_part() -> None:
+    layout = "Write feedback with this layout:\n\nWhat happened:\n<1-2 sentences on why {move} was a problem>\n"
+    slot = synthesize("<1-2 sentences on why {move} was a problem>", COUNT, prompt=layout)
+    assert {(c.check or {}).get("section") for c in slot if (c.check or {}).get("family") == "count"} == {
+        "what happened"
+    }
+    steps = (
+        '3. Write a title in the form "<Defect type> – <Street name>", maximum 8 words.\n'
+        "Output exactly these lines:\nPriority: <P1/P2>\nTitle: <title>\nDescription: <description>\n"
+    )
+    title = by_check(synthesize(steps.splitlines()[0], COUNT, prompt=steps), family="count", unit="words")
+    assert title.check is not None and title.check.get("section") == "title"
+    schema = (
+        "Return only a JSON object with keys: customer_name, fault_summary.\n"
+        "- fault_summary: one sentence of at most 20 words.\n"
+    )
+    summary = by_check(synthesize("- fault_summary: one sentence of at most 20 words.", COUNT, prompt=schema),
+                       family="count", unit="words")  # fmt: skip
+    assert summary.check is not None and summary.check.get("section") == "fault_summary"
+    inline = 'Return a JSON object with keys "score" (integer 1-5) and "justification" (2-3 sentences citing a detail).'
+    sentences = [c for c in synthesize(inline, COUNT) if (c.check or {}).get("unit") == "sentences"]
+    assert sentences and {c.check.get("section") for c in sentences if c.check} == {"justification"}
+    dialogue = "4. Reply with at most 3 sentences of spoken dialogue, then exactly one line of action in asterisks."
+    assert not [c for c in synthesize(dialogue, COUNT) if (c.check or {}).get("unit") == "sentences"]
+    spec = "max_length: 60 words for the paragraph\nformat: the title, then a blank line, then one paragraph"
+    assert by_check(synthesize(spec, COUNT), family="count", unit="words").check["max"] == 60  # type: ignore[index]
