@@ -1244,8 +1244,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
     # "Line 3: One sentence explaining the cause": that line's size
     scope = f"line {numbered_line.group(1)}" if numbered_line else _part_spoken_of(lowered, prompt)
     # "<1-2 sentences on why the move was a problem>" under "What happened:": the size of the part it fills
-    slot_of = _slot_label(text, prompt) if re.fullmatch(r"\s*<[^<>\n]+>\s*", text) else None
-    if re.fullmatch(r"\s*<[^<>\n]+>\s*", text) and slot_of is None:
+    slot = re.fullmatch(r"\s*<[^<>\n]+>\s*", text) is not None
+    slot_of = _slot_label(text, prompt) if slot else None
+    if slot and slot_of is None:
         return  # a slot whose part has no name: no section to count in, and not the whole response
     scope = slot_of or scope
     fixed = numbered_line is not None or slot_of is not None  # the part is named: never the whole response
