@@ -66,7 +66,8 @@ _BULLET = re.compile(
     r"|•\s*"
     r"|\d{1,3}[.)]\s+"  # "1. item", "1) item"
     r"|[A-Za-z][)]\s+"  # "a) item"
-    r"|\(\w{1,3}\)\s+)"  # "(a) item", "(1) item", "(iv) item"
+    r"|\(\w{1,3}\)\s+"  # "(a) item", "(1) item", "(iv) item"
+    r"|\[[ xX]?\]\s+)"  # a checklist's box: "[ ] item", "[x] item"
 )
 _PLACEHOLDER_LINE = re.compile(r"(?:\{\{[^{}]*\}\}|\{[^{}]*\}|\[[^\[\]]*\])[:.]?")
 _SMALL_WORDS = frozenset({"a", "an", "and", "as", "at", "by", "for", "in", "of", "on", "or", "the", "to", "vs"})

@@ -22,6 +22,7 @@ from typing import Any, Final
 from spade_lsp.errors import MeasurementError, NotApplicable
 
 __all__ = [
+    "BODY_NAMES",
     "COUNT_UNITS",
     "LANGUAGE_MIN_WORDS",
     "MeasurementError",
@@ -35,7 +36,10 @@ __all__ = [
     "ends_with",
     "ends_with_list",
     "fill",
+    "has_greeting",
     "has_heading",
+    "has_line_starting",
+    "has_sign_off",
     "has_table",
     "has_tag",
     "headings",
@@ -118,6 +122,19 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:[ ,.]\d{3})+")
 _AM_PM_TIME = re.compile(r"\b\d{1,2}(?:[:.]\d{2})?\s*(?:[ap]\.m\.|[ap]m\b)", re.IGNORECASE)
 #: First-person pronouns: a text written in the third person has none outside quotations.
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|we've|us|our|ours|ourselves)\b")
+#: The opening words of a greeting, whatever follows them on the line.
+_GREETING = re.compile(
+    r"\s*(?:\*\*)?(?:hi|hello|hey|dear|greetings|good (?:morning|afternoon|evening))\b", re.IGNORECASE
+)
+#: A parting line that is no valediction: "Hope this helps, shout if anything's unclear!".
+_PARTING = re.compile(
+    r"\s*(?:hope (?:this|that|it) helps|let me know if|feel free to (?:ask|reach out))\b", re.IGNORECASE
+)
+#: An amount of money: "£6.99", "$ 40", "€1,200", "25 EUR", "30 dollars".
+_PRICE = re.compile(
+    r"[£$€¥₹]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:USD|EUR|GBP|CHF|NOK|SEK|DKK|dollars?|euros?|pounds?|kroner)\b",
+    re.IGNORECASE,
+)
 #: An email's subject line at the top of the response: "Subject: ...", "**Subject line:** ...".
 _SUBJECT_LINE = re.compile(r"\s*(?:\*\*|__)?subject(?:\s+line)?\s*:[^\n]*\n", re.IGNORECASE)
 #: A bold span: ``**text**`` or ``__text__`` on one line, the marks hugging the text.
@@ -142,6 +159,7 @@ COUNT_UNITS: Final = (
     "phone_numbers",
     "am_pm_times",
     "first_person",
+    "prices",
 )
 
 
@@ -206,6 +224,8 @@ def count(text: str, unit: str) -> int:
         return sum(1 for match in _PHONE.finditer(text) if _is_phone_number(match.group()))
     if unit == "am_pm_times":
         return len(_AM_PM_TIME.findall(text))
+    if unit == "prices":
+        return len(_PRICE.findall(text))
     if unit == "first_person":  # the narrator's own words, not a quotation of someone's
         return len(_FIRST_PERSON.findall(_QUOTATION.sub(" ", text)))
     raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(COUNT_UNITS)}")
@@ -380,7 +400,8 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     last = words[-1]
     if last.isalpha():
         forms = sorted({_inflected(base) for base in _bases(last.lower()) if len(base) > 1}, key=len, reverse=True)
-        escaped[-1] = "(?:" + "|".join(forms) + ")"
+        if forms:  # a single letter ("a", "X") has no inflections: itself alone
+            escaped[-1] = "(?:" + "|".join(forms) + ")"
     body = r"[\s\-]+".join(escaped)
     start = r"(?<!\w)" if words[0][0].isalnum() else ""
     end = r"(?!\w)" if last[-1].isalnum() else ""
@@ -744,7 +765,7 @@ def section(text: str, title: str) -> str:
         or next(plain, None)
     )
     if start is None:
-        if wanted in _BODY_NAMES:
+        if wanted in BODY_NAMES:
             return _body(text)
         if wanted in _TITLE_NAMES and text.strip():  # "Start with a one-line title, at most 72 characters"
             return _TITLE_DECORATION.sub("", next(line for line in lines if line.strip())).strip()
@@ -766,7 +787,7 @@ def section(text: str, title: str) -> str:
 #: Names of a response's title where no section bears them: its first line ("Start with a one-line title").
 _TITLE_NAMES: Final = frozenset({"title", "headline", "heading"})
 #: Names of a response's body where no section bears them ("the body is exactly 3 sentences").
-_BODY_NAMES: Final = frozenset({"body", "main body", "body text", "email body", "message body", "main text"})
+BODY_NAMES: Final = frozenset({"body", "main body", "body text", "email body", "message body", "main text"})
 #: A salutation line that opens a letter ("Dear Ms. Patel,", "Hi team,").
 _SALUTATION: Final = re.compile(
     r"^\s*(?:dear|hi|hello|hey|greetings|good (?:morning|afternoon|evening))\b[^\n.!?]{0,50}[,!:]?\s*$", re.I
@@ -908,6 +929,25 @@ def starts_with(text: str, phrase: str) -> bool:
     if subject is not None and not _normal(phrase).startswith("subject"):
         text = text[subject.end() :]
     return _normal(text[: len(phrase) * 3 + 40]).startswith(_normal(phrase))
+
+
+def has_line_starting(text: str, phrase: str) -> bool:
+    """Whether some line of the response opens with ``phrase`` (as :func:`starts_with` reads an opening: case,
+    markdown markers and punctuation ignored): "a line starting "Matches:" with two examples"."""
+    return any(_normal(line[: len(phrase) * 3 + 40]).startswith(_normal(phrase)) for line in text.splitlines())
+
+
+def has_greeting(text: str) -> bool:
+    """Whether the response opens by greeting its reader ("Hi! Great question.", "Dear Ms Shah,"), after an email's
+    subject line if it has one."""
+    subject = _SUBJECT_LINE.match(text)
+    return _GREETING.match(text[subject.end() :] if subject else text) is not None
+
+
+def has_sign_off(text: str) -> bool:
+    """Whether one of the response's last three lines signs off ("Kind regards,", "Cheers", "Hope this helps!")."""
+    lines = [line for line in text.strip().splitlines() if line.strip()][-3:]
+    return any(_VALEDICTION.match(line) or _PARTING.match(line) for line in lines)
 
 
 def last_line(text: str) -> str:

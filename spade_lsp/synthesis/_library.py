@@ -52,7 +52,11 @@ _SINGULAR: Final = {
     "bold": "bold span",
 }  # fmt: skip
 #: The names of the punctuation marks a phrase check can ban, for its name ("excludes_exclamation_marks").
-MARK_NAMES: Final = {"!": "exclamation marks", ";": "semicolons", "—": "em dashes", "...": "ellipses", "…": "ellipses"}
+MARK_NAMES: Final = {
+    "!": "exclamation marks", ";": "semicolons", "—": "em dashes", "...": "ellipses", "…": "ellipses",
+    ",": "commas", "/": "slashes", "'": "apostrophes", "’": "apostrophes", '"': "quotation marks",
+    "“": "quotation marks", "”": "quotation marks", "&": "ampersands",
+}  # fmt: skip
 #: What a "per X" or "each X" instruction counts in: the kind of :func:`spade_lsp.checks.parts`.
 PART_KINDS: Final = {
     "tweet": "items", "tweets": "items", "post": "items", "posts": "items", "item": "items", "items": "items",
@@ -65,7 +69,11 @@ PART_KINDS: Final = {
 
 
 #: Units whose name in a sentence is not their identifier with spaces.
-UNIT_NAMES: Final = {"am_pm_times": "am/pm times", "first_person": "first-person pronouns"}
+UNIT_NAMES: Final = {
+    "am_pm_times": "am/pm times",
+    "first_person": "first-person pronouns",
+    "prices": "amounts of money",
+}
 
 
 def _amount(bound: int | str, unit: str) -> str:
@@ -290,6 +298,40 @@ def line_opening_draft(line: str, prefix: str) -> Draft:
         f"Its {line} starts with “{prefix}”.",
         f"checks.starts_with(checks.section(response, {literal(line)}), {phrase_code(prefix)})",
         {"family": "line_starts_with", "line": line, "phrase": prefix},
+    )
+
+
+def no_greeting_draft() -> Draft:
+    """The response opens without greeting its reader."""
+    return Draft(
+        "no_greeting",
+        PRESENTATION_FORMAT,
+        "Does not open with a greeting.",
+        "not checks.has_greeting(response)",
+        {"family": "no_greeting"},
+    )
+
+
+def no_sign_off_draft() -> Draft:
+    """The response ends without a sign-off."""
+    return Draft(
+        "no_sign_off",
+        PRESENTATION_FORMAT,
+        "Does not end with a sign-off.",
+        "not checks.has_sign_off(response)",
+        {"family": "no_sign_off"},
+    )
+
+
+def line_start_draft(prefix: str) -> Draft:
+    """Some line of the response opens with ``prefix``: a line a layout asks for anywhere ("A line starting
+    "Verdict:" saying ...")."""
+    return Draft(
+        f"has_line_starting_with_{prefix}",
+        PRESENTATION_FORMAT,
+        f"A line starts with “{prefix}”.",
+        f"checks.has_line_starting(response, {phrase_code(prefix)})",
+        {"family": "has_line_starting", "phrase": prefix},
     )
 
 

@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any, Final
 
+from spade_lsp.checks import BODY_NAMES
 from spade_lsp.checks import contains_phrase as checks_contains_phrase
 from spade_lsp.synthesis import PLACEHOLDER_PATTERN, Candidate, Instruction, PromptContext
 from spade_lsp.synthesis import _library as library
@@ -159,7 +160,7 @@ _INCLUDE_CUE = re.compile(
 _EXCLUDE_CUE = re.compile(  # and a constraint written as a fragment: "No exclamation marks", "... - no emojis"
     r"(?:^|(?<=[,;:.!?]\s)|(?<=\s[-–—]\s)|(?<=—))(?:(?:so|and|but|also|therefore)\s+)?no\s+"
     r"(?!(?:more|fewer|less|longer|later|need|matter|one|sooner)\b)"
-    r"(?=[a-z])"
+    r"(?=[a-z\"“'‘])"
     r"|\b(?:contains?|includes?|uses?|has|have)\s+no\b(?!\s+(?:more|fewer|less)\b)"  # "it contains no hype words"
     r"|\b(?:never|don't|do not|does not|doesn't|avoid(?:ing)?|without|refrain from|exclude|must not|mustn't|"
     r"shouldn't|should not|cannot|can't|not include|not mention|not use|not add|not give|not say|not make)\b",
@@ -205,7 +206,8 @@ _LITERAL_FRAME = re.compile(
     r"labels?|names?|text)\b(?:\s+(?:like|such as|as|including|e\.g\.|namely))?\s*:?\s*"
     r"|\b(?:" + _CONTENT_VERBS + r"|us(?:e|es|ing)|avoid(?:ing)?|refrain from|with)\s+(?:the\s+)?"
     # "never describe anything as "fully accessible"", "don't call it "cheap"", "refer to them as "clients""
-    r"|\b(?:describ\w*|call\w*|label\w*|refer\w*\s+to|present\w*|advertis\w*|market\w*)\s+(?:[\w'-]+\s+){0,2}?as\s+)$",
+    r"|\b(?:describ\w*|call\w*|label\w*|refer\w*\s+to|present\w*|advertis\w*|market\w*)\s+(?:[\w'-]+\s+){0,2}?as\s+"
+    r"|(?:^|[:;,.!?]\s*|\s[-–—]\s*)no\s+)$",  # 'Do not minimise it: no "out of an abundance of caution", ...'
     re.IGNORECASE,
 )
 #: What introduces examples of a kind a sentence bans: the quoted examples are terms it bans.
@@ -268,9 +270,10 @@ _ASKED_TAG: Final = re.compile(
     r"(?=(?:\s*</\1>)?[^.]{0,20}?\btags?\b)",
     re.IGNORECASE,
 )
-#: "Answer in lowercase", "write everything in all caps", "use uppercase letters only".
+#: "Answer in lowercase", "write everything in all caps", "use uppercase letters only", "block capitals".
 _LETTER_CASE: Final = re.compile(
     r"\b(?:in|use|using|all)\s+(?:all\s+)?(lower|upper)[\s-]?case\b|\b(?:in|use|using)\s+(?:all\s+)?(caps)\b"
+    r"|\b(?:all|block)\s+(capital)(?:s|\s+letters)\b"  # "ALL CAPITALS, because the board has no lowercase font"
 )
 #: Punctuation a sentence can ban by name ("do not use exclamation marks"): the name, and the marks it means.
 _PUNCTUATION: Final = {
@@ -278,6 +281,15 @@ _PUNCTUATION: Final = {
     r"\bsemi-?colons?\b": (";",),
     r"\bem[ -]?dash(?:es)?\b": ("—",),
     r"\bellips[ie]s\b": ("...", "…"),
+    r"\bcommas?\b": (",",),
+    r"\b(?:forward\s+)?slash(?:es)?\b": ("/",),
+    r"\bapostrophes?\b": ("'", "’"),
+    r"\b(?:quotation|quote) marks?\b|\b(?:without|no)\s+(?:surrounding\s+)?quotes\b(?!\s+(?:from|of|by)\b)": (
+        '"',
+        "“",
+        "”",
+    ),
+    r"\bampersands?\b": ("&",),
 }
 #: A term of code a sentence bans by writing it ("never use SELECT *", "do not use GOTO"): capitals, maybe a
 #: symbol; not "ALL CAPS words", which names a letter case.
@@ -285,6 +297,8 @@ _CODE_TERM: Final = re.compile(
     r"\b(?:use|using|write|include|output|add)\s+([A-Z]{2,}(?:\s+[A-Z]{2,})*(?:\s*[*;])?)"
     r"(?![ \t]*[A-Z*;])(?!\s*(?:words?|letters?|text|case)\b)(?=[\s.,;:)]|$)"
 )
+#: A parenthesis that gives what to write instead of what a sentence bans: "(write AE, OE, UE)".
+_INSTEAD: Final = re.compile(r"\(\s*(?:write|use|say|instead)\b[^()]*\)", re.IGNORECASE)
 #: A parenthesis, which glosses what stands before it.
 _PARENTHESIS: Final = re.compile(r"\([^()]*\)")
 #: A section named by a quoted title: 'a "## Steps" section', 'a heading called "Next steps"'.
@@ -850,12 +864,16 @@ def _schema_keys_after(prompt: str, sentence: str) -> list[str]:
     return [str(key) for key in keys]
 
 
+#: A checklist's box before an item: "[ ] No emoji", "[x] ...".
+_CHECKBOX: Final = re.compile(r"\[[ xX]?\]\s+\S")
+
+
 def _is_json_fragment(text: str) -> bool:
     """A line of a JSON document the prompt shows (a schema, an example object), not an instruction: a brace or a
     bracket, or a key whose value is JSON ('"title": {{"type": "string"}},') or opens a nested one. A schema line
     written in words ('"confidence": "high" or "low"') is an instruction."""
     line = text.strip()
-    if re.match(r"[{}\[\]]", line):
+    if re.match(r"[{}\[\]]", line) and not _CHECKBOX.match(line):
         return True
     if not re.match(r"\"[^\"\n]{1,60}\"\s*:", line):
         return False
@@ -1019,10 +1037,10 @@ def _question(sentence: str) -> str:
 
 
 def _clean(text: str) -> str:
-    """The sentence without its list marker (a checklist's box too: "- [ ] No emojis"), its spacing made single, and
-    the shorthand "w/" read as "with" ("open w/ "Hi {name}"")."""
+    """The sentence without its list marker (a checklist's box too: "- [ ] No emojis", "[ ] No emojis"; not a bold
+    title's "**"), its spacing made single, and the shorthand "w/" read as "with" ("open w/ "Hi {name}"")."""
     text = re.sub(r"(?<![\w/])w/(?=\s)", "with", text)
-    return re.sub(r"\s+", " ", re.sub(r"^\s*(?:[-*•+]|\d+[.)])\s*(?:\[[ xX]?\]\s*)?", "", text)).strip()
+    return re.sub(r"\s+", " ", re.sub(r"^\s*(?:(?:[-•+]|\*(?!\*)|\d+[.)])\s*)?(?:\[[ xX]?\](?=\s))?", "", text)).strip()
 
 
 def _is_data_line(text: str, vocabulary: _Vocabulary) -> bool:
@@ -1110,6 +1128,8 @@ def _has_section(prompt: str, noun: str) -> bool:
             and re.search(rf"[\"“'`]{name}[\"”'`]", prompt, re.IGNORECASE))
         or re.search(rf"<{name}>[^<]*</{name}>", prompt, re.IGNORECASE)  # "inside <summary></summary>"
         or re.search(rf"[`\"“']#+\s*{name}[`\"”']", prompt, re.IGNORECASE)  # "these sections: `### Summary`, ..."
+        # "these level-3 sections, in this order: ### Highlights, ### Bug fixes"
+        or re.search(rf"(?:^|[\s,:(])#{{1,6}}\s*{name}(?=[\s,.;:)]|$)", prompt, re.IGNORECASE | re.MULTILINE)
         or re.search(rf"[`\"“']{name}:[`\"”']", prompt, re.IGNORECASE)  # 'its label on a line of its own ("X:")'
         # a bold label the output uses: "Use exactly these bold labels: **Date:**, **Severity:**"
         or re.search(rf"\*\*{name}:?\*\*:?", prompt, re.IGNORECASE)
@@ -1225,6 +1245,15 @@ _TWENTY_FOUR_HOUR: Final = re.compile(
 )
 
 
+#: A layout's part given by its bold title, then what it holds: "**Contact us** – one sentence using ...".
+_BOLD_PART: Final = re.compile(r"\*\*([^*\n]{2,60}?):?\*\*:?\s*[-–—:]?\s*(?=\S)")
+#: A ban on naming what things cost: "never quote a price", "do not include pricing", "no fees".
+_PRICE_BAN: Final = re.compile(
+    r"\b(?:never|don't|do not|must not|mustn't|should not|no|without)\s+(?:[\w-]+\s+){0,3}?(?:prices?|pricing|costs?"
+    r"|fees?)\b(?!\s+(?:of|for)\b)"
+)
+
+
 def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_Draft]:
     lowered = text.lower()
     spans: list[tuple[int, int]] = []
@@ -1249,7 +1278,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
     if slot and slot_of is None:
         return  # a slot whose part has no name: no section to count in, and not the whole response
     scope = slot_of or scope
-    fixed = numbered_line is not None or slot_of is not None  # the part is named: never the whole response
+    bold_part = _BOLD_PART.match(text)  # "**Why we are recalling this product** – 2 sentences maximum."
+    scope = bold_part.group(1).strip().lower() if bold_part else scope
+    # the part is named: never the whole response
+    fixed = numbered_line is not None or slot_of is not None or bold_part is not None
     each = re.match(r"^(?:(?:for|in)\s+)?(?:each|every)\s+(?:single\s+)?[\"“']?([a-z]+(?: point)?)\b", lowered)
     leading_per = _part(each.group(1)) if each else None
     if (
@@ -1262,6 +1294,12 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         scope = None
     if _TWENTY_FOUR_HOUR.search(lowered) and "am/pm" not in lowered:  # "never am/pm" is read as a ban below
         yield _count_draft("am_pm_times", None, 0, None, None)
+    if (  # "Never quote a price, even if the caller asks", "No price, discount or value-for-money language"
+        _PRICE_BAN.search(lowered)
+        and not library.SOURCED_CUE.search(text)  # "don't invent prices": none the source lacks, not none at all
+        and not re.search(r"(?<!even )\b(?:if|unless|when|whenever|except|only)\b", lowered)
+    ):
+        yield _count_draft("prices", None, 0, None, None)
     if _THIRD_PERSON.search(lowered):  # "Write it in the third person": the narrator never says I or we
         yield _count_draft("first_person", None, 0, None, None)
     for kind, pattern in _count_patterns(vocabulary.number):
@@ -1287,7 +1325,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 continue  # "Order bullets ... If you find nothing, write "None" instead of bullets": only then
             if re.match(r"\s+(?:from|out\s+of)\s+(?:the|your|their|its|this|that|each)\b", lowered[match.end() :]):
                 continue  # "One sentence from the statement of the director must be quoted": one picked from a source
-            if _UNCOUNTED.match(lowered, match.end()):
+            uncounted = _UNCOUNTED.match(lowered, match.end())
+            body_only = uncounted is not None and _OUTSIDE_THE_BODY.match(lowered, uncounted.end()) is not None
+            if uncounted and not (body_only and (scope is None or scope in BODY_NAMES)):
                 continue  # "no more than two sentences, not counting the citation": a count of something unsaid
             clause = _CLAUSE_BREAK.split(lowered[: match.start()])[-1]  # the words before the count, in its clause
             sized = re.search(
@@ -1301,7 +1341,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             )
             if part_named and scope is None and leading_per is None and not _has_section(prompt, part_named.group(1)):
                 continue  # 'I want "Strengths" to be one sentence': a column's or a field's size, not the response's
-            if re.match(
+            under = _UNDER_A_SECTION.match(lowered, match.end())  # "no more than three bullet points under Highlights"
+            under_section = under.group(1).strip() if under and _has_section(prompt, under.group(1).strip()) else None
+            if under_section is None and re.match(
                 r"\s+(?:directly\s+|right\s+|just\s+)?(?:under|below|beneath|above|after)\s+the\b",
                 lowered[match.end() :],
             ):
@@ -1374,6 +1416,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 or _each_before(lowered[: match.start(1)])
                 or _each_after(lowered[: match.start()], lowered[match.end() :])
                 or leading_per
+                or _each_opens(re.split(r"(?<=[.!?])\s+", lowered[: match.start()])[-1])
+                or (("item", "items") if _EACH_OF_A_LIST.search(lowered[: match.start()]) else None)
             )
             if per is not None and per[1] == "items" and unit in ("list_items", "bullets", "numbered_items"):
                 continue  # "four options per question": items inside items, which the parts of a list cannot tell
@@ -1389,7 +1433,11 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             keyed = re.search(r"[\"“'`]([a-z][\w-]{0,30})[\"”'`]\s*\([^()]*$", lowered[: match.start()])
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
             scopes: list[str | None]
-            if keyed is not None:  # 'keys "score" (integer 1-5) and "justification" (2-3 sentences)': that key's
+            if body_only:  # "The body is 80 to 150 words (not counting the subject line)": the response's body
+                scopes = ["body"]
+            elif under_section is not None:
+                scopes = [under_section]
+            elif keyed is not None:  # 'keys "score" (integer 1-5) and "justification" (2-3 sentences)': that key's
                 scopes = [keyed.group(1)]
             elif where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
                 scopes = [where]
@@ -1461,6 +1509,22 @@ _AT_AN_EDGE: Final = re.compile(rf"\b(?:{_OPENING}|{_CLOSING}|wrap up)s?\s+(?:\w
 #: What a count leaves out, right after it: the parts counted are not ones a check can tell apart.
 _UNCOUNTED: Final = re.compile(
     r"\s*[,(]?\s*(?:not counting|without counting|excluding|except(?: for)?|apart from|besides|not including)\b"
+)
+#: "Each one" of a list the clause before describes: '"strengths": a list of 2 or 3 strings; each one under 12
+#: words' counts per item.
+_EACH_OF_A_LIST: Final = re.compile(
+    r"\b(?:list|array)\s+of\b[^.]{0,60}?[,;:]\s*(?:and\s+)?each(?:\s+one|\s+of\s+them)?\s+(?:is\s+|must\s+be\s+"
+    r"|should\s+be\s+)?(?:\w+\s+)?$"
+)
+#: A section a count is made under: "under Highlights", "in the ## Notices section", 'under "Next steps"'.
+_UNDER_A_SECTION: Final = re.compile(
+    r"\s+(?:under|in|within)\s+(?:the\s+)?[\"“'`]?#*\s*([a-z][\w &'/-]{1,40}?)[\"”'`]?(?:\s+(?:section|heading|part))?"
+    r"\s*(?:[.,;:)]|$)"
+)
+#: What a count may leave out and still be the body's: "(not counting the subject line)", "excluding the greeting".
+_OUTSIDE_THE_BODY: Final = re.compile(
+    r"\s+(?:the\s+|any\s+|a\s+|your\s+)?(?:subject(?:\s+line)?|title|headline|heading|greeting|salutation|"
+    r"sign[- ]?off|signature|closing(?:\s+line)?)s?\b"
 )
 #: Verbs that ask for things to be said, in whatever form: what they count need not be a list's items.
 _MENTIONED: Final = re.compile(
@@ -1545,6 +1609,14 @@ def _each_before(before: str) -> tuple[str, str] | None:
     return word, PART_KINDS[word]
 
 
+def _each_opens(sentence: str) -> tuple[str, str] | None:
+    """The part a sentence's opening "Each X" names, for a count later in that sentence of a unit that holds
+    several ("1. A numbered breakdown ... Each item starts with the token, then an explanation of at most 15
+    words"): per X. Only a later sentence's: the unit's own opening is read before the counts."""
+    each = re.match(r"(?:each|every)\s+(?:single\s+)?([a-z]+)\b", sentence)
+    return _part(each.group(1)) if each is not None else None
+
+
 def _each_after(before: str, after: str) -> tuple[str, str] | None:
     """``short sentences of no more than 12 words each``: a count followed by "each" is per the part its clause
     names before it (:data:`PART_KINDS`)."""
@@ -1620,17 +1692,23 @@ _PART_AT_AN_EDGE: Final = re.compile(
 )
 
 
+#: Parts whose opening is the response's own.
+_FIRST_LINES: Final = ("first line", "first sentence", "opening line", "opening sentence")
 #: The first line given verbatim after a colon: "The first line must be exactly this header: name,date,hours".
 _FIRST_LINE: Final = re.compile(
-    r"\bfirst\s+line\s+(?:must|should|has\s+to|shall)\s+be\s+(?:exactly\s+)?(?:this|the\s+following)?\s*"
+    r"\bfirst\s+line\s+(?:(?:must|should|has\s+to|shall)\s+be|is|reads)\s+(?:exactly\s*)?(?:this|the\s+following)?\s*"
     r"(?:header(?:\s+row)?|line|text|row)?\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
     re.IGNORECASE,
 )
 #: An ending given after a colon: "End with this exact closing line: Ride on! The Wheelwright Team", "Finish with the
-#: sign-off on its own line: — Port Carrow Harbour Office", "End with exactly: Reply STOP to opt out".
+#: sign-off on its own line: — Port Carrow Harbour Office", "End with exactly: Reply STOP to opt out", "The last line is
+#: exactly: Clear skies, HVAS Committee".
 _CLOSING_LINE: Final = re.compile(
-    rf"\b(?:{_CLOSING})s?\s+with\s+(?:(?:this|the\s+following|the)\s+(?:exact\s+)?(?:closing\s+|final\s+)?(?:line|"
+    rf"(?:\b(?:{_CLOSING})s?\s+with\s+(?:(?:this|the\s+following|the)\s+(?:exact\s+)?(?:closing\s+|final\s+)?(?:line|"
     r"sign-off|signature|words|text|phrase|sentence)(?:\s+on\s+(?:its|a)\s+own\s+line)?|exactly|verbatim|precisely)"
+    # "The last line is exactly: Clear skies, HVAS Committee", "The very last line of the guide must be: Good luck!"
+    r"|\b(?:last|final|closing)\s+line(?:\s+of\s+(?:the|your)\s+[\w-]+)?\s+(?:is|must\s+be|should\s+be|has\s+to\s+be|reads)"
+    r"(?:\s+(?:exactly|verbatim|precisely))?)"
     r"\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
     re.IGNORECASE,
 )
@@ -1641,8 +1719,8 @@ _LAST_LINE: Final = re.compile(
     r"\b(?:on|in)\s+the\s+(?:last|final)\s+line\b[^.\"“]{0,40}?(?:[\"“](?P<quoted>[^\"”:]{1,30}:)\s*(?:[A-Z]|<[^>]*>|\.\.\.)?[\"”]"
     r"|\bwrite\s+(?P<bare>[A-Z][\w ]{0,20}:)(?=\s))"
     # a position label: "last line: 'BLOCKERS: ' + the blockers", "Final line: Verdict: <pass or fail>"
-    r"|(?:^|\n)\s*(?:the\s+)?(?:last|final)\s+line\s*(?::|is|must\s+be|should\s+be)\s*[\"“'‘]?"
-    r"(?P<label>[A-Za-z][\w ]{0,25}:)(?=[\s\"”'’]|$)"
+    r"|(?:^|\n)\s*(?:the\s+)?(?:last|final)\s+line\s*(?::|is|must\s+be|should\s+be)\s*:?\s*[\"“'‘]?"
+    r"(?!(?:exactly|verbatim|precisely)\s*:)(?P<label>[A-Za-z][\w ]{0,25}:)(?=[\s\"”'’]|$)"
     # 'then one final line in the form "Serve: <temperature>"'
     r"|\b(?:last|final)\s+line\s+in\s+the\s+(?:form|format)\s+(?:of\s+)?[\"“'‘`](?P<form>[A-Za-z][\w ]{0,25}:)\s*"
     r"(?:<[^>]*>|\[[^\]]*\]|\{[^}]*\}|[A-Z]\b|\.\.\.)"
@@ -1742,9 +1820,47 @@ def _numbered_line_drafts(text: str, prompt: str = "") -> Iterator[_Draft]:
 _INPUT_EDGE: Final = re.compile(
     rf"\b(?P<verb>{_OPENING}|{_CLOSING})s?\s+(?:(?:the|your)\s+(?:reply|response|answer|message|email|note)\s+)?with\s+"
     r"(?P<phrase>(?:the|your|our)\s+[\w'’ -]{2,40}?)(?:\s+on\s+(?:its|a)\s+own\s+line|\s+as\s+(?:the|a|your)\s+"
-    r"(?:sign-off|signature|closing(?:\s+line)?))?\s*[.;]?\s*$",
+    r"(?:sign-off|signature|closing(?:\s+line)?))?"
+    # "Start with the lift name, then a colon": the mark after it, which an edge's reading ignores
+    r"(?:,?\s+(?:then|followed\s+by)\s+(?:a\s+|an\s+)?(?:colon|dash|hyphen|full\s+stop|comma))?\s*[.;]?\s*$",
     re.IGNORECASE,
 )
+#: A ban on greeting the reader, and on signing off: "No greeting or sign-off", "skip the salutation".
+_NO_GREETING: Final = re.compile(
+    r"\b(?:no|never|don't|do\s+not|without|skip|avoid|omit)\b[^.;\n]{0,40}?\b(?:greetings?|salutations?|pleasantries)\b",
+    re.IGNORECASE,
+)
+_NO_SIGN_OFF: Final = re.compile(
+    r"\b(?:no|never|don't|do\s+not|without|skip|avoid|omit)\b[^.;\n]{0,40}?\b(?:sign[- ]?offs?|valedictions?)\b",
+    re.IGNORECASE,
+)
+#: A ban on anything above the layout's first heading: "Don't put a title above the first heading".
+_NOTHING_ABOVE: Final = re.compile(
+    r"\b(?:no|never|don't|do\s+not)\b[^.;\n]{0,30}?\b(?:above|before)\s+the\s+first\s+(?:heading|section|header)\b",
+    re.IGNORECASE,
+)
+#: The first markdown heading a prompt's layout lists on a line of its own ("## Overview").
+_FIRST_HEADING: Final = re.compile(r"^\s{0,3}#{1,6}\s+([^\n{}<>]{1,60}?)\s*$", re.MULTILINE)
+#: A ban on any text before the answer proper: "Do not add any introduction", "no preamble".
+_NO_INTRODUCTION: Final = re.compile(
+    r"\b(?:no|never|don't|do\s+not|without|skip|avoid|omit)\b[^.;\n]{0,30}?\b(?:intro(?:duction)?s?|preambles?)\b",
+    re.IGNORECASE,
+)
+#: A line the response holds somewhere, by what it opens with: 'A line starting "Matches:" with two examples'.
+_SOME_LINE: Final = re.compile(
+    r"\b(?:a|one|another|a\s+separate|a\s+new)\s+line\s+(?:that\s+)?(?:start|begin|open)(?:s|ing)\s+(?:with\s+)?"
+    r"[\"“'‘`](?P<text>[^\"”'’`\n]{1,30}?)\s*[\"”'’`]",
+    re.IGNORECASE,
+)
+
+
+def _edge_is_a_part(lowered: str) -> bool:
+    """Whether the response's edge is the part the sentence names ("start with the heading "X"", "end with the
+    line "Y""), rather than the part's own edge ("the subject line must start with "X"")."""
+    scope = _scope(lowered)
+    return scope is not None and re.search(
+        rf"\b(?:{_OPENING}|{_CLOSING})s?\s+with\s+(?:the|a|an|this|one)\s+{re.escape(scope)}\b", lowered
+    ) is not None
 
 
 def _edge_of_a_part(lowered: str, verb: re.Match[str] | None) -> bool:
@@ -1817,9 +1933,9 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         r"(?:caps|upper|lower)",
         lowered,
     ) or _POSITION_LABEL.match(lowered)
-    if (
-        case and not of_a_part and not _EXCLUDE_CUE.search(text)
-    ):  # "answer in lowercase", "write everything in all caps"
+    if (  # "answer in lowercase", "write everything in all caps" (not a reason's ban: "because it has no lowercase")
+        case and not of_a_part and not _EXCLUDE_CUE.search(re.split(r"\b(?:because|since)\b", text)[0])
+    ):
         yield library.letter_case_draft("lower" if case.group(1) == "lower" else "upper")
     for unit, words in (("hashtags", r"hashtags?"), ("emojis", r"emojis?|emoticons?")):  # "use relevant hashtags"
         asked = rf"\b(?:use|add|include|with|end with|finish with)\s+(?:[\w-]+\s+){{0,2}}?(?:{words})\b"
@@ -1828,6 +1944,10 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     titles = list(dict.fromkeys("".join(title) for title in _TITLED_SECTION.findall(text)))
     if re.search(r"\b(?:sections?|headings?|headers?)\b[^.*]{0,30}:?\s*\*\*", text, re.IGNORECASE):
         titles += [title.strip(" :") for title in re.findall(r"\*\*([^*\n]{1,40})\*\*", text) if title not in titles]
+    if re.search(r"\b(?:sections?|headings?|headers?)\b[^.\"“]{0,30}:\s*[\"“]#", text, re.IGNORECASE):
+        # 'three sections, in this order: "## Children and Families", "## Adults", "## Notices"'
+        marked = re.findall(r"[\"“](#{1,6}\s*[^\"”\n]{1,40})[\"”]", text)
+        titles += [title.lstrip("# ").strip() for title in marked if title.lstrip("# ").strip() not in titles]
     # a section's title is no phrase, nor is a pattern ("a title in the imperative mood ("Fix ...", "Add ...")"),
     # nor an example of what complies ("start with the colour and grade, e.g. `Yellow · V3 — `")
     # and not what one of its sentences asks under a condition ('If you find nothing, write "No issues found."')
@@ -1840,7 +1960,10 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         and phrase not in examples
         and not _conditional_at(text, text.find(phrase))
     ]
-    start = re.search(rf"\b(?:{_OPENING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)  # "begin your answer with"
+    # "begin your answer with", "the first line is the subject line, starting with "Subject: ""
+    start = re.search(rf"\b(?:{_OPENING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered) or (
+        re.search(rf"\b(?:{_OPENING})(?:ing|ning)\s+with\b", lowered) if _scope(lowered) in _FIRST_LINES else None
+    )
     end = re.search(rf"\b(?:{_CLOSING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)
     # "Output a single line starting with "HINT: "": the line is the response, and its edge the response's
     whole_line = re.search(
@@ -1849,10 +1972,23 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         lowered,
     )
     start = start or (whole_line if not end else None)
+    part = _scope(lowered)
+    opening_quote = next((q for q in quoted if start and text.find(q, start.end()) >= 0), None)
+    if (
+        opening_quote is not None
+        and part is not None
+        and part not in _FIRST_LINES
+        and _has_section(vocabulary.prompt, part)
+        and not _edge_is_a_part(lowered)
+    ):  # '"parent_message": a message ... that starts with "Dear parent of {student_name},"': that part's opening
+        yield library.line_opening_draft(part, _slot_filled(opening_quote, vocabulary))
+        start = None
     if (
         (start or end)
         and quoted
         and not whole_line
+        and not (start and _scope(lowered) in _FIRST_LINES)  # the first line's opening is the response's
+        and not _edge_is_a_part(lowered)  # 'Start with the heading "# What's On"': the response opens with it
         and (_scope(lowered) in _PARTS or _edge_of_a_part(lowered, start or end))
     ):
         # "The subject line must start with 'Follow-up:'", "its last sentence begins with 'Attendees will'",
@@ -1867,7 +2003,8 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         start
         and re.search(r"\bwith (?:the|a|an)\s+(?:[\w-]+\s+)?(?:name|title|heading|header)\b", lowered)
         and not edge_refused(text, end=False)
-    ):
+    ) or (_NO_INTRODUCTION.search(text) and re.search(r"\b(?:sections?|headings?|headers?)\b", lowered)):
+        # "Do not add any introduction ... outside the four sections": the first section's title opens it
         yield _Draft(
             "starts_with_a_title",
             PRESENTATION_FORMAT,
@@ -1883,13 +2020,29 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         elif ending:
             yield edge_draft(ending, end=True, refused=edge_refused(text, end=True))
     closing_line = _CLOSING_LINE.search(text)
+    if closing_line is not None and re.search(r"[<\[]|\.\.\.|…", closing_line.group("text")):
+        closing_line = None  # "the last line must be: Verdict: <pass or fail>": a form to fill, not its words
     if closing_line is not None and not quoted:  # "End with this exact closing line: Ride on! The Team"
-        yield edge_draft(closing_line.group("text").strip(), end=True)
+        closing = closing_line.group("text").strip()
+        # the whole line of the prompt, which the sentence splitter may have cut: "... must be: Exam date: {date}.
+        # Good luck!"
+        whole = re.search(re.escape(closing) + r"[^\n]*", vocabulary.prompt)
+        yield edge_draft(whole.group().strip() if whole else closing, end=True)
     first = _FIRST_LINE.search(text)
     if first is not None and not quoted:  # "The first line must be exactly this header: name,date,boat_type,hours"
         yield edge_draft(first.group("text").strip(), end=False)
     if last is not None:  # 'give the label on the last line in the format "Label: X"', "on the last line write Answer:"
         yield library.last_line_draft(last)
+    first_heading = _FIRST_HEADING.search(vocabulary.prompt) if _NOTHING_ABOVE.search(text) else None
+    if first_heading is not None:  # "Don't put a title above the first heading" of "## Overview", "## Key Terms"
+        yield edge_draft(first_heading.group(1).strip(), end=False)
+    if _NO_GREETING.search(text) and not _conditional_at(text, 0):  # "No greeting or sign-off."
+        yield library.no_greeting_draft()
+    if _NO_SIGN_OFF.search(text) and not _conditional_at(text, 0):
+        yield library.no_sign_off_draft()
+    some_line = _SOME_LINE.search(text)
+    if some_line is not None and last is None and not _conditional_at(text, some_line.start()):
+        yield library.line_start_draft(some_line.group("text").strip())
     if not quoted:  # "Begin with the line Dear residents, and end with the sign-off line {manager_name}, ..."
         for edge in _UNQUOTED_EDGE.finditer(text):
             closing = re.match(_CLOSING, edge.group("verb"), re.IGNORECASE) is not None
@@ -1932,7 +2085,8 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     for match in (section, named):
         if match:
             yield _heading_draft(match.group(1), PRESENTATION_FORMAT)
-    if not _EXCLUDE_CUE.search(text):  # 'a "## Steps" section', 'a section titled "Next steps"'
+    if _negation(text) is None:  # 'a "## Steps" section', 'a section titled "Next steps"' (a ban under a condition,
+        # "If a section has no events, keep the heading", bans no section)
         for title in titles:
             yield _heading_draft(title, PRESENTATION_FORMAT)
 
@@ -2194,7 +2348,9 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     if instances:  # "avoid competitors such as Acme or Globex": the names are what must not appear (but "don't
         named = instances  # invent things not in my notes (for example lunch, prices)" bans inventing them)
     marks = [mark for name, forms in _PUNCTUATION.items() if exclude and re.search(name, scope, re.I) for mark in forms]
-    marks += [term.strip() for term in _CODE_TERM.findall(scope)] if exclude else []  # "never use SELECT *"
+    # "never use SELECT *", not the form to write instead: "no umlauts (write AE, OE, UE)"
+    unglossed = _INSTEAD.sub(" ", scope)
+    marks += [term.strip() for term in _CODE_TERM.findall(unglossed)] if exclude else []
     if not exclude and referred:  # "include the target keyword" of "the target keyword [keyword]": its value
         named = [phrase for phrase in named if phrase not in referred]
         for field in dict.fromkeys(referred.values()):
@@ -2346,8 +2502,8 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
             continue  # items of a list are alike: "points, facts, or arguments" lists kinds of content, not terms
         for part in parts:
             phrase = _literal_phrase(part, framed=framed)
-            if phrase is not None:
-                out.append(phrase)
+            if phrase is not None and not set(phrase.lower().split()) <= _ENGLISH_FUNCTION_WORDS | {"a", "an"}:
+                out.append(phrase)  # not "the" of "include the by-the-glass price": no term at all
     return list(dict.fromkeys(out))
 
 
@@ -2402,6 +2558,16 @@ _TRAILING_ADVERBS: Final = frozenset(
         "exactly",  # "state the delivery window exactly as given"
         "precisely",
         "clearly",
+        "plainly",  # "state the risk plainly"
+        "briefly",
+        "concisely",
+        "simply",
+        "politely",
+        "calmly",
+        "accurately",
+        "correctly",
+        "first",
+        "upfront",
     }
 )
 _WH: Final = frozenset({"how", "what", "why", "whether", "where", "when", "which", "who", "whom", "whose"})

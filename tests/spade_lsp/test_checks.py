@@ -575,3 +575,22 @@ def test_a_response_wrapped_whole_in_a_fence_is_read_as_its_text() -> None:
     assert checks.reading_ease(f"{text}\n\n```python\nx = compute_the_interpolated_coefficients()\n```") == (
         checks.reading_ease(text)
     )
+
+
+def test_a_line_opening_greetings_sign_offs_and_amounts_of_money() -> None:
+    layout = "1. `^` - Start.\n\nMatches: `AB1`\n**Rejects:** `ab`"
+    assert checks.has_line_starting(layout, "Matches:") and checks.has_line_starting(layout, "Rejects:")
+    assert not checks.has_line_starting(layout, "Verdict:")
+    assert checks.has_greeting("Hi! Great question. Your regex ...")
+    assert checks.has_greeting("Subject: Your order\n\nDear Ms Shah,\nThanks ...")
+    assert not checks.has_greeting("Highlights of the week:\n- ...")
+    assert checks.has_sign_off("The fix is below.\n\nHope this helps, shout if anything is unclear!")
+    assert checks.has_sign_off("See you then.\n\nKind regards,\nAna")
+    assert not checks.has_sign_off("Verdict: yes, it does what you intend.")
+    assert checks.count("At just £6.99, or $40 and 25 EUR; 1,200 euros.", "prices") == 4
+    assert checks.count("Call 0800 111 999 on 14/06/2025 at 13:30 for 2 kg.", "prices") == 0
+
+
+def test_a_single_letter_phrase_is_itself_not_every_word_boundary() -> None:
+    assert not checks.contains_phrase("KESSELBAHN: CLOSED - REOPENS 10:45", "a")
+    assert checks.contains_phrase("Plan X is ready.", "X") and not checks.contains_phrase("Plan Y.", "X")

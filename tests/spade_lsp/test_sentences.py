@@ -83,6 +83,12 @@ def test_numbered_and_lettered_lists() -> None:
     assert kinds(text)[1:] == [UnitKind.BULLET] * 4
 
 
+def test_a_checklist_s_boxes_are_list_items() -> None:
+    text = "Every item must be true:\n[ ] No emoji and no exclamation marks\n[x] The body is 80 to 150 words"
+    assert texts(text)[1:] == ["[ ] No emoji and no exclamation marks", "[x] The body is 80 to 150 words"]
+    assert kinds(text)[1:] == [UnitKind.BULLET] * 2
+
+
 def test_list_item_continuation_lines_stay_with_the_item() -> None:
     text = "- A long item that wraps\n  onto the next line.\n- Next item"
     assert texts(text) == ["- A long item that wraps\n  onto the next line.", "- Next item"]

@@ -1992,3 +1992,146 @@ def test_a_size_given_for_one_part_of_a_layout_counts_in_that_part() -> None:
     assert not [c for c in synthesize(dialogue, COUNT) if (c.check or {}).get("unit") == "sentences"]
     spec = "max_length: 60 words for the paragraph\nformat: the title, then a blank line, then one paragraph"
     assert by_check(synthesize(spec, COUNT), family="count", unit="words").check["max"] == 60  # type: ignore[index]
+
+
+def test_a_checklist_s_items_are_read_like_any_list_item() -> None:
+    prompt = "Check your announcement against this list:\n[ ] No emoji and no exclamation marks\n"
+    item = "[ ] No emoji and no exclamation marks"
+    assert families(synthesize(item, prompt=prompt)) == {"count", "excludes"}
+    body = "[ ] The body is 80 to 150 words (not counting the subject line)"
+    words = by_check(synthesize(body, COUNT), family="count", unit="words", min=80, max=150)
+    assert run(words, "Subject: Observing night\n\n" + "Clear skies tonight. " * 27)  # 81 words in the body
+    assert not run(words, "Subject: " + "word " * 10 + "\n\n" + "Clear skies tonight. " * 24)
+    cited = "No more than two sentences, not counting the citation."
+    assert "count" not in families(synthesize(cited, COUNT))
+
+
+def test_a_first_or_last_line_given_exactly_is_the_response_s_edge() -> None:
+    subject = by_check(synthesize('The first line is the subject line, starting with "Subject: "'),
+                       family="starts_with")  # fmt: skip
+    assert run(subject, "Subject: Observing night\n\nHello all") and not run(subject, "Observing night")
+    last = by_check(synthesize("The last line is exactly: Clear skies, HVAS Committee"), family="ends_with")
+    assert last.check == {"family": "ends_with", "phrase": "Clear skies, HVAS Committee"}
+    part = synthesize('The subject line must start with "Follow-up:".')
+    assert "starts_with" not in families(part)
+    matches = by_check(synthesize('2. A line starting "Matches:" with two example strings, each in backticks.'),
+                       family="has_line_starting")  # fmt: skip
+    assert run(matches, "1. `^` - Start.\n\nMatches: `AB1`, `CD2`\nVerdict: yes")
+    assert not run(matches, "1. `^` - Start.\n\nVerdict: yes, it matches `AB1`")
+    prompt = "Lift: {lift_name}\nRules:\n- Start with the lift name, then a colon.\n"
+    lift = by_check(synthesize("- Start with the lift name, then a colon.", prompt=prompt), family="starts_with")
+    assert run(lift, "GIPFELBAHN: CLOSED - HIGH WIND", {"lift_name": "Gipfelbahn"})
+    assert not run(lift, "CLOSED: GIPFELBAHN - HIGH WIND", {"lift_name": "Gipfelbahn"})
+
+
+def test_marks_letters_and_greetings_banned_by_name() -> None:
+    marks = by_check(synthesize("No commas, slashes, apostrophes or umlauts (write AE, OE, UE)."), family="excludes")
+    assert marks.check == {"family": "excludes", "phrases": [",", "/", "'", "’"]}  # not the letters to write instead
+    assert not run(marks, "KESSELBAHN: CLOSED, MOUNTAIN RESCUE") and run(marks, "BAERENLIFT: CLOSED - WIND")
+    quotes = by_check(synthesize("Output the ticker text only, on one line, without quotes."), family="excludes")
+    assert not run(quotes, '"GIPFELBAHN: OPEN"') and run(quotes, "GIPFELBAHN: OPEN")
+    capitals = by_check(synthesize("ALL CAPITALS, because the board has no lowercase font."), family="letter_case")
+    assert capitals.check == {"family": "letter_case", "case": "upper"}
+    greeting = synthesize("No greeting or sign-off.")
+    assert families(greeting) == {"no_greeting", "no_sign_off"}
+    assert not run(by_check(greeting, family="no_greeting"), "Hi! Great question. Your regex ...")
+    assert not run(by_check(greeting, family="no_sign_off"), "Verdict: yes.\n\nHope this helps!")
+    assert all(run(c, "1. `^` - Start.\nVerdict: yes.") for c in greeting)
+    minimised = '- Do not minimise it: no "out of an abundance of caution", "extremely unlikely", "minor" or similar.'
+    banned = by_check(synthesize(minimised, EXCLUSION), family="excludes")
+    assert banned.check == {"family": "excludes",
+                            "phrases": ["out of an abundance of caution", "extremely unlikely", "minor"]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("sentence", "banned"),
+    [
+        ("Never quote a price, even if the caller asks for one.", True),
+        ("- Never mention price, discounts, delivery or shipping.", True),
+        ("Do not include pricing.", True),
+        ("Do not speculate about future stock prices.", False),  # none the source lacks, not none at all
+        ("Never quote a price, fee or opening time unless it appears in the passages.", False),
+        ("Do not mention the cost of living.", False),
+    ],
+)
+def test_a_ban_on_prices_counts_amounts_of_money(sentence: str, banned: bool) -> None:
+    found = [c for c in synthesize(sentence, EXCLUSION) if (c.check or {}).get("unit") == "prices"]
+    assert bool(found) == banned
+    if found:
+        assert not run(found[0], "At just £6.99 with free delivery.") and run(found[0], "Call 0800 328 1140.")
+
+
+def test_parts_named_by_a_bold_title_or_an_opening_each_count_in_that_part() -> None:
+    prompt = (
+        "Use exactly these headings, each on its own line in bold:\n"
+        "**Why we are recalling this product** – 2 sentences maximum.\n**Contact us** – one sentence.\n"
+        "Do not add any introduction, closing sign-off or other text outside the four sections.\n"
+    )
+    why = by_check(synthesize("**Why we are recalling this product** – 2 sentences maximum.", COUNT, prompt=prompt),
+                   family="count", unit="sentences")  # fmt: skip
+    assert why.check is not None and why.check.get("section") == "why we are recalling this product"
+    notice = "**Why we are recalling this product**\nIt may contain plastic.\n\n**Contact us**\nCall us. Or write."
+    assert run(why, notice)
+    intro = synthesize(prompt.splitlines()[-1], prompt=prompt)
+    assert not run(by_check(intro, family="starts_with_title"), "We are sorry to say...\n\n" + notice)
+    assert run(by_check(intro, family="starts_with_title"), notice)
+    breakdown = (
+        "1. A numbered breakdown with one item per token, in order. Each item starts with the token in backticks, "
+        "then an em dash, then a plain-English explanation of at most 15 words."
+    )
+    per_item = by_check(synthesize(breakdown, COUNT), family="count", unit="words")
+    assert per_item.check is not None and per_item.check.get("per") == "items"
+    assert run(per_item, "1. `^` — Start of the string.\n2. `$` — End of the string.")
+    assert not run(per_item, "1. `^` — " + "This anchor means the match has to begin at the very first character. " * 2)
+    assert "includes" not in families(synthesize("Include the by-the-glass price from the list.", INCLUSION))
+
+
+def test_a_layout_s_headings_edges_and_lists_are_read_where_the_prompt_places_them() -> None:
+    first = by_check(synthesize("- The first line must be exactly: ## {product_name} {version} ({release_date})"),
+                     family="starts_with")  # fmt: skip
+    assert run(first, "## Quill 2.4 (3 June)\n\n### Highlights", {"product_name": "Quill", "version": "2.4",
+                                                                     "release_date": "3 June"})  # fmt: skip
+    heading = by_check(synthesize('- Start with the heading "# What\'s On at {branch_name}".'), family="starts_with")
+    assert not run(heading, "Here is the post:\n# What's On at Elm Road", {"branch_name": "Elm Road"})
+    sections = (
+        '- Then three sections, in this order: "## Children and Families", "## Adults", "## Notices". If a section '
+        'has no events, keep the heading and write "Nothing scheduled this week." under it.'
+    )
+    assert {c.check["headings"][0] for c in synthesize(sections) if c.check and c.check["family"] == "headings"} == {
+        "Children and Families", "Adults", "Notices"}  # fmt: skip
+    notes = (
+        "Format:\n- Then these sections: ### Highlights, ### Bug fixes.\n"
+        "- No more than three bullet points under Highlights.\n"
+    )
+    highlights = by_check(synthesize("- No more than three bullet points under Highlights.", COUNT, prompt=notes),
+                          family="count", unit="bullets")  # fmt: skip
+    assert highlights.check is not None and highlights.check.get("section") == "highlights"
+    assert run(highlights, "### Highlights\n- A\n- B\n\n### Bug fixes\n- C\n- D\n- E\n- F")
+    guide = "## Overview\n## Key Terms\nThe very last line of the guide must be: Exam date: {exam_date}. Good luck!\n"
+    last = by_check(synthesize("The very last line of the guide must be: Exam date: {exam_date}.", prompt=guide),
+                    family="ends_with")  # fmt: skip
+    assert last.check == {"family": "ends_with", "phrase": "Exam date: {exam_date}. Good luck!"}
+    verdict = by_check(synthesize("The last line must be: Verdict: <pass or fail>"), family="last_line_starts_with")
+    assert verdict.check is not None and verdict.check["phrase"] == "Verdict:"
+    title = by_check(synthesize("Don't put a title above the first heading.", prompt=guide + "Don't put a title above "
+                                "the first heading.\n"), family="starts_with")  # fmt: skip
+    assert run(title, "## Overview\nOhm's law ...") and not run(title, "# Ohm's Law Study Guide\n## Overview\n...")
+
+
+def test_a_json_key_s_list_items_and_opening_are_that_key_s() -> None:
+    schema = (
+        "Return only a JSON object with exactly these keys:\n"
+        '- "strengths": a list of 2 or 3 strings; each one under 12 words.\n'
+        '- "parent_message": a message under 60 words that starts with "Dear parent of {student_name},".\n'
+    )
+    strengths = by_check(synthesize(schema.splitlines()[1], COUNT, prompt=schema), family="count", unit="words")
+    assert strengths.check is not None and (strengths.check.get("section"), strengths.check.get("per")) == (
+        "strengths", "items")  # fmt: skip
+    assert run(strengths, '{"strengths": ["Solves equations confidently", "Asks good questions"]}')
+    assert not run(strengths, '{"strengths": ["Solves two-step equations with positive numbers confidently and '
+                              'checks every single answer twice", "Asks good questions"]}')  # fmt: skip
+    opening = by_check(synthesize(schema.splitlines()[2], prompt=schema), family="line_starts_with")
+    assert opening.check is not None and opening.check["line"] == "parent_message"
+    example = {"student_name": "Maya"}
+    assert run(opening, '{"parent_message": "Dear parent of Maya, today we ..."}', example)
+    assert not run(opening, '{"parent_message": "Hello! Maya did well today."}', example)
