@@ -281,14 +281,12 @@ _PUNCTUATION: Final = {
     r"\bsemi-?colons?\b": (";",),
     r"\bem[ -]?dash(?:es)?\b": ("—",),
     r"\bellips[ie]s\b": ("...", "…"),
-    r"\bcommas?\b": (",",),
+    r"(?<!oxford )(?<!serial )\bcommas?\b": (",",),  # not "no Oxford comma", a style of list
     r"\b(?:forward\s+)?slash(?:es)?\b": ("/",),
     r"\bapostrophes?\b": ("'", "’"),
-    r"\b(?:quotation|quote) marks?\b|\b(?:without|no)\s+(?:surrounding\s+)?quotes\b(?!\s+(?:from|of|by)\b)": (
-        '"',
-        "“",
-        "”",
-    ),
+    # the marks themselves banned, not "never paraphrase inside quotation marks"
+    r"\b(?:no|without|never\s+use|don't\s+use|do\s+not\s+use|avoid|nor)\s+(?:any\s+)?(?:surrounding\s+)?"
+    r"(?:(?:quotation|quote)\s+marks?|quotes\b(?!\s+(?:from|of|by)\b))": ('"', "“", "”"),
     r"\bampersands?\b": ("&",),
 }
 #: A term of code a sentence bans by writing it ("never use SELECT *", "do not use GOTO"): capitals, maybe a
@@ -525,7 +523,13 @@ class OfflineSynthesizer:
         if _EXAMPLE_INTRO.search(text):
             yield from _example_drafts(context.text, instruction, examples)
         label = _SENTENCE_LABEL.match(instruction.text)
-        if label and _is_section_label(label.group(1)) and _names_itself(label.group(1), instruction.text):
+        if (  # not "Warranty: only include this line if the register shows one"
+            label
+            and not conditional
+            and not re.search(r"\b(?:if|unless|when)\b", text, re.IGNORECASE)
+            and _is_section_label(label.group(1))
+            and _names_itself(label.group(1), instruction.text)
+        ):
             yield _heading_draft(label.group(1), PRESENTATION_FORMAT)
         found_specific = False
         used_as_bound: set[str] = set()
@@ -1177,7 +1181,7 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     patterns: list[tuple[str, str]] = [
         ("range", rf"\bbetween\s+({number})\s+and\s+({number}){qualifier}\s+({units})\b"),
         ("range", rf"\b({number})\s*(?:-|–|to|or\b)\s*({number}){qualifier}\s+({units})\b"),  # "one or two"
-        ("at_most", rf"\b(?:{_AT_MOST})\s+(?:than\s+)?({number}){qualifier}\s+({units})\b"),
+        ("at_most", rf"\b(?:{_AT_MOST})\s+(?:than\s+)?~?\s*({number}){qualifier}\s+({units})\b"),  # "max ~20 words"
         ("below", rf"\b(?:{_BELOW})\s+({number}){qualifier}\s+({units})\b"),
         ("at_least", rf"\b(?:{_AT_LEAST})\s+({number}){qualifier}\s+({units})\b"),
         ("above", rf"\b(?:{_ABOVE})\s+({number}){qualifier}\s+({units})\b"),
@@ -1194,6 +1198,7 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
             rf"\b(?:limit|keep|restrict|cap)(?:ed|s)?\s+(?:the\s+|your\s+|its\s+)?(?:number of\s+)?({units})\s+"
             rf"(?:to|at)\s+(?:(?:{_AT_MOST})\s+)?({number})(?=\s*(?:[.,;:!?)]|$|or (?:fewer|less)\b|at most\b|max))",
         ),
+        ("unit_first", rf"^({units})\s*:\s*(?:{_AT_MOST})\s*({number})\b"),  # "Hashtags: max 5, at the end."
         ("hyphenated", rf"\b({number})-({units})\b"),  # "a 3-sentence summary", "a 100-word blurb"
         # "no questions", not "yes/no questions" or "yes or no questions" (a kind of question)
         (
@@ -1245,6 +1250,39 @@ _TWENTY_FOUR_HOUR: Final = re.compile(
 )
 
 
+#: Labels that say what a rule is about rather than name a part of the response ("Length: under 100 words").
+_RULE_LABELS: Final = re.compile(
+    r"(?:^|\s)(?:tone|voice|length|size|style|format|formatting|language|rules?|constraints?|requirements?|important|"
+    r"notes?|nb|output|limits?|word\s+count|guidelines?|instructions?|remember|critical|task|goal|scope|audience|"
+    r"reminder|overall|total|everything|also|response|answer|reply|structure|layout|general|content|never|always|"
+    r"do|don't|avoid|must|should)$"
+)
+#: A line that opens with a label: "Why: 1-2 plain sentences.", "- summary: 2-3 sentences", "1. Headline: ...".
+_LABEL_OPENING: Final = re.compile(r"^(?:optional\s+)?([a-z][\w /&'-]{0,30}?)\s*:\s+\S")
+_LAYOUT_LINE: Final = re.compile(r"^\s*(?:[-*•]\s+|\d+[.)]\s+)?(?:\*\*)?[A-Za-z][\w /&'-]{0,30}?(?:\*\*)?\s*:\s*\S")
+
+
+def _layout_label(text: str, prompt: str) -> str | None:
+    """The part a line names by its opening label, where the label names a part of the response: one of the
+    prompt's sections or keys, a part such as a headline, or one of a run of "Label: what it holds" lines that
+    lay the answer out ("URGENCY: ...", "Why: 1-2 plain sentences.", "Next step: ..."). "" for a part the line
+    calls optional; None when the label says what a rule is about ("Length: under 100 words") or names no part."""
+    lowered = text.lower()
+    label = _LABEL_OPENING.match(lowered)
+    if label is None or _RULE_LABELS.search(label.group(1)) or label.group(1) in _WHOLE_RESPONSE - {"summary"}:
+        return None
+    name = label.group(1).strip()
+    lines = prompt.splitlines()
+    at = next((i for i, line in enumerate(lines) if text[:40] in line), None)
+    in_a_run = at is not None and any(
+        0 <= j < len(lines) and _LAYOUT_LINE.match(lines[j]) and not _RULE_LABELS.search(lines[j].split(":")[0].lower())
+        for j in (at - 1, at + 1)
+    )
+    if not (name in _PARTS or _has_section(prompt, name) or in_a_run):
+        return None
+    return "" if lowered.startswith("optional") else name
+
+
 #: A layout's part given by its bold title, then what it holds: "**Contact us** – one sentence using ...".
 _BOLD_PART: Final = re.compile(r"\*\*([^*\n]{2,60}?):?\*\*:?\s*[-–—:]?\s*(?=\S)")
 #: A ban on naming what things cost: "never quote a price", "do not include pricing", "no fees".
@@ -1280,8 +1318,12 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
     scope = slot_of or scope
     bold_part = _BOLD_PART.match(text)  # "**Why we are recalling this product** – 2 sentences maximum."
     scope = bold_part.group(1).strip().lower() if bold_part else scope
+    layout = None if numbered_line or slot_of or bold_part else _layout_label(text, prompt)
+    if layout == "":
+        return  # "2. Optional subheadline: one plain sentence, or skip it": a part the response may leave out
+    scope = layout or scope  # "Why: 1-2 plain sentences." among the answer's "URGENCY: ..." and "Next step: ..."
     # the part is named: never the whole response
-    fixed = numbered_line is not None or slot_of is not None or bold_part is not None
+    fixed = numbered_line is not None or slot_of is not None or bold_part is not None or layout is not None
     each = re.match(r"^(?:(?:for|in)\s+)?(?:each|every)\s+(?:single\s+)?[\"“']?([a-z]+(?: point)?)\b", lowered)
     leading_per = _part(each.group(1)) if each else None
     if (
@@ -1858,9 +1900,11 @@ def _edge_is_a_part(lowered: str) -> bool:
     """Whether the response's edge is the part the sentence names ("start with the heading "X"", "end with the
     line "Y""), rather than the part's own edge ("the subject line must start with "X"")."""
     scope = _scope(lowered)
-    return scope is not None and re.search(
-        rf"\b(?:{_OPENING}|{_CLOSING})s?\s+with\s+(?:the|a|an|this|one)\s+{re.escape(scope)}\b", lowered
-    ) is not None
+    return (
+        scope is not None
+        and re.search(rf"\b(?:{_OPENING}|{_CLOSING})s?\s+with\s+(?:the|a|an|this|one)\s+{re.escape(scope)}\b", lowered)
+        is not None
+    )
 
 
 def _edge_of_a_part(lowered: str, verb: re.Match[str] | None) -> bool:
@@ -2593,6 +2637,8 @@ def _literal_phrase(part: str, *, framed: bool) -> str | None:
     if _ANAPHORIC.match(part):
         return None
     words = part.split()
+    if len(words) > 1 and words[0].endswith("ed") and words[1] in _TRAILING_ADVERBS:
+        return None  # "these, spelled exactly": how they are written, not a term
     while len(words) > 1 and words[-1] in _TRAILING_ADVERBS:  # "give the final answer directly"
         words = words[:-1]
     if not words or words[0] in _TRAILING_ADVERBS:

@@ -2135,3 +2135,39 @@ def test_a_json_key_s_list_items_and_opening_are_that_key_s() -> None:
     example = {"student_name": "Maya"}
     assert run(opening, '{"parent_message": "Dear parent of Maya, today we ..."}', example)
     assert not run(opening, '{"parent_message": "Hello! Maya did well today."}', example)
+
+
+def test_a_size_on_a_labelled_line_of_the_answer_s_layout_is_that_part_s() -> None:
+    layout = (
+        "Answer in this format:\nURGENCY: one of EMERGENCY, TODAY, ROUTINE\nWhy: 1–2 plain sentences.\n"
+        "Next step: one sentence.\n"
+    )
+    why = by_check(synthesize("Why: 1–2 plain sentences.", COUNT, prompt=layout), family="count", unit="sentences",
+                   max=2)  # fmt: skip
+    assert why.check is not None and why.check.get("section") == "why"
+    assert run(why, "URGENCY: TODAY\nWhy: It may be a blockage.\nNext step: Call us. Then come in. Bring the cat.")
+    release = "1. Headline: one line, max 100 characters, title case, no period.\n2. Optional subheadline: one plain "
+    release += "sentence, or skip it.\n3. Body: three paragraphs.\n"
+    headline = by_check(synthesize(release.splitlines()[0], COUNT, prompt=release), family="count", unit="characters")
+    assert headline.check is not None and headline.check.get("section") == "headline"
+    assert "count" not in families(synthesize(release.splitlines()[1], COUNT, prompt=release))
+    rules = "Rules:\nLength: under 100 words.\nTone: warm.\n"
+    length = by_check(synthesize("Length: under 100 words.", COUNT, prompt=rules), family="count", unit="words")
+    assert length.check is not None and "section" not in length.check
+    schema = "Return JSON with these fields:\n- claim_type: one of auto, property\n- summary: 2-3 sentences.\n"
+    summary = by_check(synthesize("- summary: 2-3 sentences.", COUNT, prompt=schema), family="count", unit="sentences",
+                       min=2, max=3)  # fmt: skip
+    assert summary.check is not None and summary.check.get("section") == "summary"
+    approx = by_check(synthesize("Summary: one line, max ~20 words", COUNT), family="count", unit="words")
+    assert approx.check is not None and approx.check["max"] == 20 and approx.check["min"] is None
+    hashtags = by_check(synthesize("Hashtags: max 5, at the end.", COUNT), family="count", unit="hashtags")
+    assert hashtags.check is not None and hashtags.check["max"] == 5
+
+
+def test_a_style_or_condition_named_beside_a_mark_or_label_bans_nothing() -> None:
+    assert "excludes" not in families(synthesize('- AP style: "percent" spelled out, no Oxford comma.', EXCLUSION))
+    paraphrase = "Never paraphrase inside quotation marks and never quote words that are not in the clause."
+    assert "excludes" not in families(synthesize(paraphrase, EXCLUSION))
+    warranty = "Warranty: only include this line if the register shows an active warranty."
+    assert "headings" not in families(synthesize(warranty, INCLUSION))
+    assert "includes" not in families(synthesize("Always include these, spelled exactly: {tags}", INCLUSION))
