@@ -27,6 +27,7 @@ __all__ = [
     "LANGUAGE_MIN_WORDS",
     "MeasurementError",
     "NotApplicable",
+    "applies_when",
     "bound",
     "code_blocks",
     "codes_kept",
@@ -279,6 +280,17 @@ def value(example: Mapping[str, Any], name: str) -> Any:
     if found is None:
         raise NotApplicable(f"the example has no input {name!r}, which this check reads")
     return found
+
+
+def applies_when(example: Mapping[str, Any], name: str, case: str) -> bool:
+    """True when the example's input ``name`` is ``case`` (any case and punctuation; one of its alternatives, "X"
+    or "Twitter" of "X/Twitter"); otherwise :class:`NotApplicable`: a rule the prompt gives for one value of an
+    input ("- X/Twitter: 280 characters or less" under "Match the platform:") is no rule for the others."""
+    found = _normal(str(value(example, name)))
+    alternatives = {_normal(part) for part in re.split(r"/|,|\bor\b", case)} | {_normal(case)}
+    if any(part and re.search(rf"(?<!\w){re.escape(part)}(?!\w)", found) for part in alternatives):
+        return True
+    raise NotApplicable(f"a rule for {name} {case!r}, and this example's {name} is {found!r}")
 
 
 #: ``{var}`` and ``{{var}}``: spade_lsp._prompts.PLACEHOLDER_PATTERN, repeated here because generated code imports

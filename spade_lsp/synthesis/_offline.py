@@ -476,7 +476,10 @@ class OfflineSynthesizer:
                 continue
             if instruction.removed_in is not None and re.match(r"\s*(?:```|~~~)", instruction.text):
                 continue  # an old example or code block, not an instruction
-            drafts = list(self._drafts(instruction, context, vocabulary, examples))
+            guard = _value_guard(instruction, context.text, vocabulary)
+            drafts = list(self._drafts(instruction, context, vocabulary, examples, rule=guard and guard[2]))
+            if guard is not None:  # "- X/Twitter: ... 280 characters or less" under "Match the platform:"
+                drafts = [_guarded(draft, guard[0], guard[1]) for draft in drafts]
             if not drafts and instruction.removed_in is None and _written_in_another_language(instruction):
                 drafts = [_ask_draft(_clean(instruction.text), WORKFLOW_DESCRIPTION)]  # a model reads what this cannot
             for draft in drafts:
@@ -495,8 +498,11 @@ class OfflineSynthesizer:
         context: PromptContext,
         vocabulary: _Vocabulary,
         examples: list[tuple[int, int]],
+        rule: str | None = None,
     ) -> Iterator[_Draft]:
-        text = _clean(instruction.text)
+        """What the instruction asks, read from ``rule`` where given (the instruction without the input's value
+        it is for) and from the instruction's own text otherwise."""
+        text = rule if rule is not None else _clean(instruction.text)
         if not text or _is_data_line(text, vocabulary):
             return
         if _under_a_ban(context.text, instruction.text) and not _EXCLUDE_CUE.search(text):
@@ -523,8 +529,9 @@ class OfflineSynthesizer:
         if _EXAMPLE_INTRO.search(text):
             yield from _example_drafts(context.text, instruction, examples)
         label = _SENTENCE_LABEL.match(instruction.text)
-        if (  # not "Warranty: only include this line if the register shows one"
+        if (  # not "Warranty: only include this line if the register shows one", nor an input's value
             label
+            and rule is None
             and not conditional
             and not re.search(r"\b(?:if|unless|when)\b", text, re.IGNORECASE)
             and _is_section_label(label.group(1))
@@ -1055,6 +1062,41 @@ def _is_data_line(text: str, vocabulary: _Vocabulary) -> bool:
         return True
     stripped = re.sub(placeholder, "", text)
     return not re.search(r"[A-Za-z]{2,}", stripped.replace("BEGIN TEXT", "").replace("END TEXT", ""))
+
+
+def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary) -> tuple[str, str, str] | None:
+    """(input, value, rule) for a list item that gives a rule for one value of an input: "- X/Twitter: the whole
+    post must be 280 characters or less" under "Match the platform:", in a prompt with "Platform: {platform}". The
+    list's introduction names the input; the item's label is no part of the response."""
+    if instruction.removed_in is not None:
+        return None
+    intro = _list_intro(prompt, instruction.text)
+    cleaned = _clean(instruction.text)
+    label = re.match(r"([A-Za-z][\w /&'+.-]{0,30}?)\s*:\s+(?=\S)", cleaned)
+    if intro is None or label is None or _RULE_LABELS.search(label.group(1).lower()):
+        return None
+    named = [
+        field
+        for field in vocabulary.inputs
+        if re.search(rf"\b{re.escape(field.replace('_', ' '))}s?\b", intro, re.IGNORECASE)
+    ]
+    if len(named) != 1 or _has_section(prompt, label.group(1).lower()):
+        return None
+    return named[0], label.group(1).strip(), cleaned[label.end() :]
+
+
+def _guarded(draft: _Draft, field: str, case: str) -> _Draft:
+    """The draft as a rule for examples whose input ``field`` is ``case`` alone (others: not applicable)."""
+    if draft.asks_llm:
+        return draft  # the question quotes the whole item, value and all
+    return dataclasses.replace(
+        draft,
+        slug=f"{draft.slug}_for_{library.slug(case, 20)}",
+        description=f"When {field} is {case}: {draft.description[0].lower()}{draft.description[1:]}",
+        expression=f"checks.applies_when(example, {library.literal(field)}, {library.literal(case)}) and "
+        f"({draft.expression})",
+        check=None if draft.check is None else {**draft.check, "when": {"input": field, "value": case}},
+    )
 
 
 def _equivalence_key(expression: str) -> str:

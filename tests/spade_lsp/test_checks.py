@@ -594,3 +594,13 @@ def test_a_line_opening_greetings_sign_offs_and_amounts_of_money() -> None:
 def test_a_single_letter_phrase_is_itself_not_every_word_boundary() -> None:
     assert not checks.contains_phrase("KESSELBAHN: CLOSED - REOPENS 10:45", "a")
     assert checks.contains_phrase("Plan X is ready.", "X") and not checks.contains_phrase("Plan Y.", "X")
+
+
+def test_a_rule_for_one_value_of_an_input_applies_to_that_value_alone() -> None:
+    assert checks.applies_when({"platform": "X/Twitter"}, "platform", "X/Twitter")
+    assert checks.applies_when({"platform": "x"}, "platform", "X/Twitter")  # one of its alternatives
+    assert checks.applies_when({"inputs": {"tier": "Gold member"}}, "tier", "Gold")
+    with pytest.raises(checks.NotApplicable):
+        checks.applies_when({"platform": "Instagram"}, "platform", "X/Twitter")
+    with pytest.raises(checks.NotApplicable):
+        checks.applies_when({}, "platform", "X/Twitter")  # no input to read: no verdict either

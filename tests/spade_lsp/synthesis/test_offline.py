@@ -2171,3 +2171,22 @@ def test_a_style_or_condition_named_beside_a_mark_or_label_bans_nothing() -> Non
     warranty = "Warranty: only include this line if the register shows an active warranty."
     assert "headings" not in families(synthesize(warranty, INCLUSION))
     assert "includes" not in families(synthesize("Always include these, spelled exactly: {tags}", INCLUSION))
+
+
+def test_a_rule_given_for_one_value_of_an_input_is_checked_on_that_value_alone() -> None:
+    prompt = (
+        "Platform: {platform}\nMatch the platform:\n- Instagram: can be longer, but hook people first.\n"
+        "- X/Twitter: the whole post must be 280 characters or less.\n- LinkedIn: professional, 3 emoji max.\n"
+    )
+    [x] = [c for c in synthesize(prompt.splitlines()[3], COUNT, prompt=prompt) if c.check]
+    assert x.check == {"family": "count", "unit": "characters", "min": None, "max": 280,
+                       "when": {"input": "platform", "value": "X/Twitter"}}  # fmt: skip
+    assert x.description.startswith("When platform is X/Twitter: ")
+    assert not run(x, "word " * 80, {"platform": "X/Twitter"}) and run(x, "Short.", {"platform": "X/Twitter"})
+    with pytest.raises(checks.NotApplicable):
+        run(x, "word " * 80, {"platform": "Instagram"})
+    assert not any(c.check and c.check["family"] == "headings" for c in synthesize(prompt.splitlines()[4],
+                                                                                    prompt=prompt))  # fmt: skip
+    fields = "Return JSON with these fields:\n- summary: 2-3 sentences.\n"  # a part, not an input's value
+    summary = by_check(synthesize("- summary: 2-3 sentences.", COUNT, prompt=fields), family="count", max=3)
+    assert summary.check is not None and "when" not in summary.check
