@@ -1909,6 +1909,11 @@ _INPUT_EDGE: Final = re.compile(
     r"(?:,?\s+(?:then|followed\s+by)\s+(?:a\s+|an\s+)?(?:colon|dash|hyphen|full\s+stop|comma))?\s*[.;]?\s*$",
     re.IGNORECASE,
 )
+#: A mark the response ends with on a line of its own: "End with ### on its own line", "finish with -30-".
+_MARK_LINE: Final = re.compile(
+    rf"\b(?:{_CLOSING})s?\s+with\s+[\"“'`]?([^\w\s\"“”'`]{{2,6}}|-30-)[\"”'`]?\s+on\s+(?:its|a)\s+own\s+line\b",
+    re.IGNORECASE,
+)
 #: A ban on greeting the reader, and on signing off: "No greeting or sign-off", "skip the salutation".
 _NO_GREETING: Final = re.compile(
     r"\b(?:no|never|don't|do\s+not|without|skip|avoid|omit)\b[^.;\n]{0,40}?\b(?:greetings?|salutations?|pleasantries)\b",
@@ -2133,6 +2138,16 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         for edge in _UNQUOTED_EDGE.finditer(text):
             closing = re.match(_CLOSING, edge.group("verb"), re.IGNORECASE) is not None
             yield edge_draft(edge.group("text").strip(), end=closing, refused=edge_refused(text, end=closing))
+    mark_line = _MARK_LINE.search(text)
+    if mark_line is not None:  # "End with ### on its own line": a mark no wording check can see
+        mark = mark_line.group(1)
+        yield _Draft(
+            f"last_line_is_{re.sub(r'[^a-z0-9]+', '', mark.lower()) or 'a_mark'}",
+            PRESENTATION_FORMAT,
+            f"The last line is “{mark}”.",
+            f"checks.last_line(response) == {library.literal(mark)}",
+            {"family": "last_line_is", "line": mark},
+        )
     named_edge = _INPUT_EDGE.search(text)
     if named_edge is not None and not quoted:  # "End the reply with the centre name on its own line"
         field = vocabulary.input_named(named_edge.group("phrase"))
@@ -2433,6 +2448,9 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     instances = _instances(scope) if exclude and not quoted and not sourced else []
     if instances:  # "avoid competitors such as Acme or Globex": the names are what must not appear (but "don't
         named = instances  # invent things not in my notes (for example lunch, prices)" bans inventing them)
+    listed = _BANNED_LIST.search(scope) if exclude and not quoted and not sourced else None
+    if listed is not None:  # "No hype words: revolutionary, game-changing, cutting-edge": the words themselves
+        named = [word for word in re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+", listed.group(1)) if word]
     marks = [mark for name, forms in _PUNCTUATION.items() if exclude and re.search(name, scope, re.I) for mark in forms]
     # "never use SELECT *", not the form to write instead: "no umlauts (write AE, OE, UE)"
     unglossed = _INSTEAD.sub(" ", scope)
@@ -2455,6 +2473,13 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         yield mentions_draft(field, exclude=True)
 
 
+#: Words a ban lists after a colon, without quotes: "No hype words: revolutionary, game-changing, world-class".
+_BANNED_LIST: Final = re.compile(
+    r"\b(?:words?|phrases?|terms?|expressions?|buzzwords?|jargon)\s*:\s*"
+    r"((?:[A-Za-z][\w'-]*(?:\s[A-Za-z][\w'-]*){0,2})(?:\s*,\s*(?:or\s+|and\s+)?[A-Za-z][\w'-]*(?:\s[A-Za-z][\w'-]*){0,2}){1,})"
+    r"\s*(?:[.;)]|$)",
+    re.IGNORECASE,
+)
 #: Verbs that ask for an input's value to appear when their object names the input ("mention the date").
 _MENTIONING: Final = re.compile(
     r"mention\w*|includ\w*|stat(?:e|es|ing)|cit(?:e|es|ing)|referenc\w*|giv(?:e|es|ing)|us(?:e|es|ing)|quot\w*|"

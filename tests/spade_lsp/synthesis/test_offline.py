@@ -2190,3 +2190,14 @@ def test_a_rule_given_for_one_value_of_an_input_is_checked_on_that_value_alone()
     fields = "Return JSON with these fields:\n- summary: 2-3 sentences.\n"  # a part, not an input's value
     summary = by_check(synthesize("- summary: 2-3 sentences.", COUNT, prompt=fields), family="count", max=3)
     assert summary.check is not None and "when" not in summary.check
+
+
+def test_words_a_ban_lists_after_a_colon_and_a_closing_mark_are_read() -> None:
+    hype = "- No hype words: revolutionary, game-changing, cutting-edge, world-class."
+    banned = by_check(synthesize(hype, EXCLUSION), family="excludes")
+    assert banned.check is not None
+    assert banned.check["phrases"] == ["revolutionary", "game-changing", "cutting-edge", "world-class"]
+    assert not run(banned, "A game-changing launch.") and run(banned, "A new launch.")
+    assert "excludes" not in families(synthesize("Do not use jargon: keep it simple.", EXCLUSION))
+    end = by_check(synthesize("8. End with ### on its own line."), family="last_line_is")
+    assert run(end, "Media contact: ...\n\n###") and not run(end, "Media contact: ...\n###\nNotes to the client.")
