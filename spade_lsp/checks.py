@@ -73,6 +73,7 @@ __all__ = [
     "starts_with_title",
     "terms_kept",
     "title_case",
+    "unquoted",
     "value",
     "verbatim",
 ]
@@ -698,6 +699,12 @@ def verbatim(text: Any, source: Any) -> bool:
 
 #: A quotation in a response: double quotes, straight or curly, around a few words at least.
 _QUOTATION: Final = re.compile(r"[\"“„«]([^\"“”„«»\n]{8,}?)[\"”»]")
+
+
+def unquoted(text: str) -> str:
+    """The text without its quotations ("...", “...”, «...» of two words or more): what "no "we" outside of quotes"
+    speaks of."""
+    return _QUOTATION.sub(" ", text)
 
 
 def quotes_from(response: str, source: Any) -> bool:

@@ -1082,7 +1082,8 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
     ]
     if len(named) != 1 or _has_section(prompt, label.group(1).lower()):
         return None
-    return named[0], label.group(1).strip(), cleaned[label.end() :]
+    case = re.sub(r"^(?:for|if|when|on|in)\s+", "", label.group(1).strip(), flags=re.IGNORECASE)  # "- For LinkedIn:"
+    return named[0], case, cleaned[label.end() :]
 
 
 def _guarded(draft: _Draft, field: str, case: str) -> _Draft:
@@ -1273,7 +1274,7 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
 #: speaks of a third person ("refer to the third person in the photo").
 _THIRD_PERSON: Final = re.compile(
     r"\b(?:in|from)\s+(?:the\s+)?third[- ]person\b(?!\s+(?:in|on|at|who|from)\b)|\bthird[- ]person\s+"
-    r"(?:only|bio|biography|voice|narrat\w+|perspective|point of view|profile|summary|description)\b"
+    r"(?:only|throughout|bio|biography|voice|narrat\w+|perspective|point of view|profile|summary|description)\b"
 )
 #: Another part after a count, in the same sentence ("..., then exactly one line of action"): the count is of the
 #: part before it.
@@ -2467,12 +2468,25 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
             banned_inputs.append(field)
             named = [phrase for phrase in named if phrase.lower() not in obj.lower()]
     phrases = quoted + named + list(dict.fromkeys(marks))
-    if phrases:
+    if phrases and exclude and _OUTSIDE_QUOTES.search(scope):  # 'No "we" outside of quotes': quotations may
+        draft = phrases_draft(phrases, exclude=True)
+        yield dataclasses.replace(
+            draft,
+            description=f"{draft.description[:-1]} outside quotations.",
+            expression=draft.expression.replace("(response,", "(checks.unquoted(response),"),
+            check={**(draft.check or {}), "outside_quotations": True},
+        )
+    elif phrases:
         yield phrases_draft(phrases, exclude=exclude)
     for field in banned_inputs:
         yield mentions_draft(field, exclude=True)
 
 
+#: A ban that leaves quotations alone: "No "we" outside of quotes".
+_OUTSIDE_QUOTES: Final = re.compile(
+    r"\boutside\s+(?:of\s+)?(?:the\s+)?(?:quotes|quotations|quotation\s+marks|quoted\s+(?:text|speech|material))\b",
+    re.IGNORECASE,
+)
 #: Words a ban lists after a colon, without quotes: "No hype words: revolutionary, game-changing, world-class".
 _BANNED_LIST: Final = re.compile(
     r"\b(?:words?|phrases?|terms?|expressions?|buzzwords?|jargon)\s*:\s*"

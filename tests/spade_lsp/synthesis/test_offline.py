@@ -2187,6 +2187,9 @@ def test_a_rule_given_for_one_value_of_an_input_is_checked_on_that_value_alone()
         run(x, "word " * 80, {"platform": "Instagram"})
     assert not any(c.check and c.check["family"] == "headings" for c in synthesize(prompt.splitlines()[4],
                                                                                     prompt=prompt))  # fmt: skip
+    tiers = "Tier: {tier}\nAdapt the offer to the customer's tier:\n- For Gold: at most 2 sentences.\n"
+    gold = by_check(synthesize("- For Gold: at most 2 sentences.", COUNT, prompt=tiers), family="count")
+    assert gold.check is not None and gold.check["when"] == {"input": "tier", "value": "Gold"}
     fields = "Return JSON with these fields:\n- summary: 2-3 sentences.\n"  # a part, not an input's value
     summary = by_check(synthesize("- summary: 2-3 sentences.", COUNT, prompt=fields), family="count", max=3)
     assert summary.check is not None and "when" not in summary.check
@@ -2201,3 +2204,12 @@ def test_words_a_ban_lists_after_a_colon_and_a_closing_mark_are_read() -> None:
     assert "excludes" not in families(synthesize("Do not use jargon: keep it simple.", EXCLUSION))
     end = by_check(synthesize("8. End with ### on its own line."), family="last_line_is")
     assert run(end, "Media contact: ...\n\n###") and not run(end, "Media contact: ...\n###\nNotes to the client.")
+
+
+def test_a_ban_outside_quotations_leaves_the_quotations_alone() -> None:
+    candidates = synthesize('- Third person throughout. No "we" outside of quotes.', EXCLUSION)
+    we = by_check(candidates, family="excludes")
+    assert we.check is not None and we.check.get("outside_quotations") is True
+    assert run(we, 'The company launched Quill. "We built it for nurses," said its founder.')
+    assert not run(we, "The company launched Quill. We built it for nurses.")
+    assert by_check(candidates, family="count", unit="first_person").check is not None
