@@ -477,9 +477,12 @@ class OfflineSynthesizer:
             if instruction.removed_in is not None and re.match(r"\s*(?:```|~~~)", instruction.text):
                 continue  # an old example or code block, not an instruction
             guard = _value_guard(instruction, context.text, vocabulary)
-            drafts = list(self._drafts(instruction, context, vocabulary, examples, rule=guard and guard[2]))
-            if guard is not None:  # "- X/Twitter: ... 280 characters or less" under "Match the platform:"
-                drafts = [_guarded(draft, guard[0], guard[1]) for draft in drafts]
+            drafts = list(self._drafts(instruction, context, vocabulary, examples))
+            if guard is not None:  # "- X/Twitter: ... 280 characters or less" under "Match the platform:": the
+                # rule's checks for that value alone, and a model's question about the whole item as before
+                rule = self._drafts(instruction, context, vocabulary, examples, rule=guard[2])
+                guarded = [_guarded(draft, guard[0], guard[1]) for draft in rule if not draft.asks_llm]
+                drafts = [*guarded, *(draft for draft in drafts if draft.asks_llm)] if guarded else drafts
             if not drafts and instruction.removed_in is None and _written_in_another_language(instruction):
                 drafts = [_ask_draft(_clean(instruction.text), WORKFLOW_DESCRIPTION)]  # a model reads what this cannot
             for draft in drafts:
@@ -1064,14 +1067,28 @@ def _is_data_line(text: str, vocabulary: _Vocabulary) -> bool:
     return not re.search(r"[A-Za-z]{2,}", stripped.replace("BEGIN TEXT", "").replace("END TEXT", ""))
 
 
+#: A rule under an if-clause on an input's quoted value: 'If the deposit is "none", don't mention payment at all'.
+_IF_VALUE: Final = re.compile(
+    r"^if\s+(?:the\s+)?(?P<noun>[a-z][\w ]{1,30}?)\s+is\s+[\"“](?P<value>[^\"”\n]{1,30})[\"”]\s*,\s*"
+    r"(?P<rule>[^.;]+[.;]?)",
+    re.IGNORECASE,
+)
+
+
 def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary) -> tuple[str, str, str] | None:
-    """(input, value, rule) for a list item that gives a rule for one value of an input: "- X/Twitter: the whole
-    post must be 280 characters or less" under "Match the platform:", in a prompt with "Platform: {platform}". The
-    list's introduction names the input; the item's label is no part of the response."""
+    """(input, value, rule) for a rule given for one value of an input: a list item ("- X/Twitter: the whole post
+    must be 280 characters or less" under "Match the platform:", in a prompt with "Platform: {platform}"; the
+    list's introduction names the input, the item's label is no part of the response), or an if-clause on the
+    input's quoted value ('If the deposit is "none", don't mention payment at all')."""
     if instruction.removed_in is not None:
         return None
-    intro = _list_intro(prompt, instruction.text)
     cleaned = _clean(instruction.text)
+    clause = _IF_VALUE.match(cleaned)  # 'If the deposit is "none", don't mention payment at all'
+    if clause is not None:
+        noun = clause.group("noun").strip()
+        field = vocabulary.input_named(noun) or vocabulary.input_named(f"the {noun}")
+        return (field, clause.group("value").strip(), clause.group("rule").strip()) if field else None
+    intro = _list_intro(prompt, instruction.text)
     label = re.match(r"([A-Za-z][\w /&'+.-]{0,30}?)\s*:\s+(?=\S)", cleaned)
     if intro is None or label is None or _RULE_LABELS.search(label.group(1).lower()):
         return None
@@ -1088,8 +1105,6 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
 
 def _guarded(draft: _Draft, field: str, case: str) -> _Draft:
     """The draft as a rule for examples whose input ``field`` is ``case`` alone (others: not applicable)."""
-    if draft.asks_llm:
-        return draft  # the question quotes the whole item, value and all
     return dataclasses.replace(
         draft,
         slug=f"{draft.slug}_for_{library.slug(case, 20)}",

@@ -2213,3 +2213,16 @@ def test_a_ban_outside_quotations_leaves_the_quotations_alone() -> None:
     assert run(we, 'The company launched Quill. "We built it for nurses," said its founder.')
     assert not run(we, "The company launched Quill. We built it for nurses.")
     assert by_check(candidates, family="count", unit="first_person").check is not None
+
+
+def test_a_rule_under_an_if_clause_on_an_input_s_value_is_checked_on_that_value_alone() -> None:
+    prompt = 'Deposit: {deposit_info}\nRules:\n- If the deposit is "none", don\'t mention payment at all.\n'
+    candidates = synthesize(prompt.splitlines()[2], EXCLUSION, prompt=prompt)
+    banned = by_check(candidates, family="excludes")
+    assert banned.check is not None and banned.check["when"] == {"input": "deposit_info", "value": "none"}
+    assert not run(banned, "Payment is due on arrival.", {"deposit_info": "none"})
+    with pytest.raises(checks.NotApplicable):
+        run(banned, "Payment of the £20 deposit is due now.", {"deposit_info": "£20 per table"})
+    assert any(c.asks_llm for c in candidates)  # a model still reads the whole item
+    quiz = 'Difficulty: {difficulty}\n- If difficulty is "quick", write straight definition clues.\n'
+    assert [c.asks_llm for c in synthesize(quiz.splitlines()[1], prompt=quiz)] == [True]  # nothing to measure
