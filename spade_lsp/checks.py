@@ -702,8 +702,8 @@ _QUOTATION: Final = re.compile(r"[\"“„«]([^\"“”„«»\n]{8,}?)[\"”»
 
 
 def unquoted(text: str) -> str:
-    """The text without its quotations ("...", “...”, «...» of two words or more): what "no "we" outside of quotes"
-    speaks of."""
+    """The text without its quotations ("...", “...”, «...» of eight characters or more): what 'no "we" outside of
+    quotes' speaks of."""
     return _QUOTATION.sub(" ", text)
 
 
