@@ -125,9 +125,8 @@ _AM_PM_TIME = re.compile(r"\b\d{1,2}(?:[:.]\d{2})?\s*(?:[ap]\.m\.|[ap]m\b)", re.
 #: First-person pronouns: a text written in the third person has none outside quotations.
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|we've|us|our|ours|ourselves)\b")
 #: The opening words of a greeting, whatever follows them on the line.
-_GREETING = re.compile(
-    r"\s*(?:\*\*)?(?:hi|hello|hey|dear|greetings|good (?:morning|afternoon|evening))\b", re.IGNORECASE
-)
+_GREETING_WORDS = r"(?:dear|hi|hello|hey|greetings|good (?:morning|afternoon|evening))\b"
+_GREETING = re.compile(rf"\s*(?:\*\*)?{_GREETING_WORDS}", re.IGNORECASE)
 #: A parting line that is no valediction: "Hope this helps, shout if anything's unclear!".
 _PARTING = re.compile(
     r"\s*(?:hope (?:this|that|it) helps|let me know if|feel free to (?:ask|reach out))\b", re.IGNORECASE
@@ -808,9 +807,7 @@ _TITLE_NAMES: Final = frozenset({"title", "headline", "heading"})
 #: Names of a response's body where no section bears them ("the body is exactly 3 sentences").
 BODY_NAMES: Final = frozenset({"body", "main body", "body text", "email body", "message body", "main text"})
 #: A salutation line that opens a letter ("Dear Ms. Patel,", "Hi team,").
-_SALUTATION: Final = re.compile(
-    r"^\s*(?:dear|hi|hello|hey|greetings|good (?:morning|afternoon|evening))\b[^\n.!?]{0,50}[,!:]?\s*$", re.I
-)
+_SALUTATION: Final = re.compile(rf"^\s*{_GREETING_WORDS}[^\n.!?]{{0,50}}[,!:]?\s*$", re.I)
 #: A closing that starts a letter's sign-off block ("Kind regards,", "Best,", "Thanks!").
 _VALEDICTION: Final = re.compile(
     r"^\s*(?:(?:kind|warm|best|warmest)?\s*regards|best(?: wishes)?|sincerely(?: yours)?|yours(?: truly| sincerely)?|"

@@ -1930,15 +1930,11 @@ _MARK_LINE: Final = re.compile(
     rf"\b(?:{_CLOSING})s?\s+with\s+[\"“'`]?([^\w\s\"“”'`]{{2,6}}|-30-)[\"”'`]?\s+on\s+(?:its|a)\s+own\s+line\b",
     re.IGNORECASE,
 )
-#: A ban on greeting the reader, and on signing off: "No greeting or sign-off", "skip the salutation".
-_NO_GREETING: Final = re.compile(
-    r"\b(?:no|never|don't|do\s+not|without|skip|avoid|omit)\b[^.;\n]{0,40}?\b(?:greetings?|salutations?|pleasantries)\b",
-    re.IGNORECASE,
-)
-_NO_SIGN_OFF: Final = re.compile(
-    r"\b(?:no|never|don't|do\s+not|without|skip|avoid|omit)\b[^.;\n]{0,40}?\b(?:sign[- ]?offs?|valedictions?)\b",
-    re.IGNORECASE,
-)
+#: What opens a ban on one part of a letter, up to the part's name: "No greeting or sign-off", "skip the salutation",
+#: "Do not add any introduction".
+_LEAVE_OUT: Final = r"\b(?:no|never|don't|do\s+not|without|skip|avoid|omit)\b[^.;\n]{0,40}?\b"
+_NO_GREETING: Final = re.compile(rf"{_LEAVE_OUT}(?:greetings?|salutations?|pleasantries)\b", re.IGNORECASE)
+_NO_SIGN_OFF: Final = re.compile(rf"{_LEAVE_OUT}(?:sign[- ]?offs?|valedictions?)\b", re.IGNORECASE)
 #: A ban on anything above the layout's first heading: "Don't put a title above the first heading".
 _NOTHING_ABOVE: Final = re.compile(
     r"\b(?:no|never|don't|do\s+not)\b[^.;\n]{0,30}?\b(?:above|before)\s+the\s+first\s+(?:heading|section|header)\b",
@@ -1947,10 +1943,7 @@ _NOTHING_ABOVE: Final = re.compile(
 #: The first markdown heading a prompt's layout lists on a line of its own ("## Overview").
 _FIRST_HEADING: Final = re.compile(r"^\s{0,3}#{1,6}\s+([^\n{}<>]{1,60}?)\s*$", re.MULTILINE)
 #: A ban on any text before the answer proper: "Do not add any introduction", "no preamble".
-_NO_INTRODUCTION: Final = re.compile(
-    r"\b(?:no|never|don't|do\s+not|without|skip|avoid|omit)\b[^.;\n]{0,30}?\b(?:intro(?:duction)?s?|preambles?)\b",
-    re.IGNORECASE,
-)
+_NO_INTRODUCTION: Final = re.compile(rf"{_LEAVE_OUT}(?:intro(?:duction)?s?|preambles?)\b", re.IGNORECASE)
 #: A line the response holds somewhere, by what it opens with: 'A line starting "Matches:" with two examples'.
 _SOME_LINE: Final = re.compile(
     r"\b(?:a|one|another|a\s+separate|a\s+new)\s+line\s+(?:that\s+)?(?:start|begin|open)(?:s|ing)\s+(?:with\s+)?"
