@@ -65,6 +65,7 @@ __all__ = [
     "parts",
     "present_section",
     "quotes_from",
+    "quotes_verbatim",
     "reading_ease",
     "section",
     "sentiment",
@@ -715,6 +716,24 @@ def quotes_from(response: str, source: Any) -> bool:
         if count(quoted, "words") >= 3 and verbatim(quoted, source):
             return True
     return False
+
+
+def quotes_verbatim(response: str, example: Mapping[str, Any], inputs: Iterable[str] = ()) -> bool:
+    """Whether every quotation in the response ("...", “...” of three words or more) is copied word for word from
+    the example's inputs ("Quotes are verbatim", "never paraphrase inside quotation marks"): case, spacing and the
+    punctuation that ends it aside, so a quotation split around its attribution passes and one shortened, merged
+    or tidied fails. A response that quotes nothing passes. An example without one of ``inputs``, or with no
+    inputs at all: :class:`NotApplicable`."""
+    for name in inputs:
+        value(example, name)
+    source = _source_text(example, "")
+    if not source:
+        raise NotApplicable("the example has no inputs to read its quotations from")
+    for match in _QUOTATION.finditer(response):
+        quoted = match.group(1).strip().rstrip(".,;:!?…").strip()
+        if count(quoted, "words") >= 3 and not verbatim(quoted, source):
+            return False
+    return True
 
 
 def json_value(text: str) -> Any:

@@ -92,7 +92,8 @@ def count_draft(
 ) -> Draft:
     """A count of ``unit`` in the response, in one section of it (``scope``), or in each of its parts
     (``per``: the word the prompt used, "tweet", and the kind of part it means)."""
-    target = "response" if scope is None else f"checks.section(response, {literal(scope)})"
+    # a part the response lacks has nothing to count: whether it is there is a heading check's question
+    target = "response" if scope is None else f"checks.present_section(response, {literal(scope)})"
     measure = f"checks.count({target}, {literal(unit)})"
     where = (
         ""
@@ -550,9 +551,15 @@ SOURCED_CUE: Final = re.compile(
     # "do not add inclusions we did not mention"
     r"|\b(?:add|invent|include|mention|introduce)\b[^.]{0,60}?\b(?:that\s+)?(?:we|you|i|they)\s+(?:did|do)(?:n't|\s+not)\s+"
     r"(?:mention|list|give|provide|include|state)"
-    # "never add medicines that are not in the note": nothing the source does not hold
-    rf"|\b(?:add|invent|introduce|include)\b[^.]{{0,60}}?\b(?:that|which)\s+(?:are|is|were|was)(?:n't|\s+not)\s+"
-    rf"(?:\w+\s+)?(?:in|from)\s+(?:the|your)\s+{_SOURCE}"
+    # "never add medicines that are not in the note", "do not add facts that are not in the fact sheet": nothing
+    # the source does not hold, whatever the prompt calls its source
+    r"|\b(?:never|don't|do\s+not|must\s+not|should\s+not|without|no)\s+(?:\w+\s+){0,2}?(?:add|invent|introduce"
+    r"|include)\b[^.]{0,60}?\b(?:that|which)\s+(?:are|is|were|was)(?:n't|\s+not)\s+(?:\w+\s+)?(?:in|from|on)\s+"
+    r"(?:the|your)\s+[a-z]"
+    # "every number, date, name and price must match the fact sheet exactly": the figures are the source's
+    r"|\b(?:every|each|all(?:\s+the)?)\s+(?:numbers?|figures?|amounts?|prices?|dates?|statistics?)\b[^.]{0,60}?"
+    r"\b(?:must|should|has\s+to|have\s+to|need\s+to)\s+(?:match|come\s+from|be\s+(?:taken\s+)?from|agree\s+with"
+    r"|appear\s+in)\b"
     # "never change a medicine name, dose or schedule": the figures stay the source's
     r"|\b(?:never|don't|do\s+not|must\s+not|without)\s+(?:chang|alter|modif|round)\w*\b[^.]{0,40}?\b(?:doses?"
     r"|dosages?|numbers?|amounts?|figures?|prices?|dates?|quantit(?:y|ies))\b",
@@ -639,6 +646,28 @@ LINKS_KEPT_CUE: Final = re.compile(
     r"[^.]{0,60}?\b(?:exactly|as\s+written|unchanged|intact|verbatim|word\s+for\s+word|as\s+they\s+are)",
     re.IGNORECASE,
 )
+
+
+_QUOTES_NOUN: Final = r"(?:quot(?:es?|ations?)|quoted\s+(?:text|words?|passages?|material|speech))"
+#: "Quotes are verbatim", "use the approved quotes exactly as given", "do not shorten, merge or improve the
+#: quotes", "never paraphrase inside quotation marks", "do not create quotes": what the response quotes, its inputs
+#: say word for word. Not "quote one sentence of the statement verbatim" (a quotation asked for, of one input).
+QUOTES_VERBATIM_CUE: Final = re.compile(
+    rf"\b{_QUOTES_NOUN}\s+(?:are|is|must\s+be|should\s+be|stay|remain)\s+(?:kept\s+|used\s+|reproduced\s+"
+    r"|copied\s+|given\s+)?(?:verbatim|word[\s-]for[\s-]word|exactly\s+as\s+(?:given|written|provided|supplied)"
+    r"|unchanged|untouched)\b"
+    r"|\b(?:use|copy|reproduce|keep|include|insert|give)\s+(?:the\s+|all\s+|every\s+|each\s+|any\s+)?"
+    rf"(?:[\w-]+\s+)?{_QUOTES_NOUN}\s+(?:\w+\s+){{0,3}}?(?:verbatim|word[\s-]for[\s-]word|unchanged|as\s+written"
+    r"|exactly\s+as\s+(?:given|written|provided|supplied))\b"
+    r"|\b(?:do\s+not|don't|never|must\s+not)\s+(?:\w+\s+)?(?:shorten|change|alter|edit|paraphrase|reword|rewrite"
+    r"|modify|trim|merge|tidy|correct|improve|invent|fabricate|create|make\s+up)\b[^.]{0,50}?"
+    rf"\b(?:inside\s+|within\s+|in\s+)?{_QUOTES_NOUN}",
+    re.IGNORECASE,
+)
+
+
+def _asks_for_verbatim_quotes(sentence: str) -> bool:
+    return QUOTES_VERBATIM_CUE.search(sentence) is not None
 
 
 def _asks_to_keep_links(sentence: str) -> bool:
@@ -833,6 +862,14 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
             "codes_kept",
             "keeps_the_inputs_codes",
             "Every format code, placeholder and markup tag its inputs give appears in it as written.",
+        ),
+    ),
+    "quotes_verbatim": (
+        _asks_for_verbatim_quotes,
+        _kept_from_inputs(
+            "quotes_verbatim",
+            "quotes_its_inputs_word_for_word",
+            "Every quotation in it (three words or more) is copied word for word from its inputs.",
         ),
     ),
     "terms_kept": (_asks_to_keep_terms, _terms_kept_draft),

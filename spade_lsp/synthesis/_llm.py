@@ -112,6 +112,7 @@ FAMILIES: Final = {
     "sourced_numbers": "every number in the response comes from the inputs (nothing invented or speculated)",
     "links_kept": "every web address the inputs give appears in the response unchanged",
     "codes_kept": "every format code, placeholder and markup tag the inputs give appears in the response unchanged",
+    "quotes_verbatim": "every quotation in the response is copied word for word from the inputs",
     "terms_kept": "names the instruction lists after a colon stay as written (untranslated) where the inputs use them",
     "number_range": "the response's number lies in the range the instruction gives (a score, a rating)",
     "invites_contact": "invites the reader to get in touch (contact, reach out)",

@@ -2313,8 +2313,16 @@ _QUOTED_FROM: Final = re.compile(
 
 #: "Put the compensation statement in its own paragraph, word for word as given above": an input copied whole.
 _INPUT_VERBATIM: Final = re.compile(
-    r"\b(?:put|include|copy|quote|use|give|state|repeat|insert)\s+(?:the\s+|your\s+)?(?P<phrase>[a-z][\w'’ -]{1,40}?)"
-    r"(?:\s+(?:in|on|at|into)\s+[^.]{1,40}?)?,?\s+(?:word[\s-]for[\s-]word|verbatim|exactly\s+as\s+(?:given|written|provided|stated))",
+    r"\b(?:put|include|copy|quote|use|give|state|repeat|insert|paste)\s+(?:the\s+|your\s+)?"
+    r"(?P<phrase>[a-z][\w'’ -]{1,40}?)(?:\s+(?:in|on|at|into)\s+[^.]{1,40}?)?,?\s+(?:word[\s-]for[\s-]word|verbatim"
+    r"|unchanged|exactly\s+as\s+(?:given|written|provided|stated))",
+    re.IGNORECASE,
+)
+#: "The boilerplate is pasted unchanged", "the disclaimer must be included word for word": the same, passive.
+_INPUT_PASTED: Final = re.compile(
+    r"^(?:the\s+|your\s+)?(?P<phrase>[a-z][\w'’ -]{1,40}?)\s+(?:is|are|must\s+be|should\s+be|gets?)\s+"
+    r"(?:pasted|copied|included|kept|reproduced|inserted|used|given|quoted)\s+(?:in\s+full\s+|as\s+a\s+whole\s+)?"
+    r"(?:word[\s-]for[\s-]word|verbatim|unchanged|as\s+is|exactly\s+as\s+(?:given|written|provided))",
     re.IGNORECASE,
 )
 #: Nouns that name the form an input comes in rather than the input: "the compensation statement" of {compensation}.
@@ -2324,7 +2332,7 @@ _FORM_NOUNS: Final = r"\s+(?:statement|text|line|sentence|wording|details|inform
 def _copied_whole(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     """An input whose whole value the sentence asks to copy word for word, named by the prompt's words for it
     ("the compensation statement" of "Compensation: {compensation}")."""
-    copied = _INPUT_VERBATIM.search(text)
+    copied = _INPUT_VERBATIM.search(text) or _INPUT_PASTED.match(_clean(text))
     if copied is not None:
         phrase = copied.group("phrase").strip()
         field = vocabulary.input_named(phrase) or vocabulary.input_named(re.sub(_FORM_NOUNS, "", phrase))

@@ -545,6 +545,22 @@ def test_quotes_from_needs_a_quotation_copied_whole() -> None:
     assert not checks.quotes_from("Nobody in the village talks about it.", statement)  # no quotation marks
 
 
+def test_quotes_verbatim_needs_every_quotation_copied_from_the_inputs() -> None:
+    quotes = {"quotes": 'Ada Obi, CEO: "We built this for the families who asked us. It took two years."'}
+    assert checks.quotes_verbatim(
+        '“We built this for the families who asked us,” said Obi. "It took two years."', quotes
+    )
+    assert checks.quotes_verbatim('Obi launched "First Account" today.', quotes)  # a name, no quotation
+    assert not checks.quotes_verbatim('"We built it for families," said Obi.', quotes)
+    assert not checks.quotes_verbatim(
+        '"We built this for the families who asked us." "A great day for us all."', quotes
+    )
+    with pytest.raises(NotApplicable):
+        checks.quotes_verbatim('"We built this for the families."', {})
+    with pytest.raises(NotApplicable):  # the prompt names an input this example lacks
+        checks.quotes_verbatim('"We built this for the families."', quotes, inputs=["fact_sheet"])
+
+
 def test_sourced_numbers_reads_months_and_clock_times_of_the_source() -> None:
     source = {"notes": "Wednesday 14 May 2025, 1-3.30pm"}
     assert checks.sourced_numbers('{"date": "2025-05-14", "time": "1pm to 3:30pm"}', source)

@@ -472,6 +472,8 @@ def test_no_invitation_check_where_none_is_asked(sentence: str) -> None:
         "Only use the information provided in the article.",
         "Answer based solely on the context below.",
         "Do not include anything that is not stated in the source text.",
+        "Do not add facts that are not in the fact sheet: no customer counts, growth rates or awards.",
+        "Every number, date, name, title, price and place must match the fact sheet exactly.",
     ],
 )
 def test_an_instruction_not_to_invent_checks_the_figures_against_the_inputs(sentence: str) -> None:
@@ -490,6 +492,8 @@ def test_an_instruction_not_to_invent_checks_the_figures_against_the_inputs(sent
         "Invent a catchy name for the product.",
         "Make up a short story about a dragon.",
         "Don't guess the user's age.",
+        "Add emojis that are not in the brand list.",  # asked, not banned
+        "All numbers must be rounded to one decimal.",
     ],
 )
 def test_no_figure_check_where_inventing_is_asked_or_something_else_is_meant(sentence: str) -> None:
@@ -2226,3 +2230,61 @@ def test_a_rule_under_an_if_clause_on_an_input_s_value_is_checked_on_that_value_
     assert any(c.asks_llm for c in candidates)  # a model still reads the whole item
     quiz = 'Difficulty: {difficulty}\n- If difficulty is "quick", write straight definition clues.\n'
     assert [c.asks_llm for c in synthesize(quiz.splitlines()[1], prompt=quiz)] == [True]  # nothing to measure
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Quotes are verbatim.",
+        "Use the approved quotes exactly as given.",
+        "Never paraphrase inside quotation marks.",
+        "Do not create quotes for anyone else (customers, partners, investors), even if it would read better.",
+        "Never change the quoted text.",
+    ],
+)
+def test_quotes_kept_verbatim_are_checked_against_the_inputs(sentence: str) -> None:
+    quotes = by_check(synthesize(sentence), family="quotes_verbatim")
+    example = {
+        "approved_quotes": 'Dana Ruiz, CEO: "Most of us learned about money the hard way. Teens deserve better."'
+    }
+    split = '"Most of us learned about money the hard way," said Dana Ruiz. "Teens deserve better."'
+    assert run(quotes, split, example)
+    assert run(quotes, "Dana Ruiz announced the account today.", example)  # quoting nothing breaks nothing
+    assert not run(quotes, '"We learned about money the hard way," said Dana Ruiz.', example)  # tidied
+    assert not run(quotes, '"This changes everything for families," said a customer.', example)  # invented
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Quote one sentence of the statement verbatim.",
+        "Do not use quotation marks.",
+        "Include two quotes from the interview.",
+    ],
+)
+def test_no_verbatim_quotes_check_where_a_quote_is_asked_for_or_quotation_marks_are_banned(sentence: str) -> None:
+    assert "quotes_verbatim" not in families(synthesize(sentence))
+
+
+def test_an_input_pasted_unchanged_is_copied_whole() -> None:
+    prompt = "Boilerplate:\n{boilerplate}\n\n- The boilerplate is pasted unchanged.\n"
+    copied = by_check(synthesize("- The boilerplate is pasted unchanged.", prompt=prompt), family="copied_input")
+    example = {"boilerplate": "Harbor Lane is a member-owned credit union. Founded in 1952."}
+    assert run(
+        copied, "News.\n\nAbout Harbor Lane\nHarbor Lane is a member-owned credit union. Founded in 1952.", example
+    )
+    assert not run(copied, "News.\n\nAbout Harbor Lane\nHarbor Lane, founded in 1952, is a credit union.", example)
+    tone = prompt + "- The tone is kept unchanged.\n"  # no input of that name
+    assert "copied_input" not in families(synthesize("- The tone is kept unchanged.", prompt=tone))
+
+
+def test_a_count_in_a_part_the_response_lacks_is_not_applicable() -> None:
+    """ "Dateline and lede: one or two sentences" measures that part; a response that does not label it has
+    nothing to count (whether the part is there is a heading check's question)."""
+    prompt = "Layout:\n- Summary: one or two sentences.\n- Details: the rest.\n"
+    (count,) = [c for c in synthesize("- Summary: one or two sentences.", COUNT, prompt=prompt)
+                if (c.check or {}).get("family") == "count" and c.check.get("min") and c.check.get("max")]  # fmt: skip
+    assert run(count, "Summary: It rained. Roads closed.\nDetails: more.")
+    assert not run(count, "Summary: It rained. Roads closed. Schools shut.\nDetails: more.")
+    with pytest.raises(checks.NotApplicable):
+        run(count, "It rained and the roads closed.")
