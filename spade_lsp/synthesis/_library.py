@@ -131,7 +131,8 @@ def count_draft(
     if per is not None:
         check["per"] = per[1]
     name = slug(description.split(" (each")[0].replace("`", ""))
-    return Draft(name, COUNT, description, expression, check)
+    banned = high == 0 and low is None  # "no hashtags", "never quote a price": content left out, not a size
+    return Draft(name, EXCLUSION if banned else COUNT, description, expression, check)
 
 
 def heading_draft(title: str, category: str) -> Draft:

@@ -74,7 +74,9 @@ def by_check(candidates: list[Candidate], **fields: Any) -> Candidate:
 def test_count_bounds_are_parsed_with_direction(sentence: str, unit: str, low: Any, high: Any) -> None:
     candidate = by_check(synthesize(sentence, COUNT), family="count", unit=unit)
     assert (candidate.check or {})["min"] == low and (candidate.check or {})["max"] == high
-    assert candidate.category == COUNT and candidate.version == 2 and candidate.sentence == sentence
+    banned = high == 0 and low is None  # "Do not use hashtags" leaves content out: no size is asked
+    assert candidate.category == (EXCLUSION if banned else COUNT)
+    assert candidate.version == 2 and candidate.sentence == sentence
 
 
 @pytest.mark.parametrize(
