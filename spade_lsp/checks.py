@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
 from functools import cache
 from typing import Any, Final
@@ -46,10 +46,12 @@ __all__ = [
     "headings",
     "in_language",
     "in_language_of",
+    "inputs_text",
     "is_markdown",
     "json_has_keys",
     "json_value",
     "json_value_in",
+    "json_values_from",
     "language",
     "language_code",
     "last_line",
@@ -594,6 +596,15 @@ def _source_text(example: Mapping[str, Any], prompt: Any) -> str:
     return "\n".join([*values, prompt if isinstance(prompt, str) else ""]).strip()
 
 
+def inputs_text(example: Mapping[str, Any]) -> str:
+    """The example's inputs as one text, each value on its own lines: what "words copied exactly from the title or
+    description" are looked for in. An example without inputs: :class:`NotApplicable`."""
+    text = _source_text(example, "")
+    if not text:
+        raise NotApplicable("the example has no inputs")
+    return text
+
+
 #: Digits inside a term of the source ("q8h", "x2", "COVID-19"): a number the source gives, which a response may
 #: write out on its own ("every 8 hours"); the response's own numbers are read strictly (:data:`_NUMBER`).
 _DIGITS_IN_A_TERM: Final = re.compile(r"(?<=[^\W\d_])\d+|\d+(?=[^\W\d_])")
@@ -940,6 +951,37 @@ def json_value_in(text: str, key: str, allowed: Iterable[str]) -> bool:
     if isinstance(held, list):
         return bool(held) and all(_plain(item) in choices for item in held)
     return _plain(held) in choices
+
+
+def _values_under(value: Any, key: str) -> Iterator[Any]:
+    """Every value ``key`` holds in a JSON value, at any depth (each object of a list of them)."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if _normal(str(name)) == key:
+                yield from item if isinstance(item, list) else [item]
+            else:
+                yield from _values_under(item, key)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _values_under(item, key)
+
+
+def json_values_from(text: str, key: str, source: Any) -> bool:
+    """Whether every value the response's JSON gives for ``key`` (in its object, or in each object of its list) is
+    one that ``source`` names: an input's value, where the prompt says "date: must be one of the match dates" or
+    "role: exactly one of the roles, else null". Null is no value. A response that holds no JSON:
+    :class:`NotApplicable` (whether it is JSON is another check's question)."""
+    value = json_value(text)
+    if value is None:
+        raise NotApplicable("the response holds no JSON to read its values from")
+    named = _plain(json.dumps(source) if isinstance(source, (Mapping, list)) else str(source))
+    for item in _values_under(value, _normal(key)):
+        if item is None:
+            continue
+        wanted = _plain(json.dumps(item) if isinstance(item, (Mapping, list)) else str(item)).strip()
+        if not wanted or not re.search(rf"(?<![\w-]){re.escape(wanted)}(?![\w-])", named):  # "2024-11" is no date
+            return False
+    return True
 
 
 def json_has_keys(text: str, keys: Iterable[str]) -> bool:

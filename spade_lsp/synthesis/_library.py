@@ -512,7 +512,8 @@ CALL_TO_ACTION_CUE: Final = re.compile(
 _INVENTED = (
     r"(?:mak\w*\s+(?:\w+\s+)?up|invent\w*|fabricat\w*|hallucinat\w*|guess\w*|estimat\w*)"
     r"(?:\s+(?:any\s+|the\s+|new\s+|an?\s+)?(?:facts?|figures?|numbers?|data|statistics?|stats|details?|information"
-    r"|things?|anything|values?|amounts?|prices?|dates?|hours|times?|quotes?|sources?)\b|(?=\s*(?:[.,;:!)]|$)))"
+    r"|things?|anything|values?|amounts?|prices?|dates?|hours|times?|quotes?|sources?|discounts?|offers?|deadlines?"
+    r"|percentages?|rates?|fees?|costs?|deals?)\b|(?=\s*(?:[.,;:!)]|$)))"
 )
 _SOURCE = (
     r"(?:(?:\w+\s+){0,3}?(?:text|transcript|source|document|article|input|context|data|call|report|passage|note"
@@ -557,6 +558,11 @@ SOURCED_CUE: Final = re.compile(
     r"|\b(?:never|don't|do\s+not|must\s+not|should\s+not|without|no)\s+(?:\w+\s+){0,2}?(?:add|invent|introduce"
     r"|include)\b[^.]{0,60}?\b(?:that|which)\s+(?:are|is|were|was)(?:n't|\s+not)\s+(?:\w+\s+)?(?:in|from|on)\s+"
     r"(?:the|your)\s+[a-z]"
+    # "No numbers that aren't in the abstract", "copy numbers exactly", "only what the abstract says"
+    r"|\bno\s+(?:numbers?|figures?|statistics?|facts?|data|claims?|amounts?|dates?)\s+(?:that\s+|which\s+)?"
+    r"(?:are(?:n't|\s+not)|is(?:n't|\s+not))\s+(?:in|from|on)\s+(?:the|your)\b"
+    r"|\bcopy\s+(?:all\s+|the\s+|every\s+)?(?:numbers?|figures?|amounts?|values?)\s+(?:exactly|verbatim|as\s+written)"
+    r"|^\W*only\s+what\s+(?:the\s+|your\s+)?(?:[\w-]+\s+){0,2}?(?:says|said|states|stated|gives|reports|contains)\b"
     # "every number, date, name and price must match the fact sheet exactly": the figures are the source's
     r"|\b(?:every|each|all(?:\s+the)?)\s+(?:numbers?|figures?|amounts?|prices?|dates?|statistics?)\b[^.]{0,60}?"
     r"\b(?:must|should|has\s+to|have\s+to|need\s+to)\s+(?:match|come\s+from|be\s+(?:taken\s+)?from|agree\s+with"

@@ -53,6 +53,7 @@ from spade_lsp.synthesis._library import heading_draft as _heading_draft
 from spade_lsp.synthesis._library import literal as _literal
 from spade_lsp.synthesis._library import slug as _slug
 from spade_lsp.taxonomy import (
+    DATA_PLACEHOLDERS,
     EXAMPLE_DEMONSTRATION,
     EXCLUSION,
     INCLUSION,
@@ -569,7 +570,9 @@ class OfflineSynthesizer:
                 ]
             whole = list(_copied_whole(text, vocabulary))
             quotes = [] if whole else list(_quoted_from(text, vocabulary))  # the whole value says more than a quote
-            for draft in [*formats, *_copied(text, context.text, vocabulary), *whole, *quotes]:
+            lines = instruction.text if rule is None else text  # a schema's key lines, before spacing was joined
+            drawn = [*_drawn_from_input(lines, context.text, vocabulary), *_copied_label(lines, vocabulary)]
+            for draft in [*formats, *_copied(text, context.text, vocabulary), *whole, *quotes, *drawn]:
                 if draft.check and draft.check.get("family") == "count" and draft.check["unit"] in counted_units:
                     continue  # "a list of exactly three bullet points": the count says more than "uses bullets"
                 found_specific = True
@@ -1311,9 +1314,11 @@ _TWENTY_FOUR_HOUR: Final = re.compile(
 #: Labels that say what a rule is about rather than name a part of the response ("Length: under 100 words").
 _RULE_LABELS: Final = re.compile(
     r"(?:^|\s)(?:tone|voice|length|size|style|format|formatting|language|rules?|constraints?|requirements?|important|"
-    r"notes?|nb|output|limits?|word\s+count|guidelines?|instructions?|remember|critical|task|goal|scope|audience|"
+    r"nb|output|limits?|word\s+count|guidelines?|instructions?|remember|critical|task|goal|scope|audience|"
     r"reminder|overall|total|everything|also|response|answer|reply|structure|layout|general|content|never|always|"
     r"do|don't|avoid|must|should)$"
+    # "Note:", "Important note:" remark on the rules; "Officer note:", "Coach's note:" name a part of the answer
+    r"|^(?:(?:an?|one|important|please|quick|final|side)\s+)?notes?$"
 )
 #: A line that opens with a label: "Why: 1-2 plain sentences.", "- summary: 2-3 sentences", "1. Headline: ...".
 _LABEL_OPENING: Final = re.compile(r"^(?:optional\s+)?([a-z][\w /&'-]{0,30}?)\s*:\s+\S")
@@ -1332,11 +1337,19 @@ def _layout_label(text: str, prompt: str) -> str | None:
     name = label.group(1).strip()
     lines = prompt.splitlines()
     at = next((i for i, line in enumerate(lines) if text[:40] in line), None)
-    in_a_run = at is not None and any(
-        0 <= j < len(lines) and _LAYOUT_LINE.match(lines[j]) and not _RULE_LABELS.search(lines[j].split(":")[0].lower())
-        for j in (at - 1, at + 1)
+    block = []  # the other lines of its paragraph: a run of labelled parts lays the answer out
+    if at is not None:
+        start, end = at, at
+        while start > 0 and lines[start - 1].strip():
+            start -= 1
+        while end + 1 < len(lines) and lines[end + 1].strip():
+            end += 1
+        block = lines[start:at] + lines[at + 1 : end + 1]
+    in_a_run = any(
+        _LAYOUT_LINE.match(line) and not _RULE_LABELS.search(line.split(":")[0].lower().strip(" -*•")) for line in block
     )
-    if not (name in _PARTS or _has_section(prompt, name) or in_a_run):
+    json_key = re.fullmatch(r"[a-z][a-z0-9_]*", name) is not None and re.search(r"\bjson\b", prompt, re.I) is not None
+    if not (name in _PARTS or _has_section(prompt, name) or in_a_run or json_key):  # "summary: max 25 words"
         return None
     return "" if lowered.startswith("optional") else name
 
@@ -1345,8 +1358,10 @@ def _layout_label(text: str, prompt: str) -> str | None:
 _BOLD_PART: Final = re.compile(r"\*\*([^*\n]{2,60}?):?\*\*:?\s*[-–—:]?\s*(?=\S)")
 #: A ban on naming what things cost: "never quote a price", "do not include pricing", "no fees".
 _PRICE_BAN: Final = re.compile(
-    r"\b(?:never|don't|do not|must not|mustn't|should not|no|without)\s+(?:[\w-]+\s+){0,3}?(?:prices?|pricing|costs?"
-    r"|fees?)\b(?!\s+(?:of|for)\b)"
+    r"\b(?:never|don't|do not|must not|mustn't|should not|no|without)\s+"
+    # not a ban on working figures out: "do not compute indirect costs yourself", "don't round the fees"
+    r"(?:(?!(?:compute|calculate|recalculate|estimate|re-estimate|round|convert|change|alter|adjust|reduce|increase"
+    r"|inflate|cut|split|sum|total)\b)[\w-]+\s+){0,3}?(?:prices?|pricing|costs?|fees?)\b(?!\s+(?:of|for)\b)"
 )
 
 
@@ -1518,6 +1533,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 or leading_per
                 or _each_opens(re.split(r"(?<=[.!?])\s+", lowered[: match.start()])[-1])
                 or (("item", "items") if _EACH_OF_A_LIST.search(lowered[: match.start()]) else None)
+                # "max 3, one line each": the size of each item, not of the whole
+                or (("item", "items") if re.match(r"\s+each\b(?!\s+[a-z])", lowered[match.end() :]) else None)
             )
             if per is not None and per[1] == "items" and unit in ("list_items", "bullets", "numbered_items"):
                 continue  # "four options per question": items inside items, which the parts of a list cannot tell
@@ -1807,7 +1824,9 @@ _CLOSING_LINE: Final = re.compile(
     rf"(?:\b(?:{_CLOSING})s?\s+with\s+(?:(?:this|the\s+following|the)\s+(?:exact\s+)?(?:closing\s+|final\s+)?(?:line|"
     r"sign-off|signature|words|text|phrase|sentence)(?:\s+on\s+(?:its|a)\s+own\s+line)?|exactly|verbatim|precisely)"
     # "The last line is exactly: Clear skies, HVAS Committee", "The very last line of the guide must be: Good luck!"
-    r"|\b(?:last|final|closing)\s+line(?:\s+of\s+(?:the|your)\s+[\w-]+)?\s+(?:is|must\s+be|should\s+be|has\s+to\s+be|reads)"
+    # "... including the last line, which must be exactly: Reply STOP to opt out"
+    r"|\b(?:last|final|closing)\s+line(?:\s+of\s+(?:the|your)\s+[\w-]+)?(?:,?\s+which)?\s+(?:is|must\s+be|should\s+be"
+    r"|has\s+to\s+be|reads)"
     r"(?:\s+(?:exactly|verbatim|precisely))?)"
     r"\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
     re.IGNORECASE,
@@ -1825,7 +1844,10 @@ _LAST_LINE: Final = re.compile(
     r"|\b(?:last|final)\s+line\s+in\s+the\s+(?:form|format)\s+(?:of\s+)?[\"“'‘`](?P<form>[A-Za-z][\w ]{0,25}:)\s*"
     r"(?:<[^>]*>|\[[^\]]*\]|\{[^}]*\}|[A-Z]\b|\.\.\.)"
     # 'finish with a final line starting "Sources:" that lists ...'
-    r"|\b(?:(?:last|final)\s+line|(?:finish|end)\s+with\s+(?:a|one)\s+line)\s+(?:starting|beginning|that\s+(?:starts|begins))"
+    # 'finish with the next fixture on its own line starting "Next up:"'
+    r"|\b(?:(?:last|final)\s+line|(?:finish|end)\s+with\s+(?:a|one)\s+line"
+    r"|(?:finish|end|close)\s+with\s+[^.\"“\n]{0,40}?\bon\s+(?:its|a|their)\s+own\s+line)"
+    r"\s+(?:starting|beginning|that\s+(?:starts|begins))"
     r"\s+(?:with\s+)?[\"“'‘`]"
     r"(?P<starting>[A-Za-z][\w ]{0,25}:)\s*[\"”'’`]",
     re.IGNORECASE,
@@ -2352,6 +2374,65 @@ def _quoted_from(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         yield library.quotes_draft(field)
 
 
+#: "date: YYYY-MM-DD, must be one of the match dates - drop any other date", "role: exactly one of the roles, else
+#: null": a JSON key whose values the prompt draws from an input's list.
+_FROM_AN_INPUT: Final = re.compile(
+    r"^(?P<key>[a-z][a-z0-9_]{0,30})\s*:\s*[^\n]{0,80}?\b(?:must\s+be\s+|is\s+|exactly\s+|only\s+)+one\s+of\s+"
+    r"(?:the\s+|your\s+)?(?P<noun>[a-z][\w ]{1,30}?)(?=\s*(?:[-–—,.;:()]|$)|\s+(?:else|or|otherwise|and|drop|listed"
+    r"|given|above|below)\b)",
+    re.IGNORECASE,
+)
+#: "QUOTE: <words copied exactly from title or description that triggered the decision, or NONE>": a labelled
+#: line the response fills with words its inputs hold, or with the word the prompt gives for none.
+_COPIED_LABEL: Final = re.compile(
+    r"^(?P<label>[A-Za-z][\w /&'-]{0,30}?)\s*:\s*[<\[][^>\]]{0,40}?\b(?:copied|quoted|taken)\s+"
+    r"(?:word[\s-]for[\s-]word|verbatim|exactly)\s+from\b[^>\]]*?(?:,?\s+or\s+[\"“']?(?P<none>[A-Z][A-Za-z/ ]{0,15}?)"
+    r"[\"”']?)?\s*[>\]]",
+)
+
+
+def _drawn_from_input(text: str, prompt: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """A JSON key whose every value must be one an input lists, the input named by the prompt's words for it (a
+    unit may hold several key lines of a schema)."""
+    if not re.search(r"\bjson\b", prompt, re.IGNORECASE):
+        return
+    for line in text.splitlines():
+        match = _FROM_AN_INPUT.match(_clean(line))
+        field = None if match is None else vocabulary.input_named(match.group("noun").strip())
+        if match is None or field is None:
+            continue
+        key = match.group("key")
+        yield _Draft(
+            f"{key}_is_one_of_the_{field}",
+            DATA_PLACEHOLDERS,
+            f"Every “{key}” it gives is one the input `{field}` names (or null).",
+            f"checks.json_values_from(response, {library.literal(key)}, "
+            f"checks.value(example, {library.literal(field)}))",
+            {"family": "json_values_from", "key": key, "field": field},
+        )
+
+
+def _copied_label(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """A labelled line whose value is words copied from the inputs, or the prompt's word for none ("NONE")."""
+    match = next(filter(None, (_COPIED_LABEL.match(_clean(line)) for line in text.splitlines())), None)
+    if match is None or not vocabulary.inputs:
+        return
+    label, none = match.group("label").strip(), (match.group("none") or "").strip()
+    expression = f"checks.verbatim(checks.section(response, {library.literal(label)}), checks.inputs_text(example))"
+    if none:
+        expression = (
+            f"checks.section(response, {library.literal(label)}).strip(' .').lower() == {library.literal(none.lower())}"
+            f" or {expression}"
+        )
+    yield _Draft(
+        f"{label}_copied_from_the_inputs",
+        DATA_PLACEHOLDERS,
+        f"Its “{label}:” line holds words copied exactly from its inputs" + (f", or “{none}”." if none else "."),
+        expression,
+        {"family": "copied_label", "label": label, "none": none},
+    )
+
+
 def _copied(text: str, prompt: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     """A key of the JSON the prompt asks for, copied word for word from an input the sentence names by the
     prompt's words for it ("the survey answer" of "Survey answer: {answer}") or by its placeholder."""
@@ -2432,6 +2513,21 @@ def _negation(text: str) -> re.Match[str] | None:
     return None
 
 
+#: A sentence's end: a mark, then a capital; not an abbreviation's period ("e.g. PRV", "Dr. Okoro").
+_SENTENCE_BREAK: Final = re.compile(
+    r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bincl)(?<!\bapprox)(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)"
+    r"(?<!\bNo)[.!?][\"”'’)]?(?=\s+[\"“]?[A-Z])"
+)
+
+
+def _first_sentence(text: str) -> str:
+    """The text up to the end of its first sentence, a break inside parentheses aside."""
+    for end in _SENTENCE_BREAK.finditer(text):
+        if text.count("(", 0, end.start()) <= text.count(")", 0, end.start()):
+            return text[: end.end()]
+    return text
+
+
 def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_Draft]:
     """Literal terms the sentence asks to include or to leave out: quoted phrases a verb or a word frame governs,
     and named things (whole phrases, never their single words) that are concrete rather than a quality."""
@@ -2442,6 +2538,8 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         return
     # only what follows the negation, up to a semicolon ("do not repeat doses; write "as prescribed" instead")
     scope = text[cue.start() :].split(";")[0] if cue is not None else text
+    if cue is not None:  # its own sentence: 'Never name a commenter. Use "a resident".' bans no "a resident"
+        scope = _first_sentence(scope)
     quoted = _literal_quotes(scope, unconditional=not exclude)
     examples = _literal_quotes(scope, _EXAMPLE_FRAME)
     if exclude:  # '(write "dichloromethane", not "DCM")': the form to write, set against the banned ones

@@ -561,6 +561,24 @@ def test_quotes_verbatim_needs_every_quotation_copied_from_the_inputs() -> None:
         checks.quotes_verbatim('"We built this for the families."', quotes, inputs=["fact_sheet"])
 
 
+def test_json_values_from_reads_every_value_of_the_key_against_the_input() -> None:
+    dates = "2024-11-09, 2024-11-23, 2024-12-07"
+    rows = '[{"date": "2024-11-09", "role": null}, {"date": "2024-12-07", "role": "gate"}]'
+    assert checks.json_values_from(rows, "date", dates)
+    assert checks.json_values_from(rows, "role", "gate, tea hut")  # null is no value
+    assert not checks.json_values_from('[{"date": "2024-11-30"}]', "date", dates)
+    assert not checks.json_values_from('{"roles": {"role": "referee"}}', "role", "gate, tea hut")  # at any depth
+    assert not checks.json_values_from('{"date": "2024-11"}', "date", dates)  # a whole value, not a piece of one
+    with pytest.raises(NotApplicable):
+        checks.json_values_from("Sure! Gareth can do the 9th.", "date", dates)
+
+
+def test_inputs_text_is_every_input_value_and_needs_one() -> None:
+    assert checks.inputs_text({"title": "Air Jordan 1", "description": "Worn twice"}) == "Air Jordan 1\nWorn twice"
+    with pytest.raises(NotApplicable):
+        checks.inputs_text({})
+
+
 def test_sourced_numbers_reads_months_and_clock_times_of_the_source() -> None:
     source = {"notes": "Wednesday 14 May 2025, 1-3.30pm"}
     assert checks.sourced_numbers('{"date": "2025-05-14", "time": "1pm to 3:30pm"}', source)

@@ -476,6 +476,10 @@ def test_no_invitation_check_where_none_is_asked(sentence: str) -> None:
         "Do not include anything that is not stated in the source text.",
         "Do not add facts that are not in the fact sheet: no customer counts, growth rates or awards.",
         "Every number, date, name, title, price and place must match the fact sheet exactly.",
+        "Please don't invent discounts, prices or deadlines.",
+        "No numbers that aren't in the article (sample sizes, effect sizes, p-values).",
+        "- Only what the article says.",
+        "Copy numbers exactly.",
     ],
 )
 def test_an_instruction_not_to_invent_checks_the_figures_against_the_inputs(sentence: str) -> None:
@@ -496,6 +500,8 @@ def test_an_instruction_not_to_invent_checks_the_figures_against_the_inputs(sent
         "Don't guess the user's age.",
         "Add emojis that are not in the brand list.",  # asked, not banned
         "All numbers must be rounded to one decimal.",
+        "Only what matters to the reader.",
+        "No dates that are in the past.",
     ],
 )
 def test_no_figure_check_where_inventing_is_asked_or_something_else_is_meant(sentence: str) -> None:
@@ -2290,3 +2296,83 @@ def test_a_count_in_a_part_the_response_lacks_is_not_applicable() -> None:
     assert not run(count, "Summary: It rained. Roads closed. Schools shut.\nDetails: more.")
     with pytest.raises(checks.NotApplicable):
         run(count, "It rained and the roads closed.")
+
+
+def test_a_json_key_drawn_from_an_input_list_is_checked_against_it() -> None:
+    prompt = (
+        "Match dates: {match_dates}\nRoles: {roles}\nOutput a JSON array. One object per person:\n"
+        "  date: YYYY-MM-DD, must be one of the match dates - drop any other date\n"
+        "  role: exactly one of the roles, else null\n"
+    )
+    unit = prompt[prompt.index("One object") :].rstrip("\n")
+    candidates = synthesize(unit, prompt=prompt)
+    dates, roles = by_check(candidates, key="date"), by_check(candidates, key="role")
+    example = {"match_dates": "2024-11-09, 2024-11-23", "roles": "gate, tea hut"}
+    assert run(dates, '[{"date": "2024-11-23", "role": "gate"}]', example)
+    assert not run(dates, '[{"date": "2024-11-30", "role": "gate"}]', example)
+    assert run(roles, '[{"date": "2024-11-23", "role": null}]', example)
+    assert not run(roles, '[{"date": "2024-11-23", "role": "referee"}]', example)
+    assert "json_values_from" not in families(synthesize(unit, prompt=prompt.replace("JSON array", "list")))
+
+
+def test_a_labelled_line_copied_from_the_inputs_or_none() -> None:
+    prompt = (
+        "Title: {title}\nOutput exactly 2 lines:\nDECISION: ALLOW | REMOVE\n"
+        "QUOTE: <words copied exactly from the title, or NONE>"
+    )
+    quote = by_check(synthesize("QUOTE: <words copied exactly from the title, or NONE>", prompt=prompt),
+                     family="copied_label")  # fmt: skip
+    example = {"title": "Submariner mirror grade 1:1, no box"}
+    assert run(quote, "DECISION: REMOVE\nQUOTE: mirror grade 1:1", example)
+    assert run(quote, "DECISION: ALLOW\nQUOTE: NONE", example)
+    assert not run(quote, "DECISION: REMOVE\nQUOTE: replica watch", example)
+
+
+def test_the_last_line_given_after_which_or_as_an_item_on_its_own_line() -> None:
+    sms = "- Keep it under 320 characters, including the last line, which must be exactly: Reply STOP to opt out"
+    stop = by_check(synthesize(sms), family="ends_with")
+    assert run(stop, "Hi Ana, come back soon!\nReply STOP to opt out")
+    assert not run(stop, "Hi Ana, come back soon!\nText STOP to unsubscribe")
+    fixture = by_check(synthesize('6. Finish with the next fixture on its own line starting "Next up:".'),
+                       family="last_line_starts_with")  # fmt: skip
+    assert run(fixture, "We won 2-1.\nNext up: Rovers away, Saturday 10am")
+    assert not run(fixture, "We won 2-1. Next up: Rovers away.\nThanks for coming!")
+
+
+def test_a_part_named_note_and_a_json_key_hold_their_own_sizes() -> None:
+    layout = (
+        "Output format:\nDECISION: <APPROVE|REJECT>\n- Household limit: PASS/FAIL - reason\n"
+        "OFFICER NOTE: one or two sentences."
+    )
+    note = by_check(synthesize("OFFICER NOTE: one or two sentences.", COUNT, prompt=layout), family="count", min=1)
+    assert note.check is not None and note.check.get("section") == "officer note"
+    remark = "Write the letter.\nNote: one or two sentences."  # a remark on the rules, not a part
+    assert (
+        by_check(synthesize("Note: one or two sentences.", COUNT, prompt=remark), family="count", min=1).check.get(
+            "section"
+        )
+        is None
+    )
+    keys = "Output ONE JSON object.\nsummary: one sentence for the supervisor, max 25 words."
+    summary = by_check(synthesize("summary: one sentence for the supervisor, max 25 words.", COUNT, prompt=keys),
+                       family="count", unit="words")  # fmt: skip
+    assert run(summary, '{"category": "missed_bin", "summary": "Grey bin missed on Thursday at 4 Elm Road."}')
+    assert not run(summary, '{"summary": "' + "word " * 30 + '"}')
+
+
+def test_a_ban_takes_its_quoted_words_from_its_own_sentence() -> None:
+    privacy = '- Never include a commenter\'s name or street. Use "a resident", "several objectors", "one supporter".'
+    assert not [c for c in synthesize(privacy, EXCLUSION) if "a resident" in str((c.check or {}).get("phrases"))]
+    synergy = by_check(synthesize('Never use "synergy". Use "teamwork" instead.', EXCLUSION), family="excludes")
+    assert synergy.check is not None and synergy.check["phrases"] == ["synergy"]
+
+
+def test_one_line_each_is_the_size_of_each_item() -> None:
+    prompt = 'Non-material matters raised\n<one line each, or "None.">'
+    each = by_check(synthesize('<one line each, or "None.">', COUNT, prompt=prompt), family="count", unit="lines")
+    assert each.check is not None and each.check.get("per") == "items"
+
+
+def test_working_figures_out_is_no_ban_on_naming_them() -> None:
+    assert "count" not in families(synthesize("Do not compute indirect costs yourself."))
+    assert by_check(synthesize("Never quote a price."), family="count", unit="prices")
