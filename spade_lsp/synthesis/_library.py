@@ -92,8 +92,8 @@ def count_draft(
 ) -> Draft:
     """A count of ``unit`` in the response, in one section of it (``scope``), or in each of its parts
     (``per``: the word the prompt used, "tweet", and the kind of part it means)."""
-    # a part the response lacks has nothing to count: whether it is there is a heading check's question
-    target = "response" if scope is None else f"checks.present_section(response, {literal(scope)})"
+    # a part the response lacks holds none: it fails a floor ("Summary: 2-4 sentences" with no summary)
+    target = "response" if scope is None else f"checks.section(response, {literal(scope)})"
     measure = f"checks.count({target}, {literal(unit)})"
     where = (
         ""
