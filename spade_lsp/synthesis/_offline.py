@@ -1078,6 +1078,17 @@ _IF_VALUE: Final = re.compile(
 )
 
 
+#: 'If the status says the membership is frozen, don't mention the offer': the same on a word of the input's value,
+#: unquoted; not a state that is no word of it ("is empty", "is missing").
+_IF_STATE: Final = re.compile(
+    r"^if\s+(?:the\s+)?(?P<noun>[a-z][\w ]{1,30}?)\s+(?:is|says|shows|reads)\s+(?:that\s+)?"
+    r"(?:(?:the\s+)?[a-z][\w ]{0,30}?\s+(?:is|was)\s+)?"
+    r"(?!(?:empty|blank|missing|not|set|given|provided|present|available|unknown|unclear|null)\b)"
+    r"(?P<value>[a-z][\w-]{1,20})\s*,\s*(?P<rule>[^.;]+[.;]?)",
+    re.IGNORECASE,
+)
+
+
 def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary) -> tuple[str, str, str] | None:
     """(input, value, rule) for a rule given for one value of an input: a list item ("- X/Twitter: the whole post
     must be 280 characters or less" under "Match the platform:", in a prompt with "Platform: {platform}"; the
@@ -1086,7 +1097,7 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
     if instruction.removed_in is not None:
         return None
     cleaned = _clean(instruction.text)
-    clause = _IF_VALUE.match(cleaned)  # 'If the deposit is "none", don't mention payment at all'
+    clause = _IF_VALUE.match(cleaned) or _IF_STATE.match(cleaned)  # 'If the deposit is "none", don't mention ...'
     if clause is not None:
         noun = clause.group("noun").strip()
         field = vocabulary.input_named(noun) or vocabulary.input_named(f"the {noun}")

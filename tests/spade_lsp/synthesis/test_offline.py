@@ -2240,6 +2240,24 @@ def test_a_rule_under_an_if_clause_on_an_input_s_value_is_checked_on_that_value_
     assert [c.asks_llm for c in synthesize(quiz.splitlines()[1], prompt=quiz)] == [True]  # nothing to measure
 
 
+def test_an_if_clause_on_a_word_of_an_input_s_value_guards_its_rule() -> None:
+    prompt = (
+        "- Membership status: {membership_status}\nThe offer we're running right now is: {current_offer}\n"
+        "- If the status says the membership is frozen, don't mention the offer at all.\n"
+        "- If the notes are empty, say so.\n- If the address is missing, ask for it.\n"
+    )
+    rule = by_check(synthesize(prompt.splitlines()[2], EXCLUSION, prompt=prompt), family="not_mentions")
+    assert rule.check is not None and rule.check["when"] == {"input": "membership_status", "value": "frozen"}
+    offer = "Bring a friend for free until 30 November"
+    frozen = {"membership_status": "Frozen - parental leave", "current_offer": offer}
+    assert not run(rule, "Hi Tariq! You can bring a friend for free until 30 November.", frozen)
+    assert run(rule, "Hi Tariq, reply UNFREEZE whenever you are ready.", frozen)
+    with pytest.raises(checks.NotApplicable):
+        run(rule, "Bring a friend for free until 30 November!", {**frozen, "membership_status": "Active"})
+    for line in prompt.splitlines()[3:]:  # a state that is no word of the value guards nothing
+        assert not [c for c in synthesize(line, prompt=prompt) if (c.check or {}).get("when")]
+
+
 @pytest.mark.parametrize(
     "sentence",
     [
