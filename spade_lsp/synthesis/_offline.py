@@ -328,6 +328,13 @@ _MD_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*$", re.MULTILINE)
 #: Qualities read as a length: said of one part ("a short explanation"), they size it rather than describe the
 #: writing, and the counts read its sizes.
 _LENGTH_QUALITIES: Final = frozenset({"concise", "detailed"})
+#: The prompt's author thanking the model ("Thanks!", "Thank you so much.", "Thanks in advance!"): no gratitude asked
+#: of the response, unlike "thank the customer for waiting".
+_THANKS_TO_THE_MODEL: Final = re.compile(
+    r"\b(?:many\s+)?(?:thanks|thank\s+you|thx|ty)(?:\s+(?:so\s+much|very\s+much|a\s+lot|a\s+ton|in\s+advance|again))?"
+    r"(?:\s*[!.]+|\s*$)",
+    re.IGNORECASE,
+)
 _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | None], ...]], ...]] = (
     (
         # not "a brief introduction", "a short title": the length of one part, not the response's style
@@ -611,6 +618,7 @@ class OfflineSynthesizer:
         if part is not None and not _has_section(context.text, part):
             part = None  # "the tone should be warm": no part of the output is called "tone"
         unquoted = _QUOTED.sub(" ", text)  # "the keyword 'eco-friendly'" asks for no friendly tone
+        unquoted = _THANKS_TO_THE_MODEL.sub(" ", unquoted)  # "Just the checklist please. Thanks!!" asks no thanks
         labels = _LABELS.search(unquoted) is not None
         for pattern, slug, measures in _QUALITIES:
             if labels and slug in ("positive_tone", "neutral_tone"):

@@ -2395,3 +2395,10 @@ def test_one_line_each_is_the_size_of_each_item() -> None:
 def test_working_figures_out_is_no_ban_on_naming_them() -> None:
     assert "count" not in families(synthesize("Do not compute indirect costs yourself."))
     assert by_check(synthesize("Never quote a price."), family="count", unit="prices")
+
+
+def test_the_author_thanking_the_model_asks_the_response_for_no_thanks() -> None:
+    for closing in ("Thanks!", "Just the checklist please, no intro. Thanks!!", "Thank you so much."):
+        assert "gratitude" not in {c.name.removeprefix("assert_") for c in synthesize(closing, QUALITATIVE_ASSESSMENT)}
+    thank = synthesize("Thank the customer for their patience.", QUALITATIVE_ASSESSMENT)
+    assert run(next(c for c in thank if c.name == "assert_gratitude"), "Thanks for waiting, Ana.")
