@@ -718,15 +718,19 @@ def unquoted(text: str) -> str:
     return _QUOTATION.sub(" ", text)
 
 
+def _quotations(response: str) -> Iterator[str]:
+    """The response's quotations of three words or more, without the punctuation that ends them."""
+    for match in _QUOTATION.finditer(response):
+        quoted = match.group(1).strip().rstrip(".,;:!?…").strip()
+        if count(quoted, "words") >= 3:
+            yield quoted
+
+
 def quotes_from(response: str, source: Any) -> bool:
     """Whether the response quotes ``source`` word for word: some quotation in it ("...", “...”) of three words
     or more is copied whole from the source (case, spacing and the punctuation that ends it aside). A response
     with no such quotation, or whose quotation changes a word, fails."""
-    for match in _QUOTATION.finditer(response):
-        quoted = match.group(1).strip().rstrip(".,;:!?…").strip()
-        if count(quoted, "words") >= 3 and verbatim(quoted, source):
-            return True
-    return False
+    return any(verbatim(quoted, source) for quoted in _quotations(response))
 
 
 def quotes_verbatim(response: str, example: Mapping[str, Any], inputs: Iterable[str] = ()) -> bool:
@@ -740,11 +744,7 @@ def quotes_verbatim(response: str, example: Mapping[str, Any], inputs: Iterable[
     source = _source_text(example, "")
     if not source:
         raise NotApplicable("the example has no inputs to read its quotations from")
-    for match in _QUOTATION.finditer(response):
-        quoted = match.group(1).strip().rstrip(".,;:!?…").strip()
-        if count(quoted, "words") >= 3 and not verbatim(quoted, source):
-            return False
-    return True
+    return all(verbatim(quoted, source) for quoted in _quotations(response))
 
 
 def json_value(text: str) -> Any:
