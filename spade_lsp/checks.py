@@ -741,9 +741,7 @@ def quotes_verbatim(response: str, example: Mapping[str, Any], inputs: Iterable[
     inputs at all: :class:`NotApplicable`."""
     for name in inputs:
         value(example, name)
-    source = _source_text(example, "")
-    if not source:
-        raise NotApplicable("the example has no inputs to read its quotations from")
+    source = inputs_text(example)
     return all(verbatim(quoted, source) for quoted in _quotations(response))
 
 

@@ -28,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from functools import lru_cache
 from typing import Any, Final
 
+from spade_lsp._sentences import split_sentences
 from spade_lsp.checks import BODY_NAMES
 from spade_lsp.checks import contains_phrase as checks_contains_phrase
 from spade_lsp.synthesis import PLACEHOLDER_PATTERN, Candidate, Instruction, PromptContext
@@ -2532,21 +2533,6 @@ def _negation(text: str) -> re.Match[str] | None:
     return None
 
 
-#: A sentence's end: a mark, then a capital; not an abbreviation's period ("e.g. PRV", "Dr. Okoro").
-_SENTENCE_BREAK: Final = re.compile(
-    r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)(?<!\bincl)(?<!\bapprox)(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bSt)"
-    r"(?<!\bNo)[.!?][\"”'’)]?(?=\s+[\"“]?[A-Z])"
-)
-
-
-def _first_sentence(text: str) -> str:
-    """The text up to the end of its first sentence, a break inside parentheses aside."""
-    for end in _SENTENCE_BREAK.finditer(text):
-        if text.count("(", 0, end.start()) <= text.count(")", 0, end.start()):
-            return text[: end.end()]
-    return text
-
-
 def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_Draft]:
     """Literal terms the sentence asks to include or to leave out: quoted phrases a verb or a word frame governs,
     and named things (whole phrases, never their single words) that are concrete rather than a quality."""
@@ -2557,8 +2543,8 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         return
     # only what follows the negation, up to a semicolon ("do not repeat doses; write "as prescribed" instead")
     scope = text[cue.start() :].split(";")[0] if cue is not None else text
-    if cue is not None:  # its own sentence: 'Never name a commenter. Use "a resident".' bans no "a resident"
-        scope = _first_sentence(scope)
+    if cue is not None and (sentences := split_sentences(scope)):  # its own sentence: 'Never name a commenter. Use
+        scope = sentences[0].text  # "a resident".' bans no "a resident"
     quoted = _literal_quotes(scope, unconditional=not exclude)
     examples = _literal_quotes(scope, _EXAMPLE_FRAME)
     if exclude:  # '(write "dichloromethane", not "DCM")': the form to write, set against the banned ones
