@@ -71,6 +71,7 @@ __all__ = [
     "reading_ease",
     "section",
     "sentiment",
+    "signed_by",
     "sourced_numbers",
     "starts_with",
     "starts_with_title",
@@ -1023,6 +1024,25 @@ def has_sign_off(text: str) -> bool:
     """Whether one of the response's last three lines signs off ("Kind regards,", "Cheers", "Hope this helps!")."""
     lines = [line for line in text.strip().splitlines() if line.strip()][-3:]
     return any(_VALEDICTION.match(line) or _PARTING.match(line) for line in lines)
+
+
+#: How far from the response's end a signature is still its sign-off: a short letter's closing block, or the last
+#: sentence or two of a one-line text message.
+_SIGN_OFF_LINES: Final = 3
+_SIGN_OFF_CHARS: Final = 160
+
+
+def signed_by(text: str, name: str) -> bool:
+    """Whether the response signs off with ``name``: the name (case and punctuation ignored) stands in its last
+    three non-blank lines and its last 160 characters. A line the prompt fixes after the signature ("Reply STOP to
+    opt out", a disclaimer) and the rest of a signature ("- Jo, Riverside Leisure Club") may follow it, so "sign
+    off as Jo" does not ask for the response's very last word."""
+    wanted = _normal(name)
+    if not wanted:
+        return True
+    lines = [line for line in text.strip().splitlines() if line.strip()][-_SIGN_OFF_LINES:]
+    closing = "\n".join(lines)[-_SIGN_OFF_CHARS:]
+    return f" {wanted} " in f" {_normal(closing)} "
 
 
 def last_line(text: str) -> str:

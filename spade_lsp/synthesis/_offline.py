@@ -1913,9 +1913,12 @@ def _shared_by_alternatives(text: str, quoted: list[str], *, end: bool) -> str:
 
 
 def _slot_filled(phrase: str, vocabulary: _Vocabulary) -> str:
-    """An edge written as a form with a slot ("CLOSED: <trail name>"): the slot as the input it names
+    """An edge written as a form with a slot ("CLOSED: <trail name>", "Total: $X"): the slot as the input it names
     ("CLOSED: {trail_name}"), or else the form's words before it ("CLOSED:"); the phrase itself when it has none
     or its brackets hold a marker, an identifier the response keeps ("[SIGNUP_LINK]")."""
+    amount = re.search(r"[$£€]\s?[XN]+(?:[.,][XN]+)?\b", phrase)  # "Section total: $X", "Fee: £XX.XX"
+    if amount is not None:
+        return phrase[: amount.start()].strip()
     slot = re.search(r"<([^<>]{1,40})>|\[([^\[\]]{1,40})\]", phrase)
     if slot is None or re.fullmatch(r"[A-Z0-9_]+", slot.group(1) or slot.group(2)):
         return phrase  # no slot, or a marker kept as written ("Book your spot: [SIGNUP_LINK]")
@@ -2223,9 +2226,9 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         yield _Draft(
             f"signs_off_as_{_slug(signature, 32)}",
             PRESENTATION_FORMAT,
-            f"Ends with the sign-off “{signature}”.",
-            f"checks.ends_with(response, {library.phrase_code(signature)})",
-            {"family": "ends_with", "phrase": signature},
+            f"Signs off as “{signature}”.",
+            f"checks.signed_by(response, {library.phrase_code(signature)})",
+            {"family": "signed_by", "phrase": signature},
         )
     section = re.search(
         r"\b(?:add|include|write|create|provide|with|have)\s+(?:a|an|the)\s+(?:short\s+|brief\s+)?"

@@ -410,6 +410,13 @@ def test_a_closing_question_and_a_sign_off_are_checked_without_a_model() -> None
     assert run(sign_off[0], "We are on it.\n\nBest,\nThe Acme Team")
     assert not run(sign_off[0], "We are on it.\n\nBest,\nJohn")
     assert [c.name for c in synthesize('Sign your replies with "Best, Acme".')] == ["assert_signs_off_as_best_acme"]
+    by_input = [c for c in synthesize("Sign off as {sender_name}.") if c.check]
+    assert [c.name for c in by_input] == ["assert_signs_off_as_sender_name"]
+    sender = {"sender_name": "Jo"}
+    # the rest of a signature and a line the prompt fixes after it may follow the name
+    assert run(by_input[0], "Hope to see you soon! - Jo, Riverside Club\nReply STOP to opt out", sender)
+    letter = "Jo here from the club!\n\nWe have new classes on Mondays and Thursdays, and the pool reopens soon."
+    assert not run(by_input[0], f"{letter}\n\nBest,\nSam\nReply STOP to opt out", sender)
     assert synthesize("Sign in with your account before replying.") == []
 
 
@@ -1740,6 +1747,13 @@ def test_an_openings_slot_is_the_input_it_names_and_a_kept_part_is_sized_alone()
                                     prompt=prompt) if c.check
     ]  # fmt: skip
     assert [check.get("section") for check in body] == ["body"]
+
+
+def test_an_amount_slot_in_a_closing_line_is_a_form_to_fill() -> None:
+    """'End each section with a line "Section total: $X"': the last line opens with the form's words, not "$X"."""
+    closing = by_check(synthesize('End each section with a line "Section total: $X".'), family="last_line_starts_with")
+    assert run(closing, "## Food\n- Lunch $12\nSection total: $12")
+    assert not run(closing, "## Food\n- Lunch $12\nTotal: $12")
 
 
 def test_figures_kept_as_given_are_no_terms() -> None:
