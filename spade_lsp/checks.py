@@ -88,7 +88,8 @@ _BULLET = re.compile(r"^\s*(?:[-*•+–◦‣⁃▪]\s+|[・●○■□◆◇]
 #: "1. ", "2) ", and the full-width and enumeration-comma forms of CJK text ("１．", "2）", "3、").
 _NUMBERED = re.compile(r"^\s*(?:\d+[.)]\s+|[0-9０-９]+[．）、]\s*)\S", re.MULTILINE)
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
-_BOLD_LINE = re.compile(r"^\s*(?:\*\*|__)(.+?)(?:\*\*|__)\s*:?\s*$", re.MULTILINE)
+#: A whole line in bold: markdown's "**Title**" or "__Title__", and Slack's "*Title*".
+_BOLD_LINE = re.compile(r"^\s*(?:\*\*|__|\*(?=[^\s*]))(.+?)(?:\*\*|__|(?<=[^\s*])\*)\s*:?\s*$", re.MULTILINE)
 _LABEL: Final = r"[A-Z][\w /&'-]{0,40}"
 _LABEL_LINE = re.compile(rf"^\s*({_LABEL}):\s*(?:$|\S)", re.MULTILINE)
 #: A ``Label:`` line's text after the label: "Title: Ten Ways to Sleep".
@@ -176,17 +177,40 @@ def _is_phone_number(candidate: str) -> bool:
     return 7 <= digits <= 15 and not _DATE_LIKE.fullmatch(stripped) and not _THOUSANDS.fullmatch(stripped)
 
 
+#: A quotation in a response: double quotes, straight or curly, around a few words at least.
+_QUOTATION: Final = re.compile(r"[\"“„«]([^\"“”„«»\n]{8,}?)[\"”»]")
+#: A sentence's end inside a quotation, and an ellipsis the sentence runs on after ("at the lights... and a van").
+_INNER_END: Final = re.compile(rf"[{_SPACED_ENDS}]+(?=\s)")
+_RUN_ON_ELLIPSIS: Final = re.compile(r"(?:\.\.\.|…)(?=\s+[a-z])")
+#: A sentence that ends inside its closing quotation mark: 'He said "Hi." Then he left.'
+_QUOTED_END: Final = re.compile(rf"[{_SPACED_ENDS}]+[\"”](?=\s|$)")
+
+
+def _line_sentences(line: str) -> list[str]:
+    """The sentences of one line of prose. A quotation is part of the sentence that quotes it ('In his words: "I
+    was stopped. It was fast."' is one), and an ellipsis the sentence runs on after ends nothing."""
+
+    def hidden(match: re.Match[str]) -> str:
+        return "\0" * len(match.group())
+
+    masked = _QUOTATION.sub(lambda q: q.group()[0] + _INNER_END.sub(hidden, q.group()[1:-1]) + q.group()[-1], line)
+    masked = _RUN_ON_ELLIPSIS.sub(hidden, masked)
+    cuts = sorted({m.end() for m in _SENTENCE_END.finditer(masked)} | {m.end() for m in _QUOTED_END.finditer(masked)})
+    pieces = [line[start:end].strip() for start, end in zip([0, *cuts], [*cuts, len(line)], strict=True)]
+    return [piece for piece in pieces if piece]
+
+
 def _sentences(text: str) -> int:
-    """Sentences of prose, counting each list item or heading line as one unit of its own."""
+    """Sentences of prose (:func:`_line_sentences`), counting each list item or heading line as one unit of its
+    own."""
     total = 0
     for line in _FENCE.sub("", text).splitlines():
-        stripped = line.strip()
-        if not stripped:
+        if not line.strip():
             continue
         if _HEADING.match(line) or _BULLET.match(line) or _NUMBERED.match(line):
             total += 1
             continue
-        total += len(_SENTENCE_END.findall(stripped)) + (0 if stripped[-1] in _SPACED_ENDS + _CLOSED_ENDS else 1)
+        total += len(_line_sentences(line))
     return total
 
 
@@ -249,10 +273,7 @@ def parts(text: str, kind: str = "items") -> list[str]:
     else the paragraphs, or else the lines (three headlines one per line); ``sentences``, ``paragraphs`` and
     ``lines`` split the text that way."""
     if kind == "sentences":
-        pieces = re.split(
-            rf"(?<=[{_SPACED_ENDS}]){_ABBREVIATION_END}\s+|(?<=[{_CLOSED_ENDS}])|\n+", _FENCE.sub("", text)
-        )
-        return [piece.strip() for piece in pieces if piece.strip()]
+        return [piece for line in _FENCE.sub("", text).splitlines() for piece in _line_sentences(line)]
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if kind == "lines":
         return lines
@@ -709,19 +730,18 @@ def verbatim(text: Any, source: Any) -> bool:
     return bool(copied) and copied in _plain(source)
 
 
-#: A quotation in a response: double quotes, straight or curly, around a few words at least.
-_QUOTATION: Final = re.compile(r"[\"“„«]([^\"“”„«»\n]{8,}?)[\"”»]")
-
-
 def unquoted(text: str) -> str:
     """The text without its quotations ("...", “...”, «...» of eight characters or more): what 'no "we" outside of
     quotes' speaks of."""
     return _QUOTATION.sub(" ", text)
 
 
-def _quotations(response: str) -> Iterator[str]:
-    """The response's quotations of three words or more, without the punctuation that ends them."""
+def _quotations(response: str, *, starters: bool = False) -> Iterator[str]:
+    """The response's quotations of three words or more, without the punctuation that ends them; ``starters``:
+    not those that end in an ellipsis, a sentence's beginning the response offers its reader to go on from."""
     for match in _QUOTATION.finditer(response):
+        if starters and match.group(1).rstrip().endswith(("...", "…")):
+            continue
         quoted = match.group(1).strip().rstrip(".,;:!?…").strip()
         if count(quoted, "words") >= 3:
             yield quoted
@@ -734,16 +754,19 @@ def quotes_from(response: str, source: Any) -> bool:
     return any(verbatim(quoted, source) for quoted in _quotations(response))
 
 
-def quotes_verbatim(response: str, example: Mapping[str, Any], inputs: Iterable[str] = ()) -> bool:
+def quotes_verbatim(
+    response: str, example: Mapping[str, Any], inputs: Iterable[str] = (), *, starters: bool = False
+) -> bool:
     """Whether every quotation in the response ("...", “...” of three words or more) is copied word for word from
     the example's inputs ("Quotes are verbatim", "never paraphrase inside quotation marks"): case, spacing and the
     punctuation that ends it aside, so a quotation split around its attribution passes and one shortened, merged
-    or tidied fails. A response that quotes nothing passes. An example without one of ``inputs``, or with no
-    inputs at all: :class:`NotApplicable`."""
+    or tidied fails. A response that quotes nothing passes. ``starters``, where the prompt asks for sentence
+    starters: a quotation that ends in an ellipsis ('Try: "The image of the serpent suggests..."') is one, the
+    response's own words. An example without one of ``inputs``, or with no inputs at all: :class:`NotApplicable`."""
     for name in inputs:
         value(example, name)
     source = inputs_text(example)
-    return all(verbatim(quoted, source) for quoted in _quotations(response))
+    return all(verbatim(quoted, source) for quoted in _quotations(response, starters=starters))
 
 
 def json_value(text: str) -> Any:

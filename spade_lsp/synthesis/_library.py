@@ -677,6 +677,25 @@ def _asks_for_verbatim_quotes(sentence: str) -> bool:
     return QUOTES_VERBATIM_CUE.search(sentence) is not None
 
 
+#: A sentence's beginning the response offers its reader: "a hint or sentence starter", "give a sentence stem".
+_STARTERS: Final = re.compile(r"\bsentence\s+(?:starters?|stems?|frames?)\b|\bstarters?\b", re.IGNORECASE)
+
+
+def _quotes_verbatim_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    """Every quotation copied from the inputs; where the sentence also asks for sentence starters, not those."""
+    starters = _STARTERS.search(sentence) is not None
+    flag = ", starters=True" if starters else ""
+    code = f"checks.quotes_verbatim(response, example, inputs={literal(list(inputs))}{flag})"
+    description = "Every quotation in it (three words or more) is copied word for word from its inputs"
+    return Draft(
+        "quotes_its_inputs_word_for_word",
+        DATA_PLACEHOLDERS,
+        description + (" (a sentence starter ending in an ellipsis aside)." if starters else "."),
+        code,
+        {"family": "quotes_verbatim"},
+    )
+
+
 def _asks_to_keep_links(sentence: str) -> bool:
     return LINKS_KEPT_CUE.search(sentence) is not None
 
@@ -871,14 +890,7 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
             "Every format code, placeholder and markup tag its inputs give appears in it as written.",
         ),
     ),
-    "quotes_verbatim": (
-        _asks_for_verbatim_quotes,
-        _kept_from_inputs(
-            "quotes_verbatim",
-            "quotes_its_inputs_word_for_word",
-            "Every quotation in it (three words or more) is copied word for word from its inputs.",
-        ),
-    ),
+    "quotes_verbatim": (_asks_for_verbatim_quotes, _quotes_verbatim_draft),
     "terms_kept": (_asks_to_keep_terms, _terms_kept_draft),
     "number_range": (_asks_for_a_number_in_range, _number_range_draft),
     "invites_contact": (

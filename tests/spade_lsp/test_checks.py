@@ -326,6 +326,9 @@ def test_parts_are_the_items_else_the_paragraphs_else_the_lines(text: str, expec
         ("منتجنا رائع. هل تريد تجربته؟", 2, True),
         ("منتجنا رائع؟ إنه يوفر لك الوقت.", 2, False),
         ("D. Okoro scored twice. Dr. Tanaka watched, e.g. from the stand. It ended 2-1.", 3, False),  # no ends
+        # a quotation is part of the sentence that quotes it; an ellipsis the sentence runs on after ends nothing
+        ('In his words: "I stopped at the lights... and a van hit me. Not fast." He was alone.', 2, False),
+        ('He said "Hi." Then he left. She wrote: “Thanks. See you?”', 3, True),
     ],
 )
 def test_sentences_and_questions_end_with_each_script_s_own_marks(text: str, sentences: int, question: bool) -> None:

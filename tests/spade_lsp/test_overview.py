@@ -56,10 +56,10 @@ def blurb(workspace_dir: Path) -> Path:
 
 
 def test_without_a_store_instructions_come_from_the_text(workspace_dir: Path) -> None:
-    text = "Summarise {doc} 😀. Keep it under 50 words.\n\nNever mention prices.\n"
+    text = "Cite from {doc} 😀. Keep it under 50 words.\n\nNever mention prices.\n"
     overview = build_overview(None, workspace_dir, None, text, max_prompt_bytes=1_000_000)
     texts = [i.text for i in overview.instructions]
-    assert texts == ["Summarise {doc} 😀.", "Keep it under 50 words.", "Never mention prices."]
+    assert texts == ["Cite from {doc} 😀.", "Keep it under 50 words.", "Never mention prices."]
     count = overview.instructions[1]
     # the emoji is two UTF-16 code units: "Keep" is at str index 19 but at column 20
     assert (count.start, count.end) == (19, 19 + len("Keep it under 50 words."))
@@ -67,7 +67,7 @@ def test_without_a_store_instructions_come_from_the_text(workspace_dir: Path) ->
     assert (count.range.end.line, count.range.end.character) == (0, 20 + len("Keep it under 50 words."))
     assert count.categories == (COUNT,) and count.checkable and count.introduced_in is None and not count.recorded
     assert overview.instructions[2].categories == (EXCLUSION,)
-    # "Summarise {doc}" is an instruction too: the offline synthesizer checks that the answer mentions the doc
+    # "Cite from {doc}" is an instruction too: the offline synthesizer checks that the answer mentions the doc
     assert overview.instructions[0].checks == ("assert_mentions_doc",)
     assert overview.versions == () and overview.summary.instructions == 3 and overview.summary.uncovered == 3
     assert overview.placeholders == ("doc",) and overview.sidecar.exists is False

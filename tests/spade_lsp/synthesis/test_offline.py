@@ -8,6 +8,7 @@ import pytest
 
 from spade_lsp import checks
 from spade_lsp.synthesis import Candidate, Instruction, OfflineSynthesizer, PromptContext, placeholders_of
+from spade_lsp.synthesis._offline import _named_phrases
 from spade_lsp.taxonomy import (
     COUNT,
     EXAMPLE_DEMONSTRATION,
@@ -153,11 +154,12 @@ def test_exclusion_of_quoted_words_with_inflections_and_word_boundaries() -> Non
 
 
 def test_inclusion_of_a_named_phrase_and_an_input_field() -> None:
+    """A thing to mention named without quotes is content a response words its own way: a model's question, no
+    word check; a quoted phrase is the words themselves; an input named is its value."""
     candidates = synthesize("Always mention the warranty period.", INCLUSION)
-    phrase = by_check(candidates, family="includes")
-    # "the warranty period" names the warranty and its length: answers say "a 2-year warranty", never "period"
-    assert phrase.check == {"family": "includes", "phrases": ["warranty"]}
-    assert run(phrase, "Comes with a 2-year warranty.") and not run(phrase, "Bye.")
+    assert "includes" not in families(candidates) and [c.asks_llm for c in candidates] == [True]
+    quoted = by_check(synthesize('Always mention "2-year warranty".', INCLUSION), family="includes")
+    assert run(quoted, "Comes with a 2-year warranty.") and not run(quoted, "Comes with a warranty.")
     prompt = "Mention {product} in the first line."
     mentions = by_check(synthesize(prompt, "Content/DataPlaceholders", prompt=prompt), family="mentions")
     assert run(mentions, "Try the Acme Rocket today", {"product": "Acme Rocket"})
@@ -226,9 +228,12 @@ PHRASE_FAMILIES = ("includes", "excludes")
     ],
 )
 def test_a_phrase_is_checked_whole_never_by_its_single_words(sentence: str, expected: list[list[str]] | None) -> None:
-    found = phrase_checks(synthesize(sentence, INCLUSION))
+    """The terms a sentence names (what a ban of them checks, and the words an input is named by) are whole
+    phrases; asked for without quotes, they get no word check."""
+    assert phrase_checks(synthesize(sentence, INCLUSION)) == []
+    found = [_named_phrases(sentence)]
     if expected is not None:
-        assert found == expected  # not vacuous: the check exists, and holds the whole phrases
+        assert found == expected  # not vacuous: the terms are read, and whole
     for phrases in found:  # never "return" and "policy" on their own; a dropped attribute leaves its head noun
         assert all(len(phrase.split()) > 1 or phrase == "warranty" for phrase in phrases), phrases
 
@@ -545,7 +550,10 @@ def test_an_objective_tone_is_still_a_tone_and_a_listed_object_keeps_only_its_te
     listed = synthesize(
         "The workflow should be a JSON array containing only the sequence index, function name and input."
     )
-    phrases = [p for c in listed if (c.check or {}).get("family") == "includes" for p in (c.check or {})["phrases"]]
+    assert "includes" not in families(listed)
+    phrases = _named_phrases(
+        "The workflow should be a JSON array containing only the sequence index, function name and input."
+    )
     assert phrases and not [p for p in phrases if p.split()[0] in {"only", "and", "or"}], phrases
     json_keys = synthesize("Output a JSON list of objects with keys 'name' and 'email'.")
     assert not [c for c in json_keys if (c.check or {}).get("family") == "includes"]  # no "of objects"
@@ -1749,6 +1757,30 @@ def test_an_openings_slot_is_the_input_it_names_and_a_kept_part_is_sized_alone()
     assert [check.get("section") for check in body] == ["body"]
 
 
+def test_headings_listed_below_a_sentence_are_each_required_and_sizes_in_their_items_are_their_parts() -> None:
+    prompt = (
+        "## Output format\n"
+        "Use exactly these headings, in this order, each followed by a short answer:\n"
+        "- Date/time of loss\n"
+        "- Circumstances (2-4 sentences, plain English)\n"
+        "- Police / fire reference\n"
+    )
+    intro = "Use exactly these headings, in this order, each followed by a short answer:"
+    drafted = synthesize(intro, prompt=prompt)
+    assert {c.check["headings"][0] for c in drafted if c.check and c.check["family"] == "headings"} == {
+        "Date/time of loss", "Circumstances", "Police / fire reference"
+    }  # fmt: skip
+    assert "count" not in families(drafted)  # the listed headings, not "at least one heading"
+    answer = "Date/time of loss\n01/10/2024\n\nCircumstances\nA van hit the car. Nobody was hurt.\n\n"
+    answer += "Police / fire reference\nNone"
+    assert all(run(c, answer) for c in drafted if c.check)
+    size = by_check(
+        synthesize("- Circumstances (2-4 sentences, plain English)", COUNT, prompt=prompt), unit="sentences"
+    )
+    assert size.check["section"] == "circumstances"
+    assert run(size, answer) and not run(size, answer.replace("A van hit the car. ", ""))
+
+
 def test_an_amount_slot_in_a_closing_line_is_a_form_to_fill() -> None:
     """'End each section with a line "Section total: $X"': the last line opens with the form's words, not "$X"."""
     closing = by_check(synthesize('End each section with a line "Section total: $X".'), family="last_line_starts_with")
@@ -1789,8 +1821,8 @@ def test_a_json_schema_after_the_sentence_gives_the_required_keys() -> None:
 
 def test_an_action_to_describe_is_no_term() -> None:
     sentence = "safety_notes must always include wearing closed-toe shoes and wearing natural-fibre clothing."
-    assert "includes" not in families(synthesize(sentence))
-    assert by_check(synthesize("Always include the shipping costs."), family="includes")
+    assert _named_phrases(sentence) == []
+    assert _named_phrases("Always include the shipping costs.") == ["shipping"]
 
 
 def test_sign_offs_given_or_named_by_an_input() -> None:
@@ -2416,3 +2448,91 @@ def test_the_author_thanking_the_model_asks_the_response_for_no_thanks() -> None
         assert "gratitude" not in {c.name.removeprefix("assert_") for c in synthesize(closing, QUALITATIVE_ASSESSMENT)}
     thank = synthesize("Thank the customer for their patience.", QUALITATIVE_ASSESSMENT)
     assert run(next(c for c in thank if c.name == "assert_gratitude"), "Thanks for waiting, Ana.")
+
+
+def test_an_inputs_label_with_a_note_on_it_is_no_instruction() -> None:
+    """ "Call transcript (auto-transcribed, may contain errors):" over {call_transcript} asks for no word "errors";
+    the same colon over an input the label does not name is an instruction still."""
+    label = "Call transcript (agent and caller, auto-transcribed, may contain errors):"
+    assert synthesize(label, INCLUSION, prompt=f"{label}\n{{call_transcript}}\n") == []
+    asked = "Reply in French:"
+    assert families(synthesize(asked, PRESENTATION_FORMAT, prompt=f"{asked}\n{{message}}\n")) == {"language"}
+
+
+def test_markdown_naming_an_elements_kind_bans_those_elements_and_allowed_bullets_are_not_asked_for() -> None:
+    sentence = "Plain text. Hyphen bullets OK. No markdown headings or bold."
+    drafted = synthesize(sentence, PRESENTATION_FORMAT)
+    assert {c.check["family"] for c in drafted if c.check} == {"count"}  # no "no markdown", no "at least 1 bullet"
+    assert {(c.check["unit"], c.check["max"]) for c in drafted if c.check} == {("headings", 0), ("bold", 0)}
+    note = "Claim note\n\n- Leak under the sink\n- Extractor fan: model XF-20"
+    assert all(run(c, note) for c in drafted if c.check)
+    assert not all(run(c, "## Claim note\n\n**Leak** under the sink") for c in drafted if c.check)
+    assert "count" not in families(synthesize("You can use bullet points where it helps.", PRESENTATION_FORMAT))
+
+
+def test_sentence_starters_the_prompt_asks_for_are_no_quotations_of_the_inputs() -> None:
+    sentence = (
+        "Quote a short phrase copied exactly from their work (don't paraphrase inside quotation marks, and never "
+        "quote something they didn't write), and give a hint or sentence starter for the redraft."
+    )
+    prompt = f"The student's work: {{student_work}}\n{sentence}"
+    check = by_check(synthesize(sentence, INCLUSION, prompt=prompt), family="quotes_verbatim")
+    work = {"student_work": "Lady Macbeth calls on the spirits to unsex her, which shows her ambition."}
+    feedback = 'You write "calls on the spirits to unsex her". Try: "This image suggests that she..."'
+    assert run(check, feedback, work)
+    assert not run(check, feedback.replace("calls on the spirits", "summons the spirits"), work)
+
+
+def test_what_a_value_stands_for_and_how_a_part_is_phrased_are_no_terms() -> None:
+    prompt = "Return JSON.\n- vulnerability_flag: true for mentions of bereavement, illness or money worries.\n"
+    flag = "- vulnerability_flag: true for mentions of bereavement, illness or money worries."
+    assert not {"includes"} & families(synthesize(flag, INCLUSION, prompt=prompt))
+    target = "Include exactly one target, phrased as a specific action the student can take next term."
+    assert not {"includes"} & families(synthesize(target, INCLUSION))
+    # whom the quiz is for, not a word it says
+    assert "mentions" not in families(synthesize("Write a starter quiz for {year_group} {subject}.", INCLUSION))
+
+
+def test_a_ban_ends_where_the_sentence_asks_for_something_else() -> None:
+    sentence = "Early check-in can't be confirmed in advance: say we've noted it and will confirm on the day."
+    assert "excludes" not in families(synthesize(sentence, EXCLUSION))
+    assert families(synthesize('Never use these words: "cheap", "bargain".', EXCLUSION)) == {"excludes"}
+
+
+def test_a_size_after_one_item_per_thing_is_each_items() -> None:
+    sentence = "One bullet per user-visible change, max 25 words, written from the user's point of view."
+    size = by_check(synthesize(sentence, COUNT), unit="words")
+    assert size.check["per"] == "items"
+    notes = "- You can now export reports as CSV.\n- Fixed an issue where the login page froze on slow networks."
+    assert run(size, notes) and not run(size, f"{notes}\n- " + "word " * 26)
+
+
+def test_a_slack_bold_title_names_a_part_and_its_size_is_that_parts() -> None:
+    prompt = (
+        "Format: Slack mrkdwn.\n3. *Still open* - one bullet each.\n4. *Resolved this shift* - one line, IDs only.\n"
+    )
+    size = by_check(synthesize("4. *Resolved this shift* - one line, IDs only.", COUNT, prompt=prompt), unit="lines")
+    assert size.check["section"] == "resolved this shift"
+    post = "*Still open*\n• PAY-1 disk at 86%\n• PAY-2 latency\n*Resolved this shift*\nINC-8812, INC-8813"
+    assert checks.headings(post) == ["still open", "resolved this shift"]
+    assert run(size, post) and not run(size, post + "\nINC-8814")
+
+
+def test_words_owed_only_under_a_condition_are_not_asked_of_every_response() -> None:
+    sentence = "If the review mentions an injury, do not admit fault: ask them to contact us directly at that email."
+    assert "invites_contact" not in families(synthesize(sentence, INCLUSION))
+    assert "invites_contact" in families(synthesize("Ask them to contact us directly at that email.", INCLUSION))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "asked"),
+    [
+        ("Write a product description for {product_name}.", False),  # framed for it, not asked to name it
+        ("Write the postmortem for {incident_id} affecting {service}.", False),
+        ("Summarize {doc} in two sentences.", False),
+        ("Write a tweet about {topic}.", True),
+        ("Mention {product_name} in the first line.", True),
+    ],
+)
+def test_an_input_is_asked_for_only_where_the_sentence_asks_to_mention_or_use_it(sentence: str, asked: bool) -> None:
+    assert ("mentions" in families(synthesize(sentence, INCLUSION, prompt=sentence))) is asked
