@@ -37,12 +37,21 @@ bytecode: venv
 # pinned in the same lock and installed first, so the build runs without isolation and fetches nothing unpinned.
 local-model: venv $(VENV)/.local-model-installed
 
+# llama.cpp's default build tunes itself to the CPU it is built on (-march=native), and on a CPU that reports AMX
+# its matrix kernels run AMX tile instructions, which fault (SIGSEGV in ldtilecfg) where the kernel or hypervisor
+# has not granted them: the server then dies on its first completion. Built for x86-64 with AVX2 (or SSE only
+# where the CPU lacks AVX2), the library runs wherever it is built and on any machine like it.
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DGGML_AVX512=OFF \
+	$(if $(shell grep -qw avx2 /proc/cpuinfo 2>/dev/null && echo yes),-DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
+	-DGGML_F16C=ON -DGGML_BMI2=ON,-DGGML_AVX=OFF -DGGML_AVX2=OFF -DGGML_FMA=OFF -DGGML_F16C=OFF)
+
 $(VENV)/.local-model-installed: requirements-local.lock | $(VENV)/.runtime-installed
 	@echo "local-model: installing the build backend (scikit-build-core)"
 	awk '/^[^ #]/ { keep = /^scikit-build-core==/ } keep' requirements-local.lock > $(VENV)/.local-build.txt
 	$(PIP) install $(PIP_FLAGS) -r $(VENV)/.local-build.txt
 	@echo "local-model: building llama-cpp-python from source (about 8 minutes on 2 cores, once)"
-	$(PIP) install --disable-pip-version-check --require-hashes --no-deps --no-build-isolation -r requirements-local.lock
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --disable-pip-version-check --require-hashes --no-deps \
+		--no-build-isolation -r requirements-local.lock
 	rm -f $(VENV)/.local-build.txt
 	touch $@
 
