@@ -211,7 +211,7 @@ def plausible_families(instruction: Instruction, context: PromptContext) -> list
     negated = offline._negation(text) is not None
     if negated:
         found.append("excludes")
-    elif offline._INCLUDE_CUE.search(text):
+    elif offline._INCLUDE_CUE.search(text) and offline._quoted(text):  # the words themselves, not a thing to mention
         found.append("includes")
     if _inputs_named(text, context):
         found.append("mentions_input")
@@ -431,6 +431,11 @@ def _draft(pick: _Pick, sentence: str, context: PromptContext) -> library.Draft:
         phrases = _quoted_from(pick.text, sentence)
         if family == "excludes" and not offline._EXCLUDE_CUE.search(sentence):
             raise _Rejected("the instruction forbids nothing")
+        quoted = {_squash(q) for q in offline._quoted(sentence)}
+        if family == "includes" and not (phrases := [p for p in phrases if _squash(p) in quoted]):
+            # "mention safety precautions" names content a response words its own way: the offline reading asks
+            # the assistant model instead (a word check failed most good outputs on other authors' prompts)
+            raise _Rejected("the instruction quotes none of these words")
         return library.phrases_draft([p.lower() for p in phrases], exclude=family == "excludes")
     if family == "mentions_input":
         field = pick.text.strip(" {}[]")

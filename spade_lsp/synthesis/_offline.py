@@ -368,7 +368,11 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
         r"|positive(?!\s+(?:amounts?|numbers?|values?|integers?|balances?|sign|figures?|results?|cases?|class\w*|labels?"
         r"|things?|aspects?|points?|examples?)))\b",
         "positive_tone",
-        (("checks.sentiment(response) >= 0.05", "Positive tone: mean VADER compound score >= 0.05.", None),),
+        # "friendly", "warm": nothing negative on balance. A friendly reply that declines a claim or a refund uses
+        # negative words, and "positive" (>= 0.05) failed most good outputs of 18 of 47 other authors' prompts
+        # that asked for a warm tone, where >= 0 failed those of 7 and caught a bad output on 9 (8 before)
+        (("checks.sentiment(response) >= 0", "Warm tone: mean VADER compound score >= 0, not negative on balance.",
+          None),),
     ),
     (
         # "professional help" and "professional advice" are things to recommend, not a tone

@@ -112,7 +112,7 @@ def test_picks_become_library_checks_with_metadata_one_request_per_instruction()
         "checks.mentions(response, checks.value(example, 'topic'))",
         "checks.count(response, 'words') <= checks.bound(example, 'max_words')",
         "not checks.contains_phrase(response, 'price')",
-        "checks.sentiment(response) >= 0.05",
+        "checks.sentiment(response) >= 0",
         "ask_llm('Is the tone friendly?', response)",
         "checks.in_language(response, checks.value(example, 'language'))",
     ]
@@ -164,9 +164,9 @@ def test_picks_become_library_checks_with_metadata_one_request_per_instruction()
             "Start with a title and end with a question.",
             {"starts_with", "ends_with", "has_section", "ends_with_question"},
         ),
-        ("Use a warm, friendly tone.", {"includes", "positive_tone"}),
+        ("Use a warm, friendly tone.", {"positive_tone"}),
         ("Don't add any text below the list.", {"ends_with_list", "excludes"}),
-        ("Always include a call to action.", {"includes", "call_to_action"}),
+        ("Always include a call to action.", {"call_to_action"}),
         ("Encourage readers to contact your company.", {"invites_contact"}),
         ("Refrain from speculating unless it is stated in the transcript.", {"sourced_numbers", "excludes"}),
         ("Think step by step.", set()),
@@ -175,6 +175,21 @@ def test_picks_become_library_checks_with_metadata_one_request_per_instruction()
 def test_the_families_offered_are_the_ones_the_sentence_cues(sentence: str, cued: set[str]) -> None:
     offered = plausible_families(Instruction(sentence, (), 1), PromptContext(sentence, ()))
     assert set(offered) == cued | {"ask", "code", "none"}
+
+
+def test_words_the_sentence_does_not_quote_are_no_inclusion_check() -> None:
+    """ "Mention the warranty period." names content a response words its own way: the model's "includes" pick is
+    rejected; quoted words are the words themselves."""
+    prompt = 'Mention the warranty period. Always include "Free returns".'
+    sentences = [("Mention the warranty period.", (INCLUSION,)), ('Always include "Free returns".', (INCLUSION,))]
+    answers = {
+        "Mention the warranty period.": [pick("includes", text="warranty period")],
+        'Always include "Free returns".': [pick("includes", text="Free returns")],
+    }
+    with OpenAIStub(model(answers)) as stub:
+        synthesizer, candidates = synthesize(stub, prompt=prompt, sentences=sentences)
+    assert [c.expression for c in candidates if not c.asks_llm] == ["checks.contains_phrase(response, 'free returns')"]
+    assert "the instruction quotes none of these words" in [reason for _, reason in synthesizer.rejected]
 
 
 def test_a_pick_takes_its_words_from_the_sentence_and_one_it_does_not_support_is_rejected() -> None:

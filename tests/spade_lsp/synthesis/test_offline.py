@@ -1970,7 +1970,7 @@ def test_a_quality_on_a_schema_line_is_measured_on_that_key() -> None:
     fenced = '```json\n{"summary": "The boiler was serviced and we tested it. It works well now."}\n```'
     assert run(plain, fenced)
     [tone] = [c for c in synthesize("The tone should be warm.") if c.name == "assert_positive_tone"]
-    assert tone.expression == "checks.sentiment(response) >= 0.05"
+    assert tone.expression == "checks.sentiment(response) >= 0"
 
 
 def test_inputs_named_by_their_last_words_are_mentioned_even_exactly_as_given() -> None:
