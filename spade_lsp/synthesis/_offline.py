@@ -1456,6 +1456,40 @@ _PRICE_BAN: Final = re.compile(
 )
 
 
+#: A size written as an adjective of a part the sentence adds to the response: "and a one-sentence opener", "start
+#: with a single-sentence hook".
+_SIZED_PART: Final = re.compile(
+    r"\b(?:and|then|with|plus|followed by|start with|begin with|open with|end with|finish with|close with)\s+an?\s+"
+    r"(?:[\w-]+\s+)?[\w-]+-(?:sentence|line)\s+(?P<noun>[a-z]+)"
+)
+#: A size of what one item of a layout says: "One sentence giving the number of objections", "Give one sentence on
+#: why the pairing works", "Sum up the preparation in one short sentence".
+_SIZE_OF_WHAT: Final = re.compile(
+    r"\s+(?:on|about|giving|explaining|describing|saying|stating|naming|summari[sz]ing|why|that|to\s+\w+|with)\b"
+)
+#: Verbs whose "in one sentence" sizes the whole response: "Answer in one sentence", "Reply in at most 3 sentences".
+_WHOLE_VERBS: Final = re.compile(
+    r"^(?:answer|reply|respond|write(?:\s+(?:it|this|them|your\s+\w+))?|keep\s+it|do\s+it)\b"
+)
+
+
+def _counts_one_part(lowered: str, match: re.Match[str], prompt: str, text: str, unit: str) -> bool:
+    """Whether a count sizes one part the sentence adds, not the whole response: a sentence that adds a part
+    sized by an adjective ("and a one-sentence opener", "Start with a single-sentence hook (max 30 words)"); or,
+    for sentences and lines in an item of a list that lays the response out, what one sentence says ("- Give one
+    sentence on why the pairing works") or a part put "in one sentence" ("- Sum up the preparation in one short
+    sentence"). "Answer in one sentence" and "- Reply in at most 3 sentences" size the response."""
+    adjective = _SIZED_PART.search(lowered)
+    if adjective is not None and adjective.group("noun") not in _WHOLE_RESPONSE and match.end() > adjective.start():
+        return True  # the part's own size and what follows it, not "a one-paragraph reply" before it
+    if unit not in ("sentences", "lines") or _lines_before_item(prompt, text) is None:
+        return False
+    if _SIZE_OF_WHAT.match(lowered, match.end()):
+        return True
+    put_in = re.search(r"(?:^|[,;:]\s*)([a-z][\w' -]{2,80}?)\s+in\s+$", lowered[: match.start()])
+    return put_in is not None and not _WHOLE_VERBS.match(put_in.group(1).strip())
+
+
 def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_Draft]:
     lowered = text.lower()
     spans: list[tuple[int, int]] = []
@@ -1629,6 +1663,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 # "max 3, one line each": the size of each item, not of the whole
                 or (("item", "items") if re.match(r"\s+each\b(?!\s+[a-z])", lowered[match.end() :]) else None)
             )
+            if per is None and scope is None and not fixed and _counts_one_part(lowered, match, prompt, text, unit):
+                continue  # "and a one-sentence opener", "- Give one sentence on why the pairing works": that part's
             if per is not None and per[1] == "items" and unit in ("list_items", "bullets", "numbered_items"):
                 continue  # "four options per question": items inside items, which the parts of a list cannot tell
             elsewhere = re.search(r"\b(?:each|every)\s+(?:single\s+)?([a-z]+)\b", clause + match.group(0))

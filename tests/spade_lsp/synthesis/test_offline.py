@@ -2536,3 +2536,23 @@ def test_words_owed_only_under_a_condition_are_not_asked_of_every_response() -> 
 )
 def test_an_input_is_asked_for_only_where_the_sentence_asks_to_mention_or_use_it(sentence: str, asked: bool) -> None:
     assert ("mentions" in families(synthesize(sentence, INCLUSION, prompt=sentence))) is asked
+
+
+@pytest.mark.parametrize(
+    ("sentence", "sized"),
+    [
+        ('- Then a blank line, the greeting "Hi everyone," and a one-sentence opener.', False),  # the opener's size
+        ("Start with a single-sentence hook (max 30 words).", False),  # the hook's, both
+        ("- Give one sentence on why the pairing works, naming a specific ingredient.", False),
+        ("- Sum up the preparation in one short sentence.", False),
+        ("1. One sentence giving the number of objections and of supporting comments.", False),
+        ("- Reply in at most 3 sentences.", True),  # the response's
+        ("- Answer in one sentence.", True),
+        ("Write a two-sentence summary of the article.", True),
+        ("Write a one-paragraph reply with a two-sentence closing.", True),  # the reply's paragraph, not the closing's
+    ],
+)
+def test_the_size_of_a_part_a_sentence_adds_is_no_size_of_the_response(sentence: str, sized: bool) -> None:
+    prompt = f"Write the message:\n{sentence}\n- No emojis.\n"
+    counts = [c for c in synthesize(sentence, COUNT, prompt=prompt) if (c.check or {}).get("family") == "count"]
+    assert bool([c for c in counts if not c.check.get("section") and not c.check.get("per")]) is sized, counts
