@@ -41,8 +41,8 @@ async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> N
     write_examples(prompt)
     editor = await editor_factory(root)
     uri = await editor.open(prompt)
-    # four instructions: "Write a product blurb for {product}." is checked by mentioning the product
-    await editor.diagnostics_where(uri, lambda d: len(d) == 4, "diagnostics before any history")
+    # three instructions: "Write a product blurb for {product}." frames the task with its input, nothing to check
+    await editor.diagnostics_where(uri, lambda d: len(d) == 3, "diagnostics before any history")
 
     # saving records the prompt: the daemon starts, imports the three commits, and the views follow
     editor.save(uri)
@@ -72,7 +72,7 @@ async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> N
 
     lenses = await editor.code_lenses(uri)
     assert lenses[0].command is not None
-    assert lenses[0].command.title == "spade: 3 versions · 4 instructions · 0 assertions"
+    assert lenses[0].command.title == "spade: 3 versions · 3 instructions · 0 assertions"
     history = await editor.command("spade.showHistory", uri)
     assert [(v["number"], v["origin"], v["commit"], v["message"].strip()) for v in history["versions"]] == [
         (1, "git", shas[0], COMMITS[0]),
@@ -115,7 +115,7 @@ async def test_a_git_prompt_end_to_end(editor_factory: Any, tmp_path: Path) -> N
     sidecar_uri = await editor.open(module, language="python")
     sources = await editor.code_actions(uri, count.range, only=["source.spade.addAssertions"])
     everything = sources[0]
-    assert everything.title == "Add assertions for all uncovered instructions (3)" and everything.command is not None
+    assert everything.title == "Add assertions for all uncovered instructions (2)" and everything.command is not None
     result = await editor.command(everything.command.command, *(everything.command.arguments or []))
     assert "assert_excludes_cheap" in result["added"] and "assert_at_most_12_words" not in result["added"]
     change = editor.applied[-1].edit.document_changes
@@ -339,7 +339,7 @@ async def test_without_a_daemon_commands_fail_clearly(editor_factory: Any, works
     prompt.write_text(V3, encoding="utf-8")
     editor = await editor_factory(workspace_dir, settings={"daemon_autostart": False})
     uri = await editor.open(prompt)
-    await editor.diagnostics_where(uri, lambda d: len(d) == 4, "diagnostics")
+    await editor.diagnostics_where(uri, lambda d: len(d) == 3, "diagnostics")
     with pytest.raises(JsonRpcException) as refused:
         await editor.command("spade.evaluate", uri)
     assert refused.value.code == types.LSPErrorCodes.RequestFailed
@@ -397,7 +397,7 @@ async def test_an_unsaved_sentence_asks_for_a_save(editor_factory: Any, workspac
     editor = await editor_factory(workspace_dir)
     uri = await editor.open(prompt)
     editor.change(uri, V3 + 'Always include the word "price".\n')
-    diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) == 5, "the unsaved sentence")
+    diagnostics = await editor.diagnostics_where(uri, lambda d: len(d) == 4, "the unsaved sentence")
     new = _line(diagnostics, 4)
     actions = await editor.code_actions(uri, new.range, diagnostics=[new], only=["quickfix"])
     assert actions[0].command is not None
@@ -639,7 +639,7 @@ async def test_a_new_version_turns_the_previous_ones_instructions_into_hints(
     editor.change(uri, second)
     editor.save(uri)
     after = await editor.diagnostics_where(
-        uri, lambda d: len(d) == 3 and "introduced in v2" in _line(d, 2).message, "v2 to be recorded", 30
+        uri, lambda d: len(d) == 2 and "introduced in v2" in _line(d, 2).message, "v2 to be recorded", 30
     )
     assert _line(after, 1).severity == HINT and "introduced in v1" in _line(after, 1).message
     assert _line(after, 2).severity == INFO

@@ -85,7 +85,9 @@ async def test_sidecar_diagnostics_lenses_and_hovers(editor_factory: Any, worksp
         lenses[_def_line(text, "assert_positive_tone")],
         lenses[_def_line(text, "assert_excludes_cheap")],
     )
-    assert positive is not None and positive.title == "pass 50% on 4 examples · selected"
+    # a friendly tone is a sentiment not below zero: the blurb's bad outputs ("A cheap mug.", twenty words) are
+    # neutral, so it fails none of the four
+    assert positive is not None and positive.title == "pass 100% on 4 examples · selected"
     assert cheap_lens is not None and cheap_lens.title == "pass 75% on 4 examples · subsumed by assert_positive_tone"
     crash_lens = lenses[crash_line]
     assert crash_lens is not None and crash_lens.title == "pass 0% on 4 examples (4 errors) · not selected"
@@ -279,8 +281,10 @@ async def test_checks_as_tests_with_their_places_and_outcomes(editor_factory: An
     tea = checks["assert_flags_tea"]["outcome"]
     assert tea["state"] == "failed"
     assert tea["message"].startswith("fails 1 of 2 good examples, more than tau 0.25 allows (expected pass, got fail: ")
-    assert checks["assert_positive_tone"]["outcome"]["state"] == "passed"
-    assert checks["assert_positive_tone"]["outcome"]["message"] == "catches 2 of 2 bad, fails 0 of 2 good"
+    assert checks["assert_excludes_cheap"]["outcome"]["state"] == "passed"
+    assert checks["assert_excludes_cheap"]["outcome"]["message"] == "catches 1 of 2 bad, fails 0 of 2 good"
+    tone = checks["assert_positive_tone"]["outcome"]  # the bad outputs are neutral in tone: it catches neither
+    assert tone["state"] == "failed" and tone["message"].startswith("catches none of the 2 bad examples")
     crashed = checks["assert_crashes"]["outcome"]
     assert crashed["state"] == "errored" and "ZeroDivisionError" in crashed["message"]
     assert checks["assert_llm_use_a_warm_and_friendly_tone"]["outcome"] == {
