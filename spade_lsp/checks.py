@@ -1055,12 +1055,15 @@ _SIGN_OFF_LINES: Final = 3
 _SIGN_OFF_CHARS: Final = 160
 
 
-def signed_by(text: str, name: str) -> bool:
+def signed_by(text: str, name: str, *, first_name: bool = False) -> bool:
     """Whether the response signs off with ``name``: the name (case and punctuation ignored) stands in its last
     three non-blank lines and its last 160 characters. A line the prompt fixes after the signature ("Reply STOP to
     opt out", a disclaimer) and the rest of a signature ("- Jo, Riverside Leisure Club") may follow it, so "sign
-    off as Jo" does not ask for the response's very last word."""
+    off as Jo" does not ask for the response's very last word. ``first_name``: the name's first word only
+    ("signed with {coordinator_name}'s first name only")."""
     wanted = _normal(name)
+    if first_name:
+        wanted = wanted.split(" ")[0]
     if not wanted:
         return True
     lines = [line for line in text.strip().splitlines() if line.strip()][-_SIGN_OFF_LINES:]

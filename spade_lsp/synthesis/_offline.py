@@ -1097,7 +1097,13 @@ def _is_section_label(label: str) -> bool:
     """``Subject Line: write ...`` names a part of the output; ``Never use words like: ...`` does not."""
     words = label.lower().split()
     verbs = {"never", "always", "do", "don't", "use", "include", "avoid", "note", "important", "example", "task"}
-    return len(words) <= 3 and not set(words) & verbs and not _POSITION_LABEL.match(label.lower())
+    sizes = {"limit", "length", "count", "maximum", "minimum", "max", "min"}  # "Word limit: {word_limit} words"
+    return (
+        len(words) <= 3
+        and not set(words) & verbs
+        and not (words and words[-1] in sizes)
+        and not _POSITION_LABEL.match(label.lower())
+    )
 
 
 #: A label that names a place in the response rather than a section of it: "First line:", "Step 2:".
@@ -1456,6 +1462,10 @@ _PRICE_BAN: Final = re.compile(
 )
 
 
+#: A part of the response named just before a bracket that holds a size: "a short headline (max 10 words)".
+_PART_BEFORE_BRACKET: Final = re.compile(
+    r"\b(" + "|".join(sorted(map(re.escape, _PARTS - _WHOLE_RESPONSE), key=len, reverse=True)) + r")\s*\([^()]*$"
+)
 #: A size written as an adjective of a part the sentence adds to the response: "and a one-sentence opener", "start
 #: with a single-sentence hook".
 _SIZED_PART: Final = re.compile(
@@ -1482,6 +1492,11 @@ def _counts_one_part(lowered: str, match: re.Match[str], prompt: str, text: str,
     adjective = _SIZED_PART.search(lowered)
     if adjective is not None and adjective.group("noun") not in _WHOLE_RESPONSE and match.end() > adjective.start():
         return True  # the part's own size and what follows it, not "a one-paragraph reply" before it
+    if re.search(
+        r"\b(?:start|begin|open|end|finish|close|conclude)s?\s+with\s+(?:these|those|the\s+following)\s+$",
+        lowered[: match.start()],
+    ):
+        return True  # "finish with these two lines:": the ending's lines, listed below
     if unit not in ("sentences", "lines") or _lines_before_item(prompt, text) is None:
         return False
     if _SIZE_OF_WHAT.match(lowered, match.end()):
@@ -1677,6 +1692,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             ):
                 continue  # "keep each cell to one sentence": the size of each of a kind of part this cannot split
             keyed = re.search(r"[\"“'`]([a-z][\w-]{0,30})[\"”'`]\s*\([^()]*$", lowered[: match.start()])
+            # "a short headline (max 10 words)": the size in brackets after a part is that part's
+            parted = _PART_BEFORE_BRACKET.search(lowered[: match.start()])
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
             scopes: list[str | None]
             if body_only:  # "The body is 80 to 150 words (not counting the subject line)": the response's body
@@ -1685,6 +1702,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 scopes = [under_section]
             elif keyed is not None:  # 'keys "score" (integer 1-5) and "justification" (2-3 sentences)': that key's
                 scopes = [keyed.group(1)]
+            elif parted is not None and scope is None:
+                scopes = [parted.group(1)]
             elif where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
                 scopes = [where]
             elif scope is None or _is_the_output(prompt, scope):  # "Write a product title. The title must ..."
@@ -2280,10 +2299,18 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
             {"family": "starts_with_title"},
         )
     last = _last_line_label(text)
-    if end and quoted and (last is None or last.strip() != quoted[-1].strip()):  # a last line's label is no ending
-        ending = _slot_filled(_shared_by_alternatives(text, quoted, end=True), vocabulary)
-        if ending and ending != quoted[-1] and ending.endswith(":"):  # 'End with "Verdict: A" or "Verdict: B"'
+    # the quotes after the closing verb: 'Start with "Hi <first name>," and finish with these two lines:' ends with
+    # neither of its quotes
+    closing_quotes = [q for q in quoted if end and text.find(q, end.end()) >= 0]
+    if closing_quotes and (last is None or last.strip() != closing_quotes[-1].strip()):  # a last line's label
+        ending = _slot_filled(_shared_by_alternatives(text, closing_quotes, end=True), vocabulary)
+        after = text[text.find(closing_quotes[-1]) + len(closing_quotes[-1]) :]
+        if ending and ending != closing_quotes[-1] and ending.endswith(":"):  # 'End with "Verdict: A" or "B"'
             last = last or ending  # what the alternatives share opens the last line
+        elif ending and _MORE_LINES_AFTER.match(after):
+            # "finish with 'With warm thanks,' then the signatory's name and role on separate lines": a line of
+            # the ending, not its last words
+            yield library.line_start_draft(ending)
         elif ending:
             yield edge_draft(ending, end=True, refused=edge_refused(text, end=True))
     closing_line = _CLOSING_LINE.search(text)
@@ -2340,6 +2367,7 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         re.IGNORECASE,
     )
     signature = (quoted[-1] if quoted else sign_off.group(1).strip(" \"'“”‘’")) if sign_off else ""
+    first_name = bool(re.search(r"\bfirst\s+name\b", signature, re.IGNORECASE))  # "{coordinator_name}'s first name"
     if not quoted and PLACEHOLDER_PATTERN.search(signature):  # "the sender's name, {sender_name}": the input
         signature = " ".join(match.group() for match in PLACEHOLDER_PATTERN.finditer(signature))
     elif not quoted and re.search(r"\b(?:your|their|his|her|our|name|names)\b|['’]s\b", signature, re.IGNORECASE):
@@ -2348,9 +2376,9 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         yield _Draft(
             f"signs_off_as_{_slug(signature, 32)}",
             PRESENTATION_FORMAT,
-            f"Signs off as “{signature}”.",
-            f"checks.signed_by(response, {library.phrase_code(signature)})",
-            {"family": "signed_by", "phrase": signature},
+            f"Signs off as “{signature}”{' (the first name)' if first_name else ''}.",
+            f"checks.signed_by(response, {library.phrase_code(signature)}{', first_name=True' if first_name else ''})",
+            {"family": "signed_by", "phrase": signature, **({"first_name": True} if first_name else {})},
         )
     section = re.search(
         r"\b(?:add|include|write|create|provide|with|have)\s+(?:a|an|the)\s+(?:short\s+|brief\s+)?"
@@ -2658,6 +2686,8 @@ def _negation(text: str) -> re.Match[str] | None:
     return None
 
 
+#: What follows an ending's quoted words when more lines come after them: "... 'With warm thanks,' then the name".
+_MORE_LINES_AFTER: Final = re.compile(r"[\"”'’`]?\s*[,;]?\s*(?:and\s+)?(?:then|followed\s+by)\b", re.IGNORECASE)
 #: Cued families that ask for words every response holds: under a condition only some responses owe them.
 _OWED_BY_SOME: Final = frozenset({"invites_contact", "call_to_action"})
 #: A sentence that opens with its condition, after a topic's label if it has one: "If the review mentions ...".
@@ -2720,7 +2750,12 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         named = [phrase for phrase in named if phrase not in referred]
         for field in dict.fromkeys(referred.values()):
             yield mentions_draft(field)
-    banned_inputs = list(vocabulary.fields_in(scope)) if exclude else []
+    # not the input the sentence's colon hands over: "(... don't mention it ...): {property_facts}"
+    banned_inputs = [
+        field
+        for field in (vocabulary.fields_in(scope) if exclude else ())
+        if not re.search(rf":\s*\{{\{{?\s*{re.escape(field)}\s*\}}?\}}\s*$", scope)
+    ]
     for match in _object_matches(scope) if exclude else []:  # "never reveal the solution" of {solution}: its value
         obj = re.sub(r"\s+(?:itself|themselves)\b.*$|\s*[(,;].*$", "", match.group("object").strip())
         field = vocabulary.input_named(obj)
@@ -2885,6 +2920,8 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
         if slot and slot.group(1).lower() in _ABSTRACT:
             continue  # "the title of the discussion or lecture": a slot, whatever follows "of"
         parts = [part for part in re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+|/", obj) if part.strip()]
+        if obj.split() and obj.split()[0].lower() in {"it", "them", "this", "that", "these", "those"}:
+            continue  # "don't mention it or hint at it": what "it" stands for is said elsewhere
         parts = [part for part in parts if not _starts_clause(part)]
         # "one target, phrased as an action": a participle after the comma says how, it is no second term
         parts = [part for part in parts if not re.fullmatch(r"[a-z]+ed", part.strip())]

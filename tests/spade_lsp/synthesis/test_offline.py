@@ -2556,3 +2556,37 @@ def test_the_size_of_a_part_a_sentence_adds_is_no_size_of_the_response(sentence:
     prompt = f"Write the message:\n{sentence}\n- No emojis.\n"
     counts = [c for c in synthesize(sentence, COUNT, prompt=prompt) if (c.check or {}).get("family") == "count"]
     assert bool([c for c in counts if not c.check.get("section") and not c.check.get("per")]) is sized, counts
+
+
+def test_an_ending_is_read_from_the_quotes_after_its_verb_and_a_line_followed_by_more_is_no_last_line() -> None:
+    both = synthesize('Start with "Hi <first name>," and finish with these two lines:', PRESENTATION_FORMAT)
+    assert {c.check["family"] for c in both if c.check} == {"starts_with"}  # no ending "Hi", no two-line response
+    closing = "Keep it short and finish with 'With warm thanks,' then the signatory's name and role on separate lines."
+    line = by_check(synthesize(closing, PRESENTATION_FORMAT), family="has_line_starting")
+    letter = "Thank you for your gift.\n\nWith warm thanks,\nAmina Okafor\nFundraising Manager"
+    assert run(line, letter) and not run(line, "Thank you for your gift.\n\nBest wishes,\nAmina Okafor")
+
+
+def test_a_size_in_brackets_after_a_part_is_that_parts_and_a_limit_label_is_no_section() -> None:
+    headline = by_check(
+        synthesize("Please write a short headline (max 10 words) on the first line, then the description.", COUNT),
+        unit="words",
+    )
+    assert headline.check["section"] == "headline"
+    listing = "Bright two-bed flat by the park\n\n" + "A light, quiet flat with a modern kitchen. " * 10
+    assert run(headline, listing) and not run(headline, "A " * 12 + "flat\n\nThe description.")
+    limit = "Word limit: {word_limit} words (hard limit - the portal cuts off anything over)"
+    assert families(synthesize(limit, PRESENTATION_FORMAT, COUNT, prompt=limit)) == {"count"}  # no "Word limit" section
+
+
+def test_a_signature_by_first_name_and_a_ban_on_what_it_stands_for() -> None:
+    sentence = "Reply under 80 words, signed with {coordinator_name}'s first name only."
+    signed = by_check(synthesize(sentence, PRESENTATION_FORMAT, prompt=sentence), family="signed_by")
+    coordinator = {"coordinator_name": "Priya Shah"}
+    assert run(signed, "See you Saturday!\nPriya", coordinator)
+    assert not run(signed, "See you Saturday!\nThe volunteer team", coordinator)
+    facts = (
+        "Here's what we know about the property (only use these facts - if something isn't listed, don't mention "
+        "it or hint at it): {property_facts}"
+    )
+    assert not {"excludes", "not_mentions"} & families(synthesize(facts, EXCLUSION, prompt=facts))
