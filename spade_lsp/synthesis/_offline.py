@@ -921,9 +921,11 @@ def _heading_item(prompt: str, sentence: str) -> str | None:
     """An item of a listed heading with what its part holds ("- Circumstances (2-4 sentences, plain English)") as
     a labelled line ("Circumstances: 2-4 sentences, plain English"), so a size in it is that part's; None for
     any other sentence."""
-    intro = _list_intro(prompt, sentence)
-    found = _HEADING_ITEM.match(sentence) if intro and _HEADINGS_INTRO.search(intro) else None
+    found = _HEADING_ITEM.match(sentence)  # the cheap tests first: this runs for every sentence of the prompt
     if found is None or found.group("name").strip().lower() not in _listed_headings(prompt):
+        return None
+    intro = _list_intro(prompt, sentence)
+    if intro is None or not _HEADINGS_INTRO.search(intro):
         return None
     holds = " ".join(part for part in (found.group("inner"), found.group("rest")) if part and part.strip())
     return f"{found.group('name').strip()}: {holds}" if holds else None
@@ -1148,9 +1150,10 @@ def _is_data_line(text: str, vocabulary: _Vocabulary) -> bool:
     # the input's name over its value on the next line, with a note on it: "Call transcript (agent and caller,
     # auto-transcribed, may contain errors):" over {call_transcript}
     label = re.fullmatch(r"(?P<label>[^():\n]{1,60}?)\s*\([^)\n]*\)\s*:", text)
-    below = re.search(re.escape(text) + r"[ \t]*\n\s*\{\{?\s*(\w+)\s*\}?\}[ \t]*(?:\n|$)", vocabulary.prompt)
-    if label and below and set(below.group(1).lower().split("_")) <= set(re.findall(r"\w+", label["label"].lower())):
-        return True
+    if label is not None:  # the prompt is searched only for such a label: this runs for every sentence
+        below = re.search(re.escape(text) + r"[ \t]*\n\s*\{\{?\s*(\w+)\s*\}?\}[ \t]*(?:\n|$)", vocabulary.prompt)
+        if below and set(below.group(1).lower().split("_")) <= set(re.findall(r"\w+", label["label"].lower())):
+            return True
     stripped = re.sub(placeholder, "", text)
     return not re.search(r"[A-Za-z]{2,}", stripped.replace("BEGIN TEXT", "").replace("END TEXT", ""))
 
