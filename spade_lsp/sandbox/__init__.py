@@ -18,7 +18,9 @@ Security policy, from the outside in:
 - **Limits.** RLIMIT_AS (``memory_mb``; a huge allocation is a MemoryError in that cell only), RLIMIT_CPU
   backstop, RLIMIT_FSIZE, no core files, RLIMIT_NPROC=0 (not enforced for root). Per call, SIGALRM after
   ``timeout_s``; a worker that ignores it is killed after ``timeout_s + grace_s`` and replaced. An orphaned
-  worker exits when its parent dies.
+  worker exits when its parent dies. The data files of the checks library that the module calls (CMUdict,
+  langdetect's profiles: seconds to parse on a busy machine) load after the module, before the first cell's
+  clock starts: ``timeout_s`` bounds the assertion's own work.
 - **Audit hook** (installed before any user code): refuses fork/exec/spawn/system/subprocess, signals to
   other processes, setrlimit, sockets (connect, bind, send, name lookups), ctypes foreign calls, sqlite/dbm,
   writing or changing any file outside the private directory, and reading files outside Python's own

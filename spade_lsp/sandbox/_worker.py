@@ -17,6 +17,7 @@ import faulthandler
 import inspect
 import json
 import os
+import re
 import reprlib
 import resource
 import select
@@ -75,6 +76,12 @@ class _State:
 
 
 _S = _State()
+
+#: The measurement library generated checks call (``checks.reading_ease(response)``), and how long its data may
+#: take to load before the first cell: a bound of its own, outside every cell's timeout.
+_CHECKS_MODULE: Final = "spade_lsp.checks"
+_CHECK_CALL: Final = re.compile(r"\bchecks\.([a-z_]+)\s*\(")
+_PRELOAD_S: Final = 20.0
 
 _BLOCKED_EVENTS: Final = frozenset(
     {
@@ -553,9 +560,28 @@ class Worker:
                         self.skip.add(col)
                 self.send(["c", index, col, value, kind, message, line, elapsed])
 
+    def preload(self, source: str) -> None:
+        """Have the checks library load the data files of the checks the module calls, before any cell's clock
+        starts (within the worker's startup time, under a bound of its own). The library is the one the module
+        imported, if it did: the sandbox imports nothing on the module's behalf."""
+        library = sys.modules.get(_CHECKS_MODULE)
+        preload = getattr(library, "preload", None)
+        if not callable(preload):
+            return
+        try:
+            try:
+                _arm(max(_S.timeout_s, _PRELOAD_S))
+                preload(set(_CHECK_CALL.findall(source)))
+            finally:
+                _disarm()
+        except BaseException:  # the cells that need the data report its failure themselves
+            pass
+
     def serve(self, source: str) -> None:
         module_error = self.load(source)
         assertions = [] if module_error else self.discover()
+        if not module_error:
+            self.preload(source)
         self.send(["ready", {"assertions": assertions, "module_error": module_error}])
         while True:
             message = self.receive()

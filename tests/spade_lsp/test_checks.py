@@ -64,6 +64,16 @@ def test_reading_ease_is_textstats_formula_and_unknown_words_fall_back_to_hyphen
     assert checks.reading_ease(bullets) > 60
 
 
+def test_preload_reads_the_data_of_the_named_checks_only() -> None:
+    checks._syllable_sources.cache_clear()
+    checks._vader.cache_clear()
+    checks.preload(["count", "sentiment", "no_such_check"])
+    assert checks._vader.cache_info().currsize == 1
+    assert checks._syllable_sources.cache_info().currsize == 0  # reading_ease was not named
+    checks.preload(["reading_ease"])
+    assert checks._syllable_sources.cache_info().currsize == 1
+
+
 @pytest.mark.parametrize("text", ["", "   \n", "🙂", "--- ***"])
 def test_a_text_without_words_cannot_be_scored_and_says_so(text: str) -> None:
     with pytest.raises(MeasurementError, match="no word to score") as caught:

@@ -179,6 +179,30 @@ def test_a_worker_that_swallows_the_alarm_is_killed_and_replaced() -> None:
     good_column_ok(result)
 
 
+def test_the_data_a_check_reads_loads_before_the_first_cells_clock() -> None:
+    """CMUdict takes a second or more to parse (several on a busy machine): a cell's timeout bounds the check's
+    own work, which takes milliseconds, not the worker's first read of its data."""
+    import time
+
+    from spade_lsp import checks
+
+    start = time.perf_counter()
+    checks._syllable_sources.__wrapped__()  # what the first reading_ease in a worker would parse
+    parse_s = time.perf_counter() - start
+    text = "The cat sat on the mat. It was a fine day for a walk in the park."
+    cases = [SandboxCase({"id": i}, "p", text) for i in range(2)]
+    body = """
+        from spade_lsp import checks
+
+        def assert_plain(example, prompt, response):
+            return checks.reading_ease(response) >= 30
+        """
+    result = run(body, cases, SandboxLimits(timeout_s=5.0, grace_s=0.5, memory_mb=512, workers=1))
+    assert kinds(result, "assert_plain") == [None, None]
+    assert [row[result.names.index("assert_plain")] for row in result.passed] == [True, True]
+    assert result.seconds[result.names.index("assert_plain")] < parse_s / 2
+
+
 def test_timeouts_give_up_after_the_limit() -> None:
     cases = [SandboxCase({"id": i}, "p", "hi") for i in range(12)]
     limits = SandboxLimits(timeout_s=0.3, grace_s=0.3, give_up_after=2, workers=2)
