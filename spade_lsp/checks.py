@@ -93,6 +93,9 @@ _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _BOLD_LINE = re.compile(r"^\s*(?:\*\*|__|\*(?=[^\s*]))(.+?)(?:\*\*|__|(?<=[^\s*])\*)\s*:?\s*$", re.MULTILINE)
 _LABEL: Final = r"[A-Z][\w /&'-]{0,40}"
 _LABEL_LINE = re.compile(rf"^\s*({_LABEL}):\s*(?:$|\S)", re.MULTILINE)
+#: A title in capitals on a line of its own, over the lines it heads ("SAFETY / SECURITY" over its bullets): the
+#: plain-text heading of a handover or a report, at the top or after a blank line.
+_CAPITALS_LINE = re.compile(r"(?:\A|\n[ \t]*\n)[ \t]*([A-Z][A-Z0-9 /&'-]{1,40}?)[ \t]*\n(?=[ \t]*\S)")
 #: A ``Label:`` line's text after the label: "Title: Ten Ways to Sleep".
 _LABEL_VALUE = re.compile(rf"^\s*{_LABEL}:\s*(\S.*)$")
 #: A bold label and its value on one line: "**Severity:** Medium" (the label, then the value).
@@ -786,10 +789,14 @@ def _normal(title: str) -> str:
 
 
 def headings(text: str) -> list[str]:
-    """Section titles: markdown headings, whole-line bold text, and ``Label:`` lines, normalised."""
+    """Section titles: markdown headings, whole-line bold text, ``Label:`` lines and lines in capitals over
+    others, normalised."""
     found = [_normal(match.group(2)) for match in _HEADING.finditer(text)]
     found += [_normal(match.group(1)) for match in _BOLD_LINE.finditer(text)]
     found += [_normal(match.group(1)) for match in _LABEL_LINE.finditer(text)]
+    found += [
+        _normal(match.group(1)) for match in _CAPITALS_LINE.finditer(text) if re.search("[A-Z]{2}", match.group(1))
+    ]
     return [title for title in found if title]
 
 

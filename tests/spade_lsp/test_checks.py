@@ -479,6 +479,9 @@ def test_bold_spans_and_headings_without_labelled_lines() -> None:
     runbook = "Trigger: the error rate is high.\n\n1. **Check pods**: confirm they run."
     assert checks.count(runbook, "headings") == 0  # a "Label: text" line is a labelled line
     assert checks.count("Issue:\ndouble charge\n\n## Timeline\n03 Mar", "headings") == 2
+    handover = "SAFETY / SECURITY\n- Bag at gate 12 cleared.\n\nAIRCRAFT STATUS:\n- G-NWKD on stand 41.\n\nTHANKS\n"
+    assert checks.headings(handover) == ["aircraft status", "safety security"]  # capitals over lines; not a last word
+    assert checks.count("We landed at 09:10.\nALL TIMES UTC\n- one", "headings") == 0  # capitals mid-paragraph are text
 
 
 def test_only_the_list_with_the_last_line_the_prompt_asks_for() -> None:

@@ -2590,3 +2590,53 @@ def test_a_signature_by_first_name_and_a_ban_on_what_it_stands_for() -> None:
         "it or hint at it): {property_facts}"
     )
     assert not {"excludes", "not_mentions"} & families(synthesize(facts, EXCLUSION, prompt=facts))
+
+
+def test_a_rule_mapping_a_kind_of_input_to_an_outcome_asks_nothing_of_the_case() -> None:
+    rule = "- Messages that are only thanks / pleasantries -> other, low."
+    read = synthesize(rule, QUALITATIVE_ASSESSMENT, prompt=f"Classify the message.\n{rule}\n")
+    assert [c for c in read if not c.asks_llm] == []  # no gratitude asked of the label
+    swaps = "List each swap as: original → replacement (amount). Keep it friendly."
+    assert "assert_positive_tone" in {c.name for c in synthesize(swaps, QUALITATIVE_ASSESSMENT)}  # a format, read whole
+
+
+@pytest.mark.parametrize(
+    ("sentence", "prompt", "section"),
+    [
+        ("Then `Reason:` in one or two sentences.", "Line 1: the verdict.\n{s}\n", "reason"),
+        ("- summary (2-3 sentences)", "Output JSON, keys:\n{s}\n- buyer_claim (one sentence)\n", "summary"),
+        ("- Title max 80 characters.", "Rules:\n{s}\n- No links.\n\nReturn the new title and description.", "title"),
+    ],
+)
+def test_a_part_named_with_its_size_is_sized_alone(sentence: str, prompt: str, section: str) -> None:
+    counts = [c for c in synthesize(sentence, COUNT, prompt=prompt.format(s=sentence)) if c.check]
+    assert counts and {c.check.get("section") for c in counts} == {section}, counts
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "- Answer the seller's actual question first, in one or two sentences.",  # the opening's size
+        "2. The exact error line from the log, copied as-is, in backticks (one line).",  # that item's
+    ],
+)
+def test_the_size_of_an_opening_or_of_a_layout_item_is_no_size_of_the_response(sentence: str) -> None:
+    prompt = f"Write the summary:\n1. A one-line headline.\n{sentence}\n3. What to do next.\n"
+    counts = [c for c in synthesize(sentence, COUNT, prompt=prompt) if (c.check or {}).get("family") == "count"]
+    assert not [c for c in counts if not c.check.get("section")], counts
+    kept = "- Keep it to two sentences."
+    assert by_check(synthesize(kept, COUNT, prompt=f"Write the summary:\n{kept}\n"), unit="sentences")
+
+
+def test_a_ban_on_remarks_about_punctuation_bans_no_mark() -> None:
+    remarks = "Don't comment on formatting, keyword casing, trailing/leading commas or CTE naming."
+    assert "," not in str([c.expression for c in synthesize(remarks, EXCLUSION) if not c.asks_llm])
+    marks = by_check(synthesize("Don't use commas or semicolons.", EXCLUSION), family="excludes")
+    assert not run(marks, "Fine, thanks.") and run(marks, "Fine thanks.")
+
+
+def test_politeness_and_empathy_are_no_positive_sentiment() -> None:
+    assert "assert_positive_tone" not in {c.name for c in synthesize("Keep it polite.", QUALITATIVE_ASSESSMENT)}
+    sorry = "Be empathetic - payout holds are stressful."
+    assert "assert_positive_tone" not in {c.name for c in synthesize(sorry, QUALITATIVE_ASSESSMENT)}
+    assert "assert_positive_tone" in {c.name for c in synthesize("Keep it friendly.", QUALITATIVE_ASSESSMENT)}
