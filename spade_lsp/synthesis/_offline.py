@@ -683,7 +683,8 @@ class OfflineSynthesizer:
 _MENTION_CUE = re.compile(
     r"\b(?:mention\w*|includ\w*|contain\w*|us(?:e|es|ing)|utili[sz]\w*|refer(?:s|ring|ence|ences)?|cit(?:e|es|ing)|"
     r"incorporat\w*|about|on the (?:topic|subject) of|featur(?:e|es|ing)|highlight\w*|nam(?:e|es|ing)|"
-    r"regarding|concerning|promot\w*|showcas\w*)\b",
+    # "say we'll update them by {next_update_time}", "quote the reference {case_reference}": the value, said
+    r"regarding|concerning|promot\w*|showcas\w*|say(?:s|ing)?|stat(?:e|es|ing)|tell(?:s|ing)?|quot(?:e|es|ing))\b",
     re.IGNORECASE,
 )
 
@@ -1174,7 +1175,7 @@ def _is_data_line(text: str, vocabulary: _Vocabulary) -> bool:
 
 #: A rule under an if-clause on an input's quoted value: 'If the deposit is "none", don't mention payment at all'.
 _IF_VALUE: Final = re.compile(
-    r"^if\s+(?:the\s+)?(?P<noun>[a-z][\w ]{1,30}?)\s+is\s+[\"“](?P<value>[^\"”\n]{1,30})[\"”]\s*,\s*"
+    r"^if\s+(?:the\s+)?(?P<noun>[a-z][\w ]{1,30}?)(?:\s+is|(?<=\bit)'s)\s+[\"“](?P<value>[^\"”\n]{1,30})[\"”]\s*,\s*"
     r"(?P<rule>[^.;]+[.;]?)",
     re.IGNORECASE,
 )
@@ -1203,6 +1204,10 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
     if clause is not None:
         noun = clause.group("noun").strip()
         field = vocabulary.input_named(noun) or vocabulary.input_named(f"the {noun}")
+        if noun.lower() == "it":  # 'Estimate status: {estimate_status}. If it's "provisional", ...': that input
+            start = instruction.start or max(prompt.find(instruction.text), 0)
+            given = re.findall(r"\{(\w+)\}", prompt[:start].rsplit("\n", 1)[-1])
+            field = given[-1] if given and given[-1] in vocabulary.inputs else None
         return (field, clause.group("value").strip(), clause.group("rule").strip()) if field else None
     intro = _list_intro(prompt, instruction.text)
     label = re.match(r"([A-Za-z][\w /&'+.-]{0,30}?)\s*:\s+(?=\S)", cleaned)
@@ -2905,6 +2910,15 @@ _VAGUE_OBJECTS: Final = frozenset(
 _DEICTIC: Final = frozenset({"this", "that", "these", "those", "such", "following", "above", "below", "aforementioned"})
 
 
+#: A second verb sharing the first one's object: "mention[ or hint at] compensation", "include[ or imply] a date".
+_SECOND_VERB: Final = re.compile(
+    rf"\b(?P<verb>{_CONTENT_VERBS})\s+(?:or|and|nor)\s+(?:hint(?:ing)?\s+at|allud(?:e|ing)\s+to|impl(?:y|ying)|"
+    r"suggest(?:ing)?|promis(?:e|ing)|offer(?:ing)?|discuss(?:ing)?|mention(?:ing)?|refer(?:ring)?\s+to|"
+    r"talk(?:ing)?\s+about)(?=\s+\S)",
+    re.IGNORECASE,
+)
+
+
 def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
     """Concrete things a content verb names: ``do not give an overall assessment or conclusion`` ->
     ["overall assessment", "conclusion"]. Whole phrases only (a phrase's single words are not checks of it).
@@ -2913,6 +2927,7 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
     action"), graded or abstract content ("all relevant context", "rich color") and coordinated adjectives
     ("a helpful, clear, and concise summary")."""
     out: list[str] = []
+    text = _SECOND_VERB.sub(r"\g<verb>", text)
     for match in _object_matches(text):
         verb, obj = match.group("verb").lower(), match.group("object").strip()
         if re.search(r"\b(?:this|that|it|which|who)\s+$", text[: match.start()], re.IGNORECASE):

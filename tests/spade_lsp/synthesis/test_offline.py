@@ -2640,3 +2640,21 @@ def test_politeness_and_empathy_are_no_positive_sentiment() -> None:
     sorry = "Be empathetic - payout holds are stressful."
     assert "assert_positive_tone" not in {c.name for c in synthesize(sorry, QUALITATIVE_ASSESSMENT)}
     assert "assert_positive_tone" in {c.name for c in synthesize("Keep it friendly.", QUALITATIVE_ASSESSMENT)}
+
+
+def test_a_ban_with_two_verbs_bans_their_shared_object() -> None:
+    sentence = "Never mention or hint at compensation, that's the claims team's job."
+    ban = by_check(synthesize(sentence, EXCLUSION), family="excludes")
+    assert not run(ban, "You may be entitled to compensation.") and run(ban, "Sorry for the wait.")
+    assert not [c for c in synthesize("Don't mention it or hint at it.", EXCLUSION) if not c.asks_llm]
+
+
+def test_an_if_clause_on_it_is_on_the_input_given_just_before() -> None:
+    sentence = "If it's \"provisional\", say we'll update them by {next_update_time}."
+    prompt = f"Flight {{flight}} is late.\nEstimate status: {{estimate_status}}. {sentence}\n"
+    said = by_check(synthesize(sentence, INCLUSION, prompt=prompt), family="mentions")
+    provisional = {"estimate_status": "provisional", "next_update_time": "10:45"}
+    assert run(said, "New time 12:30, next update by 10:45.", provisional)
+    assert not run(said, "New time 12:30.", provisional)
+    with pytest.raises(checks.NotApplicable):  # a rule for provisional estimates only
+        run(said, "New time 12:30.", {**provisional, "estimate_status": "firm"})
