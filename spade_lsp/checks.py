@@ -124,6 +124,8 @@ _MARKDOWN_CUE = re.compile(  # a heading, bold, a list, a fence, a link, a table
 #: A web address, bare ("https://x.y", "www.x.y") or as a markdown link's target.
 _LINK = re.compile(r"\bhttps?://[^\s<>()\[\]]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>()\[\]]*", re.IGNORECASE)
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
+#: An email address: "ana.lima@example.com".
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 #: A run of digits that may be a phone number: an optional "+", an area code in parentheses, groups joined by
 #: spaces, dots or dashes. :func:`_is_phone_number` then rules out dates, clock times and grouped amounts.
 _PHONE = re.compile(r"(?<![\w.:/+-])\+?(?:\(\d{1,5}\)[ .-]?)?\d[\d .-]{4,18}\d(?![\w:/]|[.-]\d)")
@@ -167,6 +169,7 @@ COUNT_UNITS: Final = (
     "links",
     "bold",
     "phone_numbers",
+    "emails",
     "am_pm_times",
     "first_person",
     "prices",
@@ -255,6 +258,8 @@ def count(text: str, unit: str) -> int:
         return sum(1 for _ in _BOLD_SPAN.finditer(text))
     if unit == "phone_numbers":
         return sum(1 for match in _PHONE.finditer(text) if _is_phone_number(match.group()))
+    if unit == "emails":
+        return len(_EMAIL.findall(text))
     if unit == "am_pm_times":
         return len(_AM_PM_TIME.findall(text))
     if unit == "prices":

@@ -96,12 +96,13 @@ _UNITS: Final = {
     "bold": "bold", "bold text": "bold", "bolding": "bold", "boldface": "bold", "bold formatting": "bold",
     # only ever banned: "no phone numbers", "never am/pm"
     "phone numbers": "phone_numbers", "telephone numbers": "phone_numbers",
+    "email addresses": "emails", "emails": "emails", "e-mail addresses": "emails",
     "am/pm": "am_pm_times", "am/pm times": "am_pm_times",
 }  # fmt: skip
 #: Units that are only ever banned, never counted to a number ("the text delimited by three backticks" is an input's
 #: fence).
 _BANNED_ONLY: Final = frozenset(
-    word for word, unit in _UNITS.items() if unit in {"bold", "phone_numbers", "am_pm_times"}
+    word for word, unit in _UNITS.items() if unit in {"bold", "phone_numbers", "emails", "am_pm_times"}
 ) | {"fences", "backticks"}
 
 _AT_MOST: Final = (
@@ -437,6 +438,9 @@ class _Vocabulary:
         match = re.search(rf"\b{re.escape(phrase)}\s*[,:]?\s*(?:{token})", self.prompt, re.IGNORECASE)
         if match:
             return match.group(1) or match.group(2)
+        counted = re.match(r"(?:the\s+)?(?:number|count|total)\s+of\s+(\S.*)$", phrase.strip(), re.IGNORECASE)
+        if counted:  # "the number of customers affected" of "Customers affected: {customers_affected}": its value
+            return self.input_named(counted.group(1))
         # "the centre name" of {centre_name}: the input's own name, written as words
         words = re.sub(r"^(?:the|a|an|your|our|their|its)\s+", "", phrase.strip().lower()).replace("'s ", " ")
         words = words.replace("’s ", " ")  # "the coordinator's name" of {coordinator_name}
@@ -1337,6 +1341,7 @@ _BAN_VERBS: Final = (
 _STRUCTURAL: Final = (
     "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks|code fences|links|"
     "urls|hyperlinks|bold formatting|bold text|boldface|bolding|bold|fences|backticks|phone numbers|telephone numbers|"
+    "email addresses|e-mail addresses|emails|"
     "am/pm times|am/pm"
 )
 

@@ -614,6 +614,8 @@ def test_an_email_opens_after_its_subject_line_and_counts_phones_clock_times_and
     assert not checks.starts_with("Subject: Recital moved\n\nHello,\n\nDear Ms Ode", "Dear Ms Ode,")
     assert checks.count("Call 0800 123 4567 or (020) 7946 0958.", "phone_numbers") == 2
     assert checks.count("On 2025-06-14 at 23:30, 1 250 000 points, ref 4471.", "phone_numbers") == 0
+    assert checks.count("Write to ana.lima@example.com or ops+night@air.co.uk.", "emails") == 2
+    assert checks.count("Tag @data-platform, see v2.0 of docs@ home.", "emails") == 0
     assert checks.count("From 1am to 4:30 a.m., then 6 PM.", "am_pm_times") == 3
     assert checks.count("From 01:00 to 04:30; I am here.", "am_pm_times") == 0
     assert checks.count('She said "I love it" and we cheered.', "first_person") == 1

@@ -2658,3 +2658,14 @@ def test_an_if_clause_on_it_is_on_the_input_given_just_before() -> None:
     assert not run(said, "New time 12:30.", provisional)
     with pytest.raises(checks.NotApplicable):  # a rule for provisional estimates only
         run(said, "New time 12:30.", {**provisional, "estimate_status": "firm"})
+
+
+def test_a_ban_on_the_number_of_a_counted_input_bans_its_value_and_email_addresses_are_a_unit() -> None:
+    sentence = "Never include the number of customers affected (that figure is for internal use only)."
+    prompt = f"Area: {{area}}\nCustomers affected: {{customers_affected}}\n{sentence}\n"
+    ban = by_check(synthesize(sentence, EXCLUSION, prompt=prompt), family="not_mentions")
+    affected = {"customers_affected": "3,870", "area": "Riverside"}
+    assert not run(ban, "About 3,870 customers are out in Riverside.", affected)
+    assert run(ban, "Power is out in Riverside.", affected)
+    emails = by_check(synthesize("- No phone numbers, emails, or links.", EXCLUSION), unit="emails")
+    assert not run(emails, "Message me at sam@shop.example.com") and run(emails, "Message me here on the app.")
