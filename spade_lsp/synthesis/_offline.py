@@ -504,9 +504,14 @@ class OfflineSynthesizer:
             drafts = list(self._drafts(instruction, context, vocabulary, examples))
             if guard is not None:  # "- X/Twitter: ... 280 characters or less" under "Match the platform:": the
                 # rule's checks for that value alone, and a model's question about the whole item as before
-                rule = self._drafts(instruction, context, vocabulary, examples, rule=guard[2])
-                guarded = [_guarded(draft, guard[0], guard[1]) for draft in rule if not draft.asks_llm]
-                drafts = [*guarded, *(draft for draft in drafts if draft.asks_llm)] if guarded else drafts
+                field, case, rule_text, before = guard
+                rule = self._drafts(instruction, context, vocabulary, examples, rule=rule_text)
+                guarded = [_guarded(draft, field, case) for draft in rule if not draft.asks_llm]
+                # "2. First paragraph: state the amount. If the date is "none", don't mention ...": the first
+                # sentence's checks for every example
+                unguarded = self._drafts(instruction, context, vocabulary, examples, rule=before) if before else ()
+                plain = [draft for draft in unguarded if not draft.asks_llm]
+                drafts = [*plain, *guarded, *(draft for draft in drafts if draft.asks_llm)] if guarded else drafts
             if not drafts and instruction.removed_in is None and _written_in_another_language(instruction):
                 drafts = [_ask_draft(_clean(instruction.text), WORKFLOW_DESCRIPTION)]  # a model reads what this cannot
             for draft in drafts:
@@ -738,6 +743,8 @@ def _asks_to_mention(text: str, field: str) -> bool:
         before = _CLAUSE_BREAK.split(text[: match.start()].rstrip(" ,:(\u2014-"))[-1]
         words = " ".join(before.split()[-6:])
         cue = _MENTION_CUE.search(words)
+        if cue and cue.group().lower().startswith("tell") and not re.search(r"\bthat\b", words[cue.end() :]):
+            continue  # "telling residents on {street_name} that ...": whom it tells, not what it says
         if cue and (not _WHO_OR_HOW.search(field) or _EXPLICIT_MENTION.match(cue.group())):
             return True  # "use the {tone} tone" says how to write, not what the text says
     return False
@@ -1196,15 +1203,21 @@ _IF_STATE: Final = re.compile(
 )
 
 
-def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary) -> tuple[str, str, str] | None:
-    """(input, value, rule) for a rule given for one value of an input: a list item ("- X/Twitter: the whole post
-    must be 280 characters or less" under "Match the platform:", in a prompt with "Platform: {platform}"; the
-    list's introduction names the input, the item's label is no part of the response), or an if-clause on the
-    input's quoted value ('If the deposit is "none", don't mention payment at all')."""
+def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary) -> tuple[str, str, str, str] | None:
+    """(input, value, rule, before) for a rule given for one value of an input: a list item ("- X/Twitter: the
+    whole post must be 280 characters or less" under "Match the platform:", in a prompt with "Platform:
+    {platform}"; the list's introduction names the input, the item's label is no part of the response), or an
+    if-clause on the input's quoted value ('If the deposit is "none", don't mention payment at all'), which may
+    follow a sentence of the same item that asks something of every response (``before``; "" when none)."""
     if instruction.removed_in is not None:
         return None
     cleaned = _clean(instruction.text)
+    before = ""
     clause = _IF_VALUE.match(cleaned) or _IF_STATE.match(cleaned)  # 'If the deposit is "none", don't mention ...'
+    later = re.search(r"(?<=[.;])\s+(?=if\b)", cleaned, re.IGNORECASE) if clause is None else None
+    if later is not None:  # '2. First paragraph: state the date. If the date is "none scheduled", don't mention ...'
+        clause = _IF_VALUE.match(cleaned[later.end() :])
+        before = cleaned[: later.start()]
     if clause is not None:
         noun = clause.group("noun").strip()
         field = vocabulary.input_named(noun) or vocabulary.input_named(f"the {noun}")
@@ -1212,7 +1225,7 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
             start = instruction.start or max(prompt.find(instruction.text), 0)
             given = re.findall(r"\{(\w+)\}", prompt[:start].rsplit("\n", 1)[-1])
             field = given[-1] if given and given[-1] in vocabulary.inputs else None
-        return (field, clause.group("value").strip(), clause.group("rule").strip()) if field else None
+        return (field, clause.group("value").strip(), clause.group("rule").strip(), before) if field else None
     intro = _list_intro(prompt, instruction.text)
     label = re.match(r"([A-Za-z][\w /&'+.-]{0,30}?)\s*:\s+(?=\S)", cleaned)
     if intro is None or label is None or _RULE_LABELS.search(label.group(1).lower()):
@@ -1225,7 +1238,7 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
     if len(named) != 1 or _has_section(prompt, label.group(1).lower()):
         return None
     case = re.sub(r"^(?:for|if|when|on|in)\s+", "", label.group(1).strip(), flags=re.IGNORECASE)  # "- For LinkedIn:"
-    return named[0], case, cleaned[label.end() :]
+    return named[0], case, cleaned[label.end() :], ""
 
 
 def _guarded(draft: _Draft, field: str, case: str) -> _Draft:

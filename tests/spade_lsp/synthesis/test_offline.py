@@ -2669,3 +2669,28 @@ def test_a_ban_on_the_number_of_a_counted_input_bans_its_value_and_email_address
     assert run(ban, "Power is out in Riverside.", affected)
     emails = by_check(synthesize("- No phone numbers, emails, or links.", EXCLUSION), unit="emails")
     assert not run(emails, "Message me at sam@shop.example.com") and run(emails, "Message me here on the app.")
+
+
+def test_what_a_sentence_tells_is_asked_for_and_whom_it_tells_is_not() -> None:
+    told = "Write an SMS telling residents on {street_name} that {new_date} is their new collection day."
+    mentioned = {c.check["field"] for c in synthesize(told, INCLUSION, prompt=told) if c.check and "field" in c.check}
+    assert mentioned == {"new_date"}
+    quoted = "Quote the reference {case_reference} in the first line."
+    assert by_check(synthesize(quoted, INCLUSION, prompt=quoted), family="mentions")
+
+
+def test_an_if_clause_after_a_sentence_of_the_same_item_guards_its_own_rule_only() -> None:
+    item = (
+        "2. First paragraph: state the past-due amount and the disconnection date plainly. If the disconnection date "
+        'is "none scheduled", '
+        "don't mention disconnection anywhere in the letter."
+    )
+    prompt = f"Past due: {{past_due_amount}}\nDisconnection date: {{disconnection_date}}\n\n{item}\n"
+    read = synthesize(item, INCLUSION, EXCLUSION, prompt=prompt)
+    ban = by_check(read, family="excludes")
+    none = {"disconnection_date": "none scheduled", "past_due_amount": "$412.60"}
+    assert not run(ban, "Your balance of $412.60 risks disconnection.", none)
+    with pytest.raises(checks.NotApplicable):
+        run(ban, "Service may be disconnected on December 3.", {**none, "disconnection_date": "December 3"})
+    amount = by_check(read, family="mentions")  # the first sentence's, for every letter
+    assert run(amount, "You owe $412.60.", none) and not run(amount, "You owe some money.", none)
