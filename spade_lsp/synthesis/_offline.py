@@ -522,7 +522,7 @@ class OfflineSynthesizer:
                     continue
                 position[key] = len(out)
                 out.append(_candidate(draft, instruction, taken))
-        return out
+        return _without_superseded(out)
 
     def _drafts(
         self,
@@ -1201,6 +1201,23 @@ _IF_STATE: Final = re.compile(
     r"(?P<value>[a-z][\w-]{1,20})\s*,\s*(?P<rule>[^.;]+[.;]?)",
     re.IGNORECASE,
 )
+
+
+def _exact_count(candidate: Candidate) -> tuple[Any, ...] | None:
+    """What an exact count candidate counts ("exactly five lines"): its unit, part and per-item scope."""
+    check = candidate.check
+    if not check or check.get("family") != "count" or check.get("min") is None or check.get("min") != check.get("max"):
+        return None
+    return check["unit"], check.get("section"), check.get("per")
+
+
+def _without_superseded(candidates: list[Candidate]) -> list[Candidate]:
+    """Without an earlier version's exact count that the newest version states again with another number: the
+    prompt now asks for its own ("exactly these five lines" where "these four lines" was), and no output can
+    meet both. A limit the newest version changed or dropped stays (a removed limit may be a relaxed one,
+    which the labelled examples decide)."""
+    current = {_exact_count(c) for c in candidates if c.removed_in is None} - {None}
+    return [c for c in candidates if c.removed_in is None or _exact_count(c) not in current]
 
 
 def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary) -> tuple[str, str, str, str] | None:

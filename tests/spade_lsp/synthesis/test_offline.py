@@ -2694,3 +2694,16 @@ def test_an_if_clause_after_a_sentence_of_the_same_item_guards_its_own_rule_only
         run(ban, "Service may be disconnected on December 3.", {**none, "disconnection_date": "December 3"})
     amount = by_check(read, family="mentions")  # the first sentence's, for every letter
     assert run(amount, "You owe $412.60.", none) and not run(amount, "You owe some money.", none)
+
+
+def test_an_earlier_count_the_newest_version_restates_is_not_offered() -> None:
+    now = "Please give me exactly these five lines:"
+    prompt = f"Triage the failed task.\n{now}\n"
+    earlier = (
+        Instruction("Please give me these four lines:", (COUNT,), 1, removed_in=2, reworded=True),
+        Instruction("Keep it under 80 words.", (COUNT,), 1, removed_in=2),  # a limit, which may be a relaxed one
+    )
+    current = Instruction(now, (COUNT,), 2, "sentence", prompt.index(now), prompt.index(now) + len(now))
+    counts = OfflineSynthesizer().synthesize([current], PromptContext(prompt, (), earlier=earlier))
+    bounds = {(c.check["unit"], c.check["min"], c.check["max"]) for c in counts if c.check}
+    assert bounds == {("lines", 5, 5), ("words", None, 79)}, bounds
