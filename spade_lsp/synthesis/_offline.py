@@ -1559,12 +1559,15 @@ def _counts_one_part(lowered: str, match: re.Match[str], prompt: str, text: str,
     bracketed = "(" in lowered[: match.start()] and re.fullmatch(r"\s*\)\W*", lowered[match.end() :])
     if bracketed and _lines_before_item(prompt, text) is not None:
         return True  # "2. The exact error line from the log, in backticks (one line).": that item's size
+    put_in = re.search(r"(?:^|[,;:]\s*)([a-z][\w' -]{2,80}?)\s+in\s+$", lowered[: match.start()])
+    of_a_part = put_in is not None and not _WHOLE_VERBS.match(put_in.group(1).strip())
+    if of_a_part and re.match(r"[^.;]*?,?\s+(?:and\s+)?then\b", lowered[match.end() :]):
+        return True  # "Tell me the root cause in one sentence ..., then tell me what to do next": the cause's
     if unit not in ("sentences", "lines") or _lines_before_item(prompt, text) is None:
         return False
     if _SIZE_OF_WHAT.match(lowered, match.end()):
         return True
-    put_in = re.search(r"(?:^|[,;:]\s*)([a-z][\w' -]{2,80}?)\s+in\s+$", lowered[: match.start()])
-    return put_in is not None and not _WHOLE_VERBS.match(put_in.group(1).strip())
+    return of_a_part
 
 
 def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_Draft]:

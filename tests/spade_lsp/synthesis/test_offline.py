@@ -2546,6 +2546,7 @@ def test_an_input_is_asked_for_only_where_the_sentence_asks_to_mention_or_use_it
         ("- Give one sentence on why the pairing works, naming a specific ingredient.", False),
         ("- Sum up the preparation in one short sentence.", False),
         ("1. One sentence giving the number of objections and of supporting comments.", False),
+        ("Tell me the root cause in one sentence and quote the log line, then tell me what to do next.", False),
         ("- Reply in at most 3 sentences.", True),  # the response's
         ("- Answer in one sentence.", True),
         ("Write a two-sentence summary of the article.", True),
