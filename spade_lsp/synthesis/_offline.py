@@ -1747,6 +1747,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 continue  # "and a one-sentence opener", "- Give one sentence on why the pairing works": that part's
             if per is not None and per[1] == "items" and unit in ("list_items", "bullets", "numbered_items"):
                 continue  # "four options per question": items inside items, which the parts of a list cannot tell
+            if unit in ("list_items", "bullets", "numbered_items") and _CHOICES.search(text):
+                continue  # "Multiple choice: 4 options A-D": each question's options, not the quiz's items
             elsewhere = re.search(r"\b(?:each|every)\s+(?:single\s+)?([a-z]+)\b", clause + match.group(0))
             if (
                 elsewhere
@@ -1790,6 +1792,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 rest = rest[more.end() :]
 
 
+#: The options of a multiple-choice question: "4 options A-D", "options labelled A to D", "multiple choice".
+_CHOICES: Final = re.compile(r"\bmultiple[- ]choice\b|\boptions?\b[^.\n]{0,20}\b[A-E]\s*(?:-|–|to)\s*[B-H]\b", re.I)
 #: A negation just before "more than N" or "fewer than N", which turns it into "at most N" or "at least N".
 _NEGATED_COMPARISON: Final = re.compile(
     r"\b(?:don't|do not|never|must not|mustn't|should not|shouldn't|cannot|can't|not|avoid)\s+(?:[\w']+\s+){0,3}$"

@@ -2708,3 +2708,10 @@ def test_an_earlier_count_the_newest_version_restates_is_not_offered() -> None:
     counts = OfflineSynthesizer().synthesize([current], PromptContext(prompt, (), earlier=earlier))
     bounds = {(c.check["unit"], c.check["min"], c.check["max"]) for c in counts if c.check}
     assert bounds == {("lines", 5, 5), ("words", None, 79)}, bounds
+
+
+def test_the_options_of_a_multiple_choice_question_are_no_items_of_the_quiz() -> None:
+    sentence = "4. Multiple choice: 4 options A-D, exactly one correct."
+    prompt = f"Write a five-question quiz on {{topic}}.\n{sentence}\n"
+    assert not [c for c in synthesize(sentence, COUNT, prompt=prompt) if (c.check or {}).get("unit") == "list_items"]
+    assert by_check(synthesize("Give 4 options.", COUNT), unit="list_items").check["max"] == 4
