@@ -153,26 +153,30 @@ def phrase_code(phrase: str) -> str:
     return literal(phrase)
 
 
-def phrases_draft(phrases: list[str], *, exclude: bool) -> Draft:
-    """The response holds every phrase (``exclude``: none of them), whole words, any inflection."""
+def phrases_draft(phrases: list[str], *, exclude: bool, any_of: bool = False) -> Draft:
+    """The response holds every phrase (``any_of``: one of them at least; ``exclude``: none of them), whole
+    words, any inflection."""
     verb = "excludes" if exclude else "includes"
     listed = "[" + ", ".join(map(phrase_code, phrases)) + "]"  # a placeholder in a phrase is filled per example
     if len(phrases) == 1:
         expression = f"{'not ' if exclude else ''}checks.contains_phrase(response, {phrase_code(phrases[0])})"
     elif exclude:
         expression = f"not checks.contains_any(response, {listed})"
+    elif any_of:
+        expression = f"checks.contains_any(response, {listed})"
     else:
         expression = f"all(checks.contains_phrase(response, p) for p in {listed})"
     quoted = ", ".join(f"“{p}”" for p in phrases)
     inflected = " (any inflection)" if any(ch.isalpha() for ch in "".join(phrases)) else ""
-    description = f"Uses none of: {quoted}{inflected}." if exclude else f"Contains {quoted}{inflected}."
+    contains = "Contains one of" if any_of and len(phrases) > 1 else "Contains"
+    description = f"Uses none of: {quoted}{inflected}." if exclude else f"{contains} {quoted}{inflected}."
     named = dict.fromkeys(MARK_NAMES.get(phrase, phrase) for phrase in phrases)
     return Draft(
         f"{verb}_{'_'.join(named)}",
         EXCLUSION if exclude else INCLUSION,
         description,
         expression,
-        {"family": verb, "phrases": [p.lower() for p in phrases]},
+        {"family": verb, "phrases": [p.lower() for p in phrases], **({"any": True} if any_of and not exclude else {})},
     )
 
 

@@ -2370,8 +2370,9 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         # "finish with one line starting with 'Advice:'": the part's edge, which the response's own need not be
         yield phrases_draft([quoted[0] if start else quoted[-1]], exclude=False)
         start = end = None
-    if start and quoted:
-        opening = _slot_filled(_shared_by_alternatives(text, quoted, end=False), vocabulary)
+    if start and quoted:  # the quotes after the opening verb: 'addressed as "you", and don't open with "Great ..."'
+        opening_quotes = [q for q in quoted if text.find(q, start.end()) >= 0] or quoted
+        opening = _slot_filled(_shared_by_alternatives(text, opening_quotes, end=False), vocabulary)
         if opening:
             yield edge_draft(opening, end=False, refused=edge_refused(text, end=False))
     elif (
@@ -2455,13 +2456,17 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         text,
         re.IGNORECASE,
     )
-    signature = (quoted[-1] if quoted else sign_off.group(1).strip(" \"'“”‘’")) if sign_off else ""
+    signed = sign_off.group(1) if sign_off else ""
+    # the quotation after the verb, not one elsewhere ('start with "Hi {first_name}," and sign off with ...')
+    own_quotes = [phrase for phrase in quoted if phrase in signed]
+    signature = own_quotes[-1] if own_quotes else signed.strip(" \"'“”‘’")
     first_name = bool(re.search(r"\bfirst\s+name\b", signature, re.IGNORECASE))  # "{coordinator_name}'s first name"
-    if not quoted and PLACEHOLDER_PATTERN.search(signature):  # "the sender's name, {sender_name}": the input
-        signature = " ".join(match.group() for match in PLACEHOLDER_PATTERN.finditer(signature))
-    elif not quoted and re.search(r"\b(?:your|their|his|her|our|name|names)\b|['’]s\b", signature, re.IGNORECASE):
+    placeholder = PLACEHOLDER_PATTERN.search(signature)
+    if not own_quotes and placeholder:  # "the sender's name, {sender_name}": the input (the first: "{recruiter_name},
+        signature = placeholder.group()  # Talent Acquisition, on behalf of {manager_name}" is signed by the recruiter)
+    elif not own_quotes and re.search(r"\b(?:your|their|his|her|our|name|names)\b|['’]s\b", signature, re.I):
         signature = ""  # "sign off with your name": which name is not in the sentence
-    if signature and (quoted or len(signature.split()) <= 6):
+    if signature and (own_quotes or len(signature.split()) <= 6):
         yield _Draft(
             f"signs_off_as_{_slug(signature, 32)}",
             PRESENTATION_FORMAT,
@@ -2784,9 +2789,15 @@ _LEADING_CONDITION: Final = re.compile(r"\s*(?:[\w -]{1,30}:\s*)?(?:if|when|when
 #: A colon or dash after which the sentence asks for something new: "... can't be confirmed: say we've noted it".
 _NEXT_INSTRUCTION: Final = re.compile(
     r"\s*[:—–-]\s+(?=(?:instead\s+|just\s+|simply\s+)?(?:say|tell|write|reply|explain|offer|ask|suggest|let|point|"
-    r"direct|refer|apologi[sz]e|thank|acknowledge|confirm)\b)",
+    r"direct|refer|apologi[sz]e|thank|acknowledge|confirm)\b)"
+    # "no subject line, start with "Hi {candidate_first_name},"": the next instruction of a list of them
+    r"|\s*,\s+(?:and\s+)?(?=(?:start|begin|open|end|finish|close|sign|address|keep)\b)",
     re.IGNORECASE,
 )
+
+
+#: Quoted phrases offered as alternatives: '"linked to" or "associated with"'.
+_ALTERNATIVE_QUOTES: Final = re.compile(r"[\"”'’]\s*,?\s+or\s+[\"“'‘]")
 
 
 def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_Draft]:
@@ -2870,8 +2881,9 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
             expression=draft.expression.replace("(response,", "(checks.unquoted(response),"),
             check={**(draft.check or {}), "outside_quotations": True},
         )
-    elif phrases:
-        yield phrases_draft(phrases, exclude=exclude)
+    elif phrases:  # 'Say "linked to" or "associated with"': either will do
+        alternatives = not exclude and len(quoted) > 1 and _ALTERNATIVE_QUOTES.search(scope) is not None
+        yield phrases_draft(phrases, exclude=exclude, any_of=alternatives)
     for field in banned_inputs:
         yield mentions_draft(field, exclude=True)
 

@@ -2715,3 +2715,20 @@ def test_the_options_of_a_multiple_choice_question_are_no_items_of_the_quiz() ->
     prompt = f"Write a five-question quiz on {{topic}}.\n{sentence}\n"
     assert not [c for c in synthesize(sentence, COUNT, prompt=prompt) if (c.check or {}).get("unit") == "list_items"]
     assert by_check(synthesize("Give 4 options.", COUNT), unit="list_items").check["max"] == 4
+
+
+def test_quoted_alternatives_ask_for_one_of_them_and_a_sign_off_is_the_quote_after_its_verb() -> None:
+    either = by_check(synthesize('Use "linked to" or "associated with" instead.', INCLUSION), family="includes")
+    assert run(either, "Tea was linked to fewer fractures.") and not run(either, "Tea prevents fractures.")
+    both = by_check(synthesize('Include the words "refund" and "receipt".', INCLUSION), family="includes")
+    assert not run(both, "Your refund is on its way.")
+    letter = 'Keep it under 150 words, no subject line, start with "Hi {first_name}," and sign off with just your name.'
+    read = synthesize(letter, PRESENTATION_FORMAT, EXCLUSION, prompt=letter)
+    assert {c.check["family"] for c in read if c.check} == {"count", "starts_with"}  # no signature, first name allowed
+    recruiter = "- Sign off as {recruiter_name}, Talent Acquisition, on behalf of {manager_name}."
+    signed = by_check(synthesize(recruiter, PRESENTATION_FORMAT, prompt=recruiter), family="signed_by")
+    names = {"recruiter_name": "Dana Ruiz", "manager_name": "Omar Haddad"}
+    assert run(signed, "Best,\nDana Ruiz\nTalent Acquisition", names)
+    opening = 'Plain text, addressed to the employee as "you", and don\'t open with "Great question" or similar.'
+    refused = by_check(synthesize(opening, PRESENTATION_FORMAT), family="not_starts_with")
+    assert not run(refused, "Great question! You get 25 days.") and run(refused, "You get 25 days of leave.")
