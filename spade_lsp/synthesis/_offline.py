@@ -1580,6 +1580,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         spans.append(match.span())
         return True
 
+    if _FORM_LINE.match(text):
+        return  # "1. [ID] Name (Institution) - one-line reason": an item of a form to fill, sized within it
     numbered_line = _NUMBERED_LINE.match(lowered)
     if numbered_line is None and (
         re.match(r"(?:after|below|under|following|before|above)\s+the\b", lowered)
@@ -1794,6 +1796,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
 
 #: The options of a multiple-choice question: "4 options A-D", "options labelled A to D", "multiple choice".
 _CHOICES: Final = re.compile(r"\bmultiple[- ]choice\b|\boptions?\b[^.\n]{0,20}\b[A-E]\s*(?:-|–|to)\s*[B-H]\b", re.I)
+#: A line of an output form, opening with a slot to fill: "1. [ID] Name (Institution) - one-line reason".
+_FORM_LINE: Final = re.compile(r"^\s*(?:(?:\d+[.)]|[-*•])\s+)?\[[A-Za-z][^\]\n]*\]\s+[A-Z(\[<]")
 #: A negation just before "more than N" or "fewer than N", which turns it into "at most N" or "at least N".
 _NEGATED_COMPARISON: Final = re.compile(
     r"\b(?:don't|do not|never|must not|mustn't|should not|shouldn't|cannot|can't|not|avoid)\s+(?:[\w']+\s+){0,3}$"
@@ -1995,7 +1999,9 @@ def _scope(lowered: str) -> str | None:
     if template:  # "TITLE: <title, at most 8 words>", a schema's "summary: string, at most 15 words" or '"notes": ...'
         return template.group(1).strip()
     item = _SIZED_ITEM.match(lowered)
-    if item:  # "- summary (2-3 sentences)", a part named and sized, nothing more: that part's size
+    # "- summary (2-3 sentences)", a part named and sized: that part's size; not the prompt's own "FORMAT (plain
+    # text, exactly these three sections)"
+    if item and item.group(1) not in _PROMPT_PARTS:
         return item.group(1).strip()
     labelled = re.match(
         r"^(?:then|next|after\s+that|finally|and)\s*,?\s+[\"“'`]([a-z][\w \-]{0,30}?):?[\"”'`]", lowered

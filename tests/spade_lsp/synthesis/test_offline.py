@@ -2732,3 +2732,14 @@ def test_quoted_alternatives_ask_for_one_of_them_and_a_sign_off_is_the_quote_aft
     opening = 'Plain text, addressed to the employee as "you", and don\'t open with "Great question" or similar.'
     refused = by_check(synthesize(opening, PRESENTATION_FORMAT), family="not_starts_with")
     assert not run(refused, "Great question! You get 25 days.") and run(refused, "You get 25 days of leave.")
+
+
+def test_a_line_of_an_output_form_and_the_prompts_own_format_label_size_no_part_of_their_own() -> None:
+    prompt = (
+        "FORMAT (plain text, exactly these three sections)\nPICKS\n1. [ID] Name (Institution) - one-line reason\n"
+        "EXCLUDED\n- [ID] Name - reason\n"
+    )
+    form_line = "1. [ID] Name (Institution) - one-line reason"
+    assert not [c for c in synthesize(form_line, COUNT, prompt=prompt) if c.check]
+    label = "FORMAT (plain text, exactly these three sections)"
+    assert {c.check.get("section") for c in synthesize(label, COUNT, prompt=prompt) if c.check} == {None}
