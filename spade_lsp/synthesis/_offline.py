@@ -1220,6 +1220,14 @@ def _without_superseded(candidates: list[Candidate]) -> list[Candidate]:
     return [c for c in candidates if c.removed_in is None or _exact_count(c) not in current]
 
 
+#: A channel a rule is given for, as a list item's label ("- chat: ...", "- SMS: ..."), and the input that names the
+#: channel of each example.
+_CHANNEL_NAME: Final = re.compile(
+    r"(?:chat|live chat|e-?mail|sms|text|push|whatsapp|web|app|in-app|phone|voice|letter|post)", re.IGNORECASE
+)
+_CHANNEL_INPUT: Final = re.compile(r"^(?:channel|medium|contact_channel|reply_channel|delivery_channel)$")
+
+
 def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary) -> tuple[str, str, str, str] | None:
     """(input, value, rule, before) for a rule given for one value of an input: a list item ("- X/Twitter: the
     whole post must be 280 characters or less" under "Match the platform:", in a prompt with "Platform:
@@ -1252,6 +1260,8 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
         for field in vocabulary.inputs
         if re.search(rf"\b{re.escape(field.replace('_', ' '))}s?\b", intro, re.IGNORECASE)
     ]
+    if not named and _CHANNEL_NAME.fullmatch(label.group(1).strip()):  # "- chat: start with "Hi", under 90 words."
+        named = [field for field in vocabulary.inputs if _CHANNEL_INPUT.search(field)]  # of "Channel: {channel}"
     if len(named) != 1 or _has_section(prompt, label.group(1).lower()):
         return None
     case = re.sub(r"^(?:for|if|when|on|in)\s+", "", label.group(1).strip(), flags=re.IGNORECASE)  # "- For LinkedIn:"
@@ -2458,11 +2468,12 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     sign_off = re.search(
         # the verb ("sign off as", "signed with"), not the noun ("warning signs as bullet points")
         r"(?<!\bwarning )(?<!\bthe )(?<!\ba )(?<!\bany )(?<!\bno )(?<!\bthese )(?<!\bthose )"
-        r"\b(?:signs\s+off|sign(?:ed)?(?!\s+(?:in|up|into|out|on)\b)(?:\s+off)?)\s+(?:\w+\s+){0,2}?(?:as|with)\s+(.+?)[.!]?$",
+        r"\b(?:signs\s+off|sign(?:ed)?(?!\s+(?:in|up|into|out|on)\b)(?:\s+off)?)\s+(?:\w+\s+){0,2}?(?:as|with)\s+(.+?)[.!]?$"
+        r"|\bsign(?:s|ed)?\s+off\s+([\"“][^\"”]+[\"”])",  # 'sign off "Northgate Customer Care"'
         text,
         re.IGNORECASE,
     )
-    signed = sign_off.group(1) if sign_off else ""
+    signed = (sign_off.group(1) or sign_off.group(2)) if sign_off else ""
     # the quotation after the verb, not one elsewhere ('start with "Hi {first_name}," and sign off with ...')
     own_quotes = [phrase for phrase in quoted if phrase in signed]
     signature = own_quotes[-1] if own_quotes else signed.strip(" \"'“”‘’")

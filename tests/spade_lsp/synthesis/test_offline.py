@@ -2743,3 +2743,15 @@ def test_a_line_of_an_output_form_and_the_prompts_own_format_label_size_no_part_
     assert not [c for c in synthesize(form_line, COUNT, prompt=prompt) if c.check]
     label = "FORMAT (plain text, exactly these three sections)"
     assert {c.check.get("section") for c in synthesize(label, COUNT, prompt=prompt) if c.check} == {None}
+
+
+def test_a_rule_given_for_one_channel_holds_for_that_channels_examples_only() -> None:
+    rules = '- chat: start with "Hi" and their first name, no sign-off, under 90 words.'
+    email = '- email: greeting, short paragraphs, sign off "Northgate Customer Care".'
+    prompt = f"Customer: {{first_name}}\nChannel: {{channel}}\n\nHow to write the reply:\n{rules}\n{email}\n"
+    opening = by_check(synthesize(rules, PRESENTATION_FORMAT, prompt=prompt), family="starts_with")
+    assert run(opening, "Hi Sam, your card is frozen.", {"channel": "chat", "first_name": "Sam"})
+    with pytest.raises(checks.NotApplicable):
+        run(opening, "Dear Sam,\nYour card is frozen.", {"channel": "email", "first_name": "Sam"})
+    signed = by_check(synthesize(email, PRESENTATION_FORMAT, prompt=prompt), family="signed_by")
+    assert run(signed, "Dear Sam,\nDone.\nKind regards,\nNorthgate Customer Care", {"channel": "email"})
