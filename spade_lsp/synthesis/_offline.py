@@ -2803,7 +2803,8 @@ _MORE_LINES_AFTER: Final = re.compile(r"[\"”'’`]?\s*[,;]?\s*(?:and\s+)?(?:th
 _OWED_BY_SOME: Final = frozenset({"invites_contact", "call_to_action"})
 #: A sentence that opens with its condition, after a topic's label if it has one: "If the review mentions ...".
 _LEADING_CONDITION: Final = re.compile(r"\s*(?:[\w -]{1,30}:\s*)?(?:if|when|whenever|unless|in case)\b", re.IGNORECASE)
-#: A colon or dash after which the sentence asks for something new: "... can't be confirmed: say we've noted it".
+#: A colon or dash after which the sentence asks for something new ("... can't be confirmed: say we've noted it"),
+#: or a comma before the next instruction of a list of them.
 _NEXT_INSTRUCTION: Final = re.compile(
     r"\s*[:—–-]\s+(?=(?:instead\s+|just\s+|simply\s+)?(?:say|tell|write|reply|explain|offer|ask|suggest|let|point|"
     r"direct|refer|apologi[sz]e|thank|acknowledge|confirm)\b)"
