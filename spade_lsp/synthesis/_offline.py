@@ -1636,6 +1636,12 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         yield _count_draft("prices", None, 0, None, None)
     if _THIRD_PERSON.search(lowered):  # "Write it in the third person": the narrator never says I or we
         yield _count_draft("first_person", None, 0, None, None)
+    kinds = _BANNED_KINDS.search(lowered)
+    if kinds is not None and _negation(text[: kinds.start()]) is not None:
+        # "Never copy sample values that could identify a person (emails, names, phone numbers, ...)": the kinds of
+        # it a count can find
+        for unit in dict.fromkeys(_UNITS[word] for word in _KIND_WORD.findall(kinds.group(1))):
+            yield _count_draft(unit, None, 0, None, None)
     for kind, pattern in _count_patterns(vocabulary.number):
         for match in pattern.finditer(lowered):
             if not fresh(match):
@@ -1804,6 +1810,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 rest = rest[more.end() :]
 
 
+#: Examples in brackets of what a ban covers, among them kinds a count finds: "(emails, names, phone numbers)".
+_KIND_WORD: Final = re.compile(r"\b(phone numbers|telephone numbers|email addresses|e-mail addresses|emails)\b")
+_BANNED_KINDS: Final = re.compile(r"\(([^()]*\b(?:phone numbers|telephone numbers|email addresses|emails)\b[^()]*)\)")
 #: The options of a multiple-choice question: "4 options A-D", "options labelled A to D", "multiple choice".
 _CHOICES: Final = re.compile(r"\bmultiple[- ]choice\b|\boptions?\b[^.\n]{0,20}\b[A-E]\s*(?:-|–|to)\s*[B-H]\b", re.I)
 #: A line of an output form, opening with a slot to fill: "1. [ID] Name (Institution) - one-line reason".

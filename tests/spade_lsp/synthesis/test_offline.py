@@ -2755,3 +2755,11 @@ def test_a_rule_given_for_one_channel_holds_for_that_channels_examples_only() ->
         run(opening, "Dear Sam,\nYour card is frozen.", {"channel": "email", "first_name": "Sam"})
     signed = by_check(synthesize(email, PRESENTATION_FORMAT, prompt=prompt), family="signed_by")
     assert run(signed, "Dear Sam,\nDone.\nKind regards,\nNorthgate Customer Care", {"channel": "email"})
+
+
+def test_kinds_a_count_finds_among_a_bans_bracketed_examples_are_banned() -> None:
+    sentence = "Never copy sample values that could identify a person (emails, names, phone numbers) into the text."
+    units = {c.check["unit"] for c in synthesize(sentence, EXCLUSION) if (c.check or {}).get("family") == "count"}
+    assert units == {"emails", "phone_numbers"}
+    asked = "Collect their contact details (emails, phone numbers)."
+    assert not [c for c in synthesize(asked, INCLUSION) if (c.check or {}).get("family") == "count"]
