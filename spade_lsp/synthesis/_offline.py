@@ -1245,11 +1245,12 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
         before = cleaned[: later.start()]
     if clause is not None:
         noun = clause.group("noun").strip()
-        field = vocabulary.input_named(noun) or vocabulary.input_named(f"the {noun}")
         if noun.lower() == "it":  # 'Estimate status: {estimate_status}. If it's "provisional", ...': that input
             start = instruction.start or max(prompt.find(instruction.text), 0)
             given = re.findall(r"\{(\w+)\}", prompt[:start].rsplit("\n", 1)[-1])
             field = given[-1] if given and given[-1] in vocabulary.inputs else None
+        else:
+            field = vocabulary.input_named(noun) or vocabulary.input_named(f"the {noun}")
         return (field, clause.group("value").strip(), clause.group("rule").strip(), before) if field else None
     intro = _list_intro(prompt, instruction.text)
     label = re.match(r"([A-Za-z][\w /&'+.-]{0,30}?)\s*:\s+(?=\S)", cleaned)
