@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from spade_lsp._columns import dump_json
 from spade_lsp.cli._reliability import scale_flags
 from spade_lsp.errors import InputError
 from spade_lsp.jobs import run_here, validate_params
@@ -245,7 +245,7 @@ def _progress_line(message: str, percentage: float | None) -> None:
 
 
 def _dump(out: TextIO, document: Mapping[str, Any]) -> None:
-    json.dump(document, out, ensure_ascii=False, indent=2)
+    dump_json(document, out)
     out.write("\n")
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
+from spade_lsp._columns import dump_json
 from spade_lsp._fallbacks import Fallback
 from spade_lsp.config import setting_choices, setting_help
 from spade_lsp.errors import InputError
@@ -271,7 +271,7 @@ def _emit(
     table: Callable[[Mapping[str, Any]], str] | None = None,
 ) -> None:
     if args.json:
-        json.dump(document, out, ensure_ascii=False, indent=2)
+        dump_json(document, out)
         out.write("\n")
     else:
         out.write((table or render_table)(document))

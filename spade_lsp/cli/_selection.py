@@ -14,11 +14,11 @@ what is reachable); 2 bad input (raised as :class:`~spade_lsp.errors.InputError`
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from spade_lsp._columns import dump_json
 from spade_lsp._fallbacks import Fallback
 from spade_lsp.config import setting_help
 from spade_lsp.errors import InputError
@@ -193,7 +193,7 @@ def run_select(
         if selection_id is not None:
             document["selection_id"] = selection_id
     if args.json:
-        json.dump(document, out, ensure_ascii=False, indent=2)
+        dump_json(document, out)
         out.write("\n")
     else:
         _render(document, out)

@@ -83,3 +83,31 @@ def test_dump_json_streams_every_column_kind(monkeypatch: pytest.MonkeyPatch) ->
     expected = {"M": [[1, 0], [1, 0], [None, 1]], "nested": {"ids": ["x"]}}
     assert out.getvalue() == json.dumps(expected, ensure_ascii=False, indent=2)
     assert json_array(rows) == json.dumps(expected["M"])
+
+
+class _CountedWrites(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.writes = 0
+
+    def write(self, text: str) -> int:
+        self.writes += 1
+        return super().write(text)
+
+
+@pytest.mark.parametrize("column", [False, True])
+def test_dump_json_hands_its_stream_a_few_large_pieces_not_every_token(
+    column: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On an unbuffered stdout every write is a system call: a document of thousands of tokens reaches the stream
+    in pieces of about ``_PIECE_CHARS``, the same text as ``json.dumps`` gives."""
+    import spade_lsp._columns as columns
+
+    monkeypatch.setattr(columns, "_PIECE_CHARS", 4096)
+    rows = [{"input": f"p{n}", "sample": n % 5, "passed": n % 3, "rate": n / 7} for n in range(2000)]
+    value = {"profiles": {"output": rows}, "ids": [f"p{n}" for n in range(2000)], "calls": 2000}
+    expected = json.dumps(value, ensure_ascii=False, indent=2)
+    out = _CountedWrites()
+    dump_json({**value, "ids": StringColumn(value["ids"])} if column else value, out)
+    assert out.getvalue() == expected
+    assert out.writes <= len(expected) // 4096 + 2  # json.dump alone made one write per token: tens of thousands
