@@ -15,6 +15,7 @@ last ones before the next round starts, so killing the process loses nothing tha
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from collections.abc import Callable
@@ -323,8 +324,9 @@ class _Sampler:
 
         self.run_id = self._start()
         try:
-            while self.active:
-                self._round()
+            with self._workers_ahead():
+                while self.active:
+                    self._round()
             document = self._document()
         except BaseException as error:
             status = "cancelled" if isinstance(error, JobCancelled | KeyboardInterrupt) else "failed"
@@ -332,6 +334,15 @@ class _Sampler:
             raise
         self._finish("done", document, None)
         return document
+
+    def _workers_ahead(self) -> contextlib.AbstractContextManager[None]:
+        """While sampling, a sandbox worker is started ahead of each validation: the answers' last validation
+        then starts at once instead of after a worker's start (about 0.1 s), as does a one-call run's."""
+        if self.plan.settings.executor == "ray" or not self.plan.assertions:
+            return contextlib.nullcontext()
+        from spade_lsp.sandbox import worker_kept_ready
+
+        return worker_kept_ready()
 
     # a round: the next samples of every active input, then their validation and the sequential tests
     def _round(self) -> None:

@@ -5,6 +5,7 @@ Public API::
     run_assertions(module, cases, *, names=None, limits=None, ask_llm=None) -> SandboxResult
     load_module_info(module, *, limits=None) -> ModuleInfo     # discovery, also inside a worker
     check_source(source, *, allow_imports=(), filename=...) -> list[SourceProblem]   # static, runs nothing
+    with worker_kept_ready(): ...    # runs one after another: each takes a worker started ahead
 
 ``module`` is a :class:`pathlib.Path` or a :class:`ModuleSource`. Every failure of an assertion becomes a cell
 error (:data:`CELL_ERROR_KINDS`) and the run goes on; a module that does not load is a ``module_error``.
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
         confinement_status,
         load_module_info,
         run_assertions,
+        worker_kept_ready,
     )
     from spade_lsp.sandbox._types import (
         CELL_ERROR_KINDS,
@@ -106,6 +108,7 @@ __all__ = [
     "load_module_info",
     "probe",
     "run_assertions",
+    "worker_kept_ready",
 ]
 
 __getattr__ = lazy_exports(__name__, globals())

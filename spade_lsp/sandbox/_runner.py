@@ -10,6 +10,7 @@ not depend on scheduling.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import json
@@ -22,9 +23,10 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter, deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
@@ -146,28 +148,117 @@ def _worker_env(tmpdir: str) -> dict[str, str]:
     }
 
 
+def _start_worker() -> tuple[str, subprocess.Popen[bytes]]:
+    """A worker process in a private directory of its own, before it is told what to run: its interpreter starts
+    and imports the worker's code, says hello, and waits for its init message (which confines it)."""
+    tmpdir = tempfile.mkdtemp(prefix=f"{_DIR_PREFIX}{os.getpid()}-")
+    with open(os.path.join(tmpdir, _LOG_NAME), "wb") as log:
+        try:
+            popen = subprocess.Popen(
+                [sys.executable, "-I", "-B", "-X", "utf8", "-c", _BOOT, _PACKAGE_ROOT],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                cwd=tmpdir,
+                env=_worker_env(tmpdir),
+                start_new_session=True,
+                close_fds=True,
+                bufsize=0,
+            )
+        except OSError as error:
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            raise SandboxError(f"could not start a sandbox worker: {error}") from error
+    return tmpdir, popen
+
+
+class _Spare:
+    """A worker started before a run needs it, while a caller keeps one ready (:func:`worker_kept_ready`): a
+    worker's interpreter takes most of a small run's time to start (about 0.1 s), which a sampling round's
+    validation otherwise waits for after its last answer. Until a run takes it, it runs only spade's own code and
+    waits for its init message, which confines it; it exits when this process does (its stdin closes)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._keepers = 0
+        self._ready: tuple[str, subprocess.Popen[bytes]] | None = None
+
+    def keep(self) -> None:
+        with self._lock:
+            self._keepers += 1
+        self.refill()
+
+    def release(self) -> None:
+        with self._lock:
+            self._keepers -= 1
+            if self._keepers > 0:
+                return
+        self.discard()
+
+    def take(self) -> tuple[str, subprocess.Popen[bytes]] | None:
+        """The spare worker, if one is ready and alive."""
+        with self._lock:
+            ready, self._ready = self._ready, None
+        if ready is not None and ready[1].poll() is not None:
+            _discard(*ready)
+            return None
+        return ready
+
+    def refill(self) -> None:
+        """Start a spare if a caller keeps one and there is none."""
+        with self._lock:
+            if self._keepers == 0 or self._ready is not None:
+                return
+        try:
+            started: tuple[str, subprocess.Popen[bytes]] | None = _start_worker()
+        except SandboxError:
+            return  # the run that needs a worker starts its own, and reports why it could not
+        with self._lock:
+            if self._keepers > 0 and self._ready is None:
+                self._ready, started = started, None
+        if started is not None:
+            _discard(*started)
+
+    def discard(self) -> None:
+        with self._lock:
+            ready, self._ready = self._ready, None
+        if ready is not None:
+            _discard(*ready)
+
+
+def _discard(tmpdir: str, popen: subprocess.Popen[bytes]) -> None:
+    """A worker no run took: killed, reaped, its directory removed."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(popen.pid, signal.SIGKILL)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        popen.wait(timeout=5)
+    for stream in (popen.stdin, popen.stdout):
+        if stream is not None:
+            with contextlib.suppress(OSError):
+                stream.close()
+    shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+_spare = _Spare()
+atexit.register(_spare.discard)
+
+
+@contextlib.contextmanager
+def worker_kept_ready() -> Iterator[None]:
+    """Inside the block one sandbox worker is kept started ahead of the runs that take one: for a caller that
+    runs small batches one after another (sampling validates each round's answers as they arrive)."""
+    _spare.keep()
+    try:
+        yield
+    finally:
+        _spare.release()
+
+
 class _Proc:
     """One live worker process and the parent's view of it."""
 
     def __init__(self, serial: int, init: list[Any]) -> None:
         self.serial = serial
-        self.tmpdir = tempfile.mkdtemp(prefix=f"{_DIR_PREFIX}{os.getpid()}-")
-        with open(os.path.join(self.tmpdir, _LOG_NAME), "wb") as log:
-            try:
-                self.popen = subprocess.Popen(
-                    [sys.executable, "-I", "-B", "-X", "utf8", "-c", _BOOT, _PACKAGE_ROOT],
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=log,
-                    cwd=self.tmpdir,
-                    env=_worker_env(self.tmpdir),
-                    start_new_session=True,
-                    close_fds=True,
-                    bufsize=0,
-                )
-            except OSError as error:
-                shutil.rmtree(self.tmpdir, ignore_errors=True)
-                raise SandboxError(f"could not start a sandbox worker: {error}") from error
+        self.tmpdir, self.popen = _spare.take() or _start_worker()
         assert self.popen.stdin is not None and self.popen.stdout is not None
         self.in_fd = self.popen.stdin.fileno()
         self.out_fd = self.popen.stdout.fileno()
@@ -341,6 +432,7 @@ class _Run:
         self.procs[proc.out_fd] = proc
         self.selector.register(proc.out_fd, selectors.EVENT_READ, proc)
         self.flush(proc)
+        _spare.refill()  # for the next run, while this one's worker starts
 
     def flush(self, proc: _Proc) -> None:
         """Write what the pipe takes now; the selector reports when it takes more."""

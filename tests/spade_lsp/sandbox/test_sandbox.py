@@ -633,3 +633,45 @@ def test_a_worker_starts_without_the_parents_imports() -> None:
     )
     done = subprocess.run([sys.executable, "-I", "-c", probe, root], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_a_worker_kept_ready_is_taken_by_the_next_run_confined_and_gone_after_the_block(tmp_path: Path) -> None:
+    """Sampling validates round after round: each run takes the worker started ahead of it (its interpreter
+    already up), which is confined by the run's own init message like any other, and nothing outlives the block."""
+    from spade_lsp.sandbox import _kernel, _runner, worker_kept_ready
+
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret")
+    body = f"""
+        import pathlib
+
+        def assert_reads(example, prompt, response):
+            return pathlib.Path({str(secret)!r}).read_text() == "s3cret"
+        """
+    with worker_kept_ready():
+        ahead = _runner._spare._ready
+        assert ahead is not None and ahead[1].poll() is None
+        result = run(body)
+        # the run took the worker started ahead (it is gone with the run) and started the next one
+        assert ahead[1].poll() is not None and not os.path.exists(ahead[0])
+        following = _runner._spare._ready
+        assert following is not None and following[1].pid != ahead[1].pid and following[1].poll() is None
+        good_column_ok(result)
+        assert kinds(result, "assert_reads") == ["forbidden", "forbidden"]
+        if _kernel.probe().confines:
+            assert result.confinement.startswith("verified")
+        following[1].kill()  # a spare that died while it waited is not handed to a run
+        following[1].wait()
+        good_column_ok(run(""))
+    assert _runner._spare._ready is None
+    leftover = _runner._spare.take()
+    assert leftover is None
+    for tmpdir, popen in (ahead, following):
+        assert popen.poll() is not None and not os.path.exists(tmpdir)
+
+
+def test_no_worker_is_started_ahead_outside_a_block() -> None:
+    from spade_lsp.sandbox import _runner
+
+    good_column_ok(run(""))
+    assert _runner._spare._ready is None
