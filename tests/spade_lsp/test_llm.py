@@ -440,6 +440,36 @@ print(json.dumps({"during": during, "after": len(collections) - before - during,
     assert seen["enabled"] and seen["after"] >= 1
 
 
+def test_litellms_import_leaves_its_default_encoding_to_its_first_use() -> None:
+    """litellm's import loads tiktoken's ``cl100k_base`` for token counting (a few tenths of a second of a cold
+    start) that a call never needs when the server reports its usage: it is built when first used, and then counts
+    exactly as tiktoken's own encoding does, an :class:`tiktoken.Encoding` for litellm's type checks."""
+    script = """
+import json
+from spade_lsp.llm import _import_litellm
+litellm = _import_litellm()
+import tiktoken
+from tiktoken_ext.openai_public import cl100k_base
+from litellm.litellm_core_utils.default_encoding import encoding
+loaded_at_import = "_core_bpe" in encoding.__dict__
+text = "Keep it under 100 words, please. <|endoftext|> Ünïcödé ✓"
+own = tiktoken.Encoding(**cl100k_base())
+print(json.dumps({
+    "loaded_at_import": loaded_at_import,
+    "is_encoding": isinstance(encoding, tiktoken.Encoding),
+    "same": encoding.encode(text, disallowed_special=()) == own.encode(text, disallowed_special=()),
+    "name": encoding.name,
+    "counted": litellm.token_counter(model="gpt-3.5-turbo", text=text),
+    "expected": len(own.encode(text, disallowed_special=())),
+}))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=True)
+    seen = json.loads(done.stdout.splitlines()[-1])
+    assert seen["loaded_at_import"] is False
+    assert seen["is_encoding"] and seen["same"] and seen["name"] == "cl100k_base"
+    assert seen["counted"] == seen["expected"] > 10
+
+
 def test_a_prepared_request_dropped_by_a_stopped_run_is_closed_not_left_unawaited() -> None:
     """litellm's inline step returns the request's coroutine; a run stopped before it is awaited cancels the
     step's future, and the coroutine is closed (no request, no "never awaited" warning)."""
