@@ -225,16 +225,26 @@ class _Spare:
             _discard(*ready)
 
 
-def _discard(tmpdir: str, popen: subprocess.Popen[bytes]) -> None:
-    """A worker no run took: killed, reaped, its directory removed."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(popen.pid, signal.SIGKILL)
-    with contextlib.suppress(subprocess.TimeoutExpired):
-        popen.wait(timeout=5)
+def _stop_worker(popen: subprocess.Popen[bytes], *, kill: bool = True) -> int | None:
+    """The worker's whole process group killed (unless it was already), the worker reaped and its pipes closed;
+    its exit status."""
+    if kill:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(popen.pid, signal.SIGKILL)
+    try:
+        code = popen.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        code = None
     for stream in (popen.stdin, popen.stdout):
         if stream is not None:
             with contextlib.suppress(OSError):
                 stream.close()
+    return code
+
+
+def _discard(tmpdir: str, popen: subprocess.Popen[bytes]) -> None:
+    """A worker no run took: stopped, its directory removed."""
+    _stop_worker(popen)
     shutil.rmtree(tmpdir, ignore_errors=True)
 
 
@@ -271,20 +281,9 @@ class _Proc:
         self.started = time.monotonic()
 
     def kill(self) -> int | None:
-        """Kill the whole process group, reap the worker, remove its directory; its exit status."""
-        if self.state != "dead":
-            self.state = "dead"
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.popen.pid, signal.SIGKILL)
-        try:
-            code = self.popen.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            code = None
-        for stream in (self.popen.stdin, self.popen.stdout):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
-        return code
+        """Kill the whole process group (once), reap the worker, close its pipes; its exit status."""
+        alive, self.state = self.state != "dead", "dead"
+        return _stop_worker(self.popen, kill=alive)
 
     def log_tail(self, *, last: bool = False) -> str:
         """A fatal-error line from the worker's stderr, if it left one (or its ``last`` line).
