@@ -513,11 +513,17 @@ CALL_TO_ACTION_CUE: Final = re.compile(
 #: "Refrain from speculating unless it is stated in the transcript", "Don't make up facts", "Only use the
 #: information provided", "Answer based solely on the context": claims come from the source, not the model.
 #: Not "Don't make up definitions" (a kind of content the source need not hold).
+_FIGURES = (
+    r"(?:facts?|figures?|numbers?|data|statistics?|stats|details?|information|things?|anything|values?|amounts?"
+    r"|prices?|dates?|hours|times?|timescales?|quotes?|sources?|discounts?|offers?|deadlines?|percentages?|rates?"
+    r"|fees?|costs?|deals?|answers?|stories)"
+)
+#: What the model is told not to invent, guess or make up: a figure or a fact ("don't guess other figures", "never
+#: promise or guess a new delivery date", "do not invent benefits, PTO days or review dates"), or nothing named
+#: ("never guess."); a few words may stand between the verb and the figure, within the clause.
 _INVENTED = (
     r"(?:mak\w*\s+(?:\w+\s+)?up|invent\w*|fabricat\w*|hallucinat\w*|guess\w*|estimat\w*)"
-    r"(?:\s+(?:any\s+|the\s+|new\s+|an?\s+)?(?:facts?|figures?|numbers?|data|statistics?|stats|details?|information"
-    r"|things?|anything|values?|amounts?|prices?|dates?|hours|times?|quotes?|sources?|discounts?|offers?|deadlines?"
-    r"|percentages?|rates?|fees?|costs?|deals?)\b|(?=\s*(?:[.,;:!)]|$)))"
+    rf"(?:\s+(?:[\w-]+,?\s+){{0,10}}?{_FIGURES}\b|(?=\s*(?:[.,;:!)]|$)))"
 )
 _SOURCE = (
     r"(?:(?:\w+\s+){0,3}?(?:text|transcript|source|document|article|input|context|data|call|report|passage|note"
@@ -573,7 +579,30 @@ SOURCED_CUE: Final = re.compile(
     r"|appear\s+in)\b"
     # "never change a medicine name, dose or schedule": the figures stay the source's
     r"|\b(?:never|don't|do\s+not|must\s+not|without)\s+(?:chang|alter|modif|round)\w*\b[^.]{0,40}?\b(?:doses?"
-    r"|dosages?|numbers?|amounts?|figures?|prices?|dates?|quantit(?:y|ies))\b",
+    r"|dosages?|numbers?|amounts?|figures?|prices?|dates?|quantit(?:y|ies))\b"
+    # "use only values from the forecast data", "owner and deadline only from the log"
+    rf"|\b(?:only\s+(?:use|include|report|state|cite)|use\s+only)\s+(?:the\s+)?(?:[\w-]+\s+)?{_FIGURES}\s+(?:in|from)\b"
+    rf"|\bonly\s+from\s+(?:the|your)\s+{_SOURCE}"
+    # "do not calculate, round or compare the figures", "don't convert hourly rates into annual figures", "don't do
+    # sums": the response's figures are the source's, not the model's arithmetic
+    r"|\b(?:never|don't|do\s+not|must\s+not)\s+(?:\w+,?\s+(?:or\s+)?){0,3}?(?:calculat|comput|convert|round"
+    r"|recalculat|compar)\w*\b[^.]{0,40}?\b(?:figures?|numbers?|amounts?|rates?|prices?|values?|totals?)\b"
+    r"|\b(?:never|don't|do\s+not)\s+do\s+(?:any\s+)?(?:sums|maths?|arithmetic)\b"
+    # "never promise a new delivery date", "never give a specific date or time for a visit": none the source lacks
+    r"|\b(?:never|don't|do\s+not|must\s+not)\s+(?:promise|give|quote|state|offer|suggest)\s+(?:or\s+\w+\s+)?(?:an?|any)"
+    r"\s+(?:new|specific|exact|particular|firm)\s+(?:[\w-]+\s+)?(?:dates?|times?|figures?|amounts?|prices?|numbers?)\b"
+    # "repeat the numbers from them exactly", "state ... both monthly payment figures exactly as given above", "flight
+    # numbers, tails and times exactly as in the log"
+    r"|\b(?:prices?|amounts?|figures?|numbers?|dates?|times?|readings?|values?|doses?)\b[^.]{0,60}?\bexactly\b"
+    r"(?!\s+(?:once|twice|\d|one|two|three|four|five|six|seven|eight|nine|ten)\b)(?:\s+as\s+(?:given|written|stated|provided|printed|shown|listed|in\s+(?:the|your)\b))?"
+    # "amounts, merchants or dates that aren't in the customer's message", "figures unless they're in the inputs"
+    r"|\b(?:figures?|numbers?|amounts?|prices?|dates?|statistics?|timescales?)\b[^.]{0,60}?\b(?:that|which|unless)\s+"
+    r"(?:they're|they\s+are|it's|it\s+is|aren't|are\s+not|isn't|is\s+not)\s+(?:\w+\s+)?(?:in|from|on)\s+(?:the|your)\b"
+    # "pay figures must match the offer details exactly", "everything you say about access must come from the notes"
+    r"|\b(?:figures?|numbers?|amounts?|prices?)\s+(?:must|should)\s+match\b"
+    rf"|\b(?:everything|anything|all)\b[^.]{{0,60}}?\bmust\s+come\s+(?:only\s+)?from\s+(?:the|your)\s+{_SOURCE}"
+    r"|\bthe\s+only\s+source\s+(?:for|of)\b"
+    rf"|\bmade[\s-]up\s+{_FIGURES}\b",
     re.IGNORECASE,
 )
 #: What the response says when it invites the reader to get in touch, and when it asks the reader to act.
