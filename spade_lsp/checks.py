@@ -52,6 +52,7 @@ __all__ = [
     "json_value",
     "json_value_in",
     "json_values_from",
+    "keeps_private",
     "language",
     "language_code",
     "last_line",
@@ -717,6 +718,78 @@ def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "",
         if stated not in rounded[decimals]:
             return False
     return True
+
+
+#: A heading-like line, which ends the lines under a marked heading: "3. Regatta: ...", "# Notes", "Owner:".
+_HEADING_LIKE: Final = re.compile(r"^\s*(?:\d+[.)]\s|#|[A-Z][^:\n]{0,60}:\s*$)")
+#: Words in a row that show a private part was repeated rather than said again in other words.
+_LEAK_RUN: Final = 4
+
+
+def _marked_lines(text: str, marker: str) -> list[str]:
+    """The lines of ``text`` that carry ``marker`` (as written when it is in capitals, "CONFIDENTIAL"; in any case
+    otherwise), each with the lines under it when the marker is the line's heading ("Confidential comments to the
+    editor:" alone on its line): up to a blank line or the next heading-like line."""
+    pattern = re.compile(re.escape(marker), 0 if marker.isupper() else re.IGNORECASE)
+    lines = text.splitlines()
+    marked: list[str] = []
+    i = 0
+    while i < len(lines):
+        if not pattern.search(lines[i]):
+            i += 1
+            continue
+        marked.append(lines[i])
+        rest = pattern.sub(" ", lines[i]).strip(" \t:;.-—–*#\"'“”()[]0123456789")
+        i += 1
+        if len(rest.split()) <= 2:  # the marker heads what follows
+            while i < len(lines) and lines[i].strip() and not _HEADING_LIKE.match(lines[i]):
+                marked.append(lines[i])
+                i += 1
+    return marked
+
+
+def _lower_words(text: str) -> list[str]:
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def _runs(words: list[str]) -> set[tuple[str, ...]]:
+    """The word runs of :data:`_LEAK_RUN` words that say something: two words of four letters or more, or a figure,
+    among them ("of the time and" says nothing of its own)."""
+    return {
+        run
+        for run in zip(*(words[k:] for k in range(_LEAK_RUN)), strict=False)
+        if sum(len(w) >= 4 or w[0].isdigit() for w in run) >= 2
+    }
+
+
+def keeps_private(
+    response: str, example: Mapping[str, Any], fields: Iterable[str] = (), markers: Iterable[str] = ()
+) -> bool:
+    """Whether the response repeats nothing that only the private part of its inputs says ("Seller metrics (context
+    only): {seller_metrics}", "anything marked CONFIDENTIAL in the minutes must not appear"): no number of two
+    digits or more, and no run of four words, that the private part holds and the rest of the inputs do not. The
+    private part is the values of ``fields`` and, in every input, the lines that carry one of ``markers``
+    (:func:`_marked_lines`). A response may say the same in other words; that is for a model to judge, and a
+    verbatim leak is what this finds. An example without one of ``fields``: :class:`NotApplicable`."""
+    fields = list(fields)
+    private = [str(value(example, name)) for name in fields]
+    inputs = example.get("inputs", example) if isinstance(example.get("inputs"), Mapping) else example
+    public: list[str] = []
+    for name, given in inputs.items():
+        if name in fields or given is None:
+            continue
+        text = json.dumps(given) if isinstance(given, (Mapping, list)) else str(given)
+        marked = [line for marker in markers for line in _marked_lines(text, marker)]
+        private += marked
+        public.append("\n".join(line for line in text.splitlines() if line not in marked))
+    secret, known = "\n".join(private), "\n".join(public)
+    if not secret.strip():
+        return True  # nothing private in this example
+    figures = {n for n in numbers(secret) - numbers(known) if abs(n) >= 10 or n != n.to_integral_value()}
+    if figures & numbers(_FENCE.sub(" ", response)):
+        return False
+    leaked = _runs(_lower_words(secret)) - _runs(_lower_words(known))
+    return not (leaked & _runs(_lower_words(response)))
 
 
 def _strip_fences(text: str) -> str:

@@ -9,7 +9,7 @@ reason about its spec (``check``).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -177,6 +177,19 @@ def phrases_draft(phrases: list[str], *, exclude: bool, any_of: bool = False) ->
         description,
         expression,
         {"family": verb, "phrases": [p.lower() for p in phrases], **({"any": True} if any_of and not exclude else {})},
+    )
+
+
+def keeps_private_draft(fields: Sequence[str] = (), markers: Sequence[str] = ()) -> Draft:
+    """The response repeats nothing only the private inputs (``fields``) or the inputs' marked lines (``markers``)
+    say: an input given "for context only", lines "marked CONFIDENTIAL"."""
+    what = [f"the input `{field}`" for field in fields] + [f"lines marked “{marker}”" for marker in markers]
+    return Draft(
+        f"keeps_private_{'_'.join([*fields, *markers])}",
+        EXCLUSION,
+        f"Repeats nothing only {' or '.join(what)} say (no figure, no four words in a row).",
+        f"checks.keeps_private(response, example, fields={literal(list(fields))}, markers={literal(list(markers))})",
+        {"family": "keeps_private", "fields": list(fields), "markers": list(markers)},
     )
 
 

@@ -535,6 +535,8 @@ class OfflineSynthesizer:
         """What the instruction asks, read from ``rule`` where given (the instruction without the input's value
         it is for) and from the instruction's own text otherwise."""
         text = rule if rule is not None else _clean(instruction.text)
+        if rule is None:
+            yield from _private_drafts(text, vocabulary)
         if not text or _is_data_line(text, vocabulary):
             return
         if _under_a_ban(context.text, instruction.text) and not _EXCLUDE_CUE.search(text):
@@ -1182,6 +1184,46 @@ def _is_data_line(text: str, vocabulary: _Vocabulary) -> bool:
             return True
     stripped = re.sub(placeholder, "", text)
     return not re.search(r"[A-Za-z]{2,}", stripped.replace("BEGIN TEXT", "").replace("END TEXT", ""))
+
+
+#: A note on an input's label that keeps the value from the reader: "Seller metrics (context only):", "Interview
+#: panel feedback (INTERNAL, see below):", "Internal notes (do not share):"; the note opens the parenthesis, so a
+#: long aside that mentions a ban in passing ("(only use these facts - if ..., don't mention it)") is none.
+_PRIVATE_NOTE: Final = re.compile(
+    r"\((?=[^()]{0,25}?\b(?:context\s+only|for\s+context|background\s+only|internal|confidential|private|not\s+for\s+the"
+    r"\s+[\w-]+|(?:do\s+not|don't|never)\s+(?:share|quote|mention|cite|repeat|reveal))\b)[^()]*\)\s*:",
+    re.IGNORECASE,
+)
+#: A ban on what the inputs mark: 'anything marked CONFIDENTIAL in the minutes must not appear', 'Anything under
+#: "Confidential comments to the editor" must not appear in the letter'.
+_MARKED_BAN: Final = re.compile(
+    r"\b(?i:anything|everything|items?|lines?|parts?|notes?|sections?|comments?)\s+(?i:that\s+(?:is|are)\s+|that's\s+)?"
+    r"(?:(?i:marked|labell?ed|flagged|tagged)\s+(?i:as\s+)?[\"“']?(?P<caps>[A-Z][A-Z _-]{2,}[A-Z])\b[\"”']?"
+    r"|(?i:under|below|in)\s+(?i:the\s+)?[\"“](?P<heading>[^\"”\n]{3,60})[\"”])",
+)
+
+#: What says a ban keeps something from the reader, not a repetition or a place: "must not appear in any form",
+#: "confidential", "never be shared".
+_KEPT_FROM_THE_READER: Final = re.compile(
+    r"\b(?:confidential|internal|private|secret|sensitive|context\s+only|in\s+any\s+form|must\s+not\s+appear"
+    r"|(?:never|not)\s+(?:be\s+)?(?:shared|revealed|disclosed|passed\s+on))\b",
+    re.IGNORECASE,
+)
+
+
+def _private_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """The private-input check, where the sentence keeps an input, or the inputs' marked lines, from the reader:
+    the label over an input's value with a note that it is for context only, or a ban on what the inputs mark."""
+    if _PRIVATE_NOTE.search(text):
+        fields = vocabulary.fields_in(text)
+        if not fields:  # the label alone on its line, over the input's value: "Seller metrics (context only):"
+            below = re.search(re.escape(text) + r"[ \t]*\n\s*\{\{?\s*(\w+)\s*\}?\}[ \t]*(?:\n|$)", vocabulary.prompt)
+            fields = [below.group(1)] if below else []
+        if fields:
+            yield library.keeps_private_draft(fields=fields)
+    marked = _MARKED_BAN.search(text)
+    if marked is not None and _KEPT_FROM_THE_READER.search(text):
+        yield library.keeps_private_draft(markers=[marked.group("caps") or marked.group("heading")])
 
 
 #: A rule under an if-clause on an input's quoted value: 'If the deposit is "none", don't mention payment at all'.

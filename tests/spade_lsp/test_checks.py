@@ -534,6 +534,49 @@ def test_terms_kept_asks_only_for_the_terms_its_source_uses() -> None:
         checks.terms_kept("x", {}, terms, inputs=["source_text"])
 
 
+def test_keeps_private_finds_what_only_the_private_input_says() -> None:
+    example = {
+        "case_thread": "Buyer: nothing arrived. Seller: tracking shows it was delivered on the 9th.",
+        "seller_metrics": "Account age 6 years | positive feedback 99.2% | 3,412 orders in the last 12 months",
+    }
+    fields = ["seller_metrics"]
+    assert checks.keeps_private(
+        "Tracking shows delivery on the 9th; the buyer reports nothing arrived.", example, fields
+    )
+    assert not checks.keeps_private("The seller has 99.2% positive feedback.", example, fields)  # its figure
+    assert not checks.keeps_private("A seller with 3,412 orders in the last 12 months.", example, fields)
+    assert checks.keeps_private("An established seller.", example, fields)  # the gist in other words: a model's call
+    with pytest.raises(NotApplicable):
+        checks.keeps_private("x", {"case_thread": "..."}, fields)
+
+
+def test_keeps_private_reads_the_lines_the_inputs_mark() -> None:
+    minutes = (
+        "1. Boathouse: the slipway will be closed 17-28 March.\n"
+        "3. CONFIDENTIAL: Treasurer reported three members more than 60 days in arrears; Chair to write to them.\n"
+        "4. Regatta: Spring Head on 10 May."
+    )
+    example = {"minutes": minutes}
+    assert checks.keeps_private("- Book the Spring Head on 10 May.\n- Avoid the slipway 17-28 March.", example,
+                                markers=["CONFIDENTIAL"])  # fmt: skip
+    assert not checks.keeps_private(
+        "- Pay up: members 60 days in arrears get a letter.", example, markers=["CONFIDENTIAL"]
+    )
+    reports = (
+        "Comments to the author:\nPlease report variance over several seeds.\n"
+        "Confidential comments to the editor:\n"
+        "The evaluation set in Table 2 looks identical to the one in their 2023 paper."
+        "\n\nReviewer 2\nThe evaluation set in Table 2 is small."
+    )
+    heading = ["Confidential comments to the editor"]
+    assert checks.keeps_private("Please report variance over several seeds.", {"reports": reports}, markers=heading)
+    assert not checks.keeps_private("It looks identical to the one in their 2023 paper.", {"reports": reports},
+                                    markers=heading)  # fmt: skip
+    # what a public part says too is no leak: the second reviewer's words after the blank line
+    assert checks.keeps_private("The evaluation set in Table 2 is small.", {"reports": reports}, markers=heading)
+    assert checks.keeps_private("Anything.", {"minutes": "Nothing marked here."}, markers=["CONFIDENTIAL"])
+
+
 def test_a_key_value_list_is_a_list() -> None:
     record = (
         "Turbine: WTG-07\nAction: replaced the cracked yaw encoder coupling and recalibrated the encoder against the"

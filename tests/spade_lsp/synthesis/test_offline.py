@@ -1686,6 +1686,32 @@ def test_inputs_named_in_words_give_the_language_and_the_closing_line() -> None:
     assert not run(ending, "Bis bald!", {"centre_name": "Blutspende Mitte"})
 
 
+def test_an_input_kept_from_the_reader_is_checked_for_leaks() -> None:
+    prompt = "Order:\n{order_details}\n\nSeller metrics (context only):\n{seller_metrics}\n\nThread:\n{case_thread}\n"
+    private = by_check(synthesize("Seller metrics (context only):", prompt=prompt), family="keeps_private")
+    assert private.check is not None and private.check["fields"] == ["seller_metrics"]
+    example = {"order_details": "Order 4471", "seller_metrics": "positive feedback 99.2%", "case_thread": "Buyer: lost"}
+    assert run(private, "Buyer says the parcel was lost.", example)
+    assert not run(private, "The seller has 99.2% positive feedback.", example)
+    inline = synthesize("Interview panel feedback (INTERNAL, see below): {interviewer_feedback}")
+    inline_check = by_check(inline, family="keeps_private").check
+    assert inline_check is not None and inline_check["fields"] == ["interviewer_feedback"]
+    for sentence, marker in (
+        ("Do not mention confidential items: anything marked CONFIDENTIAL must not appear.", "CONFIDENTIAL"),
+        ('Anything under "Confidential comments to the editor" must not appear in the letter in any form.',
+         "Confidential comments to the editor"),
+    ):  # fmt: skip
+        marked = by_check(synthesize(sentence, EXCLUSION), family="keeps_private")
+        assert marked.check is not None and marked.check["markers"] == [marker], sentence
+    for sentence in (
+        "Customer notes (optional):",  # a note on the label, not a private input
+        "Facts (only use these facts - if something isn't listed, e.g. parking, don't mention it): {property_facts}",
+        'Don\'t mention items in "the list" twice.',  # a repetition, nothing kept from the reader
+        "Include anything marked URGENT at the top.",
+    ):
+        assert "keeps_private" not in families(synthesize(sentence, EXCLUSION)), sentence
+
+
 def test_invented_hours_and_estimates_are_the_grounding_check() -> None:
     for sentence in (
         "Only quote the opening hours given above. Never invent hours, dates or holiday openings.",
