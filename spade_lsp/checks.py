@@ -23,6 +23,7 @@ from spade_lsp.errors import MeasurementError, NotApplicable
 
 __all__ = [
     "BODY_NAMES",
+    "CODE_KINDS",
     "COUNT_UNITS",
     "LANGUAGE_MIN_WORDS",
     "MeasurementError",
@@ -74,6 +75,7 @@ __all__ = [
     "section",
     "sentiment",
     "signed_by",
+    "sourced_codes",
     "sourced_numbers",
     "starts_with",
     "starts_with_title",
@@ -790,6 +792,41 @@ def keeps_private(
         return False
     leaked = _runs(_lower_words(secret)) - _runs(_lower_words(known))
     return not (leaked & _runs(_lower_words(response)))
+
+
+#: What a response may copy but never coin, by kind: an identifier in capitals with digits ("DL-07", "PTW-121",
+#: "INV2024"; not "4pm" or "3rd"), a web address, a clock timestamp ("00:41:07", "14:05").
+_CODE_KINDS: Final = {
+    "ids": re.compile(r"(?<![\w-])[A-Z][A-Z0-9]*(?:[-_/.]?[A-Z0-9]+)*[-_/]?\d[A-Z0-9]*(?:[-_/][A-Z0-9]+)*(?![\w-])"),
+    "links": _LINK,
+    "timestamps": re.compile(r"(?<![\d:.])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])"),
+}
+CODE_KINDS: Final = tuple(_CODE_KINDS)
+
+
+def sourced_codes(
+    response: str, example: Mapping[str, Any], prompt: Any = "", kinds: Iterable[str] = CODE_KINDS,
+    inputs: Iterable[str] = (),
+) -> bool:  # fmt: skip
+    """Whether every identifier, web address or timestamp (``kinds``, of :data:`CODE_KINDS`) the response writes is
+    one its source holds as written: the example's inputs and the rendered prompt ("Don't make up an ID", "use ONLY
+    the links listed below", "only timestamps that actually appear in the transcript"). Code blocks are code, not
+    references. An example without one of ``inputs``: :class:`NotApplicable`."""
+    for name in inputs:
+        value(example, name)
+    source = _source_text(example, prompt)
+    if not source:
+        raise NotApplicable("the example has no inputs or prompt to read its identifiers from")
+    text = _FENCE.sub(" ", response)
+    for kind in kinds:  # whole references: "PTW-12" is not the source's "PTW-121", nor a link its longer one's start
+        given = {_reference(found, kind) for found in _CODE_KINDS[kind].findall(source)}
+        if any(_reference(found, kind) not in given for found in _CODE_KINDS[kind].findall(text)):
+            return False
+    return True
+
+
+def _reference(found: str, kind: str) -> str:
+    return found.rstrip(".,;:!?)]'\"") if kind == "links" else found
 
 
 def _strip_fences(text: str) -> str:

@@ -820,6 +820,43 @@ def _terms_kept_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
     )
 
 
+_REFERENCE_NOUNS: Final = {
+    "ids": r"ids?|identifiers?|reference(?:\s+numbers?)?|codes?|(?:ticket|order|case|claim|permit|batch)\s+numbers?",
+    "links": r"urls?|links?|web\s+address(?:es)?|hyperlinks?",
+    "timestamps": r"timestamps?|time\s*codes?",
+}
+_ANY_REFERENCE_NOUN: Final = "|".join(_REFERENCE_NOUNS.values())
+#: "Don't make up an ID", "use ONLY the links listed below", "only timestamps that actually appear in the
+#: transcript": the identifiers, links or timestamps the response writes are the source's.
+SOURCED_CODES_CUE: Final = re.compile(
+    rf"\b(?:don't|do\s+not|never|no)\s+(?:\w+\s+){{0,2}}?(?:make\s+up|mak\w+\s+up|invent\w*|fabricat\w*|guess\w*)\s+"
+    rf"(?:an?\s+|any\s+|the\s+|new\s+)?(?:[\w-]+\s+)?(?:{_ANY_REFERENCE_NOUN})\b"
+    rf"|\bonly\s+(?:use\s+)?(?:the\s+)?(?:{_ANY_REFERENCE_NOUN})\s+(?:that\s+(?:actually\s+)?(?:appear|are)|listed|given|provided"
+    r"|from|in\s+the)\b"
+    rf"|\buse\s+only\s+(?:the\s+)?(?:{_ANY_REFERENCE_NOUN})\s+(?:listed|given|provided|below|above|in|from)\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_for_sourced_codes(sentence: str) -> bool:
+    return SOURCED_CODES_CUE.search(sentence) is not None
+
+
+def _sourced_codes_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    """The kinds the sentence names ("make up URLs": links), each written only as the source has it."""
+    cue = SOURCED_CODES_CUE.search(sentence)
+    named = cue.group(0) if cue else sentence
+    kinds = [kind for kind, nouns in _REFERENCE_NOUNS.items() if re.search(rf"\b(?:{nouns})\b", named, re.IGNORECASE)]
+    described = {"ids": "identifier", "links": "web address", "timestamps": "timestamp"}
+    return Draft(
+        f"states_only_sourced_{'_'.join(kinds)}",
+        EXCLUSION,
+        f"Every {' or '.join(described[kind] for kind in kinds)} it writes is one its inputs give, as written.",
+        f"checks.sourced_codes(response, example, prompt, kinds={literal(kinds)}, inputs={literal(list(inputs))})",
+        {"family": "sourced_codes", "kinds": kinds},
+    )
+
+
 def _sourced_numbers_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
     """The figures come from the prompt as the model saw it: an example that lacks one of its inputs shows a
     prompt the model never saw, so the check does not apply to it."""
@@ -922,6 +959,7 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
     "only_tags": (_asks_for_only_tags, _only_tags_draft),
     "title_case": (_asks_for_title_case, _title_case_draft),
     "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
+    "sourced_codes": (_asks_for_sourced_codes, _sourced_codes_draft),
     "links_kept": (
         _asks_to_keep_links,
         _kept_from_inputs(

@@ -577,6 +577,21 @@ def test_keeps_private_reads_the_lines_the_inputs_mark() -> None:
     assert checks.keeps_private("Anything.", {"minutes": "Nothing marked here."}, markers=["CONFIDENTIAL"])
 
 
+def test_sourced_codes_holds_identifiers_links_and_timestamps_to_the_source() -> None:
+    example = {
+        "log": "Permit PTW-121 open; see https://example.org/permits/121. Pump P-7 tripped at 14:05:30.",
+    }
+    assert checks.sourced_codes("PTW-121 is open (https://example.org/permits/121), P-7 tripped 14:05:30.", example)
+    assert not checks.sourced_codes("PTW-122 is open.", example, kinds=["ids"])  # coined
+    assert not checks.sourced_codes("See https://example.org/permits.", example, kinds=["links"])
+    assert not checks.sourced_codes("Tripped at 14:06:00.", example, kinds=["timestamps"])
+    assert checks.sourced_codes("PTW-122 is open.", example, kinds=["links"])  # only the kinds asked for
+    assert checks.sourced_codes("Back by 4pm on the 3rd, in 2 days.", example, kinds=["ids"])  # no identifiers
+    assert checks.sourced_codes("```\nPTW-999\n```", example)  # code, not a reference
+    with pytest.raises(NotApplicable):
+        checks.sourced_codes("x", {}, inputs=["log"])
+
+
 def test_a_key_value_list_is_a_list() -> None:
     record = (
         "Turbine: WTG-07\nAction: replaced the cracked yaw encoder coupling and recalibrated the encoder against the"

@@ -1712,6 +1712,28 @@ def test_an_input_kept_from_the_reader_is_checked_for_leaks() -> None:
         assert "keeps_private" not in families(synthesize(sentence, EXCLUSION)), sentence
 
 
+@pytest.mark.parametrize(
+    ("sentence", "kinds"),
+    [
+        ("Don't make up an ID.", ["ids"]),
+        ("Never invent ticket numbers.", ["ids"]),
+        ("Don't make up URLs, not even ones that look obvious.", ["links"]),
+        ("- Links: use ONLY the links listed below.", ["links"]),
+        ("- Chapters: only timestamps that actually appear in the transcript, copied exactly.", ["timestamps"]),
+    ],
+)
+def test_references_not_to_coin_are_checked_against_the_source(sentence: str, kinds: list[str]) -> None:
+    check = by_check(synthesize(sentence, EXCLUSION), family="sourced_codes")
+    assert check.check is not None and check.check["kinds"] == kinds
+    assert run(check, "See INC-12 at https://x.io/a, 00:41:07.", {"notes": "INC-12 https://x.io/a 00:41:07"})
+    assert not run(check, "See INC-13 at https://x.io/b, 00:41:08.", {"notes": "INC-12 https://x.io/a 00:41:07"})
+
+
+def test_no_reference_check_where_none_is_banned() -> None:
+    for sentence in ("Don't make up a name for the product.", "Include the order number.", "Add a link to the docs."):
+        assert "sourced_codes" not in families(synthesize(sentence, EXCLUSION)), sentence
+
+
 def test_invented_hours_and_estimates_are_the_grounding_check() -> None:
     for sentence in (
         "Only quote the opening hours given above. Never invent hours, dates or holiday openings.",
