@@ -38,6 +38,8 @@ __all__ = [
     "ends_with",
     "ends_with_list",
     "fill",
+    "form_of",
+    "has_form_of",
     "has_greeting",
     "has_heading",
     "has_line_starting",
@@ -823,6 +825,33 @@ def sourced_codes(
         if any(_reference(found, kind) not in given for found in _CODE_KINDS[kind].findall(text)):
             return False
     return True
+
+
+def form_of(example: str) -> re.Pattern[str]:
+    """The form an example token stands for, as a pattern of whole tokens: "PLAT-123" -> capitals, a hyphen,
+    digits; "10:40" -> digits, a colon, digits; "#482" -> a hash and digits; "@mention" -> an at sign and a name.
+    A run of two or more capitals stands for a key's letters (digits may follow them, "PROJ2"); any other
+    letters for a word in any case."""
+    parts = []
+    for run in re.finditer(r"[A-Z]{2,}|[A-Z]|[a-z]+|\d+|.", example):
+        token = run.group(0)
+        if len(token) > 1 and token.isupper():
+            parts.append("[A-Z][A-Z0-9]*")
+        elif token.isalpha():
+            parts.append("[A-Z]" if token.isupper() else r"[A-Za-z]\w*")
+        elif token.isdigit():
+            parts.append(r"\d+")
+        else:
+            parts.append(re.escape(token))
+    body = "".join(parts).replace(r"[A-Z][A-Za-z]\w*", r"[A-Z]\w*")  # "Plat": one capital, then any letters
+    return re.compile(rf"(?<![\w@#]){body}(?![A-Za-z0-9])")
+
+
+def has_form_of(text: str, example: str) -> bool:
+    """Whether the text writes a token in the form of ``example`` ("Never include Jira keys (like PLAT-123)": any
+    key, not that one; "never as digits like 10:40": any time in digits). Code blocks are code, not prose; an
+    e-mail address is no @handle."""
+    return form_of(example).search(_FENCE.sub(" ", text)) is not None
 
 
 def _reference(found: str, kind: str) -> str:

@@ -180,6 +180,20 @@ def phrases_draft(phrases: list[str], *, exclude: bool, any_of: bool = False) ->
     )
 
 
+def form_ban_draft(examples: Sequence[str]) -> Draft:
+    """The response writes nothing in the form of the ban's examples ("Jira keys (like PLAT-123)": no key at all,
+    "@mention": no @handle); the example itself is one of many such tokens, not the one banned."""
+    spelled = [example.replace("@", "at ").replace("#", "hash ") for example in examples]
+    calls = [f"checks.has_form_of(response, {literal(example)})" for example in examples]
+    return Draft(
+        f"writes_nothing_like_{'_or_'.join(map(slug, spelled))}",
+        EXCLUSION,
+        f"Writes nothing in the form of {' or '.join(f'“{example}”' for example in examples)}.",
+        f"not {calls[0]}" if len(calls) == 1 else f"not ({' or '.join(calls)})",
+        {"family": "no_form", "examples": list(examples)},
+    )
+
+
 def keeps_private_draft(fields: Sequence[str] = (), markers: Sequence[str] = ()) -> Draft:
     """The response repeats nothing only the private inputs (``fields``) or the inputs' marked lines (``markers``)
     say: an input given "for context only", lines "marked CONFIDENTIAL"."""

@@ -163,7 +163,7 @@ _INCLUDE_CUE = re.compile(
 _EXCLUDE_CUE = re.compile(  # and a constraint written as a fragment: "No exclamation marks", "... - no emojis"
     r"(?:^|(?<=[,;:.!?]\s)|(?<=\s[-–—]\s)|(?<=—))(?:(?:so|and|but|also|therefore)\s+)?no\s+"
     r"(?!(?:more|fewer|less|longer|later|need|matter|one|sooner)\b)"
-    r"(?=[a-z\"“'‘])"
+    r"(?=[a-z\"“'‘@#])"
     r"|\b(?:contains?|includes?|uses?|has|have)\s+no\b(?!\s+(?:more|fewer|less)\b)"  # "it contains no hype words"
     r"|\b(?:never|don't|do not|does not|doesn't|avoid(?:ing)?|without|refrain from|exclude|must not|mustn't|"
     r"shouldn't|should not|cannot|can't|not include|not mention|not use|not add|not give|not say|not make)\b",
@@ -2942,6 +2942,21 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     # a word the sentence asks for without quoting it ("mention safety precautions", "include sets, reps and rest")
     # names content, which a response words its own way: across two hundred other authors' prompts such checks
     # failed most good outputs 17 times in 19 and caught a bad one never; a quoted phrase is the words themselves
+    # "Jira keys (like PLAT-123)": any key, not that one; "don't @mention anyone": no handle, not "anyone"; but
+    # "don't invent ticket numbers like PLAT-123" bans coining them, which the grounding checks read
+    coined = sourced or library.SOURCED_CODES_CUE.search(scope) is not None
+    forms, kinds = _banned_forms(scope) if exclude else ([], [])
+    if forms:  # the examples and their kind ("Jira keys") are no words to ban
+        quoted = [phrase for phrase in quoted if phrase not in forms]
+        named = [
+            phrase
+            for phrase in named
+            if phrase not in forms
+            and not _HANDLE_BAN.search(scope)
+            and not any(re.search(rf"\b{re.escape(kind)}\b", phrase, re.IGNORECASE) for kind in kinds)
+        ]
+        if not coined:
+            yield library.form_ban_draft(forms)
     phrases = quoted + (named if exclude else []) + list(dict.fromkeys(marks))
     if phrases and exclude and _OUTSIDE_QUOTES.search(scope):  # 'No "we" outside of quotes': quotations may
         draft = phrases_draft(phrases, exclude=True)
@@ -2956,6 +2971,39 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         yield phrases_draft(phrases, exclude=exclude, any_of=alternatives)
     for field in banned_inputs:
         yield mentions_draft(field, exclude=True)
+
+
+#: A kind a ban illustrates with one token of its form: "Jira keys (like PLAT-123)", "never as digits like 10:40",
+#: "PR numbers such as #482".
+_FORM_EXAMPLE: Final = re.compile(
+    r"\b(?P<kind>keys?|ids?|identifiers?|numbers?|codes?|digits?|numerals?|references?|refs?|handles?|hashtags?|tags?"
+    r"|timestamps?|times?|dates?|tickets?|issues?|hashes|versions?|formats?|notation|style)"
+    r"(?:\s*\(\s*(?:(?:like|such\s+as|e\.g\.,?|for\s+example,?|i\.e\.,?)\s+)?"
+    r"|\s+(?:like|such\s+as|e\.g\.,?|for\s+example,?|for\s+instance,?|as\s+in)\s+)[\"“'‘`]?"
+    r"(?P<token>[@#]?[A-Za-z0-9]+(?:[-_:/.][A-Za-z0-9]+)*)",
+    re.IGNORECASE,
+)
+#: A ban on @handles: "Do not @mention anyone", "no @-mentions", "don't tag people with @".
+_HANDLE_BAN: Final = re.compile(
+    r"(?<!\w)@\s*-?\s*mention|(?<!\w)@-?handles?\b|\bat-mention|\btag\w*\s+(?:\w+\s+){0,2}?with\s+(?:an?\s+)?[\"“'`]?@",
+    re.IGNORECASE,
+)
+
+
+def _banned_forms(scope: str) -> tuple[list[str], list[str]]:
+    """The examples whose form a ban bans, and the kinds they illustrate ("keys" of "Jira keys (like PLAT-123)"):
+    a token with a digit and a letter or a mark ("PLAT-123", "10:40"), or one that starts with # or @; a handle
+    where the ban is on @mentions."""
+    forms: dict[str, None] = {}
+    kinds: dict[str, None] = {}
+    for match in _FORM_EXAMPLE.finditer(scope):
+        token = match.group("token")
+        if (token[0] in "@#" and len(token) > 1) or (re.search(r"\d", token) and re.search(r"[A-Za-z]|\W", token)):
+            forms[token] = None
+            kinds[match.group("kind")] = None
+    if _HANDLE_BAN.search(scope) and not any(form.startswith("@") for form in forms):
+        forms["@name"] = None
+    return list(forms), list(kinds)
 
 
 #: A ban that leaves quotations alone: "No "we" outside of quotes".

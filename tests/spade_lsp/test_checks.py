@@ -714,3 +714,24 @@ def test_a_rule_for_one_value_of_an_input_applies_to_that_value_alone() -> None:
         checks.applies_when({"platform": "Instagram"}, "platform", "X/Twitter")
     with pytest.raises(checks.NotApplicable):
         checks.applies_when({}, "platform", "X/Twitter")  # no input to read: no verdict either
+
+
+@pytest.mark.parametrize(
+    ("example", "text", "written"),
+    [
+        ("PLAT-123", "Fixed in PLAT-45 last week.", True),  # any key, not the example's
+        ("PLAT-123", "Refs: AB-1.", True),
+        ("PLAT-123", "The platform team fixed it.", False),
+        ("PLAT-123", "see plat-45", False),  # a key is written in capitals
+        ("10:40", "Meet at 9:05 tomorrow.", True),
+        ("10:40", "Meet at 10:40:22.", True),
+        ("10:40", "Meet at twenty to eleven.", False),
+        ("#482", "Merged in #12.", True),
+        ("#482", "# Heading\nC#4 is a note.", False),  # a heading and a word's hash are no references
+        ("@name", "Thanks @Jane_Doe!", True),
+        ("@name", "Write to jane@example.com.", False),  # an e-mail address is no handle
+        ("@name", "```\n@decorator\n```\nDone.", False),  # code is code
+    ],
+)
+def test_has_form_of_finds_any_token_of_the_examples_form(example: str, text: str, written: bool) -> None:
+    assert checks.has_form_of(text, example) is written

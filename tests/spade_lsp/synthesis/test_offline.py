@@ -2836,3 +2836,37 @@ def test_kinds_a_count_finds_among_a_bans_bracketed_examples_are_banned() -> Non
     assert units == {"emails", "phone_numbers"}
     asked = "Collect their contact details (emails, phone numbers)."
     assert not [c for c in synthesize(asked, INCLUSION) if (c.check or {}).get("family") == "count"]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "examples", "banned", "allowed"),
+    [
+        ("Never include Jira keys (like PLAT-123) in the summary.", ["PLAT-123"], "Fixed in OPS-7.", "Fixed."),
+        ("Write times in words, never as digits like 10:40.", ["10:40"], "At 9:15.", "At a quarter past nine."),
+        ("Don't reference PR numbers like #482.", ["#482"], "Merged in #17.", "Merged last week."),
+        ("Do not @mention anyone.", ["@name"], "Thanks @sam for the fix.", "Thanks, Sam, for the fix."),
+        ("No @-mentions.", ["@name"], "cc @ops", "Mail ops@example.com."),
+    ],
+)
+def test_a_ban_illustrated_by_a_token_bans_its_form(
+    sentence: str, examples: list[str], banned: str, allowed: str
+) -> None:
+    candidates = synthesize(sentence, EXCLUSION)
+    candidate = by_check(candidates, family="no_form")
+    assert candidate.check == {"family": "no_form", "examples": examples}
+    assert not run(candidate, banned)
+    assert run(candidate, allowed)
+    # the example and its kind are no words to ban, nor is whoever the @mention would name
+    assert "excludes" not in families(candidates), [c.check for c in candidates]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Refer to tickets by their key, like PLAT-123.",  # asks for keys: no ban
+        "Don't invent ticket numbers like PLAT-123.",  # bans coining them: the grounding check's
+        "Avoid competitors like GPT-4.",  # a name, not a kind of code
+    ],
+)
+def test_a_token_is_no_form_ban_unless_the_ban_is_on_its_kind(sentence: str) -> None:
+    assert "no_form" not in families(synthesize(sentence, EXCLUSION))
