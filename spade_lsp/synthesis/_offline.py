@@ -2946,15 +2946,16 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     # "don't invent ticket numbers like PLAT-123" bans coining them, which the grounding checks read
     coined = sourced or library.SOURCED_CODES_CUE.search(scope) is not None
     forms, kinds = _banned_forms(scope) if exclude else ([], [])
-    if forms:  # the examples and their kind ("Jira keys") are no words to ban
+    if forms:  # the examples and their kind ("Jira keys", "PR" of "PR numbers") are no words to ban
         quoted = [phrase for phrase in quoted if phrase not in forms]
         named = [
             phrase
             for phrase in named
             if phrase not in forms
             and not _HANDLE_BAN.search(scope)
-            and not any(re.search(rf"\b{re.escape(kind)}\b", phrase, re.IGNORECASE) for kind in kinds)
+            and not any(_overlap(kind, phrase) for kind in kinds)
         ]
+        marks = [mark for mark in marks if mark not in forms and not any(_overlap(kind, mark) for kind in kinds)]
         if not coined:
             yield library.form_ban_draft(forms)
     phrases = quoted + (named if exclude else []) + list(dict.fromkeys(marks))
@@ -2983,11 +2984,21 @@ _FORM_EXAMPLE: Final = re.compile(
     r"(?P<token>[@#]?[A-Za-z0-9]+(?:[-_:/.][A-Za-z0-9]+)*)",
     re.IGNORECASE,
 )
-#: A ban on @handles: "Do not @mention anyone", "no @-mentions", "don't tag people with @".
+#: A ban on @handles: "Do not @mention anyone", "no @-mentions", "don't tag people with @", "no GitHub handles".
 _HANDLE_BAN: Final = re.compile(
-    r"(?<!\w)@\s*-?\s*mention|(?<!\w)@-?handles?\b|\bat-mention|\btag\w*\s+(?:\w+\s+){0,2}?with\s+(?:an?\s+)?[\"“'`]?@",
+    r"(?<!\w)@\s*-?\s*mention|(?<!\w)@-?handles?\b|\bat-mention|\btag\w*\s+(?:\w+\s+){0,2}?with\s+(?:an?\s+)?[\"“'`]?@"
+    r"|\b(?:github|gitlab|slack|twitter|x|instagram|tiktok|social(?:\s+media)?)\s+handles?\b",
     re.IGNORECASE,
 )
+#: Kinds whose every token has one form, named without an example: "no PR numbers" bans "#482".
+_IMPLIED_FORMS: Final = (
+    (re.compile(r"\b(?:PR|pull[- ]request|issue)\s+(?:numbers?|refs?|references?)\b", re.IGNORECASE), "#1"),
+)
+
+
+def _overlap(one: str, other: str) -> bool:
+    """Whether either phrase holds the other as whole words ("Jira keys" and "keys", "PR" and "PR numbers")."""
+    return any(re.search(rf"\b{re.escape(a)}\b", b, re.IGNORECASE) for a, b in ((one, other), (other, one)))
 
 
 def _banned_forms(scope: str) -> tuple[list[str], list[str]]:
@@ -3003,6 +3014,10 @@ def _banned_forms(scope: str) -> tuple[list[str], list[str]]:
             kinds[match.group("kind")] = None
     if _HANDLE_BAN.search(scope) and not any(form.startswith("@") for form in forms):
         forms["@name"] = None
+    for implied, example in _IMPLIED_FORMS:
+        if (named := implied.search(scope)) and not any(form.startswith(example[0]) for form in forms):
+            forms[example] = None
+            kinds[named.group(0)] = None
     return list(forms), list(kinds)
 
 

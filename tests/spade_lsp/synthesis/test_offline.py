@@ -2846,6 +2846,13 @@ def test_kinds_a_count_finds_among_a_bans_bracketed_examples_are_banned() -> Non
         ("Don't reference PR numbers like #482.", ["#482"], "Merged in #17.", "Merged last week."),
         ("Do not @mention anyone.", ["@name"], "Thanks @sam for the fix.", "Thanks, Sam, for the fix."),
         ("No @-mentions.", ["@name"], "cc @ops", "Mail ops@example.com."),
+        (  # a kind whose tokens have one form, named without an example
+            "Do not include PR numbers, author names or ticket IDs such as JIRA-123.",
+            ["JIRA-123", "#1"],
+            "Fixed the login bug (#231).",
+            "Fixed the login bug.",
+        ),
+        ("Never include GitHub handles.", ["@name"], "Thanks to @octocat.", "Thanks to our contributors."),
     ],
 )
 def test_a_ban_illustrated_by_a_token_bans_its_form(
