@@ -47,6 +47,7 @@ __all__ = [
     "has_table",
     "has_tag",
     "headings",
+    "ids_kept",
     "in_language",
     "in_language_of",
     "inputs_text",
@@ -852,6 +853,16 @@ def has_form_of(text: str, example: str) -> bool:
     key, not that one; "never as digits like 10:40": any time in digits). Code blocks are code, not prose; an
     e-mail address is no @handle."""
     return form_of(example).search(_FENCE.sub(" ", text)) is not None
+
+
+def ids_kept(response: str, example: Mapping[str, Any], fields: Iterable[str]) -> bool:
+    """Whether every identifier the named inputs give (batch codes, permit and ticket numbers: capitals and
+    digits, "L24112", "PTW-2291") appears in the response whole ("List every affected batch code exactly as
+    given", "Every permit in the open permits list must appear"): "PTW-12" is not "PTW-121". An example without
+    one of ``fields``: :class:`NotApplicable`."""
+    ids = _CODE_KINDS["ids"]
+    written = set(ids.findall(response))
+    return all(set(ids.findall(str(value(example, field)))) <= written for field in fields)
 
 
 def _reference(found: str, kind: str) -> str:

@@ -194,6 +194,17 @@ def form_ban_draft(examples: Sequence[str]) -> Draft:
     )
 
 
+def ids_kept_draft(fields: Sequence[str]) -> Draft:
+    """Every identifier the named inputs list is in the response, whole: "List every affected batch code"."""
+    return Draft(
+        f"keeps_every_id_of_{'_'.join(fields)}",
+        INCLUSION,
+        f"Every identifier {' and '.join(f'the input `{field}`' for field in fields)} gives appears in it, whole.",
+        f"checks.ids_kept(response, example, {literal(list(fields))})",
+        {"family": "ids_kept", "fields": list(fields)},
+    )
+
+
 def keeps_private_draft(fields: Sequence[str] = (), markers: Sequence[str] = ()) -> Draft:
     """The response repeats nothing only the private inputs (``fields``) or the inputs' marked lines (``markers``)
     say: an input given "for context only", lines "marked CONFIDENTIAL"."""

@@ -537,6 +537,7 @@ class OfflineSynthesizer:
         text = rule if rule is not None else _clean(instruction.text)
         if rule is None:
             yield from _private_drafts(text, vocabulary)
+            yield from _ids_kept_drafts(text, vocabulary)
         if not text or _is_data_line(text, vocabulary):
             return
         if _under_a_ban(context.text, instruction.text) and not _EXCLUDE_CUE.search(text):
@@ -1224,6 +1225,45 @@ def _private_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     marked = _MARKED_BAN.search(text)
     if marked is not None and _KEPT_FROM_THE_READER.search(text):
         yield library.keeps_private_draft(markers=[marked.group("caps") or marked.group("heading")])
+
+
+#: A list of identifiers the response must carry whole: "List every affected batch code or date exactly as given",
+#: "Every permit in the open permits list must appear under Safety".
+_EVERY_ID: Final = re.compile(
+    r"\b(?:every|each|all(?:\s+the)?)\s+(?:[\w-]+\s+){0,3}?(?P<head>codes?|ids?|identifiers?|permits?|tickets?|lots?"
+    r"|batch(?:es)?|skus?|(?:part|order|permit|ticket|reference|serial|lot|batch)\s+numbers?)\b"
+    # the head of its noun phrase: not "each ticket reply"
+    r"(?=\s*(?:[,.;:/)]|$)|\s+(?:or|and|in|from|of|on|under|that|which|exactly|as|must|should|is|are|listed|given"
+    r"|above|below|you|we|with|into|one)\b)",
+    re.IGNORECASE,
+)
+_CARRIED: Final = re.compile(
+    r"\b(?:list|include|appear|keep|mention|name|give|copy|cover|state|show|repeat)\w*\b", re.IGNORECASE
+)
+
+
+def _singular_words(text: str) -> set[str]:
+    return {
+        re.sub(r"(?<=ch|sh|ss|.x)es$|(?<=[a-z]{2}[^s])s$", "", word) for word in re.findall(r"[a-z]+", text.lower())
+    }
+
+
+def _ids_kept_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """The identifiers check, where the sentence asks for every one of a kind its inputs list: the input is the
+    one the sentence names (every word of the input's name, in any number: "batch code" of {batch_codes}, "the
+    open permits list" of {open_permits}) that holds the kind's noun."""
+    every = _EVERY_ID.search(text)
+    if every is None or not _CARRIED.search(text) or _negation(text) is not None:
+        return
+    words = _singular_words(text)
+    head = _singular_words(every.group("head"))
+    fields = vocabulary.fields_in(text) or [
+        field
+        for field in vocabulary.inputs
+        if (named := _singular_words(field.replace("_", " "))) <= words and named & head
+    ]
+    if len(fields) == 1:
+        yield library.ids_kept_draft(fields)
 
 
 #: A rule under an if-clause on an input's quoted value: 'If the deposit is "none", don't mention payment at all'.

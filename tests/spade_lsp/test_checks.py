@@ -735,3 +735,13 @@ def test_a_rule_for_one_value_of_an_input_applies_to_that_value_alone() -> None:
 )
 def test_has_form_of_finds_any_token_of_the_examples_form(example: str, text: str, written: bool) -> None:
     assert checks.has_form_of(text, example) is written
+
+
+def test_ids_kept_wants_every_identifier_the_named_inputs_give_whole() -> None:
+    example = {"batch_codes": "L24112, best before 30/04/2025; L24118", "hazard": "May contain peanuts (PN-1)."}
+    assert checks.ids_kept("Batches L24112 and L24118 are affected.", example, ["batch_codes"])
+    assert not checks.ids_kept("Batch L24112 is affected.", example, ["batch_codes"])  # one left out
+    assert not checks.ids_kept("Batches L24112 and L2411 are affected.", example, ["batch_codes"])  # not whole
+    assert checks.ids_kept("Nothing to list.", {"batch_codes": "best before 30/04/2025"}, ["batch_codes"])
+    with pytest.raises(NotApplicable):
+        checks.ids_kept("x", {"hazard": "..."}, ["batch_codes"])

@@ -2877,3 +2877,39 @@ def test_a_ban_illustrated_by_a_token_bans_its_form(
 )
 def test_a_token_is_no_form_ban_unless_the_ban_is_on_its_kind(sentence: str) -> None:
     assert "no_form" not in families(synthesize(sentence, EXCLUSION))
+
+
+@pytest.mark.parametrize(
+    ("prompt", "sentence", "field"),
+    [
+        (
+            "Affected batch codes / dates: {batch_codes}\nHazard: {hazard}\n",
+            "- List every affected batch code or date exactly as given, one per bullet point.",
+            "batch_codes",
+        ),
+        (
+            "Open permits:\n{open_permits}\nShift log:\n{shift_log}\n",
+            "- Every permit in the open permits list must appear under Safety with its permit number.",
+            "open_permits",
+        ),
+    ],
+)
+def test_every_identifier_an_input_lists_is_asked_for_whole(prompt: str, sentence: str, field: str) -> None:
+    candidate = by_check(synthesize(sentence, prompt=prompt + sentence), family="ids_kept")
+    assert candidate.check == {"family": "ids_kept", "fields": [field]}
+    example = {field: "PTW-121 hot work, bay 4\nLOTO-044 conveyor 2", "hazard": "", "shift_log": "PTW-121 closed"}
+    assert run(candidate, "Safety:\n- PTW-121 hot work\n- LOTO-044 conveyor", example)
+    assert not run(candidate, "Safety:\n- PTW-12 hot work\n- LOTO-044 conveyor", example)  # not the one given
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Keep each ticket reply under 50 words.",  # a rule per ticket, not a list to carry
+        "Do not list every ticket ID.",
+        "List every affected batch code.",  # no input holds them
+    ],
+)
+def test_no_identifier_list_is_asked_for_without_a_list_to_carry(sentence: str) -> None:
+    prompt = "Tickets: {tickets}\n" + sentence
+    assert "ids_kept" not in families(synthesize(sentence, prompt=prompt))
