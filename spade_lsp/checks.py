@@ -39,6 +39,7 @@ __all__ = [
     "ends_with_list",
     "fill",
     "form_of",
+    "greets_by_name",
     "has_form_of",
     "has_greeting",
     "has_heading",
@@ -1204,6 +1205,21 @@ def has_greeting(text: str) -> bool:
     subject line if it has one."""
     subject = _SUBJECT_LINE.match(text)
     return _GREETING.match(text[subject.end() :] if subject else text) is not None
+
+
+def greets_by_name(text: str, name: str, *, first_name: bool = False) -> bool:
+    """Whether the response's opening (its first two non-blank lines after an email's subject line, their first
+    160 characters) holds ``name``, case and punctuation ignored ("Address the customer by name": "Hi Sarah,").
+    ``first_name``: the name's first word only ("greet them by their first name")."""
+    wanted = _normal(name)
+    if first_name:
+        wanted = wanted.split(" ")[0]
+    if not wanted:
+        return True
+    subject = _SUBJECT_LINE.match(text)
+    lines = [line for line in text[subject.end() if subject else 0 :].splitlines() if line.strip()][:2]
+    opening = "\n".join(lines)[:_SIGN_OFF_CHARS]
+    return f" {wanted} " in f" {_normal(opening)} "
 
 
 def has_sign_off(text: str) -> bool:

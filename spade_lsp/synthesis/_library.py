@@ -205,6 +205,19 @@ def ids_kept_draft(fields: Sequence[str]) -> Draft:
     )
 
 
+def greets_by_name_draft(field: str, *, first_name: bool) -> Draft:
+    """The response's opening holds the input's name (its first word where the sentence says first name)."""
+    which = "first name" if first_name else "name"
+    flag = ", first_name=True" if first_name else ""
+    return Draft(
+        f"greets_by_{field}" + ("_first_name" if first_name else ""),
+        INCLUSION,
+        f"Its opening addresses the reader by the {which} the input `{field}` gives.",
+        f"checks.greets_by_name(response, checks.value(example, {literal(field)}){flag})",
+        {"family": "greets_by_name", "field": field, "first_name": first_name},
+    )
+
+
 def keeps_private_draft(fields: Sequence[str] = (), markers: Sequence[str] = ()) -> Draft:
     """The response repeats nothing only the private inputs (``fields``) or the inputs' marked lines (``markers``)
     say: an input given "for context only", lines "marked CONFIDENTIAL"."""

@@ -157,7 +157,7 @@ _QUOTED = re.compile(
 _INCLUDE_CUE = re.compile(
     r"\b(?:includ(?:e|es|ed|ing)|mention(?:s|ed|ing)?|contain(?:s|ed|ing)?|add(?:s|ed|ing)?|us(?:e|es|ed|ing)|"
     r"cit(?:e|es|ed|ing)|show(?:s|n|ed|ing)?|provid(?:e|es|ed|ing)|list(?:s|ed|ing)?|stat(?:e|es|ed|ing)|"
-    r"referenc(?:e|es|ed|ing)|must have|always)\b",
+    r"referenc(?:e|es|ed|ing)|quot(?:e|es|ed|ing)|must have|always)\b",
     re.IGNORECASE,
 )
 _EXCLUDE_CUE = re.compile(  # and a constraint written as a fragment: "No exclamation marks", "... - no emojis"
@@ -178,7 +178,8 @@ _CLAUSE_BREAK = re.compile(r"[,;:()\u2014]|\s-\s|\.\s")
 _CONTENT_VERBS = (
     r"includ(?:e|es|ing)|mention(?:s|ing)?|contain(?:s|ing)?|add(?:s|ing)?|say(?:s|ing)?|giv(?:e|es|ing)|"
     r"provid(?:e|es|ing)|show(?:s|ing)?|cit(?:e|es|ing)|list(?:s|ing)?|stat(?:e|es|ing)|discuss(?:es|ing)?|"
-    r"talk(?:s|ing)? about|refer(?:s|ring)? to|reference|writ(?:e|es|ing)|output|print|reveal|disclose|name"
+    r"talk(?:s|ing)? about|refer(?:s|ring)? to|reference|writ(?:e|es|ing)|output|print|reveal|disclose|name|"
+    r"quot(?:e|es|ing)"
 )
 #: Verbs whose object names a way of writing when negated ("avoid jargon", "don't use slang") and a thing to
 #: include otherwise ("use the customer's name"): they ban a literal term only with a word frame or a quote.
@@ -423,6 +424,10 @@ _NUMBER: Final = (
 )  # fmt: skip
 
 
+#: Suffixes an input's name and the prompt's words for it use for the same thing.
+_SAME_SUFFIX: Final = (("number", "id"), ("no", "id"), ("id", "number"), ("reference", "ref"), ("ref", "reference"))
+
+
 class _Vocabulary:
     """Input fields and how the prompt refers to them (``{topic}``, ``{{topic}}`` or ``[topic]``)."""
 
@@ -451,11 +456,15 @@ class _Vocabulary:
             words,
         )[0].strip()
         name = re.sub(r"[\s-]+", "_", words)
-        if name in self.inputs:
-            return name
-        # "the date" of {service_date}: the one input whose name ends with those words
-        ending = [field for field in self.inputs if field.endswith(f"_{name}")] if name else []
-        return ending[0] if len(ending) == 1 else None
+        # "the order number" of {order_id}, "the booking ID" of {booking_number}: one thing, two names
+        for candidate in dict.fromkeys([name, *(re.sub(rf"_{a}$", f"_{b}", name) for a, b in _SAME_SUFFIX)]):
+            if candidate in self.inputs:
+                return candidate
+            # "the date" of {service_date}: the one input whose name ends with those words
+            ending = [field for field in self.inputs if field.endswith(f"_{candidate}")] if candidate else []
+            if len(ending) == 1:
+                return ending[0]
+        return None
 
     def field_of(self, token: str) -> str | None:
         name = token.strip("{}[] ")
@@ -538,6 +547,7 @@ class OfflineSynthesizer:
         if rule is None:
             yield from _private_drafts(text, vocabulary)
             yield from _ids_kept_drafts(text, vocabulary)
+            yield from _greeting_drafts(text, vocabulary)
         if not text or _is_data_line(text, vocabulary):
             return
         if _under_a_ban(context.text, instruction.text) and not _EXCLUDE_CUE.search(text):
@@ -1264,6 +1274,38 @@ def _ids_kept_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     ]
     if len(fields) == 1:
         yield library.ids_kept_draft(fields)
+
+
+#: A sentence that asks to address the reader by the name an input gives: "Address the customer by their first
+#: name", "Greet {customer_name} by name", "a greeting that uses the customer's first name".
+_BY_NAME: Final = re.compile(
+    r"\b(?:address|greet|call)(?:s|es|ed|ing)?\s+(?P<who>\{\{?\s*\w+\s*\}?\}|(?:the\s+)?[\w -]{1,40}?)\s+"
+    r"(?:(?:by|with|using)\s+(?:(?:their|his|her|its|the)\s+)?(?:(?P<first>first\s+)|(?P<kind>\w+)\s+)?name\b"
+    r"|as\s+(?P<placeholder>\{\{?\s*\w+\s*\}?\}))"
+    r"|\bgreeting\s+(?:that\s+)?(?:uses|using|with)\s+(?P<who2>\{\{?\s*\w+\s*\}?\}|(?:the\s+)?[\w -]{1,40}?)['’]s\s+"
+    r"(?P<first2>first\s+)?name\b",
+    re.IGNORECASE,
+)
+
+
+def _greeting_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """The greeting-by-name check, where the input that gives the name is the one the sentence names: a
+    placeholder, "{who} first name", "{who} name" or the reader's own input ("the customer" of {customer})."""
+    asked = _BY_NAME.search(text)
+    if asked is None or _negation(text) is not None:
+        return
+    who = (asked.group("placeholder") or asked.group("who") or asked.group("who2")).strip()
+    first = bool(asked.group("first") or asked.group("first2"))
+    named = vocabulary.field_of(who) if who.startswith("{") else None
+    # "the team by their team name" of {team_name}; then an input that can only be the reader's name: {first_name},
+    # {name}
+    kind = [f"{who} {asked.group('kind')} name", f"{asked.group('kind')} name"] if asked.group("kind") else []
+    for phrase in ([f"{who} first name"] if first else []) + kind + [f"{who} name", who, "first name"]:
+        named = named or vocabulary.input_named(phrase)
+    named = named or ("name" if "name" in vocabulary.inputs else None)
+    if named is not None:
+        first_only = first and not named.endswith("first_name")  # {first_name} is the first name already
+        yield library.greets_by_name_draft(named, first_name=first_only)
 
 
 #: A rule under an if-clause on an input's quoted value: 'If the deposit is "none", don't mention payment at all'.

@@ -745,3 +745,13 @@ def test_ids_kept_wants_every_identifier_the_named_inputs_give_whole() -> None:
     assert checks.ids_kept("Nothing to list.", {"batch_codes": "best before 30/04/2025"}, ["batch_codes"])
     with pytest.raises(NotApplicable):
         checks.ids_kept("x", {"hazard": "..."}, ["batch_codes"])
+
+
+def test_greets_by_name_reads_the_opening_after_a_subject_line() -> None:
+    assert checks.greets_by_name(
+        "Subject: Your order\n\nHi Sarah,\nYour parcel is on its way.", "Sarah Jones", first_name=True
+    )
+    assert checks.greets_by_name("Dear Sarah Jones, your parcel is on its way.", "Sarah Jones")
+    assert not checks.greets_by_name("Hi there,\nYour parcel is on its way.\nThanks, Sarah", "Sarah", first_name=True)
+    assert not checks.greets_by_name("Dear Sarah, your parcel is on its way.", "Sarah Jones")  # the full name asked
+    assert checks.greets_by_name("Hello!", "")  # no name given: nothing to greet by

@@ -2913,3 +2913,33 @@ def test_every_identifier_an_input_lists_is_asked_for_whole(prompt: str, sentenc
 def test_no_identifier_list_is_asked_for_without_a_list_to_carry(sentence: str) -> None:
     prompt = "Tickets: {tickets}\n" + sentence
     assert "ids_kept" not in families(synthesize(sentence, prompt=prompt))
+
+
+@pytest.mark.parametrize(
+    ("prompt", "sentence", "field", "first_name"),
+    [
+        ("Customer: {customer_name}\n", "Greet the customer by their first name.", "customer_name", True),
+        ("Donor first name: {donor_first_name}\n", "Greet the donor by first name.", "donor_first_name", False),
+        ("Customer: {customer_name}\n", "Address the customer as {customer_name}.", "customer_name", False),
+        ("Guest: {guest_name}\n", "Open by greeting the guest by name.", "guest_name", False),
+        (
+            "Patient first name: {patient_first_name}\n",
+            "Start with a greeting that uses the patient's first name.",
+            "patient_first_name",
+            False,  # the input is the first name already
+        ),
+    ],
+)
+def test_a_greeting_by_name_reads_the_input_that_gives_the_name(
+    prompt: str, sentence: str, field: str, first_name: bool
+) -> None:
+    candidate = by_check(synthesize(sentence, prompt=prompt + sentence), family="greets_by_name")
+    assert candidate.check == {"family": "greets_by_name", "field": field, "first_name": first_name}
+    name = "Sarah Jones" if first_name else "Sarah"
+    assert run(candidate, "Hi Sarah,\nThanks for your message.", {field: name})
+    assert not run(candidate, "Hello,\nThanks for your message.\nBest wishes to Sarah", {field: name})
+
+
+def test_no_greeting_check_without_the_input_that_names_the_reader() -> None:
+    sentence = "Greet the customer by name."
+    assert "greets_by_name" not in families(synthesize(sentence, prompt=f"Product: {{product_name}}\n{sentence}"))
