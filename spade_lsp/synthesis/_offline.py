@@ -1303,6 +1303,10 @@ def _greeting_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     for phrase in ([f"{who} first name"] if first else []) + kind + [f"{who} name", who, "first name"]:
         named = named or vocabulary.input_named(phrase)
     named = named or ("name" if "name" in vocabulary.inputs else None)
+    if named is None and who.lower() in {"them", "him", "her", "the reader", "the user", "the recipient"}:
+        # "a member called {member_name}; greet them by first name": the one name the sentence gives
+        given = [field for field in vocabulary.fields_in(text) if field.endswith("name")]
+        named = given[0] if len(given) == 1 else None
     if named is not None:
         first_only = first and not named.endswith("first_name")  # {first_name} is the first name already
         yield library.greets_by_name_draft(named, first_name=first_only)

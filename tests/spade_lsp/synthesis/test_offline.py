@@ -2922,6 +2922,7 @@ def test_no_identifier_list_is_asked_for_without_a_list_to_carry(sentence: str) 
         ("Donor first name: {donor_first_name}\n", "Greet the donor by first name.", "donor_first_name", False),
         ("Customer: {customer_name}\n", "Address the customer as {customer_name}.", "customer_name", False),
         ("Guest: {guest_name}\n", "Open by greeting the guest by name.", "guest_name", False),
+        ("", "A member called {member_name} asks; greet them by first name.", "member_name", True),
         (
             "Patient first name: {patient_first_name}\n",
             "Start with a greeting that uses the patient's first name.",
