@@ -1263,7 +1263,11 @@ def _ids_kept_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     one the sentence names (every word of the input's name, in any number: "batch code" of {batch_codes}, "the
     open permits list" of {open_permits}) that holds the kind's noun."""
     every = _EVERY_ID.search(text)
-    if every is None or not _CARRIED.search(text) or _negation(text) is not None:
+    if every is None:
+        return
+    # the sentence that asks, not one after it ("... must appear under Safety. Do not drop any.")
+    sentence = next((s.text for s in split_sentences(text) if s.start <= every.start() < s.end), text)
+    if not _CARRIED.search(sentence) or _negation(sentence) is not None:
         return
     words = _singular_words(text)
     head = _singular_words(every.group("head"))

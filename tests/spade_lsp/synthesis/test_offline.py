@@ -2889,7 +2889,7 @@ def test_a_token_is_no_form_ban_unless_the_ban_is_on_its_kind(sentence: str) -> 
         ),
         (
             "Open permits:\n{open_permits}\nShift log:\n{shift_log}\n",
-            "- Every permit in the open permits list must appear under Safety with its permit number.",
+            "- Every permit in the open permits list must appear under Safety. Do not drop any, even if unmentioned.",
             "open_permits",
         ),
     ],
