@@ -58,6 +58,7 @@ __all__ = [
     "json_value_in",
     "json_values_from",
     "keeps_private",
+    "labelled_when_mentioned",
     "language",
     "language_code",
     "last_line",
@@ -332,6 +333,22 @@ def applies_when(example: Mapping[str, Any], name: str, case: str) -> bool:
     if any(part and re.search(rf"(?<!\w){re.escape(part)}(?!\w)", found) for part in alternatives):
         return True
     raise NotApplicable(f"a rule for {name} {case!r}, and this example's {name} is {found!r}")
+
+
+def labelled_when_mentioned(
+    response: str, example: Mapping[str, Any], keywords: Iterable[str], label: str, fields: Iterable[str] = ()
+) -> bool:
+    """Whether the response gives ``label`` (a whole token; a label in capitals in capitals) where the named inputs
+    (all of them without ``fields``) mention one of ``keywords``, any inflection ("if the message mentions heavy
+    bleeding or shortness of breath, the label is URGENT_CLINICAL"). An example that mentions none:
+    :class:`NotApplicable`, since the rule says nothing about it."""
+    names = list(fields)
+    source = "\n".join(str(value(example, name)) for name in names) if names else _source_text(example, "")
+    said = [keyword for keyword in keywords if contains_phrase(source, keyword)]
+    if not said:
+        raise NotApplicable(f"the inputs mention none of {list(keywords)!r}, the cases the rule for {label!r} covers")
+    flags = 0 if label.isupper() else re.IGNORECASE
+    return re.search(rf"(?<!\w){re.escape(label)}(?!\w)", response, flags) is not None
 
 
 #: ``{var}`` and ``{{var}}``: spade_lsp._prompts.PLACEHOLDER_PATTERN, repeated here because generated code imports

@@ -218,6 +218,18 @@ def greets_by_name_draft(field: str, *, first_name: bool) -> Draft:
     )
 
 
+def labelled_when_mentioned_draft(keywords: Sequence[str], label: str, fields: Sequence[str]) -> Draft:
+    """The response gives ``label`` where the inputs mention one of ``keywords``; other examples: no verdict."""
+    return Draft(
+        f"labels_{slug(label)}_when_mentioned",
+        INCLUSION,
+        f"Gives “{label}” when the inputs mention {', '.join(f'“{k}”' for k in keywords)}.",
+        f"checks.labelled_when_mentioned(response, example, {literal(list(keywords))}, {literal(label)}"
+        + (f", fields={literal(list(fields))})" if fields else ")"),
+        {"family": "labelled_when_mentioned", "keywords": list(keywords), "label": label, "fields": list(fields)},
+    )
+
+
 def keeps_private_draft(fields: Sequence[str] = (), markers: Sequence[str] = ()) -> Draft:
     """The response repeats nothing only the private inputs (``fields``) or the inputs' marked lines (``markers``)
     say: an input given "for context only", lines "marked CONFIDENTIAL"."""

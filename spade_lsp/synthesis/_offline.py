@@ -548,6 +548,7 @@ class OfflineSynthesizer:
             yield from _private_drafts(text, vocabulary)
             yield from _ids_kept_drafts(text, vocabulary)
             yield from _greeting_drafts(text, vocabulary)
+            yield from _label_rule_drafts(text, vocabulary)
         if not text or _is_data_line(text, vocabulary):
             return
         if _under_a_ban(context.text, instruction.text) and not _EXCLUDE_CUE.search(text):
@@ -1314,6 +1315,61 @@ def _greeting_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     if named is not None:
         first_only = first and not named.endswith("first_name")  # {first_name} is the first name already
         yield library.greets_by_name_draft(named, first_name=first_only)
+
+
+_LABEL: Final = r"(?:[\"“'‘`](?P<quoted>[^\"”'’`\n]{2,30})[\"”'’`]|(?P<caps>\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\b))"
+_MENTIONS: Final = (
+    r"(?i:mentions?|mentioning|contains?|containing|includes?|including|refers?\s+to|reports?|describes?)"
+)
+#: A label the response must give where an input mentions one of a list of things: "if the message mentions severe
+#: abdominal pain, heavy bleeding or shortness of breath, the label is URGENT_CLINICAL", "Anything mentioning a gas
+#: smell, smoke or sparking is P1", 'Use "liability" if the report mentions an injury'.
+_LABEL_RULES: Final = (
+    re.compile(
+        rf"\b(?i:if|when|whenever)\s+(?i:the\s+)?(?P<noun>[\w ]{{1,30}}?)\s+{_MENTIONS}\s+(?i:any\s+of\s+)?"
+        rf"(?P<keys>[^.;:]+?),\s*"
+        rf"(?i:then\s+)?(?i:(?:the\s+)?(?:label|category|priority|class|classification|tag|status)\s+(?:is|must\s+be|"
+        rf"should\s+be)|(?:label|tag|classify|mark)\s+it\s+(?:as\s+)?|use|set\s+[\w ]{{1,20}}?\s+to)\s+{_LABEL}"
+    ),
+    re.compile(
+        rf"\b(?i:anything|any\s+\w+|messages?|tickets?|emails?|reports?|requests?)\s+(?:that\s+)?{_MENTIONS}\s+"
+        rf"(?P<keys>[^.;:]+?)\s+(?i:is|are|gets?|must\s+be|should\s+be)\s+(?i:labell?ed\s+|marked\s+|set\s+to\s+)?"
+        rf"(?i:as\s+)?{_LABEL}"
+    ),
+    re.compile(
+        rf"\b(?i:use\s+|label\s+|set\s+[\w ]{{1,20}}?\s+to\s+)?{_LABEL}\s+(?i:if|when|whenever)\s+(?i:the\s+)?"
+        rf"(?P<noun>[\w ]{{1,30}}?)\s+{_MENTIONS}\s+(?i:any\s+of\s+)?(?P<keys>[^.;:]+?)"
+        rf"\s*(?:[.;]|,?\s*(?i:otherwise)|$)"
+    ),
+)
+#: Labels that say yes or no: a word a response writes for other reasons too.
+_TRUTH_WORDS: Final = frozenset({"yes", "no", "true", "false", "y", "n"})
+
+
+def _label_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """The label-when-mentioned check: the things listed (whole phrases, without their articles) and the input
+    the sentence names as the one that mentions them (all the inputs where it names none)."""
+    for rule in _LABEL_RULES:
+        found = rule.search(text)
+        if found is None or re.search(r"\bonly\s+if\b", found.group(0), re.IGNORECASE):
+            continue
+        label = (found.group("quoted") or found.group("caps") or "").strip()
+        if not label or label.lower() in _TRUTH_WORDS:
+            continue
+        if re.match(r"\s*both\b", found.group("keys"), re.IGNORECASE):
+            continue  # "both clear praise and clear complaints": all of them together, which words cannot tell
+        parts = re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+", found.group("keys"))
+        keywords = [
+            cleaned
+            for part in parts
+            if (cleaned := re.sub(r"^(?:an?|any|the|some)\s+", "", part.strip(" \"'“”"), flags=re.I))
+            and len(cleaned.split()) <= 4
+        ]
+        noun = found.groupdict().get("noun")
+        field = vocabulary.input_named(noun) if noun else None
+        if keywords:
+            yield library.labelled_when_mentioned_draft(keywords, label, [field] if field else [])
+        return
 
 
 #: A rule under an if-clause on an input's quoted value: 'If the deposit is "none", don't mention payment at all'.

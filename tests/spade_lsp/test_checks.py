@@ -755,3 +755,14 @@ def test_greets_by_name_reads_the_opening_after_a_subject_line() -> None:
     assert not checks.greets_by_name("Hi there,\nYour parcel is on its way.\nThanks, Sarah", "Sarah", first_name=True)
     assert not checks.greets_by_name("Dear Sarah, your parcel is on its way.", "Sarah Jones")  # the full name asked
     assert checks.greets_by_name("Hello!", "")  # no name given: nothing to greet by
+
+
+def test_labelled_when_mentioned_asks_for_the_label_only_where_the_inputs_mention_a_case() -> None:
+    keywords = ["heavy bleeding", "shortness of breath"]
+    urgent = {"message": "I've had heavy bleeding since this morning. Can I move my blood test?"}
+    assert checks.labelled_when_mentioned("Label: URGENT_CLINICAL", urgent, keywords, "URGENT_CLINICAL", ["message"])
+    assert not checks.labelled_when_mentioned("Label: RESCHEDULE", urgent, keywords, "URGENT_CLINICAL", ["message"])
+    assert not checks.labelled_when_mentioned("Label: urgent_clinical", urgent, keywords, "URGENT_CLINICAL")
+    with pytest.raises(NotApplicable):  # the rule says nothing about a message that mentions none
+        checks.labelled_when_mentioned("Label: BILLING", {"message": "How much is it?"}, keywords, "URGENT_CLINICAL")
+    assert checks.labelled_when_mentioned("Tone: mixed.", {"review": "praise"}, ["praise"], "mixed")  # any case

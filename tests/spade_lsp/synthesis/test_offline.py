@@ -2944,3 +2944,58 @@ def test_a_greeting_by_name_reads_the_input_that_gives_the_name(
 def test_no_greeting_check_without_the_input_that_names_the_reader() -> None:
     sentence = "Greet the customer by name."
     assert "greets_by_name" not in families(synthesize(sentence, prompt=f"Product: {{product_name}}\n{sentence}"))
+
+
+@pytest.mark.parametrize(
+    ("prompt", "sentence", "keywords", "label", "fields"),
+    [
+        (
+            "Message: {message}\n",
+            "If the message mentions severe abdominal pain, heavy bleeding or shortness of breath, the label is "
+            "URGENT_CLINICAL.",
+            ["severe abdominal pain", "heavy bleeding", "shortness of breath"],
+            "URGENT_CLINICAL",
+            ["message"],
+        ),
+        (
+            "Ticket: {ticket_text}\n",
+            "Anything mentioning a gas smell, smoke or sparking is P1, whatever tone they use.",
+            ["gas smell", "smoke", "sparking"],
+            "P1",
+            [],
+        ),
+        (
+            "Email: {email}\n",
+            'Use "complaint" when the email mentions a refund or a delay.',
+            ["refund", "delay"],
+            "complaint",
+            ["email"],
+        ),
+    ],
+)
+def test_a_label_the_inputs_decide_by_what_they_mention(
+    prompt: str, sentence: str, keywords: list[str], label: str, fields: list[str]
+) -> None:
+    candidate = by_check(synthesize(sentence, prompt=prompt + sentence), family="labelled_when_mentioned")
+    assert candidate.check == {
+        "family": "labelled_when_mentioned",
+        "keywords": keywords,
+        "label": label,
+        "fields": fields,
+    }
+    field = fields[0] if fields else "text"
+    example = {field: f"Hello, there is {keywords[-1]} here."}
+    assert run(candidate, f"Category: {label}", example)
+    assert not run(candidate, "Category: OTHER", example)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        'Use "urgent" only if the note mentions a blue badge or a carer.',  # the converse: a mention does not oblige
+        'Use "mixed" when the review contains both clear praise and clear complaints.',  # all together, not words
+        'Set the flag to "yes" if the report mentions an injury.',  # yes and no are words a response writes anyway
+    ],
+)
+def test_no_label_rule_where_a_mention_does_not_decide_the_label(sentence: str) -> None:
+    assert "labelled_when_mentioned" not in families(synthesize(sentence, prompt="Note: {note}\n" + sentence))
