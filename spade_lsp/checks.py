@@ -58,6 +58,7 @@ __all__ = [
     "json_value_in",
     "json_values_from",
     "keeps_private",
+    "labelled_value_in",
     "labelled_when_mentioned",
     "language",
     "language_code",
@@ -333,6 +334,20 @@ def applies_when(example: Mapping[str, Any], name: str, case: str) -> bool:
     if any(part and re.search(rf"(?<!\w){re.escape(part)}(?!\w)", found) for part in alternatives):
         return True
     raise NotApplicable(f"a rule for {name} {case!r}, and this example's {name} is {found!r}")
+
+
+def labelled_value_in(response: str, label: str, values: Iterable[str]) -> bool:
+    """Whether a line of the response labelled ``label`` ("DECISION: REFER - needs the logbook", "- **Address:**
+    PASS (Rule 2)") opens its value with one of ``values``, any case: a fixed layout's "DECISION: <APPROVE|REJECT|
+    REFER>". A response without such a line fails: the layout asks for it."""
+    line = re.compile(
+        rf"^\s*(?:[-*•]\s+|\d+[.)]\s+)?(?:\*\*|__)?{re.escape(label)}(?:\*\*|__)?\s*:\s*(?:\*\*|__)?"
+        r"\s*[\[<`\"']?(?P<value>[^\n]*)",
+        re.IGNORECASE | re.MULTILINE,
+    )
+    opened = [_normal(found.group("value")) for found in line.finditer(response)]
+    wanted = [_normal(option) for option in values]
+    return any(f"{value} ".startswith(f"{option} ") for value in opened for option in wanted if option)
 
 
 def labelled_when_mentioned(

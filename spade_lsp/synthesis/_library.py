@@ -415,6 +415,17 @@ def line_value_draft(line: str, values: list[str]) -> Draft:
     )
 
 
+def labelled_value_draft(label: str, values: list[str]) -> Draft:
+    """A line labelled ``label`` opens its value with one of ``values``: a layout's "DECISION: <APPROVE|REFER>"."""
+    return Draft(
+        f"{slug(label)}_is_one_of_" + "_".join(map(slug, values)),
+        PRESENTATION_FORMAT,
+        f"Its “{label}:” line gives one of: {', '.join(values)}.",
+        f"checks.labelled_value_in(response, {literal(label)}, {literal(values)})",
+        {"family": "labelled_value", "label": label, "values": values},
+    )
+
+
 def copied_input_draft(field: str) -> Draft:
     """The input ``field``'s whole value appears in the response word for word ("put the compensation statement in
     its own paragraph, word for word as given")."""

@@ -549,6 +549,7 @@ class OfflineSynthesizer:
             yield from _ids_kept_drafts(text, vocabulary)
             yield from _greeting_drafts(text, vocabulary)
             yield from _label_rule_drafts(text, vocabulary)
+            yield from _labelled_value_drafts(text)
         if not text or _is_data_line(text, vocabulary):
             return
         if _under_a_ban(context.text, instruction.text) and not _EXCLUDE_CUE.search(text):
@@ -1370,6 +1371,22 @@ def _label_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         if keywords:
             yield library.labelled_when_mentioned_draft(keywords, label, [field] if field else [])
         return
+
+
+#: A layout line whose label takes one of a few values in capitals: "DECISION: <APPROVE|REJECT|REFER>",
+#: "DECISION: ALLOW | REMOVE | REVIEW", "- Address: PASS/FAIL/UNCLEAR - reason (Rule n)".
+_LABELLED_CHOICE: Final = re.compile(
+    r"^(?:[-*•]\s+|\d+[.)]\s+)?(?:\*\*)?(?P<label>[A-Za-z][\w &'-]{0,30}?)(?:\*\*)?\s*:\s*(?:\*\*)?[<\[`]?"
+    r"(?P<values>[A-Z][A-Z0-9_-]+(?:\s*[|/]\s*[A-Z][A-Z0-9_-]+)+)[>\]`]?(?:\*\*)?\s*(?:$|[-—–(,:]\s*\S)"
+)
+
+
+def _labelled_value_drafts(text: str) -> Iterator[_Draft]:
+    """The labelled-value check, where a layout line gives its label's values in capitals."""
+    found = _LABELLED_CHOICE.match(text.strip())
+    if found is not None:
+        values = [value.strip() for value in re.split(r"[|/]", found.group("values"))]
+        yield library.labelled_value_draft(found.group("label").strip(), values)
 
 
 #: A rule under an if-clause on an input's quoted value: 'If the deposit is "none", don't mention payment at all'.

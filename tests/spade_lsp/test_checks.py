@@ -766,3 +766,18 @@ def test_labelled_when_mentioned_asks_for_the_label_only_where_the_inputs_mentio
     with pytest.raises(NotApplicable):  # the rule says nothing about a message that mentions none
         checks.labelled_when_mentioned("Label: BILLING", {"message": "How much is it?"}, keywords, "URGENT_CLINICAL")
     assert checks.labelled_when_mentioned("Tone: mixed.", {"review": "praise"}, ["praise"], "mixed")  # any case
+
+
+@pytest.mark.parametrize(
+    ("response", "given"),
+    [
+        ("DECISION: REFER\nReason: the logbook is missing.", True),
+        ("**Decision:** approve - all documents attached", True),  # any case, markdown aside
+        ("- Decision: <REJECT>", True),
+        ("DECISION: APPROVED", False),  # not one of the values
+        ("DECISION: MAYBE", False),
+        ("The permit is approved.", False),  # no labelled line: the layout asks for one
+    ],
+)
+def test_labelled_value_in_reads_the_labelled_line(response: str, given: bool) -> None:
+    assert checks.labelled_value_in(response, "DECISION", ["APPROVE", "REJECT", "REFER"]) is given

@@ -2999,3 +2999,23 @@ def test_a_label_the_inputs_decide_by_what_they_mention(
 )
 def test_no_label_rule_where_a_mention_does_not_decide_the_label(sentence: str) -> None:
     assert "labelled_when_mentioned" not in families(synthesize(sentence, prompt="Note: {note}\n" + sentence))
+
+
+@pytest.mark.parametrize(
+    ("line", "label", "values"),
+    [
+        ("DECISION: <APPROVE|REJECT|REFER>", "DECISION", ["APPROVE", "REJECT", "REFER"]),
+        ("DECISION: ALLOW | REMOVE | REVIEW", "DECISION", ["ALLOW", "REMOVE", "REVIEW"]),
+        ("- Address: PASS/FAIL/UNCLEAR - reason (Rule n)", "Address", ["PASS", "FAIL", "UNCLEAR"]),
+    ],
+)
+def test_a_layout_line_with_values_in_capitals_asks_for_one_of_them(line: str, label: str, values: list[str]) -> None:
+    candidate = by_check(synthesize(line), family="labelled_value")
+    assert candidate.check == {"family": "labelled_value", "label": label, "values": values}
+    assert run(candidate, f"Summary line.\n{label}: {values[-1]} - see notes")
+    assert not run(candidate, f"Summary line.\n{label}: UNSURE")
+
+
+@pytest.mark.parametrize("line", ["Note: TCP/IP is fine.", "Units: KG/M"])
+def test_capitals_with_a_slash_are_no_layout_values(line: str) -> None:
+    assert "labelled_value" not in families(synthesize(line))
