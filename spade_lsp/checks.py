@@ -29,6 +29,7 @@ __all__ = [
     "MeasurementError",
     "NotApplicable",
     "applies_when",
+    "applies_when_number",
     "bound",
     "code_blocks",
     "codes_kept",
@@ -364,6 +365,27 @@ def labelled_when_mentioned(
         raise NotApplicable(f"the inputs mention none of {list(keywords)!r}, the cases the rule for {label!r} covers")
     flags = 0 if label.isupper() else re.IGNORECASE
     return re.search(rf"(?<!\w){re.escape(label)}(?!\w)", response, flags) is not None
+
+
+_COMPARISONS: Final = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def applies_when_number(example: Mapping[str, Any], name: str, op: str, bound: float) -> bool:
+    """True when the first number the example's input ``name`` writes compares with ``bound`` as ``op`` says
+    (one of ``<``, ``<=``, ``>``, ``>=``); otherwise :class:`NotApplicable`: "If the rating is 3 or lower,
+    apologise" is no rule for a rating of 5. An input without a number: not applicable either."""
+    found = _NUMBER.search(_LIST_MARKER.sub(" ", str(value(example, name))))
+    if found is None:
+        raise NotApplicable(f"a rule for {name} {op} {bound:g}, and this example's {name} gives no number")
+    number = float(found.group(1).replace(",", "") + (found.group(2) or ""))
+    if _COMPARISONS[op](number, bound):
+        return True
+    raise NotApplicable(f"a rule for {name} {op} {bound:g}, and this example's {name} is {number:g}")
 
 
 #: ``{var}`` and ``{{var}}``: spade_lsp._prompts.PLACEHOLDER_PATTERN, repeated here because generated code imports

@@ -634,6 +634,10 @@ class OfflineSynthesizer:
                 for draft in _phrases(text, vocabulary, exclude=negated):
                     found_specific = True
                     yield draft
+            if not negated:  # "invite them to write to {contact_email}": the input's value itself
+                for field in _placeholders_asked_for(text, vocabulary):
+                    found_specific = True
+                    yield mentions_draft(field)
         role = _ROLE.match(text) is not None
         languages = _language_fields(instruction.text, vocabulary)
         for field in languages:
@@ -1408,6 +1412,34 @@ _IF_STATE: Final = re.compile(
 )
 
 
+_GREATER: Final = r"higher|greater|more|larger|bigger|above|over|>"
+_SMALLER: Final = r"lower|less|fewer|smaller|below|under|<"
+#: 'If the rating is 3 or lower, apologise', 'If their position is higher than 20, mention ...': a rule for the
+#: examples whose input's number compares so with the bound.
+_IF_NUMBER: Final = re.compile(
+    rf"^(?:if|when)\s+(?:the\s+)?(?P<noun>[a-z][\w ]{{1,30}}?)\s*(?:\b(?:is|are|was|reads)\s+)?"
+    rf"(?:(?P<above>(?:{_GREATER})(?:\s+than)?)|(?P<below>(?:{_SMALLER})(?:\s+than)?)|(?P<least>at\s+least|>=|≥)"
+    rf"|(?P<most>at\s+most|<=|≤))?\s*(?P<bound>\d+(?:\.\d+)?)"
+    rf"(?:\s+or\s+(?:(?P<or_above>{_GREATER}|up)|(?P<or_below>{_SMALLER})))?\s*,\s*(?P<rule>[^.;]+[.;]?)",
+    re.IGNORECASE,
+)
+
+
+def _number_case(clause: re.Match[str]) -> tuple[str, float] | None:
+    """The comparison an if-clause on a number states: ("<=", 3.0) of "is 3 or lower"; None without one."""
+    if clause.group("least") or clause.group("or_above"):
+        op = ">="
+    elif clause.group("most") or clause.group("or_below"):
+        op = "<="
+    elif clause.group("above"):
+        op = ">"
+    elif clause.group("below"):
+        op = "<"
+    else:
+        return None
+    return op, float(clause.group("bound"))
+
+
 def _exact_count(candidate: Candidate) -> tuple[Any, ...] | None:
     """What an exact count candidate counts ("exactly five lines"): its unit, part and per-item scope."""
     check = candidate.check
@@ -1433,7 +1465,11 @@ _CHANNEL_NAME: Final = re.compile(
 _CHANNEL_INPUT: Final = re.compile(r"^(?:channel|medium|contact_channel|reply_channel|delivery_channel)$")
 
 
-def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary) -> tuple[str, str, str, str] | None:
+#: The case a rule is given for: one value of an input ("X/Twitter"), or a comparison of its number (">", 20).
+_Case = str | tuple[str, float]
+
+
+def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary) -> tuple[str, _Case, str, str] | None:
     """(input, value, rule, before) for a rule given for one value of an input: a list item ("- X/Twitter: the
     whole post must be 280 characters or less" under "Match the platform:", in a prompt with "Platform:
     {platform}"; the list's introduction names the input, the item's label is no part of the response), or an
@@ -1448,6 +1484,11 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
     if later is not None:  # '2. First paragraph: state the date. If the date is "none scheduled", don't mention ...'
         clause = _IF_VALUE.match(cleaned[later.end() :])
         before = cleaned[: later.start()]
+    numbered = _IF_NUMBER.match(cleaned) if clause is None else None
+    comparison = _number_case(numbered) if numbered is not None else None
+    if numbered is not None and comparison is not None:
+        compared = vocabulary.input_named(numbered.group("noun").strip())
+        return (compared, comparison, numbered.group("rule").strip(), "") if compared else None
     if clause is not None:
         noun = clause.group("noun").strip()
         if noun.lower() == "it":  # 'Estimate status: {estimate_status}. If it's "provisional", ...': that input
@@ -1474,15 +1515,27 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
     return named[0], case, cleaned[label.end() :], ""
 
 
-def _guarded(draft: _Draft, field: str, case: str) -> _Draft:
+#: How a comparison reads in a check's name: "for_rating_at_most_3".
+_COMPARISON_WORDS: Final = {"<": "below", "<=": "at_most", ">": "above", ">=": "at_least"}
+
+
+def _guarded(draft: _Draft, field: str, case: _Case) -> _Draft:
     """The draft as a rule for examples whose input ``field`` is ``case`` alone (others: not applicable)."""
+    if isinstance(case, tuple):  # a comparison of the input's number
+        op, bound = case
+        named, said = library.slug(f"{field} {_COMPARISON_WORDS[op]} {bound:g}", 30), f"{field} {op} {bound:g}"
+        guard = f"checks.applies_when_number(example, {library.literal(field)}, {library.literal(op)}, {bound!r})"
+        when: dict[str, Any] = {"input": field, "op": op, "bound": bound}
+    else:
+        named, said = library.slug(case, 20), f"{field} is {case}"
+        guard = f"checks.applies_when(example, {library.literal(field)}, {library.literal(case)})"
+        when = {"input": field, "value": case}
     return dataclasses.replace(
         draft,
-        slug=f"{draft.slug}_for_{library.slug(case, 20)}",
-        description=f"When {field} is {case}: {draft.description[0].lower()}{draft.description[1:]}",
-        expression=f"checks.applies_when(example, {library.literal(field)}, {library.literal(case)}) and "
-        f"({draft.expression})",
-        check=None if draft.check is None else {**draft.check, "when": {"input": field, "value": case}},
+        slug=f"{draft.slug}_for_{named}",
+        description=f"When {said}: {draft.description[0].lower()}{draft.description[1:]}",
+        expression=f"{guard} and ({draft.expression})",
+        check=None if draft.check is None else {**draft.check, "when": when},
     )
 
 
@@ -3202,6 +3255,23 @@ _MENTIONING: Final = re.compile(
     r"repeat\w*|add(?:s|ing)?",
     re.IGNORECASE,
 )
+
+
+_PLACEHOLDER_ASKED_FOR: Final = re.compile(
+    r"\bmention(?:s|ing)?\b[^.;]{0,80}?\{\{?\s*(\w+)"  # "mention that they can join the beds at {site}"
+    r"|\b(?:invite|ask|tell|encourage|direct|point|refer)\s+(?:them|him|her|the\s+\w+)\s+to\s+"
+    # "invite them to write to {contact_email}"
+    r"(?:write|e-?mail|call|phone|contact|visit|reply|go)\b[^.;{]{0,20}\{\{?\s*(\w+)"
+    r"|\b(?:contact|call|e-?mail|write\s+to|reach)\s+(?:us\s+)?(?:at|on|via)\s+\{\{?\s*(\w+)",  # "call us on {phone}"
+    re.IGNORECASE,
+)
+
+
+def _placeholders_asked_for(text: str, vocabulary: _Vocabulary) -> list[str]:
+    """Inputs whose value the sentence asks the response to give, by their placeholder: what a verb of mentioning
+    or a way to get in touch governs ("invite them to write to {contact_email}")."""
+    found = (next(group for group in match.groups() if group) for match in _PLACEHOLDER_ASKED_FOR.finditer(text))
+    return [field for field in dict.fromkeys(found) if field in vocabulary.inputs]
 
 
 def _inputs_named_as_objects(text: str, vocabulary: _Vocabulary) -> dict[str, str]:

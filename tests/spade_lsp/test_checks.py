@@ -781,3 +781,11 @@ def test_labelled_when_mentioned_asks_for_the_label_only_where_the_inputs_mentio
 )
 def test_labelled_value_in_reads_the_labelled_line(response: str, given: bool) -> None:
     assert checks.labelled_value_in(response, "DECISION", ["APPROVE", "REJECT", "REFER"]) is given
+
+
+def test_applies_when_number_reads_the_inputs_first_number() -> None:
+    assert checks.applies_when_number({"rating": "2 stars"}, "rating", "<=", 3)
+    assert checks.applies_when_number({"position": 21}, "position", ">", 20)
+    for example, op, bound in [({"rating": "5"}, "<=", 3), ({"position": "20"}, ">", 20), ({"rating": "n/a"}, "<", 3)]:
+        with pytest.raises(NotApplicable):  # the rule is for other examples, or the input gives no number
+            checks.applies_when_number(example, next(iter(example)), op, bound)

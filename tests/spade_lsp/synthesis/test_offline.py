@@ -3019,3 +3019,34 @@ def test_a_layout_line_with_values_in_capitals_asks_for_one_of_them(line: str, l
 @pytest.mark.parametrize("line", ["Note: TCP/IP is fine.", "Units: KG/M"])
 def test_capitals_with_a_slash_are_no_layout_values(line: str) -> None:
     assert "labelled_value" not in families(synthesize(line))
+
+
+@pytest.mark.parametrize(
+    ("prompt", "sentence", "when", "asked"),
+    [
+        (
+            "Rating: {rating}\nContact: {contact_email}\n",
+            "- If the rating is 3 or lower, apologise and invite them to write to {contact_email}.",
+            {"input": "rating", "op": "<=", "bound": 3.0},
+            "contact_email",
+        ),
+        (
+            "Position: {position}\nSite: {community_beds_site}\n",
+            "- If their position is higher than 20, mention that they can join the beds at {community_beds_site}.",
+            {"input": "position", "op": ">", "bound": 20.0},
+            "community_beds_site",
+        ),
+    ],
+)
+def test_a_rule_for_inputs_above_or_below_a_bound_applies_to_those_alone(
+    prompt: str, sentence: str, when: dict[str, Any], asked: str
+) -> None:
+    candidate = by_check(synthesize(sentence, prompt=prompt + sentence), family="mentions", field=asked)
+    assert candidate.check is not None and candidate.check["when"] == when
+    value = "help@example.com"
+    inside = {when["input"]: str(when["bound"] + (1 if when["op"] == ">" else -1)), asked: value}
+    assert run(candidate, f"Please write to {value}.", inside)
+    assert not run(candidate, "Thanks for your message.", inside)
+    outside = {**inside, when["input"]: str(when["bound"] + (-1 if when["op"] == ">" else 1))}
+    with pytest.raises(checks.NotApplicable):
+        run(candidate, "Thanks for your message.", outside)
