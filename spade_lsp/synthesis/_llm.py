@@ -656,6 +656,8 @@ class LLMSynthesizer:
                 for asks, cued in library.CUED.values():
                     if asks(instruction.text):
                         add(cued(instruction.text, tuple(context.inputs)), instruction, offline.NAME)
+                for draft in offline.input_rule_drafts(instruction.text, context):
+                    add(draft, instruction, offline.NAME)
         if answered == 0:  # nothing the model said could be read: the caller falls back offline and says why
             reasons = "; ".join(reason for _, reason in self.dropped[:2])
             raise LLMError(f"no instruction got a usable answer from the model ({reasons})")

@@ -545,11 +545,7 @@ class OfflineSynthesizer:
         it is for) and from the instruction's own text otherwise."""
         text = rule if rule is not None else _clean(instruction.text)
         if rule is None:
-            yield from _private_drafts(text, vocabulary)
-            yield from _ids_kept_drafts(text, vocabulary)
-            yield from _greeting_drafts(text, vocabulary)
-            yield from _label_rule_drafts(text, vocabulary)
-            yield from _labelled_value_drafts(text)
+            yield from _input_rule_drafts(text, vocabulary)
         if not text or _is_data_line(text, vocabulary):
             return
         if _under_a_ban(context.text, instruction.text) and not _EXCLUDE_CUE.search(text):
@@ -1218,6 +1214,23 @@ _MARKED_BAN: Final = re.compile(
     r"(?:(?i:marked|labell?ed|flagged|tagged)\s+(?i:as\s+)?[\"“']?(?P<caps>[A-Z][A-Z _-]{2,}[A-Z])\b[\"”']?"
     r"|(?i:under|below|in)\s+(?i:the\s+)?[\"“](?P<heading>[^\"”\n]{3,60})[\"”])",
 )
+
+
+def input_rule_drafts(sentence: str, context: PromptContext) -> Iterator[_Draft]:
+    """The checks a sentence asks for by how it names the prompt's inputs and layout: an input kept from the
+    reader, every identifier an input lists, a greeting by the name an input gives, a label the inputs decide, a
+    layout line's values. The LLM synthesizer writes them too, whatever the model picked: reading them needs no
+    model, and a small one rarely names them."""
+    yield from _input_rule_drafts(_clean(sentence), _Vocabulary(context))
+
+
+def _input_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    yield from _private_drafts(text, vocabulary)
+    yield from _ids_kept_drafts(text, vocabulary)
+    yield from _greeting_drafts(text, vocabulary)
+    yield from _label_rule_drafts(text, vocabulary)
+    yield from _labelled_value_drafts(text)
+
 
 #: What says a ban keeps something from the reader, not a repetition or a place: "must not appear in any form",
 #: "confidential", "never be shared".

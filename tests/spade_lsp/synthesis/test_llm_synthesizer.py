@@ -252,6 +252,24 @@ def test_what_the_sentence_cues_is_written_even_when_the_model_picks_nothing() -
     ]
 
 
+def test_what_the_inputs_decide_is_written_even_when_the_model_picks_nothing() -> None:
+    """A label the inputs decide and a greeting by an input's name need no model to read: written as the offline
+    synthesizer writes them, whatever the model picked."""
+    label = "If the message mentions heavy bleeding or shortness of breath, the label is URGENT_CLINICAL."
+    greeting = "Greet the patient by their first name."
+    prompt = f"Patient: {{patient_name}}\nMessage: {{message}}\n{label} {greeting}"
+    with OpenAIStub(model({label: [pick("none")], greeting: [pick("none")]})) as stub:
+        _, candidates = synthesize(stub, prompt=prompt, sentences=[(label, (INCLUSION,)), (greeting, (INCLUSION,))])
+    assert [(c.synthesizer, c.expression) for c in candidates] == [
+        (
+            "offline",
+            "checks.labelled_when_mentioned(response, example, ['heavy bleeding', 'shortness of breath'], "
+            "'URGENT_CLINICAL', fields=['message'])",
+        ),
+        ("offline", "checks.greets_by_name(response, checks.value(example, 'patient_name'), first_name=True)"),
+    ]
+
+
 def test_a_refused_opening_picked_as_starts_with_is_written_as_its_refusal() -> None:
     sentence = "Never begin your reply with 'Sure'."
     with OpenAIStub(model({sentence: [pick("starts_with", text="Sure")]})) as stub:
