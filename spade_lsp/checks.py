@@ -13,6 +13,7 @@ pass or a fail and never as the library's own exception.
 from __future__ import annotations
 
 import json
+import operator
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from decimal import Decimal
@@ -354,25 +355,19 @@ def labelled_value_in(response: str, label: str, values: Iterable[str]) -> bool:
 def labelled_when_mentioned(
     response: str, example: Mapping[str, Any], keywords: Iterable[str], label: str, fields: Iterable[str] = ()
 ) -> bool:
-    """Whether the response gives ``label`` (a whole token; a label in capitals in capitals) where the named inputs
+    """Whether the response gives ``label`` (a whole token; one written in capitals, in capitals) where the named inputs
     (all of them without ``fields``) mention one of ``keywords``, any inflection ("if the message mentions heavy
     bleeding or shortness of breath, the label is URGENT_CLINICAL"). An example that mentions none:
     :class:`NotApplicable`, since the rule says nothing about it."""
     names = list(fields)
     source = "\n".join(str(value(example, name)) for name in names) if names else _source_text(example, "")
-    said = [keyword for keyword in keywords if contains_phrase(source, keyword)]
-    if not said:
+    if not any(contains_phrase(source, keyword) for keyword in keywords):
         raise NotApplicable(f"the inputs mention none of {list(keywords)!r}, the cases the rule for {label!r} covers")
     flags = 0 if label.isupper() else re.IGNORECASE
     return re.search(rf"(?<!\w){re.escape(label)}(?!\w)", response, flags) is not None
 
 
-_COMPARISONS: Final = {
-    "<": lambda a, b: a < b,
-    "<=": lambda a, b: a <= b,
-    ">": lambda a, b: a > b,
-    ">=": lambda a, b: a >= b,
-}
+_COMPARISONS: Final = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
 
 
 def applies_when_number(example: Mapping[str, Any], name: str, op: str, bound: float) -> bool:
