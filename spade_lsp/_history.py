@@ -256,16 +256,17 @@ class History:
         if revision.commit_sha is not None and repository.has_commit(prompt_id, revision.commit_sha):
             return False
         before = repository.version_at_or_before(prompt_id, created_iso)
-        if before is not None and before.content_hash == digest:
-            return False
         after = repository.version_after(prompt_id, created_iso)
-        if after is not None and after.content_hash == digest:
-            if revision.commit_sha and after.commit_sha is None:
-                # The same text was saved before it was committed: keep one version, with the commit.
-                repository.set_commit(
-                    after.id, revision.commit_sha, revision.commit_message, revision.author, _authored(revision)
-                )
-            return False
+        for same in (before, after):
+            if same is not None and same.content_hash == digest:
+                if revision.commit_sha and same.commit_sha is None:
+                    # The same text was saved before it was committed (the save timed before the commit's
+                    # second, or inside it and so after the commit's whole-second time): one version, with the
+                    # commit.
+                    repository.set_commit(
+                        same.id, revision.commit_sha, revision.commit_message, revision.author, _authored(revision)
+                    )
+                return False
         repository.insert_version(
             prompt_id,
             text=revision.text,
