@@ -624,6 +624,8 @@ class LLMSynthesizer:
         sources: list[_Source] = []
         shapes: dict[str, str] = {}
         answered = 0
+        unmet: list[Instruction] = []  # instructions the model picked a check for
+        met: set[int] = set()  # ... and those with one usable
 
         def add(draft: library.Draft, instruction: Instruction, synthesizer: str) -> None:
             key = offline._equivalence_key(draft.expression)
@@ -638,6 +640,8 @@ class LLMSynthesizer:
             if picks is None:
                 continue
             answered += 1
+            if any(pick.family != "none" for pick in picks):
+                unmet.append(instruction)
             for pick in picks:
                 if pick.family == "none":
                     continue
@@ -648,6 +652,7 @@ class LLMSynthesizer:
                     continue
                 try:
                     add(draft_for(pick, instruction, context), instruction, PICKED)
+                    met.add(id(instruction))
                 except _Rejected as why:
                     self.rejected.append((f"{pick.family} for “{_clip(instruction.text)}”", str(why)))
             # what the sentence's own cue words ask for, as the offline synthesizer writes it, whatever the model
@@ -662,6 +667,14 @@ class LLMSynthesizer:
             reasons = "; ".join(reason for _, reason in self.dropped[:2])
             raise LLMError(f"no instruction got a usable answer from the model ({reasons})")
         passed = self._run(sources, context)
+        met |= {id(source.instruction) for source in sources if source.name in passed}
+        # the model saw a check but wrote none that could be used ("excludes" with no phrase for "Never mention
+        # prices.", a function that raises): the offline reading of the sentence, where it has one
+        for instruction in unmet:
+            if id(instruction) not in met:
+                for draft in offline.OfflineSynthesizer().instruction_drafts(instruction, context):
+                    if not draft.asks_llm:
+                        add(draft, instruction, offline.NAME)
         out += [
             Candidate(
                 name=source.name,

@@ -503,27 +503,7 @@ class OfflineSynthesizer:
         current = {" ".join(i.text.split()) for i in instructions}
         earlier = [i for i in context.earlier if " ".join(i.text.split()) not in current]
         for instruction in [*instructions, *earlier]:
-            if instruction.removed_in is None and (
-                _inside(instruction, examples) or instruction.kind == "code" or _is_json_fragment(instruction.text)
-            ):
-                continue
-            if instruction.removed_in is not None and re.match(r"\s*(?:```|~~~)", instruction.text):
-                continue  # an old example or code block, not an instruction
-            guard = _value_guard(instruction, context.text, vocabulary)
-            drafts = list(self._drafts(instruction, context, vocabulary, examples))
-            if guard is not None:  # "- X/Twitter: ... 280 characters or less" under "Match the platform:": the
-                # rule's checks for that value alone, and a model's question about the whole item as before
-                field, case, rule_text, before = guard
-                rule = self._drafts(instruction, context, vocabulary, examples, rule=rule_text)
-                guarded = [_guarded(draft, field, case) for draft in rule if not draft.asks_llm]
-                # "2. First paragraph: state the amount. If the date is "none", don't mention ...": the first
-                # sentence's checks for every example
-                unguarded = self._drafts(instruction, context, vocabulary, examples, rule=before) if before else ()
-                plain = [draft for draft in unguarded if not draft.asks_llm]
-                drafts = [*plain, *guarded, *(draft for draft in drafts if draft.asks_llm)] if guarded else drafts
-            if not drafts and instruction.removed_in is None and _written_in_another_language(instruction):
-                drafts = [_ask_draft(_clean(instruction.text), WORKFLOW_DESCRIPTION)]  # a model reads what this cannot
-            for draft in drafts:
+            for draft in self.instruction_drafts(instruction, context, vocabulary, examples):
                 key = _equivalence_key(draft.expression)
                 if key in position:  # the same check from another sentence: one candidate serving both
                     index = position[key]
@@ -532,6 +512,38 @@ class OfflineSynthesizer:
                 position[key] = len(out)
                 out.append(_candidate(draft, instruction, taken))
         return _without_superseded(out)
+
+    def instruction_drafts(
+        self,
+        instruction: Instruction,
+        context: PromptContext,
+        vocabulary: _Vocabulary | None = None,
+        examples: list[tuple[int, int]] | None = None,
+    ) -> list[_Draft]:
+        """What this synthesizer writes for one instruction (none for a line inside an example or code block)."""
+        vocabulary = _Vocabulary(context) if vocabulary is None else vocabulary
+        examples = example_blocks(context.text) if examples is None else examples
+        if instruction.removed_in is None and (
+            _inside(instruction, examples) or instruction.kind == "code" or _is_json_fragment(instruction.text)
+        ):
+            return []
+        if instruction.removed_in is not None and re.match(r"\s*(?:```|~~~)", instruction.text):
+            return []  # an old example or code block, not an instruction
+        guard = _value_guard(instruction, context.text, vocabulary)
+        drafts = list(self._drafts(instruction, context, vocabulary, examples))
+        if guard is not None:  # "- X/Twitter: ... 280 characters or less" under "Match the platform:": the
+            # rule's checks for that value alone, and a model's question about the whole item as before
+            field, case, rule_text, before = guard
+            rule = self._drafts(instruction, context, vocabulary, examples, rule=rule_text)
+            guarded = [_guarded(draft, field, case) for draft in rule if not draft.asks_llm]
+            # "2. First paragraph: state the amount. If the date is "none", don't mention ...": the first
+            # sentence's checks for every example
+            unguarded = self._drafts(instruction, context, vocabulary, examples, rule=before) if before else ()
+            plain = [draft for draft in unguarded if not draft.asks_llm]
+            drafts = [*plain, *guarded, *(draft for draft in drafts if draft.asks_llm)] if guarded else drafts
+        if not drafts and instruction.removed_in is None and _written_in_another_language(instruction):
+            drafts = [_ask_draft(_clean(instruction.text), WORKFLOW_DESCRIPTION)]  # a model reads what this cannot
+        return drafts
 
     def _drafts(
         self,
@@ -1398,10 +1410,15 @@ _LABELLED_CHOICE: Final = re.compile(
 )
 
 
+#: A layout quoted inside a sentence: 'Start your answer with "LABEL: <URGENT|ROUTINE>".'
+_QUOTED_LAYOUT: Final = re.compile(r"[\"“`](?P<layout>[^\"”`\n]{3,120})[\"”`]")
+
+
 def _labelled_value_drafts(text: str) -> Iterator[_Draft]:
-    """The labelled-value check, where a layout line gives its label's values in capitals."""
-    found = _LABELLED_CHOICE.match(text.strip())
-    if found is not None:
+    """The labelled-value check, where a layout line, or a layout a sentence quotes, gives its label's values in
+    capitals."""
+    layouts = [text.strip(), *(quoted.group("layout").strip() for quoted in _QUOTED_LAYOUT.finditer(text))]
+    for found in filter(None, map(_LABELLED_CHOICE.match, layouts)):
         values = [value.strip() for value in re.split(r"[|/]", found.group("values"))]
         yield library.labelled_value_draft(found.group("label").strip(), values)
 

@@ -232,7 +232,8 @@ def test_a_function_nested_too_deep_to_check_is_rejected_not_a_crash(workspace_d
         synthesizer = LLMSynthesizer(client)
         text = "Keep it not exceeding 12 words."
         context = PromptContext(text, tuple(placeholders_of(text)))
-        assert synthesizer.synthesize([Instruction(text, ("Content/Count",), 1)], context) == []
+        candidates = synthesizer.synthesize([Instruction(text, ("Content/Count",), 1)], context)
+    assert [(c.synthesizer, c.expression) for c in candidates] == [("offline", "checks.count(response, 'words') <= 12")]
     assert synthesizer.rejected == [("assert_deep", "too deeply nested to check")]
 
 

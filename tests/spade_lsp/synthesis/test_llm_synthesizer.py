@@ -204,11 +204,13 @@ def test_a_pick_takes_its_words_from_the_sentence_and_one_it_does_not_support_is
     }
     with OpenAIStub(model(answers)) as stub:
         synthesizer, candidates = synthesize(stub)
-    # the family the model chose, with the sentence's own words: its limit, its phrase, its input
-    assert [c.expression for c in candidates] == [
-        "checks.count(response, 'words') <= checks.bound(example, 'max_words')",
-        "not checks.contains_phrase(response, 'price')",
-        "checks.in_language(response, checks.value(example, 'language'))",
+    # the family the model chose, with the sentence's own words: its limit, its phrase, its input; where every
+    # pick was rejected ("Use a friendly tone."), the offline reading of the sentence
+    assert [(c.synthesizer, c.expression) for c in candidates] == [
+        ("llm-library", "checks.count(response, 'words') <= checks.bound(example, 'max_words')"),
+        ("llm-library", "not checks.contains_phrase(response, 'price')"),
+        ("llm-library", "checks.in_language(response, checks.value(example, 'language'))"),
+        ("offline", "checks.sentiment(response) >= 0"),
     ]
     reasons = [reason for _, reason in synthesizer.rejected]
     assert reasons == [
@@ -268,6 +270,16 @@ def test_what_the_inputs_decide_is_written_even_when_the_model_picks_nothing() -
         ),
         ("offline", "checks.greets_by_name(response, checks.value(example, 'patient_name'), first_name=True)"),
     ]
+
+
+def test_an_instruction_whose_every_pick_is_rejected_gets_its_offline_reading() -> None:
+    """The model saw a check in "Never mention prices." but gave "excludes" no phrase: the sentence keeps the
+    check the offline synthesizer reads in it, and the rejected pick is still reported."""
+    sentence = "Never mention prices."
+    with OpenAIStub(model({sentence: [pick("excludes")]})) as stub:
+        synthesizer, candidates = synthesize(stub, prompt=sentence, sentences=[(sentence, (EXCLUSION,))])
+    assert [(c.synthesizer, c.expression) for c in candidates] == [("offline", "checks.count(response, 'prices') <= 0")]
+    assert [reason for _, reason in synthesizer.rejected] == ["no phrase given"]
 
 
 def test_a_refused_opening_picked_as_starts_with_is_written_as_its_refusal() -> None:
@@ -380,7 +392,13 @@ def test_each_unusable_function_is_rejected_with_its_reason_and_the_good_ones_su
     with OpenAIStub(model(answers)) as stub:
         synthesizer, candidates = synthesize(stub)
 
-    assert [c.name for c in candidates] == ["assert_no_price"]
+    # the one usable function; the instructions left with none keep the offline reading of their sentence
+    assert [c.name for c in candidates if c.synthesizer == "llm"] == ["assert_no_price"]
+    assert [(c.name, c.synthesizer) for c in candidates if c.synthesizer != "llm"] == [
+        ("assert_at_most_max_words_words", "offline"),
+        ("assert_no_amounts_of_money", "offline"),
+        ("assert_positive_tone", "offline"),
+    ]
     rejected = dict(synthesizer.rejected)
     assert len(rejected) == len(BAD_FUNCTIONS), synthesizer.rejected
     names = [
@@ -408,5 +426,5 @@ def test_the_example_for_the_one_run_is_synthetic_unless_given() -> None:
     source = "def assert_hello(example, prompt, response):\n    return response.split()[0] == 'Hello'\n"
     with OpenAIStub(model({"Use a friendly tone.": [pick("code", text=source)]})) as stub:
         synthesizer, candidates = synthesize(stub, example=SandboxCase({}, "", ""))  # an empty response: IndexError
-    assert candidates == []
+    assert [(c.name, c.synthesizer) for c in candidates] == [("assert_positive_tone", "offline")]  # in its place
     assert "IndexError" in dict(synthesizer.rejected)["assert_hello"]

@@ -3007,6 +3007,8 @@ def test_no_label_rule_where_a_mention_does_not_decide_the_label(sentence: str) 
         ("DECISION: <APPROVE|REJECT|REFER>", "DECISION", ["APPROVE", "REJECT", "REFER"]),
         ("DECISION: ALLOW | REMOVE | REVIEW", "DECISION", ["ALLOW", "REMOVE", "REVIEW"]),
         ("- Address: PASS/FAIL/UNCLEAR - reason (Rule n)", "Address", ["PASS", "FAIL", "UNCLEAR"]),
+        ('Start your answer with "LABEL: <URGENT|ROUTINE|ADMIN>".', "LABEL", ["URGENT", "ROUTINE", "ADMIN"]),
+        ("End with `Verdict: PASS/FAIL` on its own line.", "Verdict", ["PASS", "FAIL"]),
     ],
 )
 def test_a_layout_line_with_values_in_capitals_asks_for_one_of_them(line: str, label: str, values: list[str]) -> None:
