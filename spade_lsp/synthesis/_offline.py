@@ -811,7 +811,10 @@ def _language_input(text: str, vocabulary: _Vocabulary) -> str | None:
 #: "Reply in the same language as the question", "answer in the language of the user's message".
 _SAME_LANGUAGE = re.compile(
     r"\b(?:in|use)\s+the\s+(?:same\s+language\s+(?:as|of|that)?|language\s+(?:of|used\s+in))\s*(?:the\s+)?"
-    r"(?:user['’]?s?\s+|customer['’]?s?\s+)?(?:\{\{?\s*|\[)?([a-z_]+)",
+    r"(?:user['’]?s?\s+|customer['’]?s?\s+)?(?:\{\{?\s*|\[)?([a-z_]+)"
+    # "in the language the customer wrote in", "in whatever language the guest used"
+    r"|\b(?:in|use)\s+(?:the\s+(?:same\s+)?|whatever\s+|whichever\s+)language\s+(?:that\s+|which\s+)?(?:the\s+)?"
+    r"(user|customer|client|sender|guest|reader|caller|patient|member|they)\s+(?:wrote|writes?|used|uses?)\b",
     re.IGNORECASE,
 )
 
@@ -822,17 +825,21 @@ def _same_language_field(text: str, vocabulary: _Vocabulary) -> str | None:
     match = _SAME_LANGUAGE.search(text)
     if match is None or not vocabulary.inputs:
         return None
-    named = match.group(1).lower()
+    named = (match.group(1) or match.group(2)).lower()
     for field in vocabulary.inputs:
         if field.lower() == named or field.lower().rstrip("s") == named.rstrip("s"):
             return field
     # "the same language the customer wrote in": of the customer's inputs, the one that holds what they wrote
-    who = re.search(r"\b(user|customer|client|sender|guest|reader|caller)\b", match.group(0), re.IGNORECASE)
+    who = re.search(
+        r"\b(user|customer|client|sender|guest|reader|caller|patient|member)\b", match.group(0), re.IGNORECASE
+    )
     named = who.group(1).lower() if who else named
-    written = [f for f in vocabulary.inputs if named in f.lower() and re.search(_WRITTEN_INPUT, f, re.IGNORECASE)]
-    if len(written) == 1:
-        return written[0]
-    return vocabulary.inputs[0] if len(vocabulary.inputs) == 1 else None
+    written = [f for f in vocabulary.inputs if re.search(_WRITTEN_INPUT, f, re.IGNORECASE)]
+    theirs = [f for f in written if named in f.lower()]
+    for candidates in (theirs, written, vocabulary.inputs):  # theirs, else the only text someone wrote, else the only
+        if len(candidates) == 1:
+            return candidates[0]
+    return None
 
 
 #: Input names for what someone wrote: "customer_message", "user_question", "email_text".
@@ -2005,8 +2012,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 before = lowered[: match.start()]
                 if re.search(rf"\b(?:{_AT_LEAST})\s*$", before):  # "at least 3-5 key points": 3 or more
                     high = None
-                elif re.search(rf"\b(?:{_AT_MOST})\s*$", before):  # "up to 3-5 tips": 5 or fewer
-                    low = None
+                elif re.search(r"\b(?:no more than|not more than|at most|up to|(?:a )?max(?:imum)?(?: of)?)\s*$", before):
+                    low = None  # "up to 3-5 tips": 5 or fewer; but "keep it to 80-120 words" is the range
             else:
                 value = vocabulary.bound(groups[0])
                 if value is None:

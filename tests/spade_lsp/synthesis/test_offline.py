@@ -56,6 +56,8 @@ def by_check(candidates: list[Candidate], **fields: Any) -> Candidate:
         ("Do not use hashtags.", "hashtags", None, 0),
         ("Try to identify at least 3-5 key points.", "list_items", 3, None),
         ("Give up to 3-5 tips.", "list_items", None, 5),
+        ("Keep it to 80-120 words.", "words", 80, 120),  # a range to keep to, not its upper end alone
+        ("Limit the reply to 2–3 sentences.", "sentences", 2, 3),
         ("Use three sentences maximum and keep the answer concise.", "sentences", None, 3),
         ("Paragraph text should be limited to a max of 3 sentences in length.", "sentences", None, 3),
         ("Write 200 words or less.", "words", None, 200),
@@ -1540,6 +1542,30 @@ def test_a_language_naming_a_currency_is_no_language_and_the_customer_s_is_their
         synthesize("Always reply in the same language the customer wrote in.", prompt=prompt), family="language"
     )
     assert same.check is not None and same.check.get("same_as") == "customer_message"
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Always answer in the language the customer wrote in.",
+        "Reply in whatever language the guest used.",
+        "Use the language they write in.",
+    ],
+)
+def test_the_language_someone_wrote_in_is_their_message_s(sentence: str) -> None:
+    prompt = f"Guest: {{guest_name}}\nGuest message: {{guest_message}}\n{sentence}"
+    same = by_check(synthesize(sentence, prompt=prompt), family="language")
+    assert same.check is not None and same.check.get("same_as") == "guest_message"
+    assert run(
+        same,
+        "Merci beaucoup, nous vous attendons samedi avec plaisir.",
+        {"guest_message": "Bonjour, une table pour deux samedi soir, s'il vous plaît ?", "guest_name": "Ana"},
+    )
+    assert not run(
+        same,
+        "Thank you, we look forward to seeing you on Saturday evening.",
+        {"guest_message": "Bonjour, une table pour deux samedi soir, s'il vous plaît ?", "guest_name": "Ana"},
+    )
 
 
 def test_what_the_prose_replaces_is_banned() -> None:
