@@ -69,6 +69,7 @@ __all__ = [
     "links_kept",
     "mean_sentence_words",
     "mentions",
+    "names_no_one",
     "number_in_range",
     "numbers",
     "only_list",
@@ -845,6 +846,90 @@ def keeps_private(
         return False
     leaked = _runs(_lower_words(secret)) - _runs(_lower_words(known))
     return not (leaked & _runs(_lower_words(response)))
+
+
+#: Words for someone, written before their name in notes ("guest Jonas Weber", "chargehand Liam", "Mrs Patel").
+_PERSON_NOUN: Final = (
+    r"(?:guest|guests|kid|child|boy|girl|man|woman|customer|client|tenant|resident|patient|caller|driver|visitor|"
+    r"member|player|pupil|student|parent|mum|mom|dad|wife|husband|son|daughter|partner|colleague|neighbour|neighbor|"
+    r"chargehand|foreman|operative|supervisor|engineer|technician|manager|nurse|doctor|officer|agent|lifeguard|"
+    r"cleaner|porter|waiter|waitress|bartender|chef|scorer|coach|candidate|applicant|reviewer|interviewer|"
+    r"(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Frau|Herr|Mme|Mlle)\.?)"
+)
+_NAME_WORD: Final = r"[A-Z][a-zà-ÿ'’-]+"
+#: Where notes name a person, by pattern rather than by any capitalised word (which would take "Lincoln Gym" and
+#: "General Manager" for people): after a word for someone, before a verb of speech or action, in brackets with an
+#: age, as a signature line, as an @handle. A speaker's label is as often a role ("Agent:").
+_PERSON_PATTERNS: Final = (
+    re.compile(rf"\b{_PERSON_NOUN}[ \t]+(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)"),
+    re.compile(
+        rf"(?<![.!?]\s)(?<!^)\b(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)[ \t]+(?:who|said|says|told|asked|called|"
+        r"reported|wrote|pushed|deployed|merged|approved|missed|scored|slipped|fell|complained|confirmed|noticed|"
+        r"admitted|agreed|refused|shouted|mentioned)\b",
+        re.MULTILINE,
+    ),
+    re.compile(rf"\((?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?),\s*(?:~|aged?\s+)?\d"),
+    re.compile(rf"^\s*[-—–]\s*(?P<name>{_NAME_WORD})(?:\s+[A-Z]\.?)?\s*$", re.MULTILINE),
+    re.compile(r"(?<![\w.])@(?P<name>[A-Za-z][\w.-]{1,30}[A-Za-z0-9])"),
+)
+#: Capitalised words notes write that name no one ("Room", "The", a weekday): never taken for a name.
+_NOT_NAME_WORDS: Final = (
+    "the a an this that these those he she they we i it you his her their our my your who what when where why how "
+    "hi hello dear thanks thank room flat house street road lane avenue suite floor unit block level site team staff "
+    "guest guests customer client manager engineer note notes update status summary reason action issue ticket "
+    "tenant contractor treasurer committee chair secretary council board ops data finance support payments "
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august "
+    "september october november december today yesterday tomorrow morning evening night am pm utc ok yes no "
+    "mr mrs ms miss mx dr prof sir dame frau herr mme mlle"
+)
+_NOT_NAMES: Final = frozenset(_NOT_NAME_WORDS.split())
+
+
+def _people_named(text: str) -> set[str]:
+    """The names of people ``text`` gives by :data:`_PERSON_PATTERNS`, with each handle's name part ("@dana.k":
+    "dana.k", "Dana")."""
+    found: set[str] = set()
+    for pattern in _PERSON_PATTERNS:
+        for match in pattern.finditer(text):
+            name = match.group("name")
+            words = [word for word in name.split() if word.lower() not in _NOT_NAMES]
+            if pattern.pattern.startswith("(?<![\\w.])@"):
+                found |= {name, re.split(r"[._-]", name)[0].capitalize()}
+            elif words and len(words) == len(name.split()):
+                found.add(" ".join(words))
+            elif words:  # "Room Jonas": the name without the word that names no one
+                found.update(words)
+    return {name for name in found if len(name) >= 3}
+
+
+def names_no_one(response: str, example: Mapping[str, Any], allowed: Iterable[str] = ()) -> bool:
+    """Whether the response leaves out the people its inputs name ("Never name guests", "no names in the
+    narrative", "refer to people by role only"): no name, nor any word of it, that the notes give for a person
+    (:data:`_PERSON_PATTERNS`). Names the inputs ``allowed`` hold (the sender who signs, the staff who may be named)
+    stay allowed. Inputs that name no one: :class:`NotApplicable`."""
+    allowed = list(allowed)
+    inputs = example.get("inputs", example) if isinstance(example.get("inputs"), Mapping) else example
+    notes = "\n".join(
+        json.dumps(given) if isinstance(given, (Mapping, list)) else str(given)
+        for name, given in inputs.items()
+        if name not in allowed and given is not None
+    )
+    kept = _source_text({name: value(example, name) for name in allowed}, "")
+    kept_words = {re.sub(r"['’]s$", "", word.lower()) for word in re.findall(r"[\w'’.-]+", kept)}
+    names = {
+        part
+        for name in _people_named(notes)
+        for part in {name, *name.split()}
+        if len(part) >= 3
+        and part.lower() not in _NOT_NAMES
+        and not all(word.lower() in kept_words for word in part.split())
+    }
+    if not names:
+        raise NotApplicable("the inputs name no one")
+    return not any(
+        re.search(rf"(?<![\w@]){re.escape(name)}(?!\w)", response, 0 if name[0].isupper() else re.IGNORECASE)
+        for name in names
+    )
 
 
 #: What a response may copy but never coin, by kind: an identifier in capitals with digits ("DL-07", "PTW-121",

@@ -230,6 +230,19 @@ def labelled_when_mentioned_draft(keywords: Sequence[str], label: str, fields: S
     )
 
 
+def names_no_one_draft(allowed: Sequence[str] = ()) -> Draft:
+    """The response names none of the people the inputs name; the inputs ``allowed`` (a signer, staff the prompt
+    writes in) may be named."""
+    but = f" (the names in {', '.join(f'`{field}`' for field in allowed)} may be)" if allowed else ""
+    return Draft(
+        "names_no_one",
+        EXCLUSION,
+        f"Names none of the people the inputs name{but}: no name or word of one that the notes give for a person.",
+        f"checks.names_no_one(response, example, allowed={literal(list(allowed))})",
+        {"family": "names_no_one", "allowed": list(allowed)},
+    )
+
+
 def keeps_private_draft(fields: Sequence[str] = (), markers: Sequence[str] = ()) -> Draft:
     """The response repeats nothing only the private inputs (``fields``) or the inputs' marked lines (``markers``)
     say: an input given "for context only", lines "marked CONFIDENTIAL"."""

@@ -1245,10 +1245,52 @@ def input_rule_drafts(sentence: str, context: PromptContext) -> Iterator[_Draft]
 
 def _input_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     yield from _private_drafts(text, vocabulary)
+    yield from _no_names_drafts(text, vocabulary)
     yield from _ids_kept_drafts(text, vocabulary)
     yield from _greeting_drafts(text, vocabulary)
     yield from _label_rule_drafts(text, vocabulary)
     yield from _labelled_value_drafts(text)
+
+
+#: A ban on naming people: "Never name guests", "no customer PII", "no names in the narrative", "refer to members of
+#: the public by role only", "never the customer's name", "don't name the defender", "no GitHub handles".
+_NO_NAMES: Final = re.compile(
+    r"\b(?:no|never|not|don't|do\s+not|avoid|without|nor)\b[^.;\n]{0,60}?(?:"
+    r"\b(?:name|identify)\s+(?:or\s+\w+\s+)?(?:any\s+|an?\s+|the\s+|other\s+)?(?:individual\s+)?"
+    r"(?:guests?|customers?|people|persons?|anyone|anybody|individuals?|staff|members?|students?|child(?:ren)?|"
+    r"patients?|tenants?|residents?|reviewers?|commenters?|engineers?|players?|defenders?|interviewers?|callers?)\b"
+    r"|\b(?:guest|customer|engineer|crew|author|patient|tenant|resident|reviewer|commenter|caller|player|student|"
+    r"personal|staff|people's|individual)['’]?s?\s+names?\b"
+    r"|\b(?:the\s+)?(?:guest|customer|patient|tenant|resident|reviewer|commenter|caller|sender|user|client|"
+    r"player|student|child)['’]s\s+(?:(?:full|first|last|real)\s+)?name\b"
+    r"|\bnames?\s+in\s+the\s+(?:narrative|summary|report|notes?)\b|\bno\s+names\b|\bPII\b|"
+    r"\bpersonal\s+(?:details|data|information)\b|\b(?:github\s+)?handles\b|\bby\s+name\b)"
+    r"|\bby\s+(?:their\s+)?role\s+only\b|\bonly\s+by\s+(?:their\s+)?role\b",
+    re.IGNORECASE,
+)
+#: What a ban on names is not about: names made up (the grounding check's), and names of things.
+_NOT_PEOPLE: Final = re.compile(
+    r"\b(?:invent\w*|made[- ]up|make\s+up|fabricat\w*|guess\w*|competitors?|compan(?:y|ies)|brands?|products?|"
+    r"contractors?|medic\w+|files?|functions?|branch|services?)\s+(?:\w+\s+)?(?:by\s+)?names?\b"
+    r"|\b(?:invent|made[- ]up|make\s+up|fabricate)\b",
+    re.IGNORECASE,
+)
+
+
+def _no_names_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """The names-no-one check where the sentence bans naming people. An input that is itself someone's name or
+    role ("{manager_name}", "{recruiter}") may be named: the prompt gives it to be used (a greeting, a signature)."""
+    if not vocabulary.inputs or not _NO_NAMES.search(text) or _NOT_PEOPLE.search(text):
+        return
+    yield library.names_no_one_draft([field for field in vocabulary.inputs if _NAME_INPUT.search(field)])
+
+
+#: Inputs that hold a person's name: "manager_name", "recruiter", "signer", "teacher_role".
+_NAME_INPUT: Final = re.compile(
+    r"name|manager|recruiter|agent|sender|signer|signatory|author|host|coordinator|owner|teacher|officer|contact|"
+    r"editor|staff",
+    re.IGNORECASE,
+)
 
 
 #: What says a ban keeps something from the reader, not a repetition or a place: "must not appear in any form",
@@ -1407,6 +1449,85 @@ def _label_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         if keywords:
             yield library.labelled_when_mentioned_draft(keywords, label, [field] if field else [])
         return
+    yield from _label_table_drafts(text, vocabulary.prompt)
+
+
+#: A mapping line: "Fire, smoke or burning smell, gas smell -> security, immediate." (things, an arrow, the values
+#: they take); and a glossary line: "WEAPONS - firearms, ammo, gun parts, suppressors" (a code, what it covers).
+_ARROW_RULE: Final = re.compile(
+    r"^(?:[-*•]\s+)?(?P<keys>[^>\n]{2,200}?)\s*(?:->|→|=>)\s*(?P<labels>[\w-]+(?:\s*,\s*[\w-]+){0,2})\s*(?:[.;]|$)"
+)
+_GLOSSARY_RULE: Final = re.compile(
+    r"^(?:[-*•]\s+)?(?P<labels>[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)\s*(?:-|–|—|:)\s+(?P<keys>[^.\n]{2,200}?)\s*\.?$"
+)
+#: A thing of such a list that no mention can show: a rest ("anything else"), a clock or a number range
+#: ("Noise 22:00-07:00"), a circumstance ("noise during the day"), or a sentence rather than a thing.
+_NO_KEYWORD: Final = re.compile(
+    r"^(?:anything|everything|other|else|none|no\b)|\d|\b(?:during|before|after|while|unless|except|than|is|are|"
+    r"was|were|asks?|wants?|says?|should|must|can|will|not|only|alone)\b",
+    re.IGNORECASE,
+)
+
+
+def _label_table_drafts(text: str, prompt: str) -> Iterator[_Draft]:
+    """The label-when-mentioned check from a mapping or glossary line. Its values must be ones the prompt offers
+    as a field's values, or codes in capitals that a glossary of three or more such lines defines: an arrow to
+    anything else is an instruction ("pricing questions -> link the pricing page"), and a capitalised line
+    alone is a heading."""
+    arrow = _ARROW_RULE.match(text.strip())
+    glossary = None if arrow else _GLOSSARY_RULE.match(text.strip())
+    found = arrow or glossary
+    if found is None:
+        return
+    labels = [label.strip() for label in found.group("labels").split(",")]
+    offered = _offered_values(prompt)
+    if arrow and not all(label in offered or (label.isupper() and len(label) > 2) for label in labels):
+        return
+    if glossary and len(_GLOSSARY_LINES.findall(prompt)) < 3:
+        return
+    # "(AC, heating, TV)", "(WhatsApp, Venmo, PayPal)": examples of what comes before, things as the rest are
+    examples = [inside for inside in re.findall(r"\(([^()]*)\)", found.group("keys")) if "," in inside]
+    keys = ", ".join([re.sub(r"\([^()]*\)", "", found.group("keys")), *examples])
+    keywords = [
+        cleaned
+        for part in re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+", keys)
+        for alternative in _slash_alternatives(part.strip(" \"'“”"))
+        if (cleaned := re.sub(r"^(?:an?|any|the|some|incl\.?|including)\s+", "", alternative, flags=re.I))
+        and (len(cleaned) > 2 or cleaned.isupper())  # "TV", "AC"; not "it"
+        and len(cleaned.split()) <= 3
+        and not _NO_KEYWORD.search(cleaned)
+        and not re.search(r"[<>{}\[\]]", cleaned)
+    ]
+    if len(keywords) >= (3 if glossary else 1):  # a glossary's code covers a list; two phrases may be a layout's
+        for label in labels:
+            yield library.labelled_when_mentioned_draft(keywords, label, [])
+
+
+def _slash_alternatives(phrase: str) -> list[str]:
+    """ "counterfeit/replica" is two things; "mirror grade/quality" is "mirror grade" and "mirror quality"."""
+    if "/" not in phrase:
+        return [phrase]
+    first, *rest = [side.strip() for side in phrase.split("/")]
+    stem = first.rsplit(" ", 1)[0] + " " if " " in first and all(" " not in side for side in rest) else ""
+    return [first, *(stem + side for side in rest)]
+
+
+_GLOSSARY_LINES: Final = re.compile(r"^(?:[-*•]\s+)?[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*\s*(?:-|–|—|:)\s+\S", re.MULTILINE)
+
+
+def _offered_values(prompt: str) -> set[str]:
+    """Values a prompt offers for a field: "department: front_desk | housekeeping | security", "trade - exactly one
+    of: plumber, electrician, roofer" (three or more, each one token)."""
+    values: set[str] = set()
+    for line in prompt.splitlines():
+        found = re.match(
+            r"^\s*(?:[-*•]\s+)?[\w\" ]{1,30}\s*(?::|-|–)\s*(?:(?:exactly\s+)?one\s+of\s*:?\s*)?"
+            r"(?P<values>[\w-]+(?:\s*[|,/]\s*[\w-]+){2,})\s*\.?\s*$",
+            line,
+        )
+        if found is not None:
+            values.update(value.strip() for value in re.split(r"[|,/]", found.group("values")))
+    return values
 
 
 #: A layout line whose label takes one of a few values in capitals: "DECISION: <APPROVE|REJECT|REFER>",
@@ -2012,7 +2133,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 before = lowered[: match.start()]
                 if re.search(rf"\b(?:{_AT_LEAST})\s*$", before):  # "at least 3-5 key points": 3 or more
                     high = None
-                elif re.search(r"\b(?:no more than|not more than|at most|up to|(?:a )?max(?:imum)?(?: of)?)\s*$", before):
+                elif re.search(
+                    r"\b(?:no more than|not more than|at most|up to|(?:a )?max(?:imum)?(?: of)?)\s*$", before
+                ):
                     low = None  # "up to 3-5 tips": 5 or fewer; but "keep it to 80-120 words" is the range
             else:
                 value = vocabulary.bound(groups[0])

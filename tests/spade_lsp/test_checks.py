@@ -757,6 +757,48 @@ def test_greets_by_name_reads_the_opening_after_a_subject_line() -> None:
     assert checks.greets_by_name("Hello!", "")  # no name given: nothing to greet by
 
 
+@pytest.mark.parametrize(
+    ("notes", "named"),
+    [
+        ("approx 07:15 guest Jonas Weber (room 4) slipped on the step", {"Jonas Weber"}),
+        ("10:40 kid (Ellie Thomson, ~7) slipped by the flumes", {"Ellie Thomson"}),
+        ("spoke to the scaffold chargehand Liam who says the board got kicked", {"Liam"}),
+        ("Caller: Hello, it's Mrs Patel. My late husband's keys", {"Patel"}),
+        ("Would 100% come back.\n\n- Seán M.", {"Seán"}),
+        ("[14:04 UTC] @dana.k ack'd, looking", {"dana.k", "Dana"}),
+        ("Anyway Priya pushed a bad config at 09:10", {"Priya"}),
+    ],
+)
+def test_people_are_found_by_how_notes_name_them(notes: str, named: set[str]) -> None:
+    assert checks._people_named(notes) == named
+
+
+@pytest.mark.parametrize(
+    "notes",
+    [
+        "Millbrook Leisure Pool, Lincoln Gym and Chapter One were busy.",  # places, not people
+        "Guest Experience Manager\nGeneral Manager",  # job titles
+        "The board fell. He said it was loose.",  # a sentence's first word, a pronoun
+    ],
+)
+def test_capitalised_words_are_no_people_without_a_sign_of_one(notes: str) -> None:
+    assert checks._people_named(notes) == set()
+
+
+def test_names_no_one_keeps_out_whom_the_notes_name_but_not_whom_the_prompt_may_name() -> None:
+    example = {"notes": "07:15 guest Jonas Weber (room 4) slipped; manager Aoife checked", "manager": "Aoife Kearney"}
+    assert checks.names_no_one("A guest slipped on the step at 07:15.", example, allowed=["manager"])
+    assert not checks.names_no_one("Jonas Weber slipped on the step.", example, allowed=["manager"])
+    assert not checks.names_no_one("Mr Weber slipped on the step.", example, allowed=["manager"])  # a word of it
+    assert checks.names_no_one("A guest slipped. Aoife Kearney", example, allowed=["manager"])  # the signer's
+    with pytest.raises(NotApplicable):  # notes that name no one: the rule says nothing here
+        checks.names_no_one("A guest slipped.", {"notes": "a guest slipped on the step"})
+    # a name an allowed input holds is allowed wherever the notes write it too
+    notes = {"notes": "guest Jonas Weber and guest Ana Lima", "host": "Jonas Weber"}
+    assert checks.names_no_one("Jonas Weber welcomed a guest.", notes, allowed=["host"])
+    assert not checks.names_no_one("Jonas Weber welcomed Ana Lima.", notes, allowed=["host"])
+
+
 def test_labelled_when_mentioned_asks_for_the_label_only_where_the_inputs_mention_a_case() -> None:
     keywords = ["heavy bleeding", "shortness of breath"]
     urgent = {"message": "I've had heavy bleeding since this morning. Can I move my blood test?"}

@@ -3018,6 +3018,118 @@ def test_a_label_the_inputs_decide_by_what_they_mention(
 @pytest.mark.parametrize(
     "sentence",
     [
+        'Never name guests or give their personal details; say "a guest", "two guests", etc.',
+        "Refer to members of the public by role only, never by name.",
+        "Blameless means no names in the narrative.",
+        "summary: max 20 words, no customer PII (no names, street addresses, account numbers)",
+        "Never include the resident's name, phone number or email address.",
+        "Never name or identify other students, even if they're named in my notes.",
+        "Don't name individual staff members, even if the guest did.",
+        "Do not include PR numbers, author names or ticket IDs.",
+    ],
+)
+def test_a_ban_on_naming_people_keeps_out_whom_the_inputs_name(sentence: str) -> None:
+    prompt = f"Pool: {{pool}}\nHandover from {{outgoing_manager}}. Last shift: {{shift_notes}}\n{sentence}"
+    candidate = by_check(synthesize(sentence, prompt=prompt), family="names_no_one")
+    assert candidate.check == {"family": "names_no_one", "allowed": ["outgoing_manager"]}  # a name given to be used
+    example = {
+        "pool_name": "Millbrook",
+        "outgoing_manager": "Dana Okafor",
+        "shift_notes": "kid (Ellie Thomson, ~7) fell",
+    }
+    assert run(candidate, "A child fell by the flumes. Handover: Dana Okafor", example)
+    assert not run(candidate, "Ellie fell by the flumes.", example)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Don't mention competitors by name.",
+        "Never invent names, dates or figures.",
+        "Sign off as the team (no made-up agent names).",
+        "Never name a contractor or company.",
+        "NEVER change a medicine name, dose or schedule.",
+        "Do not put file names or function names in the subject.",
+    ],
+)
+def test_no_ban_on_people_from_a_ban_on_names_of_things(sentence: str) -> None:
+    prompt = f"Notes:\n{{notes}}\n{sentence}"
+    assert "names_no_one" not in families(synthesize(sentence, prompt=prompt))
+
+
+TRIAGE = (
+    "Message:\n{guest_message}\n\ndepartment: front_desk | housekeeping | maintenance | security\n"
+    "urgency: immediate | within_1h | routine\n\nRules:\n"
+)
+GLOSSARY = (
+    "Listing: {listing_description}\nPolicy codes:\nWEAPONS - firearms, ammo, gun parts, tasers\n"
+    'COUNTERFEIT - replicas, "AAA", "mirror grade/quality"\n'
+    "OFF_PLATFORM - asks buyer to pay outside (WhatsApp, Venmo)\n"
+    "NONE - no violation\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "sentence", "keywords", "labels"),
+    [
+        (
+            TRIAGE,
+            "- Fire, smoke or burning smell, guest unwell -> security, immediate.",
+            ["Fire", "smoke", "burning smell", "guest unwell"],
+            ["security", "immediate"],
+        ),
+        (TRIAGE, "Towels, amenities, cleaning -> housekeeping.", ["Towels", "amenities", "cleaning"], ["housekeeping"]),
+        (  # the things in brackets are what the rest stands for
+            TRIAGE,
+            "- Anything else broken in the room (AC, heating, TV) -> maintenance.",
+            ["AC", "heating", "TV"],
+            ["maintenance"],
+        ),
+        (TRIAGE, "- Flooding → URGENT_LEAK", ["Flooding"], ["URGENT_LEAK"]),  # a code in capitals
+        (
+            GLOSSARY,
+            "WEAPONS - firearms, ammo, gun parts, tasers",
+            ["firearms", "ammo", "gun parts", "tasers"],
+            ["WEAPONS"],
+        ),
+        (
+            GLOSSARY,
+            'COUNTERFEIT - replicas, "AAA", "mirror grade/quality"',
+            ["replicas", "AAA", "mirror grade", "mirror quality"],
+            ["COUNTERFEIT"],
+        ),
+    ],
+)
+def test_a_mapping_or_glossary_line_labels_what_the_inputs_mention(
+    prompt: str, sentence: str, keywords: list[str], labels: list[str]
+) -> None:
+    candidates = synthesize(sentence, prompt=prompt + sentence)
+    rules = [c for c in candidates if c.check and c.check["family"] == "labelled_when_mentioned"]
+    assert [(c.check or {})["label"] for c in rules] == labels
+    assert all((c.check or {})["keywords"] == keywords for c in rules)
+    example = {"guest_message": f"Hi, {keywords[-1].lower()} in room 12 please", "listing_description": keywords[0]}
+    assert all(run(c, f"department: {' '.join(labels)}", example) for c in rules)
+    assert not any(run(c, "department: front_desk routine OTHER", example) for c in rules)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "sentence"),
+    [
+        (TRIAGE, "- Anything else: routine."),
+        (TRIAGE, "- Noise 22:00-07:00 -> security, within_1h."),  # a time of day, which no mention shows
+        (TRIAGE, "- Pricing questions -> link the pricing page."),  # an instruction, not a value the prompt offers
+        (TRIAGE, "- Noise -> escalate."),  # not one of the values the prompt offers
+        (GLOSSARY, "NONE - no violation"),
+        ("Summary: {text}\n", "SUMMARY - two sentences, plain words, no jargon"),  # a layout line, not a glossary
+    ],
+)
+def test_no_label_rule_from_a_line_that_maps_nothing_a_mention_shows(prompt: str, sentence: str) -> None:
+    assert "labelled_when_mentioned" not in families(synthesize(sentence, prompt=prompt + sentence))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
         'Use "urgent" only if the note mentions a blue badge or a carer.',  # the converse: a mention does not oblige
         'Use "mixed" when the review contains both clear praise and clear complaints.',  # all together, not words
         'Set the flag to "yes" if the report mentions an injury.',  # yes and no are words a response writes anyway
