@@ -609,9 +609,10 @@ _ORDINALS: Final = """first second third fourth fifth sixth seventh eighth ninth
     twelfth""".split()  # noqa: SIM905
 #: A month named in the source (capitalised, as English dates write it: "may" is a verb) is its number in a date the
 #: response writes ("14 March 2025" as 2025-03-14).
-_MONTH: Final = re.compile(
-    r"\b(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:uary|ruary|ch|il|e|y|ust|t|tember|ober|ember)?\b"
+_MONTH_NAME: Final = (
+    r"(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)(?:uary|ruary|ch|il|e|y|ust|t|tember|ober|ember)?"
 )
+_MONTH: Final = re.compile(rf"\b{_MONTH_NAME}\b")
 #: A clock time ("3.30pm", "14:05"): its hour and minutes, which a response may write in another form.
 _CLOCK: Final = re.compile(r"(?<![\d.])(\d{1,2})[.:](\d{2})(?![\d.])")
 _MONTHS: Final = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
@@ -747,8 +748,11 @@ def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "",
     rendered prompt, where a number may also be written as a word ("three", "fourth"); zero is always given. A
     rounding of a source number counts as that number ("$61 billion" from "$61.14 billion", "16.3%" from
     "16.27%"), a month the source names counts as its number ("2025-03-14" from "14 March 2025") and a clock time as
-    its hour and minutes ("3:30pm" from "3.30pm"), and numbers inside code blocks are code, not claims. A response
-    that states no number passes.
+    its hour and minutes ("3:30pm" from "3.30pm", "16:00" from "1 till 4"), an amount with a decimal comma as
+    itself ("7420.00" from "7.420,00"), a relative day as the date it means ("2024-03-19" from "next Tuesday" in an
+    email of Thu 14 Mar 2024), and, where the prompt asks for totals, the sum of consecutive rows of a table's
+    column (:func:`_running_totals`). Numbers inside code blocks are code, not claims. A response that states no
+    number passes.
 
     An example without one of ``inputs`` (the prompt's placeholders), or with neither inputs nor a rendered
     prompt, shows no source the model saw: :class:`NotApplicable`."""
@@ -763,10 +767,18 @@ def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "",
         | {Decimal(digits) for digits in _DIGITS_IN_A_TERM.findall(source)}  # "q8h" is "every 8 hours"
         | {Decimal(_MONTHS.index(month) + 1) for month in _MONTH.findall(source)}
         | {Decimal(part) for clock in _CLOCK.findall(source) for part in clock}  # "3.30pm" written as "3:30pm"
+        | {Decimal(whole.replace(".", "") + "." + cents) for whole, cents in _DECIMAL_COMMA.findall(source)}
+        | _dates_meant(source)
         | {Decimal(0)}  # none of something ("won 2-0") needs no source
     )
+    prompt_text = _source_text({}, prompt)
+    if _ASKS_FOR_TOTALS.search(prompt_text):
+        given |= _running_totals(source)
+    text = _FENCE.sub(" ", response)
+    # "1 till 4" written as "13:00" to "16:00": a clock hour past noon whose twelve-hour form the source gives
+    text = _AFTERNOON_CLOCK.sub(lambda m: m.group(2) if Decimal(int(m.group(1)) - 12) in given else m.group(0), text)
     rounded: dict[int, set[Decimal]] = {}  # the source's numbers at each precision the response writes
-    for stated in numbers(_FENCE.sub(" ", response)):
+    for stated in numbers(text):
         decimals = max(0, -int(stated.as_tuple().exponent))
         if decimals not in rounded:
             places = Decimal(1).scaleb(-decimals)
@@ -774,6 +786,108 @@ def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "",
         if stated not in rounded[decimals]:
             return False
     return True
+
+
+#: A clock time past noon in 24-hour form ("13:00", "16:30").
+_AFTERNOON_CLOCK: Final = re.compile(r"(?<![\d:.])(1[3-9]|2[0-3]):([0-5]\d)(?![\d:])")
+#: A number written with a decimal comma ("7.420,00", "1.216,5", "12,50"), as much of Europe writes amounts.
+_DECIMAL_COMMA: Final = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d{3})+|\d+),(\d{1,2})(?![\d,.]?\d)")
+#: A prompt that asks for sums of what the source lists ("Section total:", "add up the hours", "if the line amounts
+#: don't add up to the subtotal, state both figures"): a total is a figure the source gives in parts.
+_ASKS_FOR_TOTALS: Final = re.compile(r"\b(?:totals?|subtotals?|sum|add(?:s|ed)?\s+up|altogether|combined)\b", re.I)
+#: How many rows of a table column are summed in runs: beyond it, some run's sum would match almost any number.
+_TOTALS_OF_AT_MOST: Final = 60
+
+
+def _running_totals(source: str) -> set[Decimal]:
+    """The sums of every run of consecutive rows in one column of each table the source holds: a section's total
+    is the sum of the line items above it ("$117,600" from four rows' amounts). Only a table's column: the numbers
+    of running text, counts and rule numbers among them, would make almost any small number some run's sum."""
+    totals: set[Decimal] = set()
+    for listed in _table_columns(source):
+        listed = listed[:_TOTALS_OF_AT_MOST]
+        for start in range(len(listed)):
+            running = Decimal(0)
+            for number in listed[start:]:
+                running += number
+                totals.add(running)
+    return totals
+
+
+def _numbers_in_order(text: str) -> list[Decimal]:
+    return [
+        Decimal(match.group(1).replace(",", "") + (match.group(2) or ""))
+        for match in _NUMBER.finditer(_LIST_MARKER.sub(" ", text))
+    ]
+
+
+def _table_columns(text: str) -> list[list[Decimal]]:
+    """Each column of each table ``text`` holds (lines of cells split by ``|`` or tabs), as the first number of
+    each row's cell."""
+    columns: list[list[Decimal]] = []
+    table: list[list[str]] = []
+    for line in [*text.splitlines(), ""]:
+        cells = re.split(r"\s*[|\t]\s*", line.strip())
+        if len(cells) >= 2 and (not table or len(cells) == len(table[0])):
+            table.append(cells)
+            continue
+        if len(table) >= 2:
+            for index in range(len(table[0])):
+                column = [found[0] for row in table if (found := _numbers_in_order(row[index]))]
+                if len(column) >= 2:
+                    columns.append(column)
+        table = [cells] if len(cells) >= 2 else []
+    return columns
+
+
+#: A date the source writes ("Thu 14 Mar 2024", "14 March 2024", "March 14, 2024", "2024-03-14") and the relative
+#: days it may count from it ("tomorrow", "next Tuesday").
+_DAY_MONTH_YEAR: Final = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH_NAME}\.?,?\s+(\d{{4}})\b")
+_MONTH_DAY_YEAR: Final = re.compile(rf"\b{_MONTH_NAME}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")
+_ISO_DATE: Final = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+_WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+_RELATIVE_DAY: Final = re.compile(
+    r"\b(?:(tomorrow)|(yesterday)|(?:next|this|on|coming)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday))"
+    r"|\bin\s+(\d{1,2}|two|three|four|five|six|seven)\s+days\b",
+    re.IGNORECASE,
+)
+
+
+def _dates_meant(source: str) -> set[Decimal]:
+    """The day and month numbers of the dates the source's relative days mean, counted from each date it writes:
+    "ready for collection next Tuesday" in an email received "Thu 14 Mar 2024" is 19 March (19 and 3)."""
+    import datetime
+
+    anchors: list[datetime.date] = []
+    for day, month, year in _DAY_MONTH_YEAR.findall(source):
+        anchors += _date(int(year), _MONTHS.index(month[:3].title()) + 1, int(day))
+    for month, day, year in _MONTH_DAY_YEAR.findall(source):
+        anchors += _date(int(year), _MONTHS.index(month[:3].title()) + 1, int(day))
+    for year, month, day in _ISO_DATE.findall(source):
+        anchors += _date(int(year), int(month), int(day))
+    meant: set[Decimal] = set()
+    for anchor in anchors[:5]:
+        for tomorrow, yesterday, weekday, in_days in _RELATIVE_DAY.findall(source):
+            if tomorrow or yesterday:
+                days = [1 if tomorrow else -1]
+            elif weekday:  # "next Tuesday" from a Thursday: the coming one, or the one a week later
+                ahead = (_WEEKDAYS.index(weekday.lower()) - anchor.weekday()) % 7 or 7
+                days = [ahead, ahead + 7]
+            else:
+                days = [int(in_days) if in_days.isdigit() else _NUMBER_WORDS[in_days.lower()]]
+            for offset in days:
+                date = anchor + datetime.timedelta(days=offset)
+                meant |= {Decimal(date.day), Decimal(date.month), Decimal(date.year)}
+    return meant
+
+
+def _date(year: int, month: int, day: int) -> list[Any]:
+    import datetime
+
+    try:
+        return [datetime.date(year, month, day)]
+    except ValueError:
+        return []
 
 
 #: A heading-like line, which ends the lines under a marked heading: "3. Regatta: ...", "# Notes", "Owner:".

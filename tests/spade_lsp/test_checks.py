@@ -660,6 +660,36 @@ def test_sourced_numbers_reads_months_and_clock_times_of_the_source() -> None:
     assert not checks.sourced_numbers("on 2025-05-02", {"notes": "you may come on 2 June 2025"})  # "may", a verb
 
 
+def test_sourced_numbers_reads_other_forms_of_what_the_source_gives() -> None:
+    # a decimal comma, as an invoice from much of Europe prints its amounts
+    assert checks.sourced_numbers('{"total": 7420.00}', {"invoice": "Gesamt: 7.420,00 EUR"})
+    assert not checks.sourced_numbers('{"total": 7240.00}', {"invoice": "Gesamt: 7.420,00 EUR"})
+    # "1 till 4" in the afternoon, written on a 24-hour clock
+    notes = {"note": "Two sessions: 9 till 12 and 1 till 4. Morning max 40 people."}
+    assert checks.sourced_numbers('start: "13:00"\nend: "16:00"\ncapacity: 40', notes)
+    assert not checks.sourced_numbers('start: "13:00"\nend: "17:00"', notes)
+    # a relative day counted from the date the source writes
+    email = {"received": "Thu 14 Mar 2024 09:12", "body": "Goods will be ready for collection next Tuesday."}
+    assert checks.sourced_numbers('{"pickup_date": "2024-03-19"}', email)
+    assert not checks.sourced_numbers('{"pickup_date": "2024-03-21"}', email)
+
+
+def test_sourced_numbers_takes_a_total_of_a_table_column_where_the_prompt_asks_for_totals() -> None:
+    items = {
+        "items": "Category | Item | Amount\nTravel | 6 trips x 3 yrs | $8,100\nTravel | 1 meeting/yr | $6,600\n"
+        "Other | Reagents | $22,500"
+    }
+    prompt = "End each section with a line 'Section total: $X', where X is the sum of its items."
+    assert checks.sourced_numbers("Travel: $8,100 and $6,600.\nSection total: $14,700", items, prompt)
+    assert checks.sourced_numbers("Total: $37,200", items, prompt)  # the whole column
+    assert not checks.sourced_numbers("Section total: $14,600", items, prompt)
+    assert not checks.sourced_numbers("Section total: $30,600", items, prompt)  # rows 1 and 3 are not a run
+    assert not checks.sourced_numbers("Section total: $14,700", items, "List the items.")  # no total asked for
+    # numbers of running text are never summed: "3 gifts (£25, £50, £50)" holds no £125
+    gifts = {"previous": "3 gifts since 2022 (£25, £50, £50)", "gift": "100.00"}
+    assert not checks.sourced_numbers("It is worth £125 to us.", gifts, "Thank them for the total of their gifts.")
+
+
 def test_a_bold_labels_section_is_its_value_on_the_line() -> None:
     report = "**Date:** 3 December 2024\n**Severity:** Medium\n**What happened:** A pipe burst.\nNo one was hurt."
     assert checks.section(report, "Severity") == "Medium"
