@@ -85,6 +85,7 @@ __all__ = [
     "sentiment",
     "signed_by",
     "sourced_codes",
+    "sourced_names",
     "sourced_numbers",
     "starts_with",
     "starts_with_title",
@@ -1044,6 +1045,59 @@ def names_no_one(response: str, example: Mapping[str, Any], allowed: Iterable[st
         re.search(rf"(?<![\w@]){re.escape(name)}(?!\w)", response, 0 if name[0].isupper() else re.IGNORECASE)
         for name in names
     )
+
+
+#: A name a response writes: a capitalised word, a CamelCase word or an acronym ("Murano", "DeepSurv", "LIHEAP").
+_PROPER_WORD: Final = re.compile(
+    r"(?<![\w'’@#/.-])(?:[A-Z][a-z]+(?:[A-Z][a-z]+)+|[A-Z][a-zà-ÿ]+|[A-Z]{2,}s?)(?![\w@/-])"
+)
+#: Where a sentence starts, and a capital says nothing of a name: a line's start, after a sentence's end, a
+#: colon, an opening quote, bracket, bullet or checkbox, a table cell's border or an emoji.
+_SENTENCE_START: Final = re.compile(
+    r"(?:^|[.!?:;]\s+|[\"“‘'(\[]\s*|^\s*(?:[-*•>#]+|\d+[.)])\s+(?:\[[ xX]?\]\s+)?|[^\w\s,'’-]\s+)$"
+)
+#: Capitalised words a response writes for other reasons than naming something: calendar words, titles, the
+#: words of a greeting or sign-off.
+_NOT_PROPER: Final = frozenset(
+    {
+        *(word.title() for word in _NOT_NAME_WORDS.split()),
+        *(month for month in _MONTHS),
+        "I", "OK", "AM", "PM", "UTC", "GMT", "FAQ", "ID", "IDs", "URL", "PS", "NB", "TBC", "TBD", "N/A", "ASAP",
+        "Regards", "Best", "Kind", "Warm", "Sincerely", "Cheers", "Please", "Thank", "Thanks", "Dear", "Hi", "Hello",
+        "Sir", "Madam", "Mr", "Mrs", "Ms", "Dr", "Yes", "No", "True", "False", "Null", "None", "JSON", "YAML", "CSV",
+    }
+)  # fmt: skip
+
+
+def sourced_names(response: str, example: Mapping[str, Any], prompt: Any = "", inputs: Iterable[str] = ()) -> bool:
+    """Whether every name the response writes (a capitalised word other than a sentence's first, a CamelCase word,
+    an acronym) is one its source writes: the example's inputs and the rendered prompt, case aside, a name's first
+    five letters sufficing ("Bramley" for "Bramleys"). "Never invent new locations, people or names", "do not add
+    specs or certifications the seller didn't state": a name the source lacks is one the model made up. Headline
+    lines (most words capitalised), calendar words and a greeting's words are no claims. An example without one of
+    ``inputs``, with no source at all, or a response not in English: :class:`NotApplicable`."""
+    for name in inputs:
+        value(example, name)
+    source = _source_text(example, prompt).lower()
+    if not source:
+        raise NotApplicable("the example has no inputs or prompt to read its names from")
+    if language(response) not in ("en", ""):
+        raise NotApplicable("capitals mark names in English only (German writes every noun so)")
+    known = set(re.findall(r"[^\W_]+", source))
+    prefixes = {word[:5] for word in known if len(word) >= 5}
+    for line in _FENCE.sub(" ", response).splitlines():
+        words = re.findall(r"[^\W\d_]+", line)
+        if words and sum(word[0].isupper() for word in words) >= 0.6 * len(words):
+            continue  # a headline or a title-case label line
+        for match in _PROPER_WORD.finditer(line):
+            word = match.group()
+            if word in _NOT_PROPER or _SENTENCE_START.search(line[: match.start()]):
+                continue
+            lowered = word.lower()
+            if lowered in known or lowered.rstrip("s") in known or (len(lowered) >= 5 and lowered[:5] in prefixes):
+                continue
+            return False
+    return True
 
 
 #: What a response may copy but never coin, by kind: an identifier in capitals with digits ("DL-07", "PTW-121",

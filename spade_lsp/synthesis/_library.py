@@ -943,6 +943,48 @@ def _sourced_numbers_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
     )
 
 
+#: What a grounding sentence keeps to its source besides figures: names of people, places, products, programs;
+#: facts and details at large. "Don't invent ticket numbers" or "keep all dates unchanged" is about figures alone.
+_NAMED_THINGS: Final = re.compile(
+    r"\b(?:names?|people|persons?|anyone|anybody|places?|locations?|venues?|brands?|products?|compan(?:y|ies)|"
+    r"organi[sz]ations?|facts?|things|anything|information|details|credentials|awards?|ingredients?|varieties|"
+    r"features?|certifications?|specs?|events?|roles?|activities|programs?|programmes?|references?|regulations?|"
+    r"models?|partners?|sponsors?|suppliers?|meaning|claims?|content|candidates?|rumou?rs?|items?|extras?)\b",
+    re.IGNORECASE,
+)
+_FIGURE_WORDS: Final = re.compile(
+    r"\b(?:numbers?|figures?|amounts?|prices?|dates?|times?|statistics?|percentages?|values?|ids?|codes?)\b",
+    re.IGNORECASE,
+)
+#: "never invent new locations, people or names", "don't make up product names": a ban on names the source lacks.
+_INVENTED_NAMES: Final = re.compile(
+    r"\b(?:don't|do\s+not|never|no|avoid|without)\s+(?:\w+\s+){0,2}?(?:mak\w*\s+(?:\w+\s+)?up|invent\w*|"
+    r"fabricat\w*|guess\w*)\s+(?:[\w-]+,?\s+){0,8}?(?:names?|people|persons?|places?|locations?|brands?|products?|"
+    r"compan(?:y|ies)|organi[sz]ations?|credentials|awards?|ingredients?|varieties|certifications?|programs?)\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_for_sourced_names(sentence: str) -> bool:
+    if _INVENTED_NAMES.search(sentence):
+        return True
+    return _asks_for_sourced_claims(sentence) and (
+        _NAMED_THINGS.search(sentence) is not None or _FIGURE_WORDS.search(sentence) is None
+    )
+
+
+def _sourced_names_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    """The names come from the prompt as the model saw it, as the figures do (:func:`_sourced_numbers_draft`)."""
+    return Draft(
+        "states_only_sourced_names",
+        EXCLUSION,
+        "Every name it writes (a capitalised word inside a sentence, an acronym) is one its inputs give: no invented"
+        " people, places, products or programs.",
+        f"checks.sourced_names(response, example, prompt, inputs={literal(list(inputs))})",
+        {"family": "sourced_names"},
+    )
+
+
 #: "Reply with a single number between 1 and 10", "a rating from 1 to 5", "score it on a scale of 0-100".
 NUMBER_RANGE_CUE: Final = re.compile(
     r"\b(?:number|integer|score|rating|grade|rank|value|scale)\b[^.]{0,40}?\b(?:between|from|of)\s+"
@@ -1033,6 +1075,7 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
     "only_tags": (_asks_for_only_tags, _only_tags_draft),
     "title_case": (_asks_for_title_case, _title_case_draft),
     "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
+    "sourced_names": (_asks_for_sourced_names, _sourced_names_draft),
     "sourced_codes": (_asks_for_sourced_codes, _sourced_codes_draft),
     "links_kept": (
         _asks_to_keep_links,

@@ -111,6 +111,7 @@ FAMILIES: Final = {
     "title_case": "Title Case: every major word capitalised (every line, or the one title the instruction names)",
     "sourced_numbers": "every number in the response comes from the inputs (nothing invented or speculated)",
     "sourced_codes": "every identifier, web address or timestamp in the response is one the inputs give (none coined)",
+    "sourced_names": "every name of a person, place, product or program in the response is one the inputs give",
     "links_kept": "every web address the inputs give appears in the response unchanged",
     "codes_kept": "every format code, placeholder and markup tag the inputs give appears in the response unchanged",
     "quotes_verbatim": "every quotation in the response is copied word for word from the inputs",

@@ -690,6 +690,20 @@ def test_sourced_numbers_takes_a_total_of_a_table_column_where_the_prompt_asks_f
     assert not checks.sourced_numbers("It is worth £125 to us.", gifts, "Thank them for the total of their gifts.")
 
 
+def test_sourced_names_passes_only_names_its_source_gives() -> None:
+    notes = {"notes": "Tasting notes: Bramley apple, oak, honey. Brewed by Hollow Tree at the Fenwick site."}
+    assert checks.sourced_names("Sharp Bramleys and oak from Hollow Tree, brewed at Fenwick.", notes)
+    assert not checks.sourced_names("A crisp apple note, winner of the Brewers Cup.", notes)  # an award it invented
+    assert not checks.sourced_names("Aged in oak, like a Vitamix of flavour.", notes)
+    # a sentence's first word, a headline, a greeting and calendar words are no names
+    assert checks.sourced_names("APPLE ALE Tasting Notes\nDear reader,\nHoney and oak. Ready on Friday.", notes)
+    assert checks.sourced_names("- [ ] Taste the oak\n| Oak | honey |", notes)
+    with pytest.raises(NotApplicable):  # German writes every noun with a capital
+        checks.sourced_names("Vielen Dank für Ihre Nachricht, wir freuen uns auf Ihren Besuch am Wochenende.", notes)
+    with pytest.raises(NotApplicable):
+        checks.sourced_names("Oak.", {})
+
+
 def test_a_bold_labels_section_is_its_value_on_the_line() -> None:
     report = "**Date:** 3 December 2024\n**Severity:** Medium\n**What happened:** A pipe burst.\nNo one was hurt."
     assert checks.section(report, "Severity") == "Medium"

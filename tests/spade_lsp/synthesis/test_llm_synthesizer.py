@@ -168,7 +168,10 @@ def test_picks_become_library_checks_with_metadata_one_request_per_instruction()
         ("Don't add any text below the list.", {"ends_with_list", "excludes"}),
         ("Always include a call to action.", {"call_to_action"}),
         ("Encourage readers to contact your company.", {"invites_contact"}),
-        ("Refrain from speculating unless it is stated in the transcript.", {"sourced_numbers", "excludes"}),
+        (
+            "Refrain from speculating unless it is stated in the transcript.",
+            {"sourced_numbers", "sourced_names", "excludes"},
+        ),
         ("Think step by step.", set()),
     ],
 )
@@ -250,7 +253,12 @@ def test_what_the_sentence_cues_is_written_even_when_the_model_picks_nothing() -
             "assert_states_only_sourced_numbers",
             "offline",
             "checks.sourced_numbers(response, example, prompt, inputs=['report'])",
-        )
+        ),
+        (
+            "assert_states_only_sourced_names",
+            "offline",
+            "checks.sourced_names(response, example, prompt, inputs=['report'])",
+        ),
     ]
 
 

@@ -1891,7 +1891,22 @@ def test_figures_kept_as_given_are_no_terms() -> None:
     candidates = synthesize("ALWAYS give the closure dates exactly as provided.")
     assert families(candidates) == {"sourced_numbers"}
     faq = "Answer only with facts stated in the FAQ. Do not add tide times or prices that the FAQ does not mention."
-    assert families(synthesize(faq)) == {"sourced_numbers"}  # what the FAQ lacks, not those words
+    assert families(synthesize(faq)) == {"sourced_numbers", "sourced_names"}  # what the FAQ lacks, not those words
+
+
+@pytest.mark.parametrize(
+    ("sentence", "names"),
+    [
+        ("Use only facts from the notes. Do not invent instructor credentials, awards or extras.", True),
+        ("Only share rumours from the list above; never invent new locations, people or names.", True),
+        ("Don't invent things which are not in my notes (for example lunch, prices, names of teachers).", True),
+        ("Refrain from speculating.", True),  # about anything
+        ("Keep all dates and amounts unchanged.", False),  # figures alone
+        ("Never invent ticket numbers like PLAT-123.", False),
+    ],
+)
+def test_a_grounding_sentence_about_more_than_figures_keeps_names_to_the_source(sentence: str, names: bool) -> None:
+    assert ("sourced_names" in families(synthesize(sentence, prompt="Notes: {notes}\n" + sentence))) is names
 
 
 def test_sizes_of_a_named_part_a_placed_line_and_each_cell_are_not_the_responses() -> None:
