@@ -2009,14 +2009,14 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
 
     if _FORM_LINE.match(text):
         return  # "1. [ID] Name (Institution) - one-line reason": an item of a form to fill, sized within it
-    numbered_line = _NUMBERED_LINE.match(lowered)
+    numbered_line = _NUMBERED_LINE.match(lowered) or _reported_step(lowered, prompt)
     if numbered_line is None and (
         re.match(r"(?:after|below|under|following|before|above)\s+the\b", lowered)
         or re.match(rf"{_POSITION_LABEL.pattern}\s*:", lowered)
     ):
         return  # "After the table, write one sentence ...", "Before the list, write one line", "Step 1: ...": a part's
     # "Line 3: One sentence explaining the cause": that line's size
-    scope = f"line {numbered_line.group(1)}" if numbered_line else _part_spoken_of(lowered, prompt)
+    scope = _numbered_part(numbered_line) if numbered_line else _part_spoken_of(lowered, prompt)
     # "<1-2 sentences on why the move was a problem>" under "What happened:": the size of the part it fills
     slot = re.fullmatch(r"\s*<[^<>\n]+>\s*", text) is not None
     slot_of = _slot_label(text, prompt) if slot else None
@@ -2590,7 +2590,25 @@ def _slot_filled(phrase: str, vocabulary: _Vocabulary) -> str:
 
 
 #: A numbered line of a layout the prompt fixes: "Line 1: the verdict, exactly one of APPROVE, REVIEW, REMOVE".
-_NUMBERED_LINE: Final = re.compile(r"(?:line|row)\s+(\d{1,2})\s*:\s*", re.IGNORECASE)
+_NUMBERED_LINE: Final = re.compile(r"(?P<kind>line|row)\s+(?P<n>\d{1,2})\s*:\s*", re.IGNORECASE)
+_NUMBERED_STEP: Final = re.compile(r"(?P<kind>step|part)\s+(?P<n>\d{1,2})\s*:\s*", re.IGNORECASE)
+
+
+def _numbered_part(numbered: re.Match[str]) -> str:
+    """The section a numbered line or step is read as: "line 3" (for a row too), "step 4"."""
+    kind = numbered.group("kind").lower()
+    return f"{'line' if kind in ('line', 'row') else kind} {numbered.group('n')}"
+
+
+def _reported_step(lowered: str, prompt: str) -> re.Match[str] | None:
+    """ "Step 4: Write the final blurb, at most 50 words" where the prompt has each step reported on a line that
+    opens with its label ('starting with "Step 1:"'): that labelled line's size, not the whole response's."""
+    step = _NUMBERED_STEP.match(lowered)
+    if step is None or not re.search(rf"[\"“'‘`]{step.group('kind')}\s+1\s*:", prompt, re.IGNORECASE):
+        return None
+    return step
+
+
 #: What a numbered line opens with: 'Line 2: "Reason: " followed by one sentence', 'Line 1: starts with "Verdict:"'.
 _LINE_OPENING: Final = re.compile(
     r"(?:(?:starts?|begins?|opens?)\s+with\s+)?[\"“'‘`](?P<text>[^\"”'’`\n]{1,40}?)\s*[\"”'’`]\s*(?:followed\s+by|then|\+|and)",
@@ -2609,7 +2627,7 @@ def _numbered_line_drafts(text: str, prompt: str = "") -> Iterator[_Draft]:
     numbered = _NUMBERED_LINE.match(text)
     labelled = re.match(r"\*\*([A-Za-z][\w /&'-]{0,30}?):?\*\*:?\s*", text)
     if numbered is not None:
-        line, rest = f"line {numbered.group(1)}", text[numbered.end() :]
+        line, rest = f"line {numbered.group('n')}", text[numbered.end() :]
     elif labelled is not None and _has_section(prompt, labelled.group(1)):
         line, rest = labelled.group(1).lower(), text[labelled.end() :]
     else:

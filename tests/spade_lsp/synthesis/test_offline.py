@@ -1683,6 +1683,18 @@ def test_terse_shorthand_conditions_and_open_lists_of_examples() -> None:
     assert line.check is not None and line.check["section"] == "line 3"  # that line's size, not the response's
 
 
+def test_a_step_reported_on_its_own_labelled_line_is_sized_there() -> None:
+    """'report each one on its own line, starting with "Step 1:"': "Step 4: ..., at most 50 words" sizes that line."""
+    layout = 'Report each step on its own line, starting with "Step 1:", "Step 2:" and so on.\n'
+    sentence = "Step 4: Write the final blurb, at most 50 words."
+    size = by_check(synthesize(sentence, COUNT, prompt=layout + sentence), family="count")
+    assert size.check is not None and size.check["section"] == "step 4"
+    assert run(size, "Step 1: We won.\nStep 4: " + "word " * 40)
+    assert not run(size, "Step 1: We won.\nStep 4: " + "word " * 60)
+    # steps that are the model's to follow, not lines of the response: no size of a step, nor of the response
+    assert "count" not in families(synthesize(sentence, COUNT, prompt=sentence))
+
+
 def test_an_example_of_an_opening_is_not_the_opening() -> None:
     sentence = "Start with the hold colour and grade, then an em dash, e.g. `Yellow · V3 — `"
     assert not families(synthesize(sentence)) & {"starts_with"}
