@@ -90,7 +90,9 @@ _UNITS: Final = {
     "suggestions": "list_items", "options": "list_items", "recommendations": "list_items",
     "takeaways": "list_items", "exercises": "list_items", "examples": "list_items", "features": "list_items",
     "benefits": "list_items", "advantages": "list_items", "facts": "list_items", "ways": "list_items",
-    "strategies": "list_items",
+    "strategies": "list_items", "prompts": "list_items", "headlines": "list_items", "titles": "list_items",
+    "taglines": "list_items", "slogans": "list_items", "captions": "list_items", "alternatives": "list_items",
+    "variations": "list_items",
     "numbering": "numbered_items",  # "put each on its own line, without numbering"
     # only ever banned ("no bold/headers", "don't use bold text"): "one bold claim" counts no bold spans
     "bold": "bold", "bold text": "bold", "bolding": "bold", "boldface": "bold", "bold formatting": "bold",
@@ -1415,6 +1417,14 @@ _LABEL_RULES: Final = (
         rf"(?P<keys>[^.;:]+?)\s+(?i:is|are|gets?|must\s+be|should\s+be)\s+(?i:labell?ed\s+|marked\s+|set\s+to\s+)?"
         rf"(?i:as\s+)?{_LABEL}"
     ),
+    # "if the customer mentions eye pain or an eye injury, tell them to contact an eye doctor": whom to send them to
+    re.compile(
+        rf"\b(?i:if|when|whenever)\s+(?i:the\s+)?(?P<noun>[\w ]{{1,30}}?)\s+{_MENTIONS}\s+(?i:any\s+of\s+)?"
+        rf"(?P<keys>[^.;:]+?),\s*(?i:then\s+)?(?i:tell|ask|advise|urge|direct|refer|send)\s+(?i:them|him|her|the\s+\w+)"
+        r"\s+(?i:to\s+)?(?i:contact|call|see|visit|phone|ring|consult|speak\s+to|talk\s+to|report\s+(?:it\s+)?to|go\s+to)"
+        r"\s+(?i:an?\s+|the\s+|their\s+|your\s+)?(?P<phrase>[a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,2}?)"
+        r"(?=\s*(?:[,.;]|\s+(?:or|and|if|in|for|as|straight|immediately|right|now|today)\b|$))"
+    ),
     re.compile(
         rf"\b(?i:use\s+|label\s+|set\s+[\w ]{{1,20}}?\s+to\s+)?{_LABEL}\s+(?i:if|when|whenever)\s+(?i:the\s+)?"
         rf"(?P<noun>[\w ]{{1,30}}?)\s+{_MENTIONS}\s+(?i:any\s+of\s+)?(?P<keys>[^.;:]+?)"
@@ -1432,7 +1442,8 @@ def _label_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         found = rule.search(text)
         if found is None or re.search(r"\bonly\s+if\b", found.group(0), re.IGNORECASE):
             continue
-        label = (found.group("quoted") or found.group("caps") or "").strip()
+        groups = found.groupdict()
+        label = (groups.get("quoted") or groups.get("caps") or groups.get("phrase") or "").strip()
         if not label or label.lower() in _TRUTH_WORDS:
             continue
         if re.match(r"\s*both\b", found.group("keys"), re.IGNORECASE):

@@ -57,6 +57,8 @@ def by_check(candidates: list[Candidate], **fields: Any) -> Candidate:
         ("Try to identify at least 3-5 key points.", "list_items", 3, None),
         ("Give up to 3-5 tips.", "list_items", None, 5),
         ("Keep it to 80-120 words.", "words", 80, 120),  # a range to keep to, not its upper end alone
+        ("Suggest three headlines.", "list_items", 3, 3),  # the items a list of them is
+        ("Write {count} journal prompts.", "list_items", "{count}", "{count}"),  # as many as the input says
         ("Limit the reply to 2–3 sentences.", "sentences", 2, 3),
         ("Use three sentences maximum and keep the answer concise.", "sentences", None, 3),
         ("Paragraph text should be limited to a max of 3 sentences in length.", "sentences", None, 3),
@@ -3023,6 +3025,14 @@ def test_no_greeting_check_without_the_input_that_names_the_reader() -> None:
             ["refund", "delay"],
             "complaint",
             ["email"],
+        ),
+        (  # whom to send them to, as the label is
+            "Message: {message}\n",
+            "If the message mentions eye pain or an eye injury, tell them to contact an eye doctor or, if urgent, "
+            "emergency services.",
+            ["eye pain", "eye injury"],
+            "eye doctor",
+            ["message"],
         ),
     ],
 )
