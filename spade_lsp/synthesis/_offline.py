@@ -543,6 +543,8 @@ class OfflineSynthesizer:
             unguarded = self._drafts(instruction, context, vocabulary, examples, rule=before) if before else ()
             plain = [draft for draft in unguarded if not draft.asks_llm]
             drafts = [*plain, *guarded, *(draft for draft in drafts if draft.asks_llm)] if guarded else drafts
+        if instruction.removed_in is None and _in_another_language(_clean(instruction.text)):
+            drafts = [*_foreign_drafts(_clean(instruction.text), vocabulary), *drafts]
         if not drafts and instruction.removed_in is None and _written_in_another_language(instruction):
             drafts = [_ask_draft(_clean(instruction.text), WORKFLOW_DESCRIPTION)]  # a model reads what this cannot
         return drafts
@@ -1149,6 +1151,89 @@ def _written_in_another_language(instruction: Instruction) -> bool:
         and not words & _ENGLISH_FUNCTION_WORDS  # langdetect misreads short English ("You answer questions ...")
         and language(text) not in ("", "en")
     )
+
+
+#: Short words of Spanish, French, German, Italian and Portuguese instructions that English ones do not write.
+_FOREIGN_WORDS: Final = (
+    "el la los las del que con por para una uno en como más menos palabras frases le les des du et pour avec "
+    "une mots phrases der die das und mit für nicht kein keine höchstens mindestens wörter sätze il di che per "
+    "gli della parole frasi não em da uma palavras par sur dans sans auf zu bei sin sobre"
+)
+_FOREIGN_FUNCTION_WORDS: Final = frozenset(_FOREIGN_WORDS.split())
+
+
+def _in_another_language(text: str) -> bool:
+    """Whether a sentence, however short, is in one of the languages :func:`_foreign_drafts` reads ("Escribe en
+    español.")."""
+    words = set(re.findall(r"[^\W\d_]+", text.lower()))
+    return not words & _ENGLISH_FUNCTION_WORDS and bool(words & _FOREIGN_FUNCTION_WORDS)
+
+
+_FOREIGN_NEGATION: Final = r"(?:no|nunca|jamás|ni|ne|n'|pas|jamais|nicht|kein\w*|niemals|non|mai|não|nem)"
+_FOREIGN_UNITS: Final = {
+    "palabras": "words", "mots": "words", "wörter": "words", "worte": "words", "parole": "words", "palavras": "words",
+    "frases": "sentences", "oraciones": "sentences", "phrases": "sentences", "sätze": "sentences", "frasi": "sentences",
+    "líneas": "lines", "lignes": "lines", "zeilen": "lines", "righe": "lines", "linhas": "lines",
+    "párrafos": "paragraphs", "paragraphes": "paragraphs", "absätze": "paragraphs", "paragrafi": "paragraphs",
+}  # fmt: skip
+_FOREIGN_AT_MOST: Final = (
+    r"(?:como\s+)?máximo(?:\s+de)?|no\s+más\s+de|hasta|au\s+maximum|au\s+plus|pas\s+plus\s+de|maximum|"
+    r"maximal|höchstens|nicht\s+mehr\s+als|al\s+massimo|non\s+più\s+di|no\s+máximo|até"
+)
+_FOREIGN_AT_LEAST: Final = r"(?:como\s+)?mínimo|al\s+menos|au\s+moins|minimum|mindestens|almeno|pelo\s+menos"
+_FOREIGN_COUNT: Final = re.compile(
+    rf"\b(?P<bound>{_FOREIGN_AT_MOST}|{_FOREIGN_AT_LEAST})\s+(?P<n>\d+)\s+(?P<unit>{'|'.join(_FOREIGN_UNITS)})\b"
+    rf"|\b(?P<n2>\d+)\s+(?P<unit2>{'|'.join(_FOREIGN_UNITS)})\s+(?P<bound2>(?:como\s+)?máximo|maximum|maximal|"
+    r"höchstens|al\s+massimo|no\s+máximo)\b",
+    re.IGNORECASE,
+)
+_FOREIGN_END: Final = re.compile(
+    r"\b(?:termin\w*|acab\w*|finaliz\w*|cierr\w*|fini\w*|beende\w*|schlie(?:ß|ss)\w*|end(?:e|et)\b|conclu\w*)\b"
+    r"[^\"“]{0,80}?[\"“](?P<text>[^\"”\n]{1,40})[\"”]",
+    re.IGNORECASE,
+)
+_FOREIGN_START: Final = re.compile(
+    r"\b(?:empie\w*|comien\w*|inici\w*|commenc\w*|beginn\w*|fang\w*\s+an|inizi\w*|comec\w*|começ\w*)\b"
+    r"[^\"“]{0,40}?[\"“](?P<text>[^\"”\n]{1,40})[\"”]",
+    re.IGNORECASE,
+)
+
+
+def _foreign_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """The few readings a sentence in Spanish, French, German, Italian or Portuguese needs no grammar for: the
+    language it names ("Escribe en español"), a count with its bound ("como máximo 35 palabras"), words it bans in
+    quotes ("No uses las palabras "delicioso" o "exquisito""), a quoted opening or closing line ("Termina con una
+    línea que empiece por "Alérgenos:""). The rest a model reads."""
+    from spade_lsp.checks import language_code
+    from spade_lsp.errors import NotApplicable
+
+    for found in re.finditer(r"\b(?:en|in|auf|em|na)\s+([^\W\d_]{4,})\b", text, re.IGNORECASE):
+        try:
+            yield library.language_draft(code=language_code(found.group(1)), name=found.group(1).lower())
+            break
+        except NotApplicable:
+            continue
+    for found in _FOREIGN_COUNT.finditer(text):
+        bound = (found.group("bound") or found.group("bound2")).lower()
+        number = int(found.group("n") or found.group("n2"))
+        unit = _FOREIGN_UNITS[(found.group("unit") or found.group("unit2")).lower()]
+        at_least = re.fullmatch(_FOREIGN_AT_LEAST, bound, re.IGNORECASE) is not None
+        yield library.count_draft(unit, number if at_least else None, None if at_least else number, None)
+    quoted = [phrase.strip() for phrase in re.findall(r"[\"“«]([^\"”»\n]{1,40})[\"”»]", text)]
+    end, start = _FOREIGN_END.search(text), _FOREIGN_START.search(text)
+    if end is not None:
+        yield library.last_line_draft(end.group("text")) if start else library.edge_draft(end.group("text"), end=True)
+    elif start is not None:
+        yield library.edge_draft(start.group("text"), end=False)
+    negated = re.search(rf"\b{_FOREIGN_NEGATION}\b", text, re.IGNORECASE)
+    if negated is not None and re.search(
+        r"exclamaci|d'exclamation|ausrufezeichen|esclamativ|exclamaç", text[negated.start() :], re.IGNORECASE
+    ):
+        yield library.phrases_draft(["!"], exclude=True)
+    if negated is not None and quoted and end is None and start is None:
+        after = [phrase for phrase in quoted if text.find(phrase) > negated.start()]
+        if after:
+            yield library.phrases_draft(after, exclude=True)
 
 
 #: Words nearly every English instruction holds and other languages' rarely do.

@@ -1570,6 +1570,40 @@ def test_the_language_someone_wrote_in_is_their_message_s(sentence: str) -> None
     )
 
 
+@pytest.mark.parametrize(
+    ("sentence", "expressions"),
+    [
+        ("Escribe en español.", ["checks.in_language(response, 'es')"]),
+        ("La descripción debe tener como máximo 35 palabras.", ["checks.count(response, 'words') <= 35"]),
+        (
+            'Termina con una línea aparte que empiece por "Alérgenos:".',
+            ["checks.starts_with(checks.last_line(response), 'Alérgenos:')"],
+        ),
+        (
+            'No uses signos de exclamación ni las palabras "delicioso" o "exquisito".',
+            [
+                "not checks.contains_phrase(response, '!')",
+                "not checks.contains_any(response, ['delicioso', 'exquisito'])",
+            ],
+        ),
+        (
+            "Réponds en français, au maximum 3 phrases.",
+            ["checks.in_language(response, 'fr')", "checks.count(response, 'sentences') <= 3"],
+        ),
+        (
+            'Schreibe mindestens 50 Wörter und beginne mit "Hallo".',
+            ["checks.count(response, 'words') >= 50", "checks.starts_with(response, 'Hallo')"],
+        ),
+        ('Termine par "Cordialement".', ["checks.ends_with(response, 'Cordialement')"]),
+    ],
+)
+def test_a_sentence_in_another_language_gets_the_readings_that_need_no_grammar(
+    sentence: str, expressions: list[str]
+) -> None:
+    written = [c.expression for c in synthesize(sentence) if c.expression and not c.asks_llm]
+    assert written == expressions
+
+
 def test_what_the_prose_replaces_is_banned() -> None:
     candidates = synthesize("Write in short, friendly paragraphs rather than bullet points or headings.")
     assert by_check(candidates, family="count", unit="bullets").check["max"] == 0  # type: ignore[index]
