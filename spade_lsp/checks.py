@@ -1047,10 +1047,12 @@ def names_no_one(response: str, example: Mapping[str, Any], allowed: Iterable[st
     )
 
 
-#: A name a response writes: a capitalised word, a CamelCase word or an acronym ("Murano", "DeepSurv", "LIHEAP").
-_PROPER_WORD: Final = re.compile(
-    r"(?<![\w'’@#/.-])(?:[A-Z][a-z]+(?:[A-Z][a-z]+)+|[A-Z][a-zà-ÿ]+|[A-Z]{2,}s?)(?![\w@/-])"
-)
+#: A name a response writes: a capitalised word or a CamelCase word ("Murano", "DeepSurv"). Not an acronym: "ISO
+#: 9001", "NHS 111", "HTTP" are the world's, which a good answer names as often as a bad one invents "LIHEAP".
+_PROPER_WORD: Final = re.compile(r"(?<![\w'’@#/.-])(?:[A-Z][a-z]+(?:[A-Z][a-z]+)+|[A-Z][a-zà-ÿ]+)(?![\w@/-])")
+#: What a response writes as a label, not a claim: a bold span ("**Establishing the Value Proposition**"), a
+#: heading, and the words an acronym stands for ("SWOT (Strengths, Weaknesses, Opportunities, Threats)").
+_LABEL_SPANS: Final = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__|^\s*#+\s.*$|\b[A-Z]{2,}s?\s*\([^()\n]*\)", re.MULTILINE)
 #: Where a sentence starts, and a capital says nothing of a name: a line's start, after a sentence's end, a
 #: colon, an opening quote, bracket, bullet or checkbox, a table cell's border or an emoji.
 _SENTENCE_START: Final = re.compile(
@@ -1070,12 +1072,12 @@ _NOT_PROPER: Final = frozenset(
 
 
 def sourced_names(response: str, example: Mapping[str, Any], prompt: Any = "", inputs: Iterable[str] = ()) -> bool:
-    """Whether every name the response writes (a capitalised word other than a sentence's first, a CamelCase word,
-    an acronym) is one its source writes: the example's inputs and the rendered prompt, case aside, a name's first
-    five letters sufficing ("Bramley" for "Bramleys"). "Never invent new locations, people or names", "do not add
-    specs or certifications the seller didn't state": a name the source lacks is one the model made up. Headline
-    lines (most words capitalised), calendar words and a greeting's words are no claims. An example without one of
-    ``inputs``, with no source at all, or a response not in English: :class:`NotApplicable`."""
+    """Whether every name the response writes (a capitalised word other than a sentence's first, a CamelCase word)
+    is one its source writes: the example's inputs and the rendered prompt, case aside, a name's first five letters
+    sufficing ("Bramley" for "Bramleys"). "Never invent new locations, people or names", "do not add specs or
+    certifications the seller didn't state": a name the source lacks is one the model made up. Headline lines
+    (most words capitalised), bold labels, headings, calendar words and a greeting's words are no claims. An
+    example without one of ``inputs``, with no source at all, or a response not in English: :class:`NotApplicable`."""
     for name in inputs:
         value(example, name)
     source = _source_text(example, prompt).lower()
@@ -1085,7 +1087,7 @@ def sourced_names(response: str, example: Mapping[str, Any], prompt: Any = "", i
         raise NotApplicable("capitals mark names in English only (German writes every noun so)")
     known = set(re.findall(r"[^\W_]+", source))
     prefixes = {word[:5] for word in known if len(word) >= 5}
-    for line in _FENCE.sub(" ", response).splitlines():
+    for line in _LABEL_SPANS.sub(" ", _FENCE.sub(" ", response)).splitlines():
         words = re.findall(r"[^\W\d_]+", line)
         if words and sum(word[0].isupper() for word in words) >= 0.6 * len(words):
             continue  # a headline or a title-case label line
