@@ -12,6 +12,7 @@ pass or a fail and never as the library's own exception.
 
 from __future__ import annotations
 
+import datetime
 import json
 import operator
 import re
@@ -857,8 +858,6 @@ _RELATIVE_DAY: Final = re.compile(
 def _dates_meant(source: str) -> set[Decimal]:
     """The day and month numbers of the dates the source's relative days mean, counted from each date it writes:
     "ready for collection next Tuesday" in an email received "Thu 14 Mar 2024" is 19 March (19 and 3)."""
-    import datetime
-
     anchors: list[datetime.date] = []
     for day, month, year in _DAY_MONTH_YEAR.findall(source):
         anchors += _date(int(year), _MONTHS.index(month[:3].title()) + 1, int(day))
@@ -882,9 +881,7 @@ def _dates_meant(source: str) -> set[Decimal]:
     return meant
 
 
-def _date(year: int, month: int, day: int) -> list[Any]:
-    import datetime
-
+def _date(year: int, month: int, day: int) -> list[datetime.date]:
     try:
         return [datetime.date(year, month, day)]
     except ValueError:
@@ -974,7 +971,7 @@ _PERSON_NOUN: Final = (
 _NAME_WORD: Final = r"[A-Z][a-zà-ÿ'’-]+"
 #: Where notes name a person, by pattern rather than by any capitalised word (which would take "Lincoln Gym" and
 #: "General Manager" for people): after a word for someone, before a verb of speech or action, in brackets with an
-#: age, as a signature line, as an @handle. A speaker's label is as often a role ("Agent:").
+#: age, as a signature line (and :data:`_HANDLE`, an @handle). A speaker's label is as often a role ("Agent:").
 _PERSON_PATTERNS: Final = (
     re.compile(rf"\b{_PERSON_NOUN}[ \t]+(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)"),
     re.compile(
@@ -985,8 +982,8 @@ _PERSON_PATTERNS: Final = (
     ),
     re.compile(rf"\((?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?),\s*(?:~|aged?\s+)?\d"),
     re.compile(rf"^\s*[-—–]\s*(?P<name>{_NAME_WORD})(?:\s+[A-Z]\.?)?\s*$", re.MULTILINE),
-    re.compile(r"(?<![\w.])@(?P<name>[A-Za-z][\w.-]{1,30}[A-Za-z0-9])"),
 )
+_HANDLE: Final = re.compile(r"(?<![\w.])@(?P<name>[A-Za-z][\w.-]{1,30}[A-Za-z0-9])")
 #: Capitalised words notes write that name no one ("Room", "The", a weekday): never taken for a name.
 _NOT_NAME_WORDS: Final = (
     "the a an this that these those he she they we i it you his her their our my your who what when where why how "
@@ -1003,18 +1000,21 @@ _NOT_NAMES: Final = frozenset(_NOT_NAME_WORDS.split())
 def _people_named(text: str) -> set[str]:
     """The names of people ``text`` gives by :data:`_PERSON_PATTERNS`, with each handle's name part ("@dana.k":
     "dana.k", "Dana")."""
-    found: set[str] = set()
+    found = {part for match in _HANDLE.finditer(text) for part in (match.group("name"), _handle_name(match))}
     for pattern in _PERSON_PATTERNS:
         for match in pattern.finditer(text):
             name = match.group("name")
             words = [word for word in name.split() if word.lower() not in _NOT_NAMES]
-            if pattern.pattern.startswith("(?<![\\w.])@"):
-                found |= {name, re.split(r"[._-]", name)[0].capitalize()}
-            elif words and len(words) == len(name.split()):
-                found.add(" ".join(words))
-            elif words:  # "Room Jonas": the name without the word that names no one
+            if len(words) == len(name.split()):
+                found.add(name)
+            else:  # "Room Jonas": the name without the word that names no one
                 found.update(words)
     return {name for name in found if len(name) >= 3}
+
+
+def _handle_name(handle: re.Match[str]) -> str:
+    """The name an @handle writes first: "Dana" of "@dana.k"."""
+    return re.split(r"[._-]", handle.group("name"))[0].capitalize()
 
 
 def names_no_one(response: str, example: Mapping[str, Any], allowed: Iterable[str] = ()) -> bool:
