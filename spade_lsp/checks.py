@@ -42,6 +42,7 @@ __all__ = [
     "ends_with_list",
     "fill",
     "form_of",
+    "gives_when_mentioned",
     "greets_by_name",
     "has_form_of",
     "has_greeting",
@@ -71,6 +72,7 @@ __all__ = [
     "mean_sentence_words",
     "mentions",
     "names_no_one",
+    "names_no_set_time",
     "number_in_range",
     "numbers",
     "only_list",
@@ -368,6 +370,63 @@ def labelled_when_mentioned(
         raise NotApplicable(f"the inputs mention none of {list(keywords)!r}, the cases the rule for {label!r} covers")
     flags = 0 if label.isupper() else re.IGNORECASE
     return re.search(rf"(?<!\w){re.escape(label)}(?!\w)", response, flags) is not None
+
+
+#: Words of a topic that say nothing of what it is about ("questions about tattoos": tattoos).
+_TOPIC_FILLER: Final = frozenset({"about", "any", "some", "question", "questions", "issue", "issues", "problem"})
+#: Words that negate what follows: "no heating", "hasn't got any power", "without water".
+_NEGATIONS: Final = frozenset(
+    {"no", "not", "without", "none", "never", "isn't", "aren't", "hasn't", "haven't", "won't", "can't", "don't",
+     "doesn't", "didn't", "isn’t", "hasn’t", "haven’t", "won’t", "can’t", "don’t", "doesn’t", "didn’t"}
+)  # fmt: skip
+#: How near the words of one topic must be in the source: "I can smell gas in the kitchen" mentions a gas smell.
+_TOPIC_WINDOW: Final = 8
+
+
+def _mentions_topic(words: list[str], topic: str) -> bool:
+    """Whether all of the topic's content words (any inflection, any order) occur within :data:`_TOPIC_WINDOW`
+    words of one another in ``words`` (the source's, lower case)."""
+    wanted = [_bases(word) for word in _content_words(topic) if word not in _TOPIC_FILLER]
+    if not wanted:
+        return False
+    if re.match(r"(?:no|without)\s", topic, re.IGNORECASE):  # "no hot water": a negation just before the words
+        wanted.append(set(_NEGATIONS))
+    found = [{k for k, base in enumerate(wanted) if _bases(word) & base} for word in words]
+    return any(
+        set().union(*found[start : start + _TOPIC_WINDOW]) == set(range(len(wanted)))
+        for start, hits in enumerate(found)
+        if hits
+    )
+
+
+def _gives_literal(response: str, literal: str) -> bool:
+    """Whether the response writes ``literal``: a phone number with any spacing or dashes between its digits
+    ("0800 111 999", "0800-111-999"); other text (an address, a line to copy) in any case and spacing."""
+    if re.fullmatch(r"\+?[\d\s().-]+", literal):
+        digits = [ch for ch in literal if ch.isdigit()]
+        return re.search(r"(?<!\d)" + r"[\s().-]*".join(digits) + r"(?!\d)", response) is not None
+    squashed = " ".join(literal.lower().split()).rstrip(".")
+    return squashed in " ".join(response.lower().replace("’", "'").replace("“", '"').replace("”", '"').split())
+
+
+def gives_when_mentioned(
+    response: str,
+    example: Mapping[str, Any],
+    topics: Iterable[str],
+    literals: Iterable[str],
+    fields: Iterable[str] = (),
+) -> bool:
+    """Whether the response gives each of ``literals`` (a phone number, an address, a line to copy word for word)
+    where the named inputs (all of them without ``fields``) mention one of ``topics``: "If they report a gas smell,
+    tell them to call 0800 111 999". A topic is mentioned when its content words occur close together, any order
+    and inflection ("smell of gas" in "I can smell gas"). An example that mentions none: :class:`NotApplicable`."""
+    names = list(fields)
+    source = "\n".join(str(value(example, name)) for name in names) if names else _source_text(example, "")
+    sentences = [_WORD.findall(piece) for piece in re.split(r"[.!?;\n]+", source.lower())]  # one case, one sentence
+    topics = list(topics)
+    if not any(_mentions_topic(words, topic) for words in sentences for topic in topics):
+        raise NotApplicable(f"the inputs mention none of {topics!r}, the cases the rule covers")
+    return all(_gives_literal(response, literal) for literal in literals)
 
 
 _COMPARISONS: Final = {"<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge}
@@ -995,6 +1054,26 @@ _NOT_NAME_WORDS: Final = (
     "mr mrs ms miss mx dr prof sir dame frau herr mme mlle"
 )
 _NOT_NAMES: Final = frozenset(_NOT_NAME_WORDS.split())
+
+
+#: A time or day a response sets: a clock time ("4pm", "14:00", "9.30 am"), a weekday, a date ("12 March", "3/4"),
+#: or a day counted from today ("tomorrow", "this afternoon").
+_SET_TIME: Final = re.compile(
+    r"(?<![\d.:])\d{1,2}(?:[.:][0-5]\d)?\s*(?:a\.?m\.?|p\.?m\.?)(?!\w)|(?<![\d.:])(?:[01]?\d|2[0-3]):[0-5]\d(?![\d:])"
+    r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAME}\b|\b{_MONTH_NAME}\s+\d{{1,2}}(?:st|nd|rd|th)?\b"
+    r"|(?<![\d/])\d{1,2}/\d{1,2}(?:/\d{2,4})?(?![\d/])"
+    r"|\btomorrow\b|\btonight\b|\bthis\s+(?:morning|afternoon|evening)\b",
+    re.IGNORECASE,
+)
+
+
+def names_no_set_time(response: str, example: Mapping[str, Any]) -> bool:
+    """Whether the response sets no time or day of its own ("Never promise a specific visit date or time"): no clock
+    time, weekday, date or "tomorrow" that the inputs do not already give (a date the customer wrote may be
+    repeated)."""
+    source = " ".join(_source_text(example, "").lower().split())
+    return all(" ".join(found.group().lower().split()) in source for found in _SET_TIME.finditer(response))
 
 
 def _people_named(text: str) -> set[str]:

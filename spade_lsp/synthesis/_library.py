@@ -230,6 +230,31 @@ def labelled_when_mentioned_draft(keywords: Sequence[str], label: str, fields: S
     )
 
 
+def gives_when_mentioned_draft(topics: Sequence[str], literals: Sequence[str], fields: Sequence[str]) -> Draft:
+    """The response gives ``literals`` (a number to call, a line to copy) where the inputs mention one of
+    ``topics``; other examples: no verdict."""
+    return Draft(
+        f"gives_{slug(literals[0])}_when_mentioned",
+        INCLUSION,
+        f"Gives {' and '.join(f'“{x}”' for x in literals)} when the inputs mention "
+        f"{', '.join(f'“{t}”' for t in topics)}.",
+        f"checks.gives_when_mentioned(response, example, {literal(list(topics))}, {literal(list(literals))}"
+        + (f", fields={literal(list(fields))})" if fields else ")"),
+        {"family": "gives_when_mentioned", "topics": list(topics), "literals": list(literals), "fields": list(fields)},
+    )
+
+
+def names_no_set_time_draft() -> Draft:
+    """The response sets no time or day the inputs do not give: "Never promise a specific visit date or time"."""
+    return Draft(
+        "names_no_set_time",
+        EXCLUSION,
+        "Sets no time or day of its own: no clock time, weekday, date or “tomorrow” that the inputs do not give.",
+        "checks.names_no_set_time(response, example)",
+        {"family": "names_no_set_time"},
+    )
+
+
 def names_no_one_draft(allowed: Sequence[str] = ()) -> Draft:
     """The response names none of the people the inputs name; the inputs ``allowed`` (a signer, staff the prompt
     writes in) may be named."""

@@ -1333,9 +1333,12 @@ def input_rule_drafts(sentence: str, context: PromptContext) -> Iterator[_Draft]
 def _input_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     yield from _private_drafts(text, vocabulary)
     yield from _no_names_drafts(text, vocabulary)
+    if _NO_SET_TIME.search(text):
+        yield library.names_no_set_time_draft()
     yield from _ids_kept_drafts(text, vocabulary)
     yield from _greeting_drafts(text, vocabulary)
     yield from _label_rule_drafts(text, vocabulary)
+    yield from _literal_rule_drafts(text, vocabulary)
     yield from _labelled_value_drafts(text)
 
 
@@ -1353,6 +1356,14 @@ _NO_NAMES: Final = re.compile(
     r"|\bnames?\s+in\s+the\s+(?:narrative|summary|report|notes?)\b|\bno\s+names\b|\bPII\b|"
     r"\bpersonal\s+(?:details|data|information)\b|\b(?:github\s+)?handles\b|\bby\s+name\b)"
     r"|\bby\s+(?:their\s+)?role\s+only\b|\bonly\s+by\s+(?:their\s+)?role\b",
+    re.IGNORECASE,
+)
+#: A ban on setting a time: "Never promise a specific visit date or time", "Don't promise specific dates or times
+#: for repairs", "do not give an exact arrival time".
+_NO_SET_TIME: Final = re.compile(
+    r"\b(?:no|never|not|don't|do\s+not|avoid|without)\b[^.;\n]{0,30}?\b(?:promise|give|commit\s+to|guarantee|quote|"
+    r"offer|state|set|mention|name)\w*\s+(?:a\s+|an\s+|any\s+)?(?:specific|exact|firm|particular|precise)\s+"
+    r"(?:\w+\s+)?(?:dates?|times?|days?|appointments?|arrival\s+times?)\b",
     re.IGNORECASE,
 )
 #: What a ban on names is not about: names made up (the grounding check's), and names of things.
@@ -1546,6 +1557,83 @@ def _label_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
             yield library.labelled_when_mentioned_draft(keywords, label, [field] if field else [])
         return
     yield from _label_table_drafts(text, vocabulary.prompt)
+
+
+_ACTION: Final = (
+    r"(?:(?:first|also|then|always|immediately|your\s+\w+\s+sentence\s+(?:must|should))\s+)*"
+    r"(?:tell|ask|advise|urge|direct|refer|send|give|add|include|say|call|provide|share|quote|point|append|list|"
+    r"write|put|end|start|mention)\b"
+)
+#: A case and what to give in it: "If they report a gas smell, first tell them to ... call ... 0800 111 999",
+#: "For flooding or no electricity, also give our out-of-hours line ...", and a topic line "- Smell of gas: tell
+#: them to call ..." or "Questions about tattoos or pregnancy: ... give the nurse line ...".
+_LITERAL_RULES: Final = (
+    re.compile(
+        rf"\b(?i:if|when|whenever)\s+(?i:the\s+)?(?P<noun>[\w ]{{1,30}}?)\s+(?:{_MENTIONS}|(?i:asks?\s+about|talks?\s+"
+        rf"about|says?))\s+(?i:any\s+of\s+)?(?P<keys>[^.;:]+?),\s*(?i:then\s+)?(?P<then>(?i:{_ACTION})[^\n]*)"
+    ),
+    re.compile(rf"^(?i:for)\s+(?P<keys>[^.;:{{}}]+?),\s*(?P<then>(?i:{_ACTION})[^\n]*)"),
+    re.compile(rf"^(?P<keys>[A-Za-z][^.:{{}}\n]{{2,160}}?):\s*(?P<then>(?i:{_ACTION})[^\n]*)"),
+)
+#: What such a rule gives word for word: a phone number after a verb or noun of calling, an e-mail address, a web
+#: address, or a quoted line the sentence says to copy.
+_LITERALS: Final = re.compile(
+    r"(?i:call|phone|ring|dial|text|line|number|helpline|hotline|on)\s+(?P<phone>\+?\d[\d ()-]{1,16}\d)(?![\d.,]\d)"
+    r"|(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+    r"|(?P<url>(?:https?://|www\.)[^\s,;)]+|\b[a-z0-9-]+\.(?:com|org|net|gov|io|co\.uk|org\.uk|gov\.uk)(?:/[^\s,;)]*)?)"
+    r"|(?i:word\s+for\s+word|verbatim|exactly)\s*:?\s*[\"“](?P<line>[^\"”\n]{8,200})[\"”]"
+)
+
+
+def _literal_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """The gives-when-mentioned check: what a case asks the response to give word for word (a number to call, an
+    address, a line to copy), where the inputs mention one of the things the case lists."""
+    for sentence in re.split(r"(?<=[.!?])\s+(?=[A-Z])", text):  # "Smell of gas: ... For flooding, ...": two cases
+        yield from _literal_rule_draft(sentence, vocabulary)
+
+
+def _literal_rule_draft(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    for rule in _LITERAL_RULES:
+        found = rule.search(text)
+        if found is None:
+            continue
+        then = re.split(r"(?<=[.!?])\s+(?=[A-Z])", found.group("then"))[0]  # the case's own sentence
+        literals = [
+            next(v for v in match.groupdict().values() if v).strip().rstrip(".") for match in _LITERALS.finditer(then)
+        ]
+        if not literals:
+            continue
+        if re.search(r"\bor\b", then[then.find(literals[0]) + len(literals[0]) : then.rfind(literals[-1])]):
+            literals = literals[:1]  # "call 999 or e-mail ...": either will do, and the first is the one it names
+        keys = re.sub(r"\(([^()]*)\)", lambda m: ", " + _elided(m.group(1)), found.group("keys"))
+        topics = []
+        for group in re.split(r",\s*(?:or\s+|and\s+)?|;", keys):
+            negated = re.match(r"\s*(?:or\s+|and\s+)?(?:no|without)\s+", group, re.IGNORECASE)
+            for part in re.split(r"\s+or\s+|\s+and\s+", group[negated.end() :] if negated else group):
+                cleaned = re.sub(
+                    r"^(?:(?:an?|any|the|some|questions?\s+about|no|without)\s+)+", "", part.strip(" \"'“”"), flags=re.I
+                )
+                denied = negated or re.match(r"\s*(?:no|without)\s", part, re.IGNORECASE)
+                if cleaned and len(cleaned.split()) <= 5 and not _NO_KEYWORD.search(cleaned):
+                    topics.append(f"no {cleaned}" if denied else cleaned)  # "no heating or hot water": no hot water
+
+        if not topics:
+            return
+        noun = found.groupdict().get("noun")
+        field = vocabulary.input_named(noun) if noun else None
+        yield library.gives_when_mentioned_draft(topics, literals, [field] if field else [])
+        return
+
+
+def _elided(listed: str) -> str:
+    """The cases a bracket lists, each a case of its own ("unwell (dizziness, fainting)"), with a modifier the
+    first gives and the others leave out written into each: "broken lock, door or window" is a broken door, not
+    any door."""
+    items = [item.strip() for item in re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+", listed) if item.strip()]
+    first = items[0].split() if items else []
+    if len(first) == 2 and len(items) > 1 and all(len(item.split()) == 1 for item in items[1:]):
+        items = [items[0], *(f"{first[0]} {item}" for item in items[1:])]
+    return ", ".join(items)
 
 
 #: A mapping line: "Fire, smoke or burning smell, gas smell -> security, immediate." (things, an arrow, the values

@@ -3261,3 +3261,99 @@ def test_a_rule_for_inputs_above_or_below_a_bound_applies_to_those_alone(
     outside = {**inside, when["input"]: str(when["bound"] + (-1 if when["op"] == ">" else 1))}
     with pytest.raises(checks.NotApplicable):
         run(candidate, "Thanks for your message.", outside)
+
+
+@pytest.mark.parametrize(
+    ("prompt", "sentence", "topics", "literals", "fields"),
+    [
+        (
+            "Message: {tenant_message}\n",
+            "- Smell of gas: tell them to call the National Gas Emergency number 0800 111 999 straight away.",
+            ["Smell of gas"],
+            ["0800 111 999"],
+            [],
+        ),
+        (
+            "Message: {tenant_message}\n",
+            "- For flooding, no heating or hot water, a security problem (broken lock, door or window) or no "
+            "electricity, also give our out-of-hours line 0330 088 2417.",
+            [
+                "flooding",
+                "no heating",
+                "no hot water",
+                "security problem",
+                "broken lock",
+                "broken door",
+                "broken window",
+                "no electricity",
+            ],
+            ["0330 088 2417"],
+            [],
+        ),
+        (
+            "Cause: {cause}\n",
+            "If the cause mentions downed lines or a vehicle hitting a pole, add this safety line word for word: "
+            '"Stay 30+ ft from downed lines; call 1-800-555-0199." It counts toward the length limit.',
+            ["downed lines", "vehicle hitting a pole"],
+            ["Stay 30+ ft from downed lines; call 1-800-555-0199"],
+            ["cause"],
+        ),
+        (
+            "Donor message: {message}\n",
+            "- Questions about medication, recent travel or tattoos: give the nurse line 0800 448 2210 (Mon-Fri).",
+            ["medication", "recent travel", "tattoos"],
+            ["0800 448 2210"],
+            [],
+        ),
+    ],
+)
+def test_what_a_case_asks_to_give_word_for_word(
+    prompt: str, sentence: str, topics: list[str], literals: list[str], fields: list[str]
+) -> None:
+    candidate = by_check(synthesize(sentence, prompt=prompt + sentence), family="gives_when_mentioned")
+    assert candidate.check == {
+        "family": "gives_when_mentioned",
+        "topics": topics,
+        "literals": literals,
+        "fields": fields,
+    }
+
+
+def test_a_number_to_give_is_asked_for_only_where_the_inputs_mention_its_case() -> None:
+    prompt = "Message: {message}\n"
+    sentence = "If they report a gas smell, first tell them to leave and call the emergency line on 0800 111 999."
+    candidate = by_check(synthesize(sentence, prompt=prompt + sentence), family="gives_when_mentioned")
+    gas = {"message": "I can smell gas in the kitchen since this morning."}
+    assert run(candidate, "Please leave now and call 0800-111-999.", gas)  # any spacing of the digits
+    assert not run(candidate, "We will send an engineer.", gas)
+    assert not run(candidate, "Call us on 0800 111 9990.", gas)  # a longer number is another number
+    with pytest.raises(checks.NotApplicable):
+        run(candidate, "We will send a plumber.", {"message": "The tap drips; the gas bill is fine. Smells of damp."})
+
+
+def test_a_case_of_missing_things_is_mentioned_only_where_the_inputs_say_so() -> None:
+    topics, literals = ["no heating", "no hot water"], ["0330 088 2417"]
+    cold = {"message": "Boiler died. No heating and no hot water since last night."}
+    assert checks.gives_when_mentioned("Our out-of-hours line: 0330 088 2417.", cold, topics, literals)
+    assert not checks.gives_when_mentioned("We will be in touch.", cold, topics, literals)
+    with pytest.raises(checks.NotApplicable):
+        checks.gives_when_mentioned("We will be in touch.", {"message": "Heating works fine."}, topics, literals)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Never promise a specific visit date or time.",
+        "- Don't promise specific dates or times for repairs",
+        "Never give a specific date or time for a contractor visit.",
+    ],
+)
+def test_a_ban_on_setting_a_time_keeps_out_times_the_inputs_do_not_give(sentence: str) -> None:
+    candidate = by_check(synthesize(sentence), family="names_no_set_time")
+    example = {"message": "Reported 2025-01-21 07:50. I'm in on Monday."}
+    assert run(candidate, "We'll arrange a visit and confirm the appointment separately.", example)
+    assert run(candidate, "You said you're in on Monday; we'll confirm a time.", example)  # the inputs' own day
+    assert run(candidate, "We aim to fix it within 3 working days.", example)  # a timeframe, not a set time
+    assert not run(candidate, "An engineer will be with you today between 12pm and 4pm.", example)
+    assert not run(candidate, "We can come tomorrow.", example)
+    assert not run(candidate, "The plumber will call on Friday 14 March.", example)
