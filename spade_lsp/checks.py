@@ -84,6 +84,7 @@ __all__ = [
     "quotes_from",
     "quotes_verbatim",
     "reading_ease",
+    "repeats_no_contact",
     "section",
     "sentiment",
     "signed_by",
@@ -1054,6 +1055,24 @@ _NOT_NAME_WORDS: Final = (
     "mr mrs ms miss mx dr prof sir dame frau herr mme mlle"
 )
 _NOT_NAMES: Final = frozenset(_NOT_NAME_WORDS.split())
+
+
+def repeats_no_contact(response: str, example: Mapping[str, Any]) -> bool:
+    """Whether the response repeats none of the phone numbers and e-mail addresses its inputs hold ("Never include
+    the resident's name, phone number or email address"): a number matches with any spacing or dashes between its
+    digits, an address in any case. Numbers and addresses the response gives of its own (the council's line) are
+    not the inputs' and stay allowed. Inputs that hold neither: :class:`NotApplicable`."""
+    source = _source_text(example, "")
+    phones = {
+        "".join(ch for ch in match.group() if ch.isdigit())
+        for match in _PHONE.finditer(source)
+        if _is_phone_number(match.group())
+    }
+    emails = {address.lower() for address in _EMAIL.findall(source)}
+    if not phones and not emails:
+        raise NotApplicable("the inputs hold no phone number or e-mail address")
+    written = {"".join(ch for ch in match.group() if ch.isdigit()) for match in _PHONE.finditer(response)}
+    return not (phones & written) and not (emails & {address.lower() for address in _EMAIL.findall(response)})
 
 
 #: A time or day a response sets: a clock time ("4pm", "14:00", "9.30 am"), a weekday, a date ("12 March", "3/4"),

@@ -268,6 +268,18 @@ def names_no_one_draft(allowed: Sequence[str] = ()) -> Draft:
     )
 
 
+def repeats_no_contact_draft() -> Draft:
+    """The response repeats none of the phone numbers and e-mail addresses the inputs hold ("Never include the
+    resident's phone number or email address")."""
+    return Draft(
+        "repeats_no_contact",
+        EXCLUSION,
+        "Repeats none of the phone numbers or e-mail addresses the inputs give.",
+        "checks.repeats_no_contact(response, example)",
+        {"family": "repeats_no_contact"},
+    )
+
+
 def keeps_private_draft(fields: Sequence[str] = (), markers: Sequence[str] = ()) -> Draft:
     """The response repeats nothing only the private inputs (``fields``) or the inputs' marked lines (``markers``)
     say: an input given "for context only", lines "marked CONFIDENTIAL"."""

@@ -1335,6 +1335,8 @@ def _input_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     yield from _no_names_drafts(text, vocabulary)
     if _NO_SET_TIME.search(text):
         yield library.names_no_set_time_draft()
+    if _NO_CONTACT.search(text):
+        yield library.repeats_no_contact_draft()
     yield from _ids_kept_drafts(text, vocabulary)
     yield from _greeting_drafts(text, vocabulary)
     yield from _label_rule_drafts(text, vocabulary)
@@ -1356,6 +1358,15 @@ _NO_NAMES: Final = re.compile(
     r"|\bnames?\s+in\s+the\s+(?:narrative|summary|report|notes?)\b|\bno\s+names\b|\bPII\b|"
     r"\bpersonal\s+(?:details|data|information)\b|\b(?:github\s+)?handles\b|\bby\s+name\b)"
     r"|\bby\s+(?:their\s+)?role\s+only\b|\bonly\s+by\s+(?:their\s+)?role\b",
+    re.IGNORECASE,
+)
+#: A ban on repeating someone's contact details: "Never include the resident's name, phone number or email
+#: address", "no customer phone numbers", "do not repeat their contact details". Someone's: a bare "no phone numbers"
+#: bans every number (a count), the business's own too.
+_NO_CONTACT: Final = re.compile(
+    r"\b(?:no|never|not|don't|do\s+not|avoid|without|nor)\b[^.;\n]{0,80}?\b(?:\w+['’]s|their|his|her|personal|"
+    r"customer|client|resident|tenant|patient|caller|guest|reviewer|commenter|user|sender)\s+(?:[\w-]+,?\s+){0,10}?"
+    r"(?:(?:tele)?phone\s+numbers?|mobile\s+numbers?|e-?mail(?:\s+address(?:es)?|s)?|contact\s+(?:details|info\w*))\b",
     re.IGNORECASE,
 )
 #: A ban on setting a time: "Never promise a specific visit date or time", "Don't promise specific dates or times

@@ -3357,3 +3357,29 @@ def test_a_ban_on_setting_a_time_keeps_out_times_the_inputs_do_not_give(sentence
     assert not run(candidate, "An engineer will be with you today between 12pm and 4pm.", example)
     assert not run(candidate, "We can come tomorrow.", example)
     assert not run(candidate, "The plumber will call on Friday 14 March.", example)
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Never include the resident's name, phone number or email address.",
+        "- Never include a commenter's name, house or flat number, street, or email address.",
+        "Don't give out personal phone numbers or email addresses.",
+        "Do not repeat the customer's contact details.",
+    ],
+)
+def test_a_ban_on_someones_contact_details_keeps_out_those_the_inputs_give(sentence: str) -> None:
+    candidate = by_check(synthesize(sentence), family="repeats_no_contact")
+    signed = {"report": "Slabs lifted outside the Co-op. Call me on 01632 960781. jwhitlow@example.org"}
+    assert run(candidate, "Lifted paving slabs on the footway outside the Co-op.", signed)
+    assert run(candidate, "Lifted slabs; the highways desk is on 0300 123 4567.", signed)  # the council's own line
+    assert not run(candidate, "Reported by a resident, contactable on 01632-960-781.", signed)
+    assert not run(candidate, "Reply to JWhitlow@example.org with the date.", signed)
+    with pytest.raises(checks.NotApplicable):
+        checks.repeats_no_contact("Lifted slabs.", {"report": "Slabs lifted outside the Co-op, 3 of them."})
+
+
+def test_a_ban_on_every_phone_number_is_a_count_not_the_inputs_contact_details() -> None:
+    candidates = synthesize("Do not use phone numbers.")
+    assert not [c for c in candidates if c.check and c.check.get("family") == "repeats_no_contact"]
+    assert by_check(candidates, family="count").expression == "checks.count(response, 'phone_numbers') <= 0"
