@@ -1044,6 +1044,16 @@ _PERSON_PATTERNS: Final = (
     re.compile(rf"^\s*[-—–]\s*(?P<name>{_NAME_WORD})(?:\s+[A-Z]\.?)?\s*$", re.MULTILINE),
 )
 _HANDLE: Final = re.compile(r"(?<![\w.])@(?P<name>[A-Za-z][\w.-]{1,30}[A-Za-z0-9])")
+#: A message signed at the end of its last sentence, by someone who wrote in the first person: "Please sort it. Call
+#: me on 01632 960781. James Whitlow". Taken whole or not at all: "... by the bus stop. Station Road" is no one.
+_SIGNED_INLINE: Final = re.compile(
+    rf"^(?=[^\n]*\b(?:I|me|my|I'm|I've)\b)[^\n]*[.!?][ \t]+(?P<name>{_NAME_WORD}[ \t]+{_NAME_WORD})[ \t]*$",
+    re.MULTILINE,
+)
+#: Sign-off words a message ends with that name no one ("Kind Regards", "Many Thanks").
+_SIGN_OFF_WORDS: Final = frozenset(
+    {"regards", "thanks", "best", "kind", "many", "cheers", "sincerely", "warm", "wishes"}
+)
 #: Capitalised words notes write that name no one ("Room", "The", a weekday): never taken for a name.
 _NOT_NAME_WORDS: Final = (
     "the a an this that these those he she they we i it you his her their our my your who what when where why how "
@@ -1107,6 +1117,9 @@ def _people_named(text: str) -> set[str]:
                 found.add(name)
             else:  # "Room Jonas": the name without the word that names no one
                 found.update(words)
+    for match in _SIGNED_INLINE.finditer(text):
+        if not any(word.lower() in _NOT_NAMES | _SIGN_OFF_WORDS for word in match.group("name").split()):
+            found.add(match.group("name"))
     return {name for name in found if len(name) >= 3}
 
 

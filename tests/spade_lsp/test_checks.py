@@ -843,6 +843,20 @@ def test_names_no_one_keeps_out_whom_the_notes_name_but_not_whom_the_prompt_may_
     assert not checks.names_no_one("Jonas Weber welcomed Ana Lima.", notes, allowed=["host"])
 
 
+def test_names_no_one_reads_a_message_signed_at_the_end_of_its_last_sentence() -> None:
+    signed = {"report": "Slabs lifted outside the Co-op. Call me on 01632 960781 if you need more. James Whitlow"}
+    assert not checks.names_no_one("Reported by James Whitlow.", signed)
+    assert not checks.names_no_one("Mr Whitlow reported lifted slabs.", signed)  # a word of the name
+    assert checks.names_no_one("Lifted slabs outside the Co-op.", signed)
+    for unsigned in (  # a place ending the line, a sign-off, a line written in no one's voice
+        "Pothole by the bus stop. I saw it this morning. Station Road",
+        "Please fix the pothole. I hope you can help. Kind Regards",
+        "Pothole by the bus stop. Reported Friday. Station Parade",
+    ):
+        with pytest.raises(NotApplicable):
+            checks.names_no_one("A pothole on Station Road.", {"report": unsigned})
+
+
 def test_labelled_when_mentioned_asks_for_the_label_only_where_the_inputs_mention_a_case() -> None:
     keywords = ["heavy bleeding", "shortness of breath"]
     urgent = {"message": "I've had heavy bleeding since this morning. Can I move my blood test?"}
