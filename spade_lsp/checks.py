@@ -1073,16 +1073,16 @@ def repeats_no_contact(response: str, example: Mapping[str, Any]) -> bool:
     digits, an address in any case. Numbers and addresses the response gives of its own (the council's line) are
     not the inputs' and stay allowed. Inputs that hold neither: :class:`NotApplicable`."""
     source = _source_text(example, "")
-    phones = {
-        "".join(ch for ch in match.group() if ch.isdigit())
-        for match in _PHONE.finditer(source)
-        if _is_phone_number(match.group())
-    }
-    emails = {address.lower() for address in _EMAIL.findall(source)}
+    phones, emails = _phone_digits(source), {address.lower() for address in _EMAIL.findall(source)}
     if not phones and not emails:
         raise NotApplicable("the inputs hold no phone number or e-mail address")
-    written = {"".join(ch for ch in match.group() if ch.isdigit()) for match in _PHONE.finditer(response)}
-    return not (phones & written) and not (emails & {address.lower() for address in _EMAIL.findall(response)})
+    written = {address.lower() for address in _EMAIL.findall(response)}
+    return not (phones & _phone_digits(response)) and not (emails & written)
+
+
+def _phone_digits(text: str) -> set[str]:
+    """The digits of each phone number ``text`` writes, however spaced: "01632 960781" and "01632-960-781" alike."""
+    return {"".join(filter(str.isdigit, m.group())) for m in _PHONE.finditer(text) if _is_phone_number(m.group())}
 
 
 #: A time or day a response sets: a clock time ("4pm", "14:00", "9.30 am"), a weekday, a date ("12 March", "3/4"),
