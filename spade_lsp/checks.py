@@ -142,6 +142,9 @@ _MARKDOWN_CUE = re.compile(  # a heading, bold, a list, a fence, a link, a table
 _LINK = re.compile(r"\bhttps?://[^\s<>()\[\]]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>()\[\]]*", re.IGNORECASE)
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 #: An email address: "ana.lima@example.com".
+#: A commit hash as a changelog or a review quotes it: 7 to 40 hexadecimal digits, standalone, with at least one digit
+#: and one letter (neither "1234567" nor "deadbeef", which are a number and a word).
+_COMMIT_HASH = re.compile(r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])", re.IGNORECASE)
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 #: A run of digits that may be a phone number: an optional "+", an area code in parentheses, groups joined by
 #: spaces, dots or dashes. :func:`_is_phone_number` then rules out dates, clock times and grouped amounts.
@@ -188,6 +191,7 @@ COUNT_UNITS: Final = (
     "phone_numbers",
     "emails",
     "am_pm_times",
+    "commit_hashes",
     "first_person",
     "prices",
 )
@@ -279,6 +283,8 @@ def count(text: str, unit: str) -> int:
         return len(_EMAIL.findall(text))
     if unit == "am_pm_times":
         return len(_AM_PM_TIME.findall(text))
+    if unit == "commit_hashes":
+        return len(_COMMIT_HASH.findall(text))
     if unit == "prices":
         return len(_PRICE.findall(text))
     if unit == "first_person":  # the narrator's own words, not a quotation of someone's

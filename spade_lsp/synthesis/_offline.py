@@ -100,11 +100,13 @@ _UNITS: Final = {
     "phone numbers": "phone_numbers", "telephone numbers": "phone_numbers",
     "email addresses": "emails", "emails": "emails", "e-mail addresses": "emails",
     "am/pm": "am_pm_times", "am/pm times": "am_pm_times",
+    "commit hashes": "commit_hashes", "commit hash": "commit_hashes", "commit ids": "commit_hashes",
+    "commit shas": "commit_hashes", "hashes": "commit_hashes", "shas": "commit_hashes",
 }  # fmt: skip
 #: Units that are only ever banned, never counted to a number ("the text delimited by three backticks" is an input's
 #: fence).
 _BANNED_ONLY: Final = frozenset(
-    word for word, unit in _UNITS.items() if unit in {"bold", "phone_numbers", "emails", "am_pm_times"}
+    word for word, unit in _UNITS.items() if unit in {"bold", "phone_numbers", "emails", "am_pm_times", "commit_hashes"}
 ) | {"fences", "backticks"}
 
 _AT_MOST: Final = (
@@ -1990,11 +1992,16 @@ _UNIT_ALTERNATION: Final = "|".join(sorted(map(re.escape, set(_UNITS) - _BANNED_
 _BAN_VERBS: Final = (
     r"don't|do not|never|avoid|remove|omit|eliminate|exclude|strip(?: out)?|leave out|get rid of|rather than|instead of"
 )
+#: Verbs a ban on a kind of thing takes besides "use": "do not mention commit hashes", "never quote phone numbers".
+_MENTION_VERBS: Final = (
+    r"mention(?:s|ed|ing)?|quot(?:e[sd]?|ing)|cit(?:e[sd]?|ing)|giv(?:e[sn]?|ing)|shar(?:e[sd]?|ing)|"
+    r"reveal(?:s|ed|ing)?|repeat(?:s|ed|ing)?"
+)
 _STRUCTURAL: Final = (
     "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks|code fences|links|"
     "urls|hyperlinks|bold formatting|bold text|boldface|bolding|bold|fences|backticks|phone numbers|telephone numbers|"
     "email addresses|e-mail addresses|emails|"
-    "am/pm times|am/pm"
+    "am/pm times|am/pm|commit hashes|commit hash|commit ids|commit shas|hashes|shas"
 )
 
 
@@ -2049,7 +2056,7 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         ),
         (
             "none",
-            rf"\b(?:{_BAN_VERBS})\s+(?:use|include|add|using|including|adding)?\s*(?:any\s+|all\s+)?"
+            rf"\b(?:{_BAN_VERBS})\s+(?:use|include|add|using|including|adding|{_MENTION_VERBS})?\s*(?:any\s+|all\s+)?"
             rf"({_STRUCTURAL})\b",
         ),
         # "List exactly three topics": the things listed are a list's items, whatever they are called

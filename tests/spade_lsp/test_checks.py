@@ -720,6 +720,8 @@ def test_an_email_opens_after_its_subject_line_and_counts_phones_clock_times_and
     assert checks.count("Tag @data-platform, see v2.0 of docs@ home.", "emails") == 0
     assert checks.count("From 1am to 4:30 a.m., then 6 PM.", "am_pm_times") == 3
     assert checks.count("From 01:00 to 04:30; I am here.", "am_pm_times") == 0
+    assert checks.count("Fixed the timezone (d4e5f6a); see 8f7e6d5c9b and a1b2c3d4e5f6a7b8c9d0.", "commit_hashes") == 3
+    assert checks.count("1234567 rows, a deadbeef cafe, v1.2.3, #1234, 2024-01-01, ISO-8601.", "commit_hashes") == 0
     assert checks.count('She said "I love it" and we cheered.', "first_person") == 1
 
 

@@ -2097,6 +2097,32 @@ def test_an_sms_with_a_hard_limit_an_exact_ending_and_a_24_hour_clock() -> None:
     assert not run(phones, "Call 0800 123 4567 for help.") and not run(phones, "Ring +44 20 7946 0958.")
 
 
+@pytest.mark.parametrize(
+    ("sentence", "unit"),
+    [
+        ("- Do not mention commit hashes.", "commit_hashes"),
+        ("Never include commit hashes or the author's e-mail.", "commit_hashes"),
+        ("Do not mention phone numbers.", "phone_numbers"),
+        ("Avoid quoting email addresses.", "emails"),
+    ],
+)
+def test_a_ban_on_mentioning_a_kind_of_thing_counts_that_kind(sentence: str, unit: str) -> None:
+    """ "Do not mention commit hashes" bans every hash the response writes, not the words "commit hashes"."""
+    ban = by_check(synthesize(sentence, EXCLUSION), family="count", unit=unit)
+    assert ban.check is not None and (ban.check["min"], ban.check["max"]) == (None, 0)
+    assert "excludes" not in families(synthesize(sentence, EXCLUSION))
+
+
+def test_a_ban_on_commit_hashes_fails_a_changelog_that_cites_one() -> None:
+    ban = by_check(synthesize("- Do not mention commit hashes.", EXCLUSION), family="count", unit="commit_hashes")
+    assert run(ban, "## 2.5.1\n\n### Fixed\n- Fixed the timezone in reports.")
+    assert not run(ban, "## 2.5.1\n\n### Fixed\n- Fixed the timezone in reports (d4e5f6a).")
+
+
+def test_a_ban_on_the_given_hashtags_is_not_a_ban_on_every_hashtag() -> None:
+    assert "count" not in families(synthesize("Don't mention the hashtags you were given.", EXCLUSION))
+
+
 def test_a_ban_after_a_dash_and_a_third_person_bio() -> None:
     marks = by_check(synthesize("Tone: warm but plain, like a friend introducing them - no exclamation marks."),
                      family="excludes")  # fmt: skip
