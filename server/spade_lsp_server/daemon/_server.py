@@ -275,7 +275,9 @@ class Daemon:
 
     async def _catch_up(self) -> None:
         """Re-read the prompts the store knows once at start, so what changed while no daemon ran (a git
-        checkout, another editor) is recorded now rather than at the prompt's next save."""
+        checkout, another editor) is recorded now rather than at the prompt's next save. Each is an event for the
+        debouncer, as the watcher's are: a client may already be saving that prompt (the socket serves before
+        this runs), and its burst stays one version instead of gaining one read from the file mid-burst."""
         try:
             keys = await self._read(lambda queue: recorded_prompt_keys(queue.store))
         except SpadeError as error:
@@ -285,10 +287,8 @@ class Daemon:
             path = self.root / key
             if Path(key).is_absolute() or not path.is_file() or not self.watcher.wants(path):
                 continue
-            try:
-                await self._record(path, None, origin="watch")
-            except SpadeError as error:
-                log.info("not recorded at start: %s", error)
+            if self._debouncer is not None:
+                self._debouncer.touch(path)
 
     async def _renew_leases(self) -> None:
         while True:
