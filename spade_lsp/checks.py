@@ -141,10 +141,10 @@ _MARKDOWN_CUE = re.compile(  # a heading, bold, a list, a fence, a link, a table
 #: A web address, bare ("https://x.y", "www.x.y") or as a markdown link's target.
 _LINK = re.compile(r"\bhttps?://[^\s<>()\[\]]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>()\[\]]*", re.IGNORECASE)
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
-#: An email address: "ana.lima@example.com".
 #: A commit hash as a changelog or a review quotes it: 7 to 40 hexadecimal digits, standalone, with at least one digit
 #: and one letter (neither "1234567" nor "deadbeef", which are a number and a word).
 _COMMIT_HASH = re.compile(r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])", re.IGNORECASE)
+#: An email address: "ana.lima@example.com".
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
 #: A run of digits that may be a phone number: an optional "+", an area code in parentheses, groups joined by
 #: spaces, dots or dashes. :func:`_is_phone_number` then rules out dates, clock times and grouped amounts.

@@ -101,7 +101,7 @@ _UNITS: Final = {
     "email addresses": "emails", "emails": "emails", "e-mail addresses": "emails",
     "am/pm": "am_pm_times", "am/pm times": "am_pm_times",
     "commit hashes": "commit_hashes", "commit hash": "commit_hashes", "commit ids": "commit_hashes",
-    "commit shas": "commit_hashes", "hashes": "commit_hashes", "shas": "commit_hashes",
+    "commit shas": "commit_hashes", "shas": "commit_hashes",  # not bare "hashes": "no hashes" may mean "#" marks
 }  # fmt: skip
 #: Units that are only ever banned, never counted to a number ("the text delimited by three backticks" is an input's
 #: fence).
@@ -2001,7 +2001,7 @@ _STRUCTURAL: Final = (
     "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks|code fences|links|"
     "urls|hyperlinks|bold formatting|bold text|boldface|bolding|bold|fences|backticks|phone numbers|telephone numbers|"
     "email addresses|e-mail addresses|emails|"
-    "am/pm times|am/pm|commit hashes|commit hash|commit ids|commit shas|hashes|shas"
+    "am/pm times|am/pm|commit hashes|commit hash|commit ids|commit shas|shas"
 )
 
 
