@@ -74,7 +74,9 @@ __all__ = [
     "names_no_one",
     "names_no_set_time",
     "number_in_range",
+    "numbered_as",
     "numbers",
+    "only_code_block",
     "only_list",
     "only_tags",
     "part_counts",
@@ -194,6 +196,7 @@ COUNT_UNITS: Final = (
     "commit_hashes",
     "first_person",
     "prices",
+    "tweets",
 )
 
 
@@ -287,6 +290,8 @@ def count(text: str, unit: str) -> int:
         return len(_COMMIT_HASH.findall(text))
     if unit == "prices":
         return len(_PRICE.findall(text))
+    if unit == "tweets":  # a thread's pieces, numbered ("1/") or one per paragraph
+        return len(parts(text)) if text.strip() else 0
     if unit == "first_person":  # the narrator's own words, not a quotation of someone's
         return len(_FIRST_PERSON.findall(_QUOTATION.sub(" ", text)))
     raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(COUNT_UNITS)}")
@@ -1746,6 +1751,24 @@ def _key_value_list(lines: list[str]) -> bool:
 def code_blocks(text: str) -> list[str]:
     """Fenced code blocks' bodies."""
     return [match.group(1) for match in _FENCE.finditer(text)]
+
+
+def only_code_block(text: str) -> bool:
+    """Whether the response is one fenced code block and nothing else ("Return only the SQL in a ```sql code
+    block"): no introduction, no explanation after it. The fence's language tag is not checked: a reader who asked
+    for a ```sql block still has the SQL and nothing else in a bare one."""
+    return len(code_blocks(text)) == 1 and _FENCE.fullmatch(text.strip()) is not None
+
+
+def numbered_as(text: str, marker: str) -> bool:
+    """Whether every piece of the response opens with its number in the form ``marker`` shows ("1/", "Tweet 1:",
+    "(1)"): its digits stand for any number. The pieces are its paragraphs, or its lines when it has one paragraph
+    only (a thread written one tweet per line)."""
+    form = r"\s*" + re.sub(r"\\ ", r"\\s*", re.sub(r"\d+", r"\\d+", re.escape(marker.strip())))
+    pieces = parts(text, "paragraphs")
+    if len(pieces) < 2:
+        pieces = parts(text, "lines")
+    return bool(pieces) and all(re.match(form, piece, re.IGNORECASE) for piece in pieces)
 
 
 def is_markdown(text: str) -> bool:

@@ -49,7 +49,7 @@ _SINGULAR: Final = {
     "words": "word", "sentences": "sentence", "characters": "character", "bullets": "bullet",
     "numbered_items": "numbered item", "list_items": "list item", "paragraphs": "paragraph", "lines": "line",
     "headings": "heading", "hashtags": "hashtag", "emojis": "emoji", "code_blocks": "code block", "links": "link",
-    "bold": "bold span",
+    "bold": "bold span", "tweets": "tweet",
 }  # fmt: skip
 #: The names of the punctuation marks a phrase check can ban, for its name ("excludes_exclamation_marks").
 MARK_NAMES: Final = {
@@ -420,6 +420,30 @@ def line_opening_draft(line: str, prefix: str) -> Draft:
     )
 
 
+def numbered_as_draft(part: str, marker: str) -> Draft:
+    """Every piece of the response (each ``part``: "tweet") opens with its number written as ``marker`` shows."""
+    return Draft(
+        f"each_{part}_numbered_like_{marker}",
+        PRESENTATION_FORMAT,
+        f"Each {part} opens with its number written like “{marker}”.",
+        f"checks.numbered_as(response, {literal(marker)})",
+        {"family": "numbered_as", "part": part, "marker": marker},
+    )
+
+
+def only_in_last_part_draft(unit: str, part: tuple[str, str]) -> Draft:
+    """No ``unit`` before the response's last ``part`` ("Put hashtags only in the last tweet"): the last one may
+    hold them, and need not."""
+    word, kind = part
+    return Draft(
+        f"{unit}_only_in_the_last_{word}",
+        PRESENTATION_FORMAT,
+        f"{unit.replace('_', ' ').capitalize()} only in the last {word}: none in the ones before it.",
+        f"not any(checks.part_counts(response, {literal(unit)}, {literal(kind)})[:-1])",
+        {"family": "only_in_last_part", "unit": unit, "part": word},
+    )
+
+
 def no_greeting_draft() -> Draft:
     """The response opens without greeting its reader."""
     return Draft(
@@ -615,6 +639,18 @@ ONLY_LIST_CUE: Final = re.compile(
     r"|\b(?:no|nothing|without)\s+(?:[\w-]+\s+){0,3}?before\s+or\s+after\s+(?:the|this|your)\s+(?:[\w-]+\s+)?list\b",
     re.IGNORECASE,
 )
+#: "Return only the SQL in a ```sql code block", "output just the code, in one code block", "nothing outside the
+#: code block".
+ONLY_CODE_CUE: Final = re.compile(
+    r"\b(?:output|return|give|write|reply\s+with|respond\s+with|answer\s+with)\s+(?:only|just)\b[^.;]{0,40}?"
+    r"\b(?:in|as|inside|within)\s+(?:a\s+|one\s+|a\s+single\s+|single\s+)?(?:```\w*\s+|[\w-]+\s+)?"
+    r"(?:code\s+block|fenced\s+block|code\s+fence)\b"
+    r"|\b(?:output|return|give|reply\s+with|respond\s+with)\s+(?:only|just)\s+(?:a|the|one)\s+(?:single\s+)?"
+    r"(?:[\w-]+\s+)?code\s+block\b"
+    r"|\b(?:anything|nothing|no\s+(?:other\s+)?(?:text|prose|explanation|commentary))\s+(?:else\s+)?outside\s+"
+    r"(?:of\s+)?the\s+(?:[\w-]+\s+)?code\s+(?:block|fence)\b",
+    re.IGNORECASE,
+)
 #: "Don't write anything outside these four pairs of tags", "nothing outside the <answer> tags".
 ONLY_TAGS_CUE: Final = re.compile(
     r"\b(?:anything|nothing|no\s+(?:other\s+)?text)\s+(?:else\s+)?outside\s+(?:of\s+)?(?:the|these|those|its)\b[^.]{0,40}?"
@@ -789,6 +825,20 @@ def only_list_draft(last_line: str = "") -> Draft:
         f"Is its list and nothing else but the last line “{last_line}”: no introduction, no other remark.",
         f"checks.only_list(response, {phrase_code(last_line)})",
         {"family": "only_list", "last_line": last_line},
+    )
+
+
+def _asks_for_only_code(sentence: str) -> bool:
+    return ONLY_CODE_CUE.search(sentence) is not None
+
+
+def _only_code_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    return Draft(
+        "only_the_code_block",
+        PRESENTATION_FORMAT,
+        "Is one fenced code block and nothing else: no introduction, no explanation after it.",
+        "checks.only_code_block(response)",
+        {"family": "only_code"},
     )
 
 
@@ -1110,6 +1160,7 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
     "ends_with_list": (_asks_to_end_with_list, _ends_with_list_draft),
     "only_list": (_asks_for_only_a_list, _only_list_draft),
     "only_tags": (_asks_for_only_tags, _only_tags_draft),
+    "only_code": (_asks_for_only_code, _only_code_draft),
     "title_case": (_asks_for_title_case, _title_case_draft),
     "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
     "sourced_names": (_asks_for_sourced_names, _sourced_names_draft),

@@ -93,6 +93,7 @@ _UNITS: Final = {
     "strategies": "list_items", "prompts": "list_items", "headlines": "list_items", "titles": "list_items",
     "taglines": "list_items", "slogans": "list_items", "captions": "list_items", "alternatives": "list_items",
     "variations": "list_items",
+    "tweets": "tweets",  # "a thread of {n} tweets": its pieces, numbered or one per paragraph
     "numbering": "numbered_items",  # "put each on its own line, without numbering"
     # only ever banned ("no bold/headers", "don't use bold text"): "one bold claim" counts no bold spans
     "bold": "bold", "bold text": "bold", "bolding": "bold", "boldface": "bold", "bold formatting": "bold",
@@ -619,6 +620,7 @@ class OfflineSynthesizer:
             formats = [
                 *_formats(text, vocabulary),
                 *_numbered_line_drafts(text, context.text),
+                *_part_layout_drafts(text),
                 *_value_set(text, context.text),
                 *_label_only(text, context.text),
             ]
@@ -2840,6 +2842,41 @@ def _numbered_line_drafts(text: str, prompt: str = "") -> Iterator[_Draft]:
     one_of = _LINE_ONE_OF.search(rest)
     if one_of is not None and len(values := _listed_values(one_of.group("values"))) >= 2:
         yield library.line_value_draft(line, values)
+
+
+#: How the pieces are numbered: 'Number each tweet like "1/", "2/"', 'number the slides as "Slide 1:"'.
+_NUMBERED_LIKE: Final = re.compile(
+    r"\bnumber\s+(?:each|every|the|all|your)\s+(?:of\s+the\s+)?([a-z]+?)s?\s+(?:like|as|with|using|in\s+the\s+"
+    r"form)\s*:?\s*[\"“'`]([^\"”'`\n]{0,12}\d[^\"”'`\n]{0,12})[\"”'`]",
+    re.IGNORECASE,
+)
+#: What only the last piece holds: "Put hashtags only in the last tweet", "emojis only in the final paragraph".
+_ONLY_IN_LAST: Final = re.compile(
+    r"\b(?:put|use|add|include|place|keep|save)\s+(?:the\s+|any\s+|all\s+|your\s+)?(hashtags|emojis|links)\s+"
+    r"(?:for\s+)?only\s+(?:in|at|on|for)\s+the\s+(?:last|final)\s+([a-z]+)\b"
+    r"|\bonly\s+the\s+(?:last|final)\s+([a-z]+)\s+(?:may|can|should|gets?|has|have|must)\s+(?:have\s+|hold\s+|"
+    r"contain\s+|include\s+|carry\s+)?(?:the\s+|any\s+)?(hashtags|emojis|links)\b",
+    re.IGNORECASE,
+)
+
+
+#: Pieces that make up the whole response when it has several: nothing else stands between them.
+_WHOLE_PIECES: Final = frozenset({"tweet", "post", "toot", "slide", "message", "part"})
+
+
+def _part_layout_drafts(text: str) -> Iterator[_Draft]:
+    """How a response of several pieces (a thread's tweets, a deck's slides) lays them out: each numbered in the
+    form the sentence shows, and what only the last one holds."""
+    numbered = _NUMBERED_LIKE.search(text)
+    # a thread's tweets are the whole response; a recipe's steps may follow an introduction
+    if numbered is not None and numbered.group(1).lower() in _WHOLE_PIECES and not _EXCLUDE_CUE.search(text):
+        yield library.numbered_as_draft(numbered.group(1).lower(), numbered.group(2).strip())
+    placed = _ONLY_IN_LAST.search(text)
+    if placed is not None:
+        unit = (placed.group(1) or placed.group(4)).lower()
+        part = _part((placed.group(2) or placed.group(3)).lower())
+        if part is not None and part[1] != "sentences":
+            yield library.only_in_last_part_draft(unit, part)
 
 
 #: An edge named by an input's name: "End the reply with the centre name on its own line" ({centre_name}).

@@ -3409,3 +3409,68 @@ def test_a_ban_on_every_phone_number_is_a_count_not_the_inputs_contact_details()
     candidates = synthesize("Do not use phone numbers.")
     assert not [c for c in candidates if c.check and c.check.get("family") == "repeats_no_contact"]
     assert by_check(candidates, family="count").expression == "checks.count(response, 'phone_numbers') <= 0"
+
+
+THREAD = (
+    "1/ We split our monolith into modules.\n\n2/ Builds got faster.\n\n3/ New engineers learn one module first. #eng"
+)
+
+
+def test_a_thread_of_n_tweets_counts_its_pieces_against_the_input() -> None:
+    candidate = by_check(synthesize("Turn the blog post into a thread of {n} tweets."), family="count", unit="tweets")
+    assert run(candidate, THREAD, {"n": 3})
+    assert not run(candidate, THREAD, {"n": 2})
+    assert run(candidate, "Builds got faster.\n\nNew engineers learn one module first.", {"n": "2"})  # unnumbered
+    with pytest.raises(checks.NotApplicable):
+        run(candidate, THREAD, {})
+
+
+@pytest.mark.parametrize(
+    ("sentence", "marker"),
+    [('Number each tweet like "1/", "2/".', "1/"), ('Number the slides as "Slide 1:".', "Slide 1:")],
+)
+def test_a_numbering_form_the_sentence_shows_is_asked_of_every_piece(sentence: str, marker: str) -> None:
+    candidate = by_check(synthesize(sentence), family="numbered_as")
+    assert candidate.check is not None and candidate.check["marker"] == marker
+    numbered = "\n\n".join(f"{marker.replace('1', str(n))} Point {n}." for n in (1, 2, 3, 10))
+    assert run(candidate, numbered)
+    assert not run(candidate, "We raised a seed round!\n\nThanks to everyone who believed in us. #agtech")
+    assert not run(candidate, numbered + "\n\nThanks for reading!")  # a closing remark is no numbered piece
+
+
+def test_numbering_is_not_asked_of_steps_an_introduction_may_precede() -> None:
+    assert "numbered_as" not in families(synthesize('Number each step as "Step 1:".'))
+
+
+@pytest.mark.parametrize(
+    "sentence", ["Put hashtags only in the last tweet.", "Only the final tweet may have hashtags."]
+)
+def test_what_only_the_last_piece_may_hold_is_kept_out_of_the_others(sentence: str) -> None:
+    candidate = by_check(synthesize(sentence), family="only_in_last_part", unit="hashtags")
+    assert run(candidate, THREAD)
+    assert run(candidate, THREAD.replace(" #eng", ""))  # the last tweet may hold them, and need not
+    assert not run(candidate, THREAD.replace("modules.", "modules. #eng"))
+    assert not run(candidate, "Cold brew is easy. #coffee\n\nSteep it for 16 hours. #coldbrew")  # unnumbered
+
+
+@pytest.mark.parametrize(
+    ("sentence", "asked"),
+    [
+        ("Return only the SQL in a single ```sql code block.", True),
+        ("Output only the code block.", True),
+        ("Respond with just the function, in one Python code block.", True),
+        ("Write nothing outside the code block.", True),
+        ("Put the exact command in a code block under the step.", False),
+        ("Only use code blocks for commands.", False),
+    ],
+)
+def test_only_a_code_block_is_read_where_the_sentence_asks_for_nothing_else(sentence: str, asked: bool) -> None:
+    assert ("only_code" in families(synthesize(sentence))) is asked
+    if asked:
+        candidate = by_check(synthesize(sentence), family="only_code")
+        assert run(candidate, "```sql\nSELECT id FROM orders;\n```\n")
+        assert run(candidate, "```\nSELECT id FROM orders;\n```")
+        assert not run(candidate, "Here is the query:\n\n```sql\nSELECT id FROM orders;\n```")
+        assert not run(candidate, "```sql\nSELECT id FROM orders;\n```\nThis lists the orders.")
+        assert not run(candidate, "```sql\nSELECT 1;\n```\n\n```sql\nSELECT 2;\n```")
+        assert not run(candidate, "SELECT id FROM orders;")
