@@ -84,6 +84,7 @@ __all__ = [
     "preload",
     "present_section",
     "quotes_from",
+    "quotes_no_one",
     "quotes_verbatim",
     "reading_ease",
     "repeats_no_contact",
@@ -208,8 +209,9 @@ def _is_phone_number(candidate: str) -> bool:
     return 7 <= digits <= 15 and not _DATE_LIKE.fullmatch(stripped) and not _THOUSANDS.fullmatch(stripped)
 
 
-#: A quotation in a response: double quotes, straight or curly, around a few words at least.
-_QUOTATION: Final = re.compile(r"[\"“„«]([^\"“”„«»\n]{8,}?)[\"”»]")
+#: A quotation in a response: double quotes, straight or curly, around a few words at least, hugging them (between
+#: the straight quotes of 'the "Lite" plan and a "no-show" policy' stands text that starts with a space: none).
+_QUOTATION: Final = re.compile(r"[\"“„«](?!\s)([^\"“”„«»\n]{8,}?)(?<!\s)[\"”»]")
 #: A sentence's end inside a quotation, and an ellipsis the sentence runs on after ("at the lights... and a van").
 _INNER_END: Final = re.compile(rf"[{_SPACED_ENDS}]+(?=\s)")
 _RUN_ON_ELLIPSIS: Final = re.compile(r"(?:\.\.\.|…)(?=\s+[a-z])")
@@ -1338,6 +1340,13 @@ def quotes_from(response: str, source: Any) -> bool:
     or more is copied whole from the source (case, spacing and the punctuation that ends it aside). A response
     with no such quotation, or whose quotation changes a word, fails."""
     return any(verbatim(quoted, source) for quoted in _quotations(response))
+
+
+def quotes_no_one(response: str) -> bool:
+    """Whether the response quotes no one ("Don't quote anyone directly; paraphrase instead", "never quote the
+    panel"): it holds no quotation ("...", “...”, «...») of three words or more. A term in quotes (the "Lite"
+    plan, a "no-show") is no quotation."""
+    return next(_quotations(response), None) is None
 
 
 def quotes_verbatim(

@@ -255,6 +255,17 @@ def names_no_set_time_draft() -> Draft:
     )
 
 
+def quotes_no_one_draft() -> Draft:
+    """The response quotes no one: "Don't quote anyone directly; paraphrase instead", "never quote the panel"."""
+    return Draft(
+        "quotes_no_one",
+        EXCLUSION,
+        "Quotes no one: no quotation of three words or more.",
+        "checks.quotes_no_one(response)",
+        {"family": "quotes_no_one"},
+    )
+
+
 def names_no_one_draft(allowed: Sequence[str] = ()) -> Draft:
     """The response names none of the people the inputs name; the inputs ``allowed`` (a signer, staff the prompt
     writes in) may be named."""

@@ -1341,6 +1341,8 @@ def _input_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         yield library.names_no_set_time_draft()
     if _NO_CONTACT.search(text):
         yield library.repeats_no_contact_draft()
+    if _NO_QUOTING.search(text) and not _QUOTING_ALLOWED.search(text):
+        yield library.quotes_no_one_draft()
     yield from _ids_kept_drafts(text, vocabulary)
     yield from _greeting_drafts(text, vocabulary)
     yield from _label_rule_drafts(text, vocabulary)
@@ -1381,6 +1383,28 @@ _NO_SET_TIME: Final = re.compile(
     r"(?:\w+\s+)?(?:dates?|times?|days?|appointments?|arrival\s+times?)\b",
     re.IGNORECASE,
 )
+#: A ban on quoting people or their words: "Don't quote anyone directly", "never quote the panel", "do not quote
+#: the post in your reason", "no direct quotes". Not a price's quote ("never quote deferral periods" states them),
+#: nor quotation marks ("no quotes around the message").
+_NO_QUOTING: Final = re.compile(
+    r"\b(?:no|never|not|don't|do\s+not|avoid|without)\s+(?:\w+\s+){0,2}?(?:quot(?:e|ing)\s+(?:anyone|anybody|"
+    r"someone|them|him|her|people|directly|verbatim|(?:from\s+)?(?:the|their|his|her|any|a|an|other)\s+"
+    r"(?:[\w'’-]+\s+){0,2}?(?:panel|posts?|customers?|clients?|users?|reviews?|reviewers?|messages?|authors?|"
+    r"interviewers?|feedback|transcript|emails?|sources?|articles?|notes|comments?|speakers?|participants?|callers?|"
+    r"patients?|students?|members?|attendees?|colleagues?|staff|people|persons?|reports?|candidates?))\b"
+    r"|direct\s+quot(?:es|ations?)\b)",
+    re.IGNORECASE,
+)
+#: What allows some quotations after all: "don't quote anything that is not in the transcript" asks that quotes be
+#: real, "only quote ... unless" makes exceptions.
+_QUOTING_ALLOWED: Final = re.compile(
+    r"\b(?:not\s+in|isn't\s+in|aren't\s+in|unless|other\s+than|except|outside\s+(?:of\s+)?the|more\s+than|"
+    r"at\s+length|verbatim\s+from)\b",
+    re.IGNORECASE,
+)
+#: The clause of a quoting ban that names whom not to quote: no phrase to ban ("never quote the panel" bans no
+#: "panel").
+_QUOTING_CLAUSE: Final = re.compile(r"\b(?:quot(?:e|es|ing)|direct\s+quot(?:es|ations?))\b[^.;,\n]{0,50}", re.I)
 #: What a ban on names is not about: names made up (the grounding check's), and names of things.
 _NOT_PEOPLE: Final = re.compile(
     r"\b(?:invent\w*|made[- ]up|make\s+up|fabricat\w*|guess\w*|competitors?|compan(?:y|ies)|brands?|products?|"
@@ -3519,6 +3543,8 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         scope = _NEXT_INSTRUCTION.split(scope, maxsplit=1)[0]
     if cue is not None and (sentences := split_sentences(scope)):  # its own sentence: 'Never name a commenter. Use
         scope = sentences[0].text  # "a resident".' bans no "a resident"
+    if cue is not None and _NO_QUOTING.search(scope) and not _QUOTING_ALLOWED.search(scope):
+        scope = _QUOTING_CLAUSE.sub(" ", scope)  # whom not to quote is no phrase to ban
     quoted = _literal_quotes(scope, unconditional=not exclude)
     examples = _literal_quotes(scope, _EXAMPLE_FRAME)
     if exclude:  # '(write "dichloromethane", not "DCM")': the form to write, set against the banned ones

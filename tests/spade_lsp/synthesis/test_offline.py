@@ -3474,3 +3474,35 @@ def test_only_a_code_block_is_read_where_the_sentence_asks_for_nothing_else(sent
         assert not run(candidate, "```sql\nSELECT id FROM orders;\n```\nThis lists the orders.")
         assert not run(candidate, "```sql\nSELECT 1;\n```\n\n```sql\nSELECT 2;\n```")
         assert not run(candidate, "SELECT id FROM orders;")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "- Don't quote anyone directly; paraphrase instead.",
+        "Either way, never quote the panel, never name an interviewer.",
+        "Do not quote the post in your reason.",
+        "No direct quotes.",
+    ],
+)
+def test_a_ban_on_quoting_people_allows_no_quotation_and_bans_no_word(sentence: str) -> None:
+    candidates = synthesize(sentence)
+    candidate = by_check(candidates, family="quotes_no_one")
+    assert not [c for c in candidates if (c.check or {}).get("family") == "excludes"]  # not "panel", not "anyone"
+    assert run(candidate, "Luis asked the team to add load testing to the deploy pipeline.")
+    assert run(candidate, 'The "Lite" plan stays; the team agreed on a "no-show" policy.')  # terms, not quotations
+    assert not run(candidate, 'Luis said "this is the last time we ship without load testing".')
+    assert not run(candidate, "The panel felt you were “a little quiet in the group exercise”.")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Never quote deferral periods.",  # states them
+        "No quotes around the message.",  # quotation marks
+        'Return "reasons" (no duplicates) and "quote" (a phrase copied from the answer).',
+        "Don't quote anything that is not in the transcript.",
+    ],
+)
+def test_quoting_that_is_not_a_ban_on_quoting_people(sentence: str) -> None:
+    assert "quotes_no_one" not in families(synthesize(sentence))
