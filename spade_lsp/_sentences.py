@@ -14,8 +14,9 @@ The rules, kept few so a user can predict them:
   lines, never split further, so editing one item changes exactly one unit;
 - ``# heading``, a label line standing alone (``Instructions:``, ``TOOLS:``, ``**Key Points:**``), a
   horizontal rule, and a short line right above a list are headings; a line holding only ``{x}`` is a unit;
-- otherwise a line break ends a unit unless the next line starts in lower case or the line ends with a
-  comma (hard-wrapped prose), and pysbd finds the sentence boundaries inside each such run.
+- otherwise a line break ends a unit unless the next line starts in lower case (but not a key and a colon under
+  another such line: "flags: ..." then "summary: max 20 words") or the line ends with a comma (hard-wrapped
+  prose), and pysbd finds the sentence boundaries inside each such run.
 
 Speed matters because the history view re-splits every recorded version: results are cached per paragraph
 (consecutive versions share almost all paragraphs) and per whole text, and a run of text that cannot contain
@@ -171,12 +172,19 @@ def _classify(stripped: str) -> int:
     return _TEXT
 
 
+#: A line that opens with a key and a colon ("summary: max 20 words", "secondary_intent (optional): ..."): under
+#: another such line it starts its own unit even in lower case, one field of a schema, not wrapped prose.
+_KEY_LINE = re.compile(r"[a-z][\w-]*(?: [a-z][\w-]*){0,2}(?: ?\([^()\n]{0,40}\))?:\s")
+
+
 def _joins(previous: str, line: str) -> bool:
     """Whether ``line`` continues the sentence of the line before it (hard-wrapped prose).
 
     Prompts usually put one instruction per line without a final full stop, so a line break ends a unit
     unless the next line starts in lower case or the previous one ends with a comma.
     """
+    if _KEY_LINE.match(line) and _KEY_LINE.match(previous):
+        return False  # one field of a schema after another ("flags: ..." then "summary: max 20 words")
     return line[0].islower() or previous.endswith(",")
 
 

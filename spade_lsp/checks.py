@@ -1055,6 +1055,8 @@ _PERSON_PATTERNS: Final = (
     ),
     re.compile(rf"\((?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?),\s*(?:~|aged?\s+)?\d"),
     re.compile(rf"^\s*[-—–]\s*(?P<name>{_NAME_WORD})(?:\s+[A-Z]\.?)?\s*$", re.MULTILINE),
+    # signed after its last sentence on the same line: "Can someone look at it? - Gary Pfeiffer"
+    re.compile(rf"[.!?)][ \t]+[-—–~][ \t]*(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)[ \t]*$", re.MULTILINE),
 )
 _HANDLE: Final = re.compile(r"(?<![\w.])@(?P<name>[A-Za-z][\w.-]{1,30}[A-Za-z0-9])")
 #: A message signed at the end of its last sentence, by someone who wrote in the first person: "Please sort it. Call

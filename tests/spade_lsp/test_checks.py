@@ -891,3 +891,11 @@ def test_applies_when_number_reads_the_inputs_first_number() -> None:
     for example, op, bound in [({"rating": "5"}, "<=", 3), ({"position": "20"}, ">", 20), ({"rating": "n/a"}, "<", 3)]:
         with pytest.raises(NotApplicable):  # the rule is for other examples, or the input gives no number
             checks.applies_when_number(example, next(iter(example)), op, bound)
+
+
+def test_a_message_signed_after_its_last_sentence_on_the_same_line_names_its_writer() -> None:
+    message = "Readings jump around since the meter was replaced. Can someone look at it? - Gary Pfeiffer"
+    example = {"inputs": {"message": message}}
+    assert checks.names_no_one("The customer reports erratic readings since a meter swap.", example)
+    assert not checks.names_no_one("Gary Pfeiffer reports erratic readings.", example)
+    assert not checks.names_no_one("Mr Pfeiffer reports erratic readings.", example)

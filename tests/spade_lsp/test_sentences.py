@@ -145,6 +145,18 @@ def test_hard_wrapped_prose_is_joined_and_lines_without_full_stop_are_split() ->
     ]
 
 
+def test_a_schemas_key_lines_are_one_unit_each_even_in_lower_case() -> None:
+    text = "intent (the main one): billing, outage, other\nflags: any of gas_odor, legal_threat\nsummary: max 20 words"
+    assert texts(text) == [
+        "intent (the main one): billing, outage, other",
+        "flags: any of gas_odor, legal_threat",
+        "summary: max 20 words",
+    ]
+    # a key line after prose is wrapped prose still, and so is a lower-case line after a key line
+    assert texts("Keep the summary short\nnote: no names") == ["Keep the summary short\nnote: no names"]
+    assert texts("summary: max 20 words and\nno names") == ["summary: max 20 words and\nno names"]
+
+
 def test_code_fence_is_one_unit_including_fences_and_blank_lines() -> None:
     text = "Intro here.\n```python\nx = 1. y = 2.\n\n# not a heading\n```\nAfter. More.\n~~~\n- not a bullet\n~~~"
     units = split(text)
