@@ -99,6 +99,7 @@ __all__ = [
     "terms_kept",
     "title_case",
     "unquoted",
+    "uses_pronouns",
     "value",
     "verbatim",
 ]
@@ -1342,6 +1343,28 @@ def quotes_from(response: str, source: Any) -> bool:
     or more is copied whole from the source (case, spacing and the punctuation that ends it aside). A response
     with no such quotation, or whose quotation changes a word, fails."""
     return any(verbatim(quoted, source) for quoted in _quotations(response))
+
+
+#: Third-person singular pronouns by the set a person uses ("she/her"): the forms a response may not use of them.
+_PRONOUN_FORMS: Final = {
+    "he": frozenset({"he", "him", "his", "himself"}),
+    "she": frozenset({"she", "her", "hers", "herself"}),
+    "they": frozenset({"they", "them", "their", "theirs", "themselves", "themself"}),
+}
+
+
+def uses_pronouns(response: str, pronouns: Any) -> bool:
+    """Whether the response refers to its subject by the pronouns given ("she/her", "they/them", "he/they"): it
+    uses no form of "he" or "she" that the given set lacks. "They" stays allowed whatever the set (a plural
+    "they" is no misgendering); a set spade does not know ("xe/xem") allows neither "he" nor "she"."""
+    given = {word for word in re.findall(r"[a-z]+", str(pronouns).lower())}
+    if not given:
+        raise NotApplicable("the example gives no pronouns")
+    used = {name for name, forms in _PRONOUN_FORMS.items() if given & forms}
+    banned = frozenset().union(
+        *(forms for name, forms in _PRONOUN_FORMS.items() if name != "they" and name not in used)
+    )
+    return not any(word in banned for word in re.findall(r"[a-z]+", response.lower().replace("’", "'")))
 
 
 def quotes_no_one(response: str) -> bool:

@@ -230,6 +230,18 @@ def labelled_when_mentioned_draft(keywords: Sequence[str], label: str, fields: S
     )
 
 
+def refused_when_mentioned_draft(keywords: Sequence[str], label: str) -> Draft:
+    """The response does not give ``label`` where the inputs mention one of ``keywords`` ("Damp and mould are never
+    routine"); other examples: no verdict."""
+    return Draft(
+        f"never_{slug(label)}_when_mentioned",
+        EXCLUSION,
+        f"Does not give “{label}” when the inputs mention {', '.join(f'“{k}”' for k in keywords)}.",
+        f"not checks.labelled_when_mentioned(response, example, {literal(list(keywords))}, {literal(label)})",
+        {"family": "refused_when_mentioned", "keywords": list(keywords), "label": label},
+    )
+
+
 def gives_when_mentioned_draft(topics: Sequence[str], literals: Sequence[str], fields: Sequence[str]) -> Draft:
     """The response gives ``literals`` (a number to call, a line to copy) where the inputs mention one of
     ``topics``; other examples: no verdict."""
@@ -252,6 +264,17 @@ def names_no_set_time_draft() -> Draft:
         "Sets no time or day of its own: no clock time, weekday, date or “tomorrow” that the inputs do not give.",
         "checks.names_no_set_time(response, example)",
         {"family": "names_no_set_time"},
+    )
+
+
+def uses_pronouns_draft(field: str) -> Draft:
+    """The response refers to its subject by the pronouns the input ``field`` gives ("using the pronouns given")."""
+    return Draft(
+        f"uses_the_{field}",
+        INCLUSION,
+        f"Refers to its subject by the pronouns `{field}` gives (no “he” or “she” that set lacks).",
+        f"checks.uses_pronouns(response, checks.value(example, {literal(field)}))",
+        {"family": "uses_pronouns", "field": field},
     )
 
 

@@ -1343,6 +1343,12 @@ def _input_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         yield library.repeats_no_contact_draft()
     if _NO_QUOTING.search(text) and not _QUOTING_ALLOWED.search(text):
         yield library.quotes_no_one_draft()
+    if re.search(r"\bpronouns?\b", text, re.IGNORECASE) and not re.search(
+        r"\b(?:no|don't|do\s+not|never|avoid|without)\s+(?:\w+\s+){0,2}?pronouns?\b", text, re.IGNORECASE
+    ):  # "Third person, using the pronouns given above", not "don't use pronouns"
+        for field in vocabulary.inputs:
+            if "pronoun" in field.lower():
+                yield library.uses_pronouns_draft(field)
     yield from _ids_kept_drafts(text, vocabulary)
     yield from _greeting_drafts(text, vocabulary)
     yield from _label_rule_drafts(text, vocabulary)
@@ -1596,6 +1602,41 @@ def _label_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
             yield library.labelled_when_mentioned_draft(keywords, label, [field] if field else [])
         return
     yield from _label_table_drafts(text, vocabulary.prompt)
+    yield from _refused_label_drafts(text, vocabulary.prompt)
+
+
+#: A value some cases never get: "Damp and mould are never routine", "Never mark gas leaks as low", "a safety risk
+#: must never be P3".
+_NEVER_LABEL: Final = re.compile(
+    r"^(?:-\s*)?(?:(?P<keys>[\w ,/'-]{3,60}?)\s+(?:are|is|must|should|may|can)\s+never\s+(?:be\s+)?(?:marked\s+|"
+    r"labell?ed\s+|classed\s+|classified\s+|rated\s+)?(?:as\s+)?|never\s+(?:mark|label|class|classify|rate|tag)\s+"
+    r"(?P<keys2>[\w ,/'-]{3,60}?)\s+as\s+)[\"“'`]?(?P<label>[\w-]+)[\"”'`]?\s*[.;]?\s*$",
+    re.IGNORECASE,
+)
+#: Words for an input's kind that a keyword does not need to name: "damp reports" is about damp.
+_CASE_NOUNS: Final = re.compile(r"\s+(?:reports?|requests?|cases?|messages?|issues?|claims?|tickets?|emails?)$", re.I)
+
+
+def _refused_label_drafts(text: str, prompt: str) -> Iterator[_Draft]:
+    """The refused-when-mentioned check, where a value the prompt offers is one some cases never get."""
+    found = _NEVER_LABEL.match(text.strip())
+    if found is None:
+        return
+    label = found.group("label")
+    offered = label in _offered_values(prompt) or re.search(
+        rf"^\s*(?:[-*•]\s+|\d+[.)]\s+)?[\"“`]?{re.escape(label)}[\"”`]?\s*(?:\(|:|-|–)", prompt, re.MULTILINE
+    )
+    if not offered:
+        return
+    keys = found.group("keys") or found.group("keys2")
+    keywords = [
+        _CASE_NOUNS.sub("", cleaned)
+        for part in re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+|/", keys)
+        if (cleaned := re.sub(r"^(?:an?|any|the|some|all)\s+", "", part.strip(), flags=re.I))
+        and len(cleaned.split()) <= 3
+    ]
+    if keywords:
+        yield library.refused_when_mentioned_draft(keywords, label)
 
 
 _ACTION: Final = (

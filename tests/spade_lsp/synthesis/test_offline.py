@@ -3506,3 +3506,48 @@ def test_a_ban_on_quoting_people_allows_no_quotation_and_bans_no_word(sentence: 
 )
 def test_quoting_that_is_not_a_ban_on_quoting_people(sentence: str) -> None:
     assert "quotes_no_one" not in families(synthesize(sentence))
+
+
+def test_the_pronouns_an_input_gives_are_the_ones_the_response_uses() -> None:
+    prompt = "- Pronouns: {pronouns}\nThird person, using the pronouns given above - check every pronoun."
+    candidate = by_check(synthesize(prompt.splitlines()[1], prompt=prompt), family="uses_pronouns")
+    they = {"pronouns": "they/them"}
+    assert run(candidate, "Sam has strong Python skills; they finished their project early.", they)
+    assert not run(candidate, "Sam has strong Python skills; he finished his project early.", they)
+    assert run(candidate, "Ruby led her group well, and they performed her piece.", {"pronouns": "she/her"})
+    assert not run(candidate, "Ruby led his group well.", {"pronouns": "she/her"})
+    assert run(candidate, "Alex gave his talk, and they took questions.", {"pronouns": "he/they"})
+    assert not run(candidate, "Kit said she would finish.", {"pronouns": "xe/xem"})
+    with pytest.raises(checks.NotApplicable):
+        run(candidate, "Sam finished.", {})
+    assert "uses_pronouns" not in families(
+        synthesize("Don't use pronouns.", prompt="- {pronouns}\nDon't use pronouns.")
+    )
+
+
+URGENCY = "urgency - one of:\n- emergency (within 24h): risk to safety\n- urgent (within 7 days)\n- routine: the rest\n"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "keywords"),
+    [
+        ("- Damp and mould are never routine.", ["Damp", "mould"]),
+        ("Never mark gas leaks as routine.", ["gas leaks"]),
+        ("Damp reports must never be routine.", ["Damp"]),
+    ],
+)
+def test_a_value_some_cases_never_get_is_refused_where_the_inputs_mention_them(
+    sentence: str, keywords: list[str]
+) -> None:
+    candidate = by_check(synthesize(sentence, prompt=URGENCY + sentence), family="refused_when_mentioned")
+    assert candidate.check is not None and candidate.check["keywords"] == keywords
+    example = {"inputs": {"request": f"There is {keywords[-1].lower()} behind the wardrobe again."}}
+    assert not run(candidate, '{"urgency": "routine"}', example)
+    assert run(candidate, '{"urgency": "urgent"}', example)
+    with pytest.raises(checks.NotApplicable):  # a cracked window: the rule says nothing of it
+        run(candidate, '{"urgency": "routine"}', {"inputs": {"request": "A cracked bedroom window."}})
+
+
+def test_a_value_the_prompt_does_not_offer_is_no_refused_label() -> None:
+    sentence = "Tenants are never wrong."
+    assert "refused_when_mentioned" not in families(synthesize(sentence, prompt=URGENCY + sentence))
