@@ -309,9 +309,9 @@ _ITEM_START = re.compile(
 
 def parts(text: str, kind: str = "items") -> list[str]:
     """The pieces a "per item" instruction speaks of ("at most 40 words per tweet", "each bullet under 20
-    words"). ``items``: the list items or numbered pieces ("1/", "Tweet 2:") with their continuation lines, or
-    else the paragraphs, or else the lines (three headlines one per line); ``sentences``, ``paragraphs`` and
-    ``lines`` split the text that way."""
+    words"). ``items``: the list items or numbered pieces ("1/", "Tweet 2:") with their continuation lines (an
+    unindented line after a blank one ends the list), or else the paragraphs, or else the lines (three headlines
+    one per line); ``sentences``, ``paragraphs`` and ``lines`` split the text that way."""
     if kind == "sentences":
         return [piece for line in _FENCE.sub("", text).splitlines() for piece in _line_sentences(line)]
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -323,11 +323,19 @@ def parts(text: str, kind: str = "items") -> list[str]:
     if kind != "items":
         raise ValueError(f"unknown kind of part {kind!r}; expected items, sentences, paragraphs or lines")
     items: list[list[str]] = []
+    open_item = after_blank = False
     for line in text.splitlines():
         if _ITEM_START.match(line):
             items.append([_ITEM_START.sub("", line, count=1)])
-        elif items and line.strip():
+            open_item = True
+        elif not line.strip():
+            after_blank = True
+            continue
+        elif open_item and (not after_blank or line[:1].isspace()):
             items[-1].append(line.strip())
+        else:  # after a blank line, text that is not indented ends the list ("Matches: ..." below it)
+            open_item = False
+        after_blank = False
     found = [" ".join(item).strip() for item in items if " ".join(item).strip()]
     return found if len(found) >= 2 else paragraphs if len(paragraphs) >= 2 else lines
 

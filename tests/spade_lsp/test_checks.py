@@ -899,3 +899,10 @@ def test_a_message_signed_after_its_last_sentence_on_the_same_line_names_its_wri
     assert checks.names_no_one("The customer reports erratic readings since a meter swap.", example)
     assert not checks.names_no_one("Gary Pfeiffer reports erratic readings.", example)
     assert not checks.names_no_one("Mr Pfeiffer reports erratic readings.", example)
+
+
+def test_an_unindented_line_after_a_blank_one_ends_the_list_its_items_are_counted_in() -> None:
+    reply = "1. `^` - Start of the string.\n2. `$` - End of the string.\n\nMatches: `ab`, `cd`\nVerdict: Yes, it works."
+    assert checks.parts(reply) == ["`^` - Start of the string.", "`$` - End of the string."]
+    loose = "- Bring a red torch.\n\n  White lights are not allowed.\n- Park by the hedge.\nwrapped on."
+    assert checks.parts(loose) == ["Bring a red torch. White lights are not allowed.", "Park by the hedge. wrapped on."]
