@@ -568,3 +568,36 @@ async def test_no_relabel_job_without_an_assistant_model(root: Path, daemons: Da
         assert (await client.request("prompt/record", {"path": "blurb.prompt"}))["recorded"]
         jobs = await client.request("job/list", {})
     assert jobs == [] and _delta_labels(root)[0][1] is None
+
+
+async def test_the_start_catch_up_is_a_quiet_period_event_never_a_read_of_its_own(root: Path) -> None:
+    """The socket serves before the start's catch-up runs, so a client may be in the middle of an autosave burst
+    of a prompt the catch-up re-reads: the catch-up hands each known prompt to the debouncer, as the watcher
+    does, and records nothing itself (a read from the file mid-burst would add a version). Deterministic: the
+    daemon's catch-up runs alone, with a debouncer that only notes what it is given."""
+    from spade_lsp.workspace import Workspace, sync_prompt
+    from spade_lsp_server.daemon._server import Daemon
+
+    with Workspace(root) as workspace:
+        sync_prompt(workspace, root / "blurb.prompt", git=False)
+    (root / "blurb.prompt").write_text(PROMPT + "Use at most 10 words.\n", encoding="utf-8")  # changed meanwhile
+
+    class NotingDebouncer:
+        def __init__(self) -> None:
+            self.touched: list[Path] = []
+
+        def touch(self, path: Path) -> None:
+            self.touched.append(path)
+
+        def cancel_all(self) -> None:
+            pass
+
+    daemon = Daemon(root, idle_timeout_s=30)
+    noted = NotingDebouncer()
+    daemon._debouncer = noted  # type: ignore[assignment]
+    try:
+        await daemon._catch_up()
+    finally:
+        await daemon._shutdown_sequence()
+    assert noted.touched == [root / "blurb.prompt"]
+    assert versions(root, "blurb.prompt") == 1  # nothing recorded behind the debouncer's back
