@@ -3609,7 +3609,10 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     instances = _instances(scope) if exclude and not quoted and not sourced else []
     if instances:  # "avoid competitors such as Acme or Globex": the names are what must not appear (but "don't
         named = instances  # invent things not in my notes (for example lunch, prices)" bans inventing them)
-    listed = _BANNED_LIST.search(scope) if exclude and not quoted and not sourced else None
+    verdict = _NO_VERDICT.search(scope) if exclude and not quoted else None
+    if verdict is not None:  # "never say whether a permit will be approved or refused": the outcomes' words
+        named = [word for word in verdict.group("a", "b") if word and word.lower() not in ("not", "no")]
+    listed = _BANNED_LIST.search(scope) if exclude and not quoted and not sourced and not verdict else None
     if listed is not None:  # "No hype words: revolutionary, game-changing, cutting-edge": the words themselves
         named = [word for word in re.split(r",\s*(?:or\s+|and\s+)?|\s+or\s+|\s+and\s+", listed.group(1)) if word]
     # not "don't comment on trailing commas": a ban on remarks about the marks, which may well be in the text
@@ -3727,6 +3730,14 @@ _OUTSIDE_QUOTES: Final = re.compile(
     re.IGNORECASE,
 )
 #: Words a ban lists after a colon, without quotes: "No hype words: revolutionary, game-changing, world-class".
+#: A ban on telling an outcome: "you never say whether a permit will be approved or refused", "do not say if the
+#: application is approved or denied": the outcomes' words are what must not appear.
+_NO_VERDICT: Final = re.compile(
+    r"\b(?:say|tell|state|predict|guess|speculate|indicate|suggest|promise|confirm)\w*\s+(?:\w+\s+){0,3}?"
+    r"(?:whether|if)\s+(?:[\w'’-]+\s+){1,6}?(?:will\s+be|would\s+be|is|are|was|gets?|be)\s+"
+    r"(?P<a>[a-z]+(?:ed|ful))\s+or\s+(?P<b>[a-z]+(?:ed|ful)|not)\b",
+    re.IGNORECASE,
+)
 _BANNED_LIST: Final = re.compile(
     r"\b(?:words?|phrases?|terms?|expressions?|buzzwords?|jargon)\s*:\s*"
     r"((?:[A-Za-z][\w'-]*(?:\s[A-Za-z][\w'-]*){0,2})(?:\s*,\s*(?:or\s+|and\s+)?[A-Za-z][\w'-]*(?:\s[A-Za-z][\w'-]*){0,2}){1,})"

@@ -3551,3 +3551,27 @@ def test_a_value_some_cases_never_get_is_refused_where_the_inputs_mention_them(
 def test_a_value_the_prompt_does_not_offer_is_no_refused_label() -> None:
     sentence = "Tenants are never wrong."
     assert "refused_when_mentioned" not in families(synthesize(sentence, prompt=URGENCY + sentence))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "outcomes"),
+    [
+        (
+            "You check completeness only; you never say whether a permit will be approved or refused.",
+            ["approved", "refused"],
+        ),
+        ("Never tell the customer whether their claim will be accepted or rejected.", ["accepted", "rejected"]),
+        ("Do not say if the application is approved or denied.", ["approved", "denied"]),
+    ],
+)
+def test_a_ban_on_telling_an_outcome_bans_the_outcomes_words(sentence: str, outcomes: list[str]) -> None:
+    candidates = synthesize(sentence)
+    ban = by_check(candidates, family="excludes")
+    assert ban.check is not None and ban.check["phrases"] == outcomes
+    assert len([c for c in candidates if (c.check or {}).get("family") == "excludes"]) == 1  # not "if the ..."
+    assert run(ban, "All four required documents are attached; the file is complete.")
+    assert not run(ban, f"All documents attached; a dormer like this is normally {outcomes[0]}.")
+
+
+def test_asking_to_say_whether_something_holds_bans_nothing() -> None:
+    assert "excludes" not in families(synthesize("Say whether the regex is correct or not."))
