@@ -811,13 +811,22 @@ def codes_kept(response: str, example: Mapping[str, Any], inputs: Iterable[str] 
     return all(code in response for code in set(_CODE.findall(_source_text(example, ""))))
 
 
-def terms_kept(response: str, example: Mapping[str, Any], terms: Iterable[str], inputs: Iterable[str] = ()) -> bool:
+def terms_kept(
+    response: str, example: Mapping[str, Any], terms: Iterable[str] | str, inputs: Iterable[str] = ()
+) -> bool:
     """Whether each of ``terms`` that the example's inputs hold is in the response too, as written ("leave our
     product names in English: Pocketly, Round-Ups", "never translate brand names"): a term the source does not
-    use asks nothing. An example without one of ``inputs``: :class:`NotApplicable`."""
+    use asks nothing. ``terms`` as one text (an input's value, "psso, Fair Isle"): its comma-, semicolon- or
+    line-separated items, and the input that lists them is no source of them. An example without one of
+    ``inputs``: :class:`NotApplicable`."""
     for name in inputs:
         value(example, name)
+    listing = terms if isinstance(terms, str) else None
+    if listing is not None:
+        terms = re.split(r"[,;\n]", listing)
     source = _source_text(example, "")
+    if listing is not None:
+        source = source.replace(listing, " ")
     # longest first, so "Pocketly Plus" is read before the "Pocketly" inside it
     for term in sorted({t.strip() for t in terms if t.strip()}, key=len, reverse=True):
         pattern = re.compile(rf"(?<!\w){re.escape(term)}(?!\w)")

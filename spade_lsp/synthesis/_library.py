@@ -977,7 +977,7 @@ def _asks_to_keep_codes(sentence: str) -> bool:
 TERMS_KEPT_CUE: Final = re.compile(
     r"\b(?:keep|leave|retain|preserve)\b[^.:]{0,60}?\b(?:names?|terms?|words?|brands?)\b[^.:]{0,40}?"
     r"(?:\bin\s+(?:english|the\s+original)|\buntranslated|\bunchanged|\bas\s+(?:they\s+are|is|written))\s*:|"
-    r"\b(?:do\s+not|don't|never)\s+translate\b[^.:]{0,60}?\b(?:names?|terms?|words?|brands?)\b[^.:]{0,20}?:",
+    r"\b(?:do\s+not|don't|never)\s+translate\b[^.:]{0,60}?\b(?:names?|terms?|words?|brands?)\b[^.:]{0,60}?:",
     re.IGNORECASE,
 )
 
@@ -999,11 +999,28 @@ def kept_terms(sentence: str) -> list[str]:
     return terms
 
 
+def kept_terms_input(sentence: str) -> str | None:
+    """The input that lists the terms to keep, where the sentence hands them over as one placeholder after its
+    colon ("Do not translate these terms; copy them exactly as written: {keep_terms}")."""
+    cue = TERMS_KEPT_CUE.search(sentence)
+    listed = re.fullmatch(r"\s*\{\{?\s*(\w+)\s*\}?\}\s*\.?\s*", sentence[cue.end() :]) if cue else None
+    return listed.group(1) if listed else None
+
+
 def _asks_to_keep_terms(sentence: str) -> bool:
-    return bool(kept_terms(sentence))
+    return bool(kept_terms(sentence)) or kept_terms_input(sentence) is not None
 
 
 def _terms_kept_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    field = kept_terms_input(sentence)
+    if field is not None:
+        return Draft(
+            f"keeps_the_{field}",
+            DATA_PLACEHOLDERS,
+            f"Keeps each term the input `{field}` lists as written wherever the other inputs use it.",
+            f"checks.terms_kept(response, example, checks.value(example, {literal(field)}))",
+            {"family": "terms_kept", "field": field},
+        )
     terms = kept_terms(sentence)
     shown = ", ".join(f"“{term}”" for term in terms)
     return Draft(

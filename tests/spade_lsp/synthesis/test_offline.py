@@ -3575,3 +3575,15 @@ def test_a_ban_on_telling_an_outcome_bans_the_outcomes_words(sentence: str, outc
 
 def test_asking_to_say_whether_something_holds_bans_nothing() -> None:
     assert "excludes" not in families(synthesize("Say whether the regex is correct or not."))
+
+
+def test_terms_to_keep_listed_by_an_input_are_read_from_it_per_example() -> None:
+    sentence = "Do not translate these terms; copy them exactly as written, including capital letters: {keep_terms}"
+    candidate = by_check(synthesize(sentence), family="terms_kept")
+    example = {"keep_terms": "psso, Fair Isle, Rowan Felted Tweed", "pattern": "Work the Fair Isle chart.\nsl1, psso."}
+    assert run(candidate, "Tricoter le diagramme Fair Isle.\nglisser 1, psso.", example)
+    assert not run(candidate, "Tricoter le diagramme jacquard.\nglisser 1, psso.", example)
+    # a listed term the pattern does not use asks nothing (Rowan Felted Tweed is only in the list)
+    assert run(candidate, "Fair Isle, psso.", example)
+    with pytest.raises(checks.NotApplicable):
+        run(candidate, "Fair Isle, psso.", {"pattern": "Work the Fair Isle chart."})
