@@ -30,6 +30,7 @@ __all__ = [
     "LANGUAGE_MIN_WORDS",
     "MeasurementError",
     "NotApplicable",
+    "adds_remarks",
     "applies_when",
     "applies_when_number",
     "bound",
@@ -1797,6 +1798,33 @@ def _key_value_list(lines: list[str]) -> bool:
     """Whether the lines are a "Key: value" list, two lines or more, each a key with its value (an introduction
     ending in a colon has none)."""
     return len(lines) >= 2 and all(_KEY_VALUE_LINE.match(line) for line in lines)
+
+
+#: A remark to whoever asked, not part of the output: a note's label ("Note:", "Nota:", "(NB: ...)",
+#: "Translator's note:"), a word about what was done ("I've kept kfb in English"), an offer ("Let me know ...").
+_REMARK_LINE: Final = re.compile(
+    r"^\s*(?:\(\s*|\*\*|\*|_)?(?:notes?|nota|n\.?\s?b\.?|remarque|hinweis|anmerkung|translator['’]?s?\s+notes?|"
+    r"explanation|commentary)\s*(?:\*\*|\*|_)?\s*[:：]"
+    r"|^\s*i(?:['’]ve|\s+have)\s+(?:kept|left|translated|used|made|changed|added|removed|rewritten|rephrased|"
+    r"adjusted|assumed|included|omitted)\b"
+    r"|^\s*(?:let\s+me\s+know|i\s+hope\s+this\s+helps|hope\s+this\s+helps|feel\s+free\s+to\s+ask)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+#: An opening that presents the output instead of being it: "Sure!", "Here's the translated pattern:".
+_PREAMBLE: Final = re.compile(
+    r"^\s*(?:(?:sure|certainly|of\s+course|absolutely)\b[^\n]{0,60}$|here(?:['’]s|\s+is|\s+are)\b[^\n]{0,80}:\s*$)",
+    re.IGNORECASE,
+)
+
+
+def adds_remarks(text: str) -> bool:
+    """Whether the response says something to whoever asked besides the output itself ("Output only the translated
+    pattern, with no notes, comments or explanations"): an opening that presents it ("Here's the translation:",
+    "Sure!") or a note about it ("Note: I kept kfb in English", "Nota: ...", "I've kept the terms as asked",
+    "Let me know if ..."). Code blocks are left out (a comment in code is code)."""
+    prose = _FENCE.sub("", text)
+    first = next((line for line in prose.splitlines() if line.strip()), "")
+    return _PREAMBLE.match(first) is not None or _REMARK_LINE.search(prose) is not None
 
 
 def code_blocks(text: str) -> list[str]:

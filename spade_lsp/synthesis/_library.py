@@ -685,6 +685,14 @@ ONLY_CODE_CUE: Final = re.compile(
     r"(?:of\s+)?the\s+(?:[\w-]+\s+)?code\s+(?:block|fence)\b",
     re.IGNORECASE,
 )
+#: "Output only the translated pattern, with no notes, comments or explanations", "Return only the commit message,
+#: with no explanation before or after it", "no notes to the client". Not remarks inside the output ("No comments
+#: on formatting" in a code review).
+NO_REMARKS_CUE: Final = re.compile(
+    r"\b(?:no|without|nor)\s+(?:any\s+)?(?:\w+\s+)?(?:notes?|comments?|commentary|explanations?|remarks?)\b"
+    r"(?!\s+(?:on|about|in|inside|within|for\s+each|per)\b)",
+    re.IGNORECASE,
+)
 #: "Don't write anything outside these four pairs of tags", "nothing outside the <answer> tags".
 ONLY_TAGS_CUE: Final = re.compile(
     r"\b(?:anything|nothing|no\s+(?:other\s+)?text)\s+(?:else\s+)?outside\s+(?:of\s+)?(?:the|these|those|its)\b[^.]{0,40}?"
@@ -873,6 +881,24 @@ def _only_code_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
         "Is one fenced code block and nothing else: no introduction, no explanation after it.",
         "checks.only_code_block(response)",
         {"family": "only_code"},
+    )
+
+
+def _asks_for_no_remarks(sentence: str) -> bool:
+    """The output alone, said with "only" or "before or after" beside the ban on notes (not "add no comments to
+    the code")."""
+    return NO_REMARKS_CUE.search(sentence) is not None and (
+        re.search(r"\bonly\b|\bbefore\s+or\s+after\b|\bnothing\s+else\b", sentence, re.IGNORECASE) is not None
+    )
+
+
+def _no_remarks_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    return Draft(
+        "no_remarks",
+        PRESENTATION_FORMAT,
+        "Is the output alone: no opening that presents it (“Here's ...:”), no note about it (“Note: ...”).",
+        "not checks.adds_remarks(response)",
+        {"family": "no_remarks"},
     )
 
 
@@ -1212,6 +1238,7 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
     "only_list": (_asks_for_only_a_list, _only_list_draft),
     "only_tags": (_asks_for_only_tags, _only_tags_draft),
     "only_code": (_asks_for_only_code, _only_code_draft),
+    "no_remarks": (_asks_for_no_remarks, _no_remarks_draft),
     "title_case": (_asks_for_title_case, _title_case_draft),
     "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
     "sourced_names": (_asks_for_sourced_names, _sourced_names_draft),

@@ -3587,3 +3587,29 @@ def test_terms_to_keep_listed_by_an_input_are_read_from_it_per_example() -> None
     assert run(candidate, "Fair Isle, psso.", example)
     with pytest.raises(checks.NotApplicable):
         run(candidate, "Fair Isle, psso.", {"pattern": "Work the Fair Isle chart."})
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Output only the translated pattern, with no notes, comments or explanations.",
+        "Return only the commit message, with no explanation before or after it.",
+        "Output the press release only, no notes to the client.",
+    ],
+)
+def test_the_output_alone_allows_no_preamble_and_no_note_about_it(sentence: str) -> None:
+    candidate = by_check(synthesize(sentence), family="no_remarks")
+    assert run(candidate, "Monta 3 puntos.\nTeje un I-cord de 3 puntos.\nCierra los puntos.")
+    assert run(candidate, "Fix login redirect\n\nNote the redirect now keeps the query string.")  # no label
+    assert run(candidate, "```python\n# Note: a comment in code is code\nx = 1\n```")
+    assert not run(candidate, "Monta 3 puntos.\nCierra los puntos.\n\nNota: He mantenido kfb en inglés.")
+    assert not run(candidate, "Here's the translated pattern:\n\nMonta 3 puntos.")
+    assert not run(candidate, "Fix login redirect\n\n(Note: I assumed the ticket is PAY-12.)")
+    assert not run(candidate, "Fix login redirect\n\nI've kept the subject under 50 characters.")
+
+
+@pytest.mark.parametrize(
+    "sentence", ["- No comments on formatting or naming style.", "Add no comments to the code.", "No notes."]
+)
+def test_remarks_inside_the_output_are_no_ban_on_remarks_about_it(sentence: str) -> None:
+    assert "no_remarks" not in families(synthesize(sentence))
