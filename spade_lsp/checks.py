@@ -148,6 +148,12 @@ _LINK = re.compile(r"\bhttps?://[^\s<>()\[\]]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 #: A commit hash as a changelog or a review quotes it: 7 to 40 hexadecimal digits, standalone, with at least one digit
 #: and one letter (neither "1234567" nor "deadbeef", which are a number and a word).
+#: A drug dose: an amount with a unit of medication ("150 mg", "2.5 ml", "500mcg", "10 units", "2 tablets").
+_DOSE: Final = re.compile(
+    r"(?<![\w.])\d+(?:[.,]\d+)?\s*(?:mg|mcg|µg|ug|ml|mL|g|iu|IU|units?|tablets?|tabs?|capsules?|caps|drops|puffs)"
+    r"(?:/(?:kg|day|dose|ml|mL))?(?!\w)",
+    re.IGNORECASE,
+)
 _COMMIT_HASH = re.compile(r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])", re.IGNORECASE)
 #: An email address: "ana.lima@example.com".
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
@@ -197,6 +203,7 @@ COUNT_UNITS: Final = (
     "emails",
     "am_pm_times",
     "commit_hashes",
+    "doses",
     "first_person",
     "prices",
     "tweets",
@@ -292,6 +299,8 @@ def count(text: str, unit: str) -> int:
         return len(_AM_PM_TIME.findall(text))
     if unit == "commit_hashes":
         return len(_COMMIT_HASH.findall(text))
+    if unit == "doses":
+        return len(_DOSE.findall(text))
     if unit == "prices":
         return len(_PRICE.findall(text))
     if unit == "tweets":  # a thread's pieces, numbered ("1/") or one per paragraph

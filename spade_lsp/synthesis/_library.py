@@ -73,6 +73,7 @@ UNIT_NAMES: Final = {
     "am_pm_times": "am/pm times",
     "first_person": "first-person pronouns",
     "prices": "amounts of money",
+    "doses": "drug doses",
 }
 
 
@@ -693,10 +694,11 @@ NO_REMARKS_CUE: Final = re.compile(
     r"(?!\s+(?:on|about|in|inside|within|for\s+each|per)\b)",
     re.IGNORECASE,
 )
-#: "Don't write anything outside these four pairs of tags", "nothing outside the <answer> tags".
+#: "Don't write anything outside these four pairs of tags", "nothing outside the <answer> tags", "Output nothing
+#: outside these two blocks" (of tags: a code block's is :data:`ONLY_CODE_CUE`).
 ONLY_TAGS_CUE: Final = re.compile(
     r"\b(?:anything|nothing|no\s+(?:other\s+)?text)\s+(?:else\s+)?outside\s+(?:of\s+)?(?:the|these|those|its)\b[^.]{0,40}?"
-    r"\btags?\b",
+    r"\b(?:tags?|(?<!code\s)blocks)\b",
     re.IGNORECASE,
 )
 #: "Encourage readers to contact your company", "invite them to get in touch", "include contact details".

@@ -103,11 +103,15 @@ _UNITS: Final = {
     "am/pm": "am_pm_times", "am/pm times": "am_pm_times",
     "commit hashes": "commit_hashes", "commit hash": "commit_hashes", "commit ids": "commit_hashes",
     "commit shas": "commit_hashes", "shas": "commit_hashes",  # not bare "hashes": "no hashes" may mean "#" marks
+    "drug doses": "doses", "doses": "doses", "dosages": "doses", "dosage": "doses", "dose amounts": "doses",
+    "medication doses": "doses",
 }  # fmt: skip
 #: Units that are only ever banned, never counted to a number ("the text delimited by three backticks" is an input's
 #: fence).
 _BANNED_ONLY: Final = frozenset(
-    word for word, unit in _UNITS.items() if unit in {"bold", "phone_numbers", "emails", "am_pm_times", "commit_hashes"}
+    word
+    for word, unit in _UNITS.items()
+    if unit in {"bold", "phone_numbers", "emails", "am_pm_times", "commit_hashes", "doses"}
 ) | {"fences", "backticks"}
 
 _AT_MOST: Final = (
@@ -2068,7 +2072,8 @@ _STRUCTURAL: Final = (
     "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks|code fences|links|"
     "urls|hyperlinks|bold formatting|bold text|boldface|bolding|bold|fences|backticks|phone numbers|telephone numbers|"
     "email addresses|e-mail addresses|emails|"
-    "am/pm times|am/pm|commit hashes|commit hash|commit ids|commit shas|shas"
+    "am/pm times|am/pm|commit hashes|commit hash|commit ids|commit shas|shas|"
+    "drug doses|medication doses|dose amounts|dosages|dosage|doses"
 )
 
 

@@ -3613,3 +3613,22 @@ def test_the_output_alone_allows_no_preamble_and_no_note_about_it(sentence: str)
 )
 def test_remarks_inside_the_output_are_no_ban_on_remarks_about_it(sentence: str) -> None:
     assert "no_remarks" not in families(synthesize(sentence))
+
+
+@pytest.mark.parametrize("sentence", ["Do not repeat drug doses.", "Never include dosages.", "Don't mention doses."])
+def test_a_ban_on_doses_counts_amounts_of_medication(sentence: str) -> None:
+    ban = by_check(synthesize(sentence, EXCLUSION), family="count", unit="doses")
+    assert run(ban, "Give him the antibiotic as prescribed for 7 days, and soft food for 5 days.")
+    assert run(ban, "Recheck in 6 weeks; she weighs 4.2 kg.")
+    assert not run(ban, "Give him 150 mg of clindamycin twice a day.")
+    assert not run(ban, "Two 2.5ml drops in each ear.")
+
+
+def test_nothing_outside_two_blocks_of_tags_is_the_tagged_parts_only() -> None:
+    prompt = (
+        "Put the summary inside <summary></summary> and tags inside <tags></tags>.\n"
+        "Output nothing outside these two blocks."
+    )
+    candidate = by_check(synthesize("Output nothing outside these two blocks.", prompt=prompt), family="only_tags")
+    assert run(candidate, "<summary>Teeth trimmed.</summary>\n<tags>teeth, hay</tags>")
+    assert not run(candidate, "Sure! Here's a summary:\n<summary>Teeth trimmed.</summary>\n<tags>teeth, hay</tags>")
