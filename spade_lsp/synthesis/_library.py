@@ -830,20 +830,6 @@ def _asks_to_end_with_list(sentence: str) -> bool:
     return ENDS_WITH_LIST_CUE.search(sentence) is not None and not _asks_for_only_a_list(sentence)
 
 
-def _asks_for_only_tags(sentence: str) -> bool:
-    return ONLY_TAGS_CUE.search(sentence) is not None
-
-
-def _only_tags_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
-    return Draft(
-        "only_the_tagged_parts",
-        PRESENTATION_FORMAT,
-        "Is its tagged parts and nothing else: no text outside the tags.",
-        "checks.only_tags(response)",
-        {"family": "only_tags"},
-    )
-
-
 def _asks_for_only_a_list(sentence: str) -> bool:
     return ONLY_LIST_CUE.search(sentence) is not None
 
@@ -872,35 +858,11 @@ def only_list_draft(last_line: str = "") -> Draft:
     )
 
 
-def _asks_for_only_code(sentence: str) -> bool:
-    return ONLY_CODE_CUE.search(sentence) is not None
-
-
-def _only_code_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
-    return Draft(
-        "only_the_code_block",
-        PRESENTATION_FORMAT,
-        "Is one fenced code block and nothing else: no introduction, no explanation after it.",
-        "checks.only_code_block(response)",
-        {"family": "only_code"},
-    )
-
-
 def _asks_for_no_remarks(sentence: str) -> bool:
     """The output alone, said with "only" or "before or after" beside the ban on notes (not "add no comments to
     the code")."""
     return NO_REMARKS_CUE.search(sentence) is not None and (
         re.search(r"\bonly\b|\bbefore\s+or\s+after\b|\bnothing\s+else\b", sentence, re.IGNORECASE) is not None
-    )
-
-
-def _no_remarks_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
-    return Draft(
-        "no_remarks",
-        PRESENTATION_FORMAT,
-        "Is the output alone: no opening that presents it (“Here's ...:”), no note about it (“Note: ...”).",
-        "not checks.adds_remarks(response)",
-        {"family": "no_remarks"},
     )
 
 
@@ -1222,6 +1184,19 @@ def _title_case_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
     )
 
 
+def _fixed_draft(name: str, description: str, expression: str, family: str) -> Callable[[str, tuple[str, ...]], Draft]:
+    """A check the sentence's cue alone decides, the same for every sentence that asks for it."""
+
+    def draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+        return Draft(name, PRESENTATION_FORMAT, description, expression, {"family": family})
+
+    return draft
+
+
+def _cued_by(cue: re.Pattern[str]) -> Callable[[str], bool]:
+    return lambda sentence: cue.search(sentence) is not None
+
+
 def _words_draft(family: str, description: str, phrases: tuple[str, ...]) -> Callable[[str, tuple[str, ...]], Draft]:
     """A check that the response says one of ``phrases`` (with their inflections)."""
 
@@ -1238,9 +1213,33 @@ def _words_draft(family: str, description: str, phrases: tuple[str, ...]) -> Cal
 CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...]], Draft]]]] = {
     "ends_with_list": (_asks_to_end_with_list, _ends_with_list_draft),
     "only_list": (_asks_for_only_a_list, _only_list_draft),
-    "only_tags": (_asks_for_only_tags, _only_tags_draft),
-    "only_code": (_asks_for_only_code, _only_code_draft),
-    "no_remarks": (_asks_for_no_remarks, _no_remarks_draft),
+    "only_tags": (
+        _cued_by(ONLY_TAGS_CUE),
+        _fixed_draft(
+            "only_the_tagged_parts",
+            "Is its tagged parts and nothing else: no text outside the tags.",
+            "checks.only_tags(response)",
+            "only_tags",
+        ),
+    ),
+    "only_code": (
+        _cued_by(ONLY_CODE_CUE),
+        _fixed_draft(
+            "only_the_code_block",
+            "Is one fenced code block and nothing else: no introduction, no explanation after it.",
+            "checks.only_code_block(response)",
+            "only_code",
+        ),
+    ),
+    "no_remarks": (
+        _asks_for_no_remarks,
+        _fixed_draft(
+            "no_remarks",
+            "Is the output alone: no opening that presents it (“Here's ...:”), no note about it (“Note: ...”).",
+            "not checks.adds_remarks(response)",
+            "no_remarks",
+        ),
+    ),
     "title_case": (_asks_for_title_case, _title_case_draft),
     "sourced_numbers": (_asks_for_sourced_claims, _sourced_numbers_draft),
     "sourced_names": (_asks_for_sourced_names, _sourced_names_draft),
