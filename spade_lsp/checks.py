@@ -1743,6 +1743,36 @@ def last_line(text: str) -> str:
     return lines[-1].strip() if lines else ""
 
 
+#: A slot in a line's form: a lone capital letter ("Score: N/10", "Glass: £X") or a bracketed name ("<points>").
+FORM_SLOT: Final = re.compile(r"(?<![\w'’])[A-Z](?![\w'’])|<[^<>\n]{1,40}>|\[[^\[\]\n]{1,40}\]|\{[^{}\n]{1,40}\}")
+
+
+def fills_form(line: str, form: str, *, numbers: str = "") -> bool:
+    """Whether a line is the form filled in: its words as written, each slot any text ("Score: N/10" is "Score:
+    7/10"). ``numbers`` lists, space-separated, the slots that stand for a whole number ("N" of 'where N is a whole
+    number'): they take digits only, so "6.5" fills none. Markdown emphasis around the line is no part of it."""
+
+    def words(text: str) -> str:  # spacing is no part of the form: "7 / 10" is "7/10"
+        return "".join(
+            re.escape(c) if c.isalnum() else r"\s*" if c.isspace() else rf"\s*{re.escape(c)}\s*" for c in text
+        )
+
+    pattern = []
+    at = 0
+    for slot in FORM_SLOT.finditer(form):
+        pattern.append(words(form[at : slot.start()]))
+        pattern.append(r"\d+" if slot.group() in numbers.split() else r".+?")
+        at = slot.end()
+    pattern.append(words(form[at:]))
+    bare = re.sub(r"^[*_\s]+|[*_\s]+$", "", line)
+    return re.fullmatch("".join(pattern), bare, re.IGNORECASE) is not None
+
+
+def first_line(text: str) -> str:
+    """The response's first non-blank line ("" for an empty response)."""
+    return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
 def ends_with(text: str, phrase: str) -> bool:
     return _normal(text[-(len(phrase) * 3 + 40) :]).endswith(_normal(phrase))
 

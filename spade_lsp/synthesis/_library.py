@@ -629,6 +629,33 @@ def edge_draft(phrase: str, *, end: bool, refused: bool = False) -> Draft:
     )
 
 
+def first_line_form_draft(form: str, numbers: str) -> Draft:
+    """The first line is ``form`` filled in ('The first line must be exactly "Score: N/10", where N is a whole
+    number'); ``numbers``: the slots that take a whole number."""
+    said = f", {' and '.join(numbers.split())} a whole number" if numbers else ""
+    return Draft(
+        f"first_line_is_{form}",
+        PRESENTATION_FORMAT,
+        f"Its first line is “{form}” filled in{said}.",
+        f"checks.fills_form(checks.first_line(response), {literal(form)}, numbers={literal(numbers)})",
+        {"family": "first_line_form", "form": form, "numbers": numbers},
+    )
+
+
+def first_and_last_draft(first: str, last: str) -> Draft:
+    """The first line names one part and the last line another ("Include a warm-up first and a cool-down last"):
+    hyphen or space between their words alike ("warm up", "warm-up")."""
+    first_words, last_words = first.replace("-", " "), last.replace("-", " ")
+    return Draft(
+        f"{first}_first_and_{last}_last",
+        PRESENTATION_FORMAT,
+        f"Its first line names the {first} and its last line the {last}.",
+        f"checks.contains_phrase(checks.first_line(response), {literal(first_words)})"
+        f" and checks.contains_phrase(checks.last_line(response), {literal(last_words)})",
+        {"family": "first_and_last", "first": first, "last": last},
+    )
+
+
 def last_line_draft(prefix: str) -> Draft:
     """The response's last line opens with ``prefix`` ("Label:", "Answer:"): the answer line a format asks for."""
     return Draft(
@@ -858,9 +885,19 @@ def only_list_draft(last_line: str = "") -> Draft:
     )
 
 
+#: "Return only the rewritten passage.", "Output just the SMS text": an instruction that opens by asking for the
+#: output alone, whatever it is called (a ban on notes need not follow).
+OUTPUT_ALONE_CUE: Final = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?(?:return|output|reply\s+with|respond\s+with|give|print|send)\s+(?:only|just)\s+(?:the|your)\b",
+    re.IGNORECASE,
+)
+
+
 def _asks_for_no_remarks(sentence: str) -> bool:
-    """The output alone, said with "only" or "before or after" beside the ban on notes (not "add no comments to
-    the code")."""
+    """The output alone: asked for outright ("Return only the rewritten passage"), or said with "only" or "before
+    or after" beside the ban on notes (not "add no comments to the code")."""
+    if OUTPUT_ALONE_CUE.search(sentence) is not None:
+        return True
     return NO_REMARKS_CUE.search(sentence) is not None and (
         re.search(r"\bonly\b|\bbefore\s+or\s+after\b|\bnothing\s+else\b", sentence, re.IGNORECASE) is not None
     )

@@ -29,7 +29,7 @@ from functools import lru_cache
 from typing import Any, Final
 
 from spade_lsp._sentences import split_sentences
-from spade_lsp.checks import BODY_NAMES
+from spade_lsp.checks import BODY_NAMES, FORM_SLOT
 from spade_lsp.checks import contains_phrase as checks_contains_phrase
 from spade_lsp.synthesis import PLACEHOLDER_PATTERN, Candidate, Instruction, PromptContext
 from spade_lsp.synthesis import _library as library
@@ -93,6 +93,9 @@ _UNITS: Final = {
     "strategies": "list_items", "prompts": "list_items", "headlines": "list_items", "titles": "list_items",
     "taglines": "list_items", "slogans": "list_items", "captions": "list_items", "alternatives": "list_items",
     "variations": "list_items",
+    # what a review lists: "Point out at most 3 issues", "name the top 2 risks"
+    "issues": "list_items", "problems": "list_items", "concerns": "list_items", "risks": "list_items",
+    "mistakes": "list_items", "improvements": "list_items", "bugs": "list_items",
     "tweets": "tweets",  # "a thread of {n} tweets": its pieces, numbered or one per paragraph
     "numbering": "numbered_items",  # "put each on its own line, without numbering"
     # only ever banned ("no bold/headers", "don't use bold text"): "one bold claim" counts no bold spans
@@ -2772,6 +2775,23 @@ _FIRST_LINE: Final = re.compile(
     r"(?:header(?:\s+row)?|line|text|row)?\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
     re.IGNORECASE,
 )
+#: The first line given as a quoted form with slots: 'The first line must be exactly "Score: N/10", where N is a whole
+#: number'.
+_FIRST_LINE_FORM: Final = re.compile(
+    r"\bfirst\s+line\s+(?:(?:must|should|has\s+to|shall|will)\s+)?(?:be|is|reads?)\s+(?:exactly\s+)?"
+    r"(?:(?:in\s+)?the\s+form\s+)?[\"“](?P<form>[^\"”\n]{1,80})[\"”]",
+    re.IGNORECASE,
+)
+#: Parts asked for at the two ends: "Include a warm-up first and a cool-down last", "start with a summary first and
+#: the next steps last".
+_FIRST_AND_LAST: Final = re.compile(
+    r"\b(?:include|start\s+with|begin\s+with|open\s+with|put|have)\s+(?:a|an|the|one)\s+(?P<first>[\w-]+(?:\s+[\w-]+)?)"
+    r"\s+(?:first|at\s+the\s+(?:start|beginning|top))\s+and\s+(?:a|an|the|one)\s+(?P<last>[\w-]+(?:\s+[\w-]+)?)\s+"
+    r"(?:last|at\s+the\s+(?:end|bottom))\b",
+    re.IGNORECASE,
+)
+#: A slot said to be a whole number: "where N is a whole number", "X is an integer".
+_WHOLE_NUMBER_SLOT: Final = re.compile(r"\b(?:where\s+)?([A-Z])\s+is\s+(?:a|an)\s+(?:whole\s+number|integer)\b")
 #: An ending given after a colon: "End with this exact closing line: Ride on! The Wheelwright Team", "Finish with the
 #: sign-off on its own line: — Port Carrow Harbour Office", "End with exactly: Reply STOP to opt out", "The last line is
 #: exactly: Clear skies, HVAS Committee".
@@ -3183,6 +3203,14 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         # Good luck!"
         whole = re.search(re.escape(closing) + r"[^\n]*", vocabulary.prompt)
         yield edge_draft(whole.group().strip() if whole else closing, end=True)
+    first_form = _FIRST_LINE_FORM.search(text)
+    if first_form is not None and FORM_SLOT.search(first_form.group("form")):
+        yield library.first_line_form_draft(
+            first_form.group("form"), " ".join(_WHOLE_NUMBER_SLOT.findall(text[first_form.end() :]))
+        )
+    ends = _FIRST_AND_LAST.search(text)
+    if ends is not None and not _conditional_at(text, ends.start()):
+        yield library.first_and_last_draft(ends.group("first"), ends.group("last"))
     first = _FIRST_LINE.search(text)
     if first is not None and not quoted:  # "The first line must be exactly this header: name,date,boat_type,hours"
         yield edge_draft(first.group("text").strip(), end=False)

@@ -906,3 +906,21 @@ def test_an_unindented_line_after_a_blank_one_ends_the_list_its_items_are_counte
     assert checks.parts(reply) == ["`^` - Start of the string.", "`$` - End of the string."]
     loose = "- Bring a red torch.\n\n  White lights are not allowed.\n- Park by the hedge.\nwrapped on."
     assert checks.parts(loose) == ["Bring a red torch. White lights are not allowed.", "Park by the hedge. wrapped on."]
+
+
+@pytest.mark.parametrize(
+    ("line", "form", "numbers", "filled"),
+    [
+        ("Score: 7/10", "Score: N/10", "N", True),
+        ("score : 7 / 10", "Score: N/10", "N", True),  # spacing and case are no part of the form
+        ("Score: 6.5/10", "Score: N/10", "N", False),  # a whole number where the sentence says so
+        ("Score: 6.5/10", "Score: N/10", "", True),
+        ("Score: 7/10 (good)", "Score: N/10", "N", False),  # exactly the form: nothing after it
+        ("Use of evidence: 2/3 - no source", "<criterion>: <points>/<max> - <reason>", "", True),
+        ("Use of evidence - 2/3", "<criterion>: <points>/<max> - <reason>", "", False),
+        ("Glass: £7.50", "Glass: £X", "", True),
+        ("**Label: HOT**", "Label: X", "", True),
+    ],
+)
+def test_fills_form_reads_slots_as_any_value(line: str, form: str, numbers: str, filled: bool) -> None:
+    assert checks.fills_form(line, form, numbers=numbers) is filled

@@ -3632,3 +3632,58 @@ def test_nothing_outside_two_blocks_of_tags_is_the_tagged_parts_only() -> None:
     candidate = by_check(synthesize("Output nothing outside these two blocks.", prompt=prompt), family="only_tags")
     assert run(candidate, "<summary>Teeth trimmed.</summary>\n<tags>teeth, hay</tags>")
     assert not run(candidate, "Sure! Here's a summary:\n<summary>Teeth trimmed.</summary>\n<tags>teeth, hay</tags>")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "asked"),
+    [
+        ("- Return only the rewritten passage.", True),
+        ("Return only the SMS text.", True),
+        ("Output just the summary paragraph.", True),
+        ("3. Reply with only the category name.", True),
+        ("Only return the fields that changed.", False),
+        ("Mention only the main points.", False),
+    ],
+)
+def test_asking_for_the_output_alone_refuses_remarks_around_it(sentence: str, asked: bool) -> None:
+    assert ("no_remarks" in families(synthesize(sentence))) is asked
+    if asked:
+        candidate = by_check(synthesize(sentence), family="no_remarks")
+        assert run(candidate, "Stanley is sent to Camp Green Lake. He digs holes every day.")
+        assert not run(candidate, "Sure! Here is a simpler version for second graders:\n\nPlease bring the book.")
+
+
+def test_a_first_line_form_takes_any_value_in_its_slots_and_whole_numbers_where_it_says_so() -> None:
+    sentence = 'The first line must be exactly "Score: N/10", where N is a whole number equal to the sum of the points.'
+    candidate = by_check(synthesize(sentence), family="first_line_form")
+    assert run(candidate, "Score: 7/10\nThesis clarity: 2/3 - clear")
+    assert run(candidate, "**Score: 10 / 10**\nThesis clarity: 3/3 - clear")
+    assert not run(candidate, "Score: 6.5/10\nThesis clarity: 2/3 - clear")
+    assert not run(candidate, "Thesis clarity: 2/3 - clear\nScore: 7/10")
+    assert not run(candidate, "The essay scores 7/10.")
+    loose = by_check(synthesize('The first line is "Verdict: X".'), family="first_line_form")
+    assert run(loose, "Verdict: approve with changes\nReasons follow.")
+    assert not run(loose, "Approve.\nVerdict: approve")
+    assert "first_line_form" not in families(synthesize('The first line must be "Dear team,".'))  # no slot: words
+
+
+@pytest.mark.parametrize(
+    ("sentence", "first", "last"),
+    [
+        ("Include a warm-up first and a cool-down last.", "warm up", "cool down"),
+        ("Start with a summary first and the next steps last.", "summary", "next steps"),
+    ],
+)
+def test_parts_asked_for_at_the_two_ends_open_and_close_the_response(sentence: str, first: str, last: str) -> None:
+    candidate = by_check(synthesize(sentence), family="first_and_last")
+    assert run(candidate, f"{first.title()}: one\nMiddle - 3 x 10\n{last.title()}: two")
+    assert run(candidate, f"{first.replace(' ', '-')} - easy\nMiddle\n{last.replace(' ', '-')} - slow")
+    assert not run(candidate, f"Middle - 3 x 10\n{last.title()}: two")
+    assert not run(candidate, f"{first.title()}: one\nMiddle - 3 x 10")
+    assert "first_and_last" not in families(synthesize(f"If there is time, {sentence[0].lower()}{sentence[1:]}"))
+
+
+def test_a_review_s_issues_are_counted_as_its_list_items() -> None:
+    candidate = by_check(synthesize("Point out at most 3 issues, ordered by importance."), family="count")
+    assert run(candidate, "1. Crashes on bad input.\n2. No type hints.\n3. Vague name.")
+    assert not run(candidate, "1. Crashes on bad input.\n2. No type hints.\n3. Vague name.\n4. No docstring.")
