@@ -1773,6 +1773,24 @@ def first_line(text: str) -> str:
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
 
 
+def opens_with_prose(text: str) -> bool:
+    """Whether the response opens with a line of prose ("Start with a one-sentence overview", then the list):
+    its first line is no list item, heading, table row or code fence."""
+    first = first_line(text)
+    return bool(first) and not (
+        _BULLET.match(first) or _NUMBERED.match(first) or _HEADING.match(first) or first.startswith(("|", "```", "~~~"))
+    )
+
+
+def items_bold(text: str) -> bool:
+    """Whether every bullet item holds a bold span ("Bold each concept name"); the numbered items where there
+    are no bullets. A response without list items has nothing to bold."""
+    items = [m.group() for m in re.finditer(r"^.*$", text, re.MULTILINE) if _BULLET.match(m.group())]
+    if not items:
+        items = [m.group() for m in re.finditer(r"^.*$", text, re.MULTILINE) if _NUMBERED.match(m.group())]
+    return all(_BOLD_SPAN.search(item) for item in items)
+
+
 def ends_with(text: str, phrase: str) -> bool:
     return _normal(text[-(len(phrase) * 3 + 40) :]).endswith(_normal(phrase))
 

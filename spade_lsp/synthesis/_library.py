@@ -703,6 +703,20 @@ ONLY_LIST_CUE: Final = re.compile(
 )
 #: "Return only the SQL in a ```sql code block", "output just the code, in one code block", "nothing outside the
 #: code block".
+#: A line of prose asked for before anything else: "Start with a one-sentence overview", "Begin with a short
+#: introduction" (not "Start with a heading", nor a quoted opening, which is its words).
+OVERVIEW_FIRST_CUE: Final = re.compile(
+    r"^\W*(?:\d+[.)]\s*)?(?:start|begin|open)\s+with\s+(?:a|an|one)\s+(?:(?:one|single|two|short|brief|1|2)"
+    r"[- ](?:sentence|line)\s+|short\s+|brief\s+)*(?:overview|summary|introduction|intro|sentence|paragraph)\b",
+    re.IGNORECASE,
+)
+#: Bold asked for in every item: "Bold each concept name", "every term name in bold".
+BOLD_EACH_CUE: Final = re.compile(
+    r"\bbold\s+(?:each|every|all)\s+(?:of\s+the\s+)?(?:[\w-]+\s+){0,2}?(?:names?|terms?|titles?|labels?|concepts?)\b"
+    r"|\b(?:each|every)\s+(?:[\w-]+\s+){0,2}?(?:names?|terms?|concepts?|labels?)\s+(?:in|is\s+in|(?:should|must)\s+be"
+    r"(?:\s+in)?)\s+bold\b",
+    re.IGNORECASE,
+)
 ONLY_CODE_CUE: Final = re.compile(
     r"\b(?:output|return|give|write|reply\s+with|respond\s+with|answer\s+with)\s+(?:only|just)\b[^.;]{0,40}?"
     r"\b(?:in|as|inside|within)\s+(?:a\s+|one\s+|a\s+single\s+|single\s+)?(?:```\w*\s+|[\w-]+\s+)?"
@@ -892,11 +906,23 @@ OUTPUT_ALONE_CUE: Final = re.compile(
     re.IGNORECASE,
 )
 
+#: Notes about the output refused outright: "Do not add notes or explanations", "No code fences, no commentary",
+#: "do not add any explanation" (not "gives no real explanation", nor "No notes.", which may be a section of the
+#: output, nor comments, which code has).
+NO_NOTES_ADDED_CUE: Final = re.compile(
+    r"(?:\b(?:do\s+not|don't|never)\s+(?:add|include|write|give|offer|provide|append)\s+(?:any\s+)?"
+    r"(?:notes?|commentary|explanations?|remarks?)"
+    r"|(?:^\W*|[,;:]\s*|\band\s+)no\s+(?:\w+\s+)?(?:commentary|explanations?|remarks?))\b"
+    r"(?!\s+(?:on|about|in|inside|within|for\s+each|per|to|of)\b)",
+    re.IGNORECASE,
+)
+
 
 def _asks_for_no_remarks(sentence: str) -> bool:
-    """The output alone: asked for outright ("Return only the rewritten passage"), or said with "only" or "before
-    or after" beside the ban on notes (not "add no comments to the code")."""
-    if OUTPUT_ALONE_CUE.search(sentence) is not None:
+    """The output alone: asked for outright ("Return only the rewritten passage"), notes about it refused outright
+    ("Do not add notes or explanations"), or said with "only" or "before or after" beside the ban on notes (not
+    "add no comments to the code")."""
+    if OUTPUT_ALONE_CUE.search(sentence) is not None or NO_NOTES_ADDED_CUE.search(sentence) is not None:
         return True
     return NO_REMARKS_CUE.search(sentence) is not None and (
         re.search(r"\bonly\b|\bbefore\s+or\s+after\b|\bnothing\s+else\b", sentence, re.IGNORECASE) is not None
@@ -1266,6 +1292,24 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
             "Is one fenced code block and nothing else: no introduction, no explanation after it.",
             "checks.only_code_block(response)",
             "only_code",
+        ),
+    ),
+    "overview_first": (
+        _cued_by(OVERVIEW_FIRST_CUE),
+        _fixed_draft(
+            "opens_with_prose",
+            "Opens with a line of prose: no list item, heading or table before it.",
+            "checks.opens_with_prose(response)",
+            "overview_first",
+        ),
+    ),
+    "items_bold": (
+        _cued_by(BOLD_EACH_CUE),
+        _fixed_draft(
+            "each_item_bold",
+            "Every bullet item (every numbered one, without bullets) holds a bold span.",
+            "checks.items_bold(response)",
+            "items_bold",
         ),
     ),
     "no_remarks": (

@@ -3641,8 +3641,13 @@ def test_nothing_outside_two_blocks_of_tags_is_the_tagged_parts_only() -> None:
         ("Return only the SMS text.", True),
         ("Output just the summary paragraph.", True),
         ("3. Reply with only the category name.", True),
+        ("Do not add notes or explanations.", True),
+        ("No code fences, no commentary, no blank lines.", True),
         ("Only return the fields that changed.", False),
         ("Mention only the main points.", False),
+        ("1 mark: Makes a general statement that is relevant but gives no real explanation.", False),
+        ("If an item has no note, describe it generically.", False),
+        ("Do not add comments to the code.", False),
     ],
 )
 def test_asking_for_the_output_alone_refuses_remarks_around_it(sentence: str, asked: bool) -> None:
@@ -3687,3 +3692,30 @@ def test_a_review_s_issues_are_counted_as_its_list_items() -> None:
     candidate = by_check(synthesize("Point out at most 3 issues, ordered by importance."), family="count")
     assert run(candidate, "1. Crashes on bad input.\n2. No type hints.\n3. Vague name.")
     assert not run(candidate, "1. Crashes on bad input.\n2. No type hints.\n3. Vague name.\n4. No docstring.")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "asked"),
+    [
+        ("Start with a one-sentence overview.", True),
+        ("Begin with a short introduction, then list the steps.", True),
+        ("Start with a heading.", False),
+        ('Start with "Dear team,".', False),
+    ],
+)
+def test_an_overview_asked_for_first_opens_the_response_with_prose(sentence: str, asked: bool) -> None:
+    assert ("overview_first" in families(synthesize(sentence))) is asked
+    if asked:
+        candidate = by_check(synthesize(sentence), family="overview_first")
+        assert run(candidate, "This lecture explains inflation.\n\n- Inflation: a rise in prices.")
+        assert not run(candidate, "- **Photosynthesis**: turns light into energy.\n- **Glucose**: the sugar.")
+        assert not run(candidate, "## Notes\n\nInflation is a rise in prices.")
+
+
+@pytest.mark.parametrize("sentence", ["Bold each concept name.", "Every term name should be in bold."])
+def test_bold_asked_for_in_each_item_is_read_in_every_bullet(sentence: str) -> None:
+    candidate = by_check(synthesize(sentence), family="items_bold")
+    assert run(candidate, "Overview.\n\n- **Plates**: crust pieces.\n- **Faults**: cracks.\n\n1. What is a plate?")
+    assert not run(candidate, "Overview.\n\n- Inflation: a rise in prices.\n- **Rates**: raised to slow it.")
+    assert run(candidate, "1. **Stretch**: slowly.\n2. **Rest**: a minute.")  # numbered items, no bullets
+    assert not run(candidate, "1. Stretch slowly.\n2. **Rest**: a minute.")
