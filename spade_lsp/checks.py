@@ -12,6 +12,7 @@ pass or a fail and never as the library's own exception.
 
 from __future__ import annotations
 
+import ast
 import datetime
 import json
 import operator
@@ -1747,10 +1748,12 @@ def last_line(text: str) -> str:
 FORM_SLOT: Final = re.compile(r"(?<![\w'’])[A-Z](?![\w'’])|<[^<>\n]{1,40}>|\[[^\[\]\n]{1,40}\]|\{[^{}\n]{1,40}\}")
 
 
-def fills_form(line: str, form: str, *, numbers: str = "") -> bool:
+def fills_form(line: str, form: str, *, numbers: str = "", values: str = "") -> bool:
     """Whether a line is the form filled in: its words as written, each slot any text ("Score: N/10" is "Score:
     7/10"). ``numbers`` lists, space-separated, the slots that stand for a whole number ("N" of 'where N is a whole
-    number'): they take digits only, so "6.5" fills none. Markdown emphasis around the line is no part of it."""
+    number'): they take digits only, so "6.5" fills none; ``values`` the slots that stand for any number, without
+    units or words ("only Answer: and the number": "-2.5" and "1,200", not "15 apples"). Markdown emphasis around
+    the line is no part of it."""
 
     def words(text: str) -> str:  # spacing is no part of the form: "7 / 10" is "7/10"
         return "".join(
@@ -1761,11 +1764,60 @@ def fills_form(line: str, form: str, *, numbers: str = "") -> bool:
     at = 0
     for slot in FORM_SLOT.finditer(form):
         pattern.append(words(form[at : slot.start()]))
-        pattern.append(r"\d+" if slot.group() in numbers.split() else r".+?")
+        if slot.group() in numbers.split():
+            pattern.append(r"\d+")
+        elif slot.group() in values.split():
+            pattern.append(r"[-−]?\d[\d,]*(?:\.\d+)?")
+        else:
+            pattern.append(r".+?")
         at = slot.end()
     pattern.append(words(form[at:]))
     bare = re.sub(r"^[*_\s]+|[*_\s]+$", "", line)
     return re.fullmatch("".join(pattern), bare, re.IGNORECASE) is not None
+
+
+#: A calculation written out: numbers joined by operators, then "=" and its result ("7 x 9 = 63", "$38,000 +
+#: $24,000 = $62,000"); currency signs and thousands separators are no part of a number.
+_CALCULATION: Final = re.compile(
+    r"(?<![\w.,])(?P<left>[$£€]?\d[\d,]*(?:\.\d+)?(?:\s*(?:[-+−*/÷×]|\bx\b)\s*[$£€]?\d[\d,]*(?:\.\d+)?)+)"
+    r"\s*=\s*(?P<result>[-−]?[$£€]?\d[\d,]*(?:\.\d+)?)(?![\d%]|[.,]\d|\s*%)"
+)
+
+
+_OPERATORS: Final = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv}
+
+
+def _arithmetic(node: ast.expr) -> float:
+    """The value of numbers joined by + - * / (what :data:`_CALCULATION` finds), with the usual precedence."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        return -_arithmetic(node.operand)
+    if isinstance(node, ast.BinOp) and type(node.op) in _OPERATORS:
+        return float(_OPERATORS[type(node.op)](_arithmetic(node.left), _arithmetic(node.right)))
+    raise ValueError(f"not arithmetic: {ast.dump(node)}")
+
+
+def calculations_hold(text: str) -> bool:
+    """Whether every calculation the response writes out ("24 - 9 = 15", "7 x 9 = 63") comes to the result it
+    states, to the precision the result is written in ("10 / 3 = 3.33" holds). A response with no calculation
+    written out holds (nothing to check); a percentage ("30% of ...") is no such calculation."""
+
+    def number(token: str) -> str:
+        return re.sub(r"[$£€,\s]", "", token).replace("−", "-")
+
+    for match in _CALCULATION.finditer(text):
+        left = re.sub(r"\bx\b|×", "*", match.group("left")).replace("÷", "/").replace("−", "-")
+        expression = re.sub(r"[$£€]?\d[\d,]*(?:\.\d+)?", lambda m: number(m.group()), left)
+        try:
+            value = _arithmetic(ast.parse(expression, mode="eval").body)
+        except ZeroDivisionError:
+            return False
+        stated = number(match.group("result"))
+        places = len(stated.split(".")[1]) if "." in stated else 0
+        if abs(float(value) - float(stated)) > 0.5 * 10**-places + 1e-9:
+            return False
+    return True
 
 
 def first_line(text: str) -> str:

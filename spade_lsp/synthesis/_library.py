@@ -629,16 +629,24 @@ def edge_draft(phrase: str, *, end: bool, refused: bool = False) -> Draft:
     )
 
 
-def first_line_form_draft(form: str, numbers: str) -> Draft:
-    """The first line is ``form`` filled in ('The first line must be exactly "Score: N/10", where N is a whole
-    number'); ``numbers``: the slots that take a whole number."""
-    said = f", {' and '.join(numbers.split())} a whole number" if numbers else ""
+def line_form_draft(edge: str, form: str, *, numbers: str = "", values: str = "") -> Draft:
+    """The ``edge`` ("first" or "last") line is ``form`` filled in ('The first line must be exactly "Score: N/10",
+    where N is a whole number'; 'The last line must contain only Answer: and the number'); ``numbers``: the slots
+    that take a whole number, ``values``: those that take any number (see ``checks.fills_form``)."""
+    said = "".join(
+        f", {' and '.join(slots.split())} {kind}"
+        for slots, kind in ((numbers, "a whole number"), (values, "a number"))
+        if slots
+    )
+    arguments = "".join(
+        f", {name}={literal(slots)}" for name, slots in (("numbers", numbers), ("values", values)) if slots
+    )
     return Draft(
-        f"first_line_is_{form}",
+        f"{edge}_line_is_{form}",
         PRESENTATION_FORMAT,
-        f"Its first line is “{form}” filled in{said}.",
-        f"checks.fills_form(checks.first_line(response), {literal(form)}, numbers={literal(numbers)})",
-        {"family": "first_line_form", "form": form, "numbers": numbers},
+        f"Its {edge} line is “{form}” filled in{said}.",
+        f"checks.fills_form(checks.{edge}_line(response), {literal(form)}{arguments})",
+        {"family": f"{edge}_line_form", "form": form, "numbers": numbers, "values": values},
     )
 
 
@@ -715,6 +723,15 @@ BOLD_EACH_CUE: Final = re.compile(
     r"\bbold\s+(?:each|every|all)\s+(?:of\s+the\s+)?(?:[\w-]+\s+){0,2}?(?:names?|terms?|titles?|labels?|concepts?)\b"
     r"|\b(?:each|every)\s+(?:[\w-]+\s+){0,2}?(?:names?|terms?|concepts?|labels?)\s+(?:in|is\s+in|(?:should|must)\s+be"
     r"(?:\s+in)?)\s+bold\b",
+    re.IGNORECASE,
+)
+#: Calculations asked to be right: "Double-check every calculation", "add it up carefully", "Show your working".
+CALCULATION_CUE: Final = re.compile(
+    r"\b(?:double[- ]check|check|verify|re-?check)\s+(?:every|each|all|your|the|any)\s+(?:of\s+(?:the|your)\s+)?"
+    r"(?:\w+\s+)?(?:calculations?|arithmetic|maths?|sums?|totals?|computations?)\b"
+    r"|\badd\s+(?:it|them|these|those|the\s+\w+)\s+up\s+carefully\b"
+    r"|\b(?:calculations?|arithmetic|maths?|sums?|totals?)\s+(?:must|should)\s+be\s+(?:correct|right|accurate|exact)\b"
+    r"|\bshow\s+(?:your|the|all)\s+(?:\w+\s+)?(?:working|workings|calculations?|arithmetic|maths?)\b",
     re.IGNORECASE,
 )
 ONLY_CODE_CUE: Final = re.compile(
@@ -1292,6 +1309,15 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
             "Is one fenced code block and nothing else: no introduction, no explanation after it.",
             "checks.only_code_block(response)",
             "only_code",
+        ),
+    ),
+    "calculations": (
+        _cued_by(CALCULATION_CUE),
+        _fixed_draft(
+            "calculations_hold",
+            "Every calculation it writes out (“7 x 9 = 63”) comes to the result it states.",
+            "checks.calculations_hold(response)",
+            "calculations",
         ),
     ),
     "overview_first": (

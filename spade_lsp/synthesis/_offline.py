@@ -2790,6 +2790,13 @@ _FIRST_AND_LAST: Final = re.compile(
     r"(?:last|at\s+the\s+(?:end|bottom))\b",
     re.IGNORECASE,
 )
+#: A last line of a label and a number alone: "The last line must contain only Answer: and the number".
+_LAST_LINE_NUMBER: Final = re.compile(
+    r"\blast\s+line\s+(?:must|should|has\s+to|will)\s+(?:contain|hold|be|have|show)\s+only\s+[\"“']?"
+    r"(?P<label>[A-Z][\w ]{0,20}:)[\"”']?\s+(?:and|followed\s+by|then)\s+the\s+(?:final\s+)?"
+    r"(?:number|figure|amount|value)\b",
+    re.IGNORECASE,
+)
 #: A slot said to be a whole number: "where N is a whole number", "X is an integer".
 _WHOLE_NUMBER_SLOT: Final = re.compile(r"\b(?:where\s+)?([A-Z])\s+is\s+(?:a|an)\s+(?:whole\s+number|integer)\b")
 #: An ending given after a colon: "End with this exact closing line: Ride on! The Wheelwright Team", "Finish with the
@@ -3205,9 +3212,11 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         yield edge_draft(whole.group().strip() if whole else closing, end=True)
     first_form = _FIRST_LINE_FORM.search(text)
     if first_form is not None and FORM_SLOT.search(first_form.group("form")):
-        yield library.first_line_form_draft(
-            first_form.group("form"), " ".join(_WHOLE_NUMBER_SLOT.findall(text[first_form.end() :]))
-        )
+        numbers = " ".join(_WHOLE_NUMBER_SLOT.findall(text[first_form.end() :]))
+        yield library.line_form_draft("first", first_form.group("form"), numbers=numbers)
+    answer_line = _LAST_LINE_NUMBER.search(text)
+    if answer_line is not None:  # "The last line must contain only Answer: and the number, with no units"
+        yield library.line_form_draft("last", f"{answer_line.group('label')} N", values="N")
     ends = _FIRST_AND_LAST.search(text)
     if ends is not None and not _conditional_at(text, ends.start()):
         yield library.first_and_last_draft(ends.group("first"), ends.group("last"))

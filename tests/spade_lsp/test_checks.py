@@ -924,3 +924,29 @@ def test_an_unindented_line_after_a_blank_one_ends_the_list_its_items_are_counte
 )
 def test_fills_form_reads_slots_as_any_value(line: str, form: str, numbers: str, filled: bool) -> None:
     assert checks.fills_form(line, form, numbers=numbers) is filled
+
+
+@pytest.mark.parametrize(
+    ("text", "hold"),
+    [
+        ("1. Mia starts with 24 apples.\n2. She gives away 9, so 24 - 9 = 15.\nAnswer: 15", True),
+        ("1. Area = length x width.\n2. Area = 7 x 9 = 56.\nAnswer: 56", False),
+        ("Total: $38,000 + $24,000 = $62,000", True),
+        ("Total: $38,000 + $24,000 = $61,000", False),
+        ("Each gets 10 / 3 = 3.33 litres.", True),  # to the precision the result is written in
+        ("2 + 3 x 4 = 14", True),  # the usual precedence
+        ("3 × 4 = 12, then 12 + 1 = 14", False),  # every calculation, not the first
+        ("3,720 - 3,500 = 220 words over; 220 / 3,500 = 6.3%", True),  # a percentage is no stated result
+        ("Meet on 2024-06-05 at 10:00.", True),  # nothing written out
+    ],
+)
+def test_calculations_hold_checks_every_calculation_written_out(text: str, hold: bool) -> None:
+    assert checks.calculations_hold(text) is hold
+
+
+def test_fills_form_values_take_any_number_and_nothing_else() -> None:
+    assert checks.fills_form("Answer: 15", "Answer: N", values="N")
+    assert checks.fills_form("Answer: -2.5", "Answer: N", values="N")
+    assert checks.fills_form("Answer: 1,200", "Answer: N", values="N")
+    assert not checks.fills_form("Answer: 15 apples", "Answer: N", values="N")
+    assert not checks.fills_form("Answer: fifteen", "Answer: N", values="N")

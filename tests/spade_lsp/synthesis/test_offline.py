@@ -3719,3 +3719,29 @@ def test_bold_asked_for_in_each_item_is_read_in_every_bullet(sentence: str) -> N
     assert not run(candidate, "Overview.\n\n- Inflation: a rise in prices.\n- **Rates**: raised to slow it.")
     assert run(candidate, "1. **Stretch**: slowly.\n2. **Rest**: a minute.")  # numbered items, no bullets
     assert not run(candidate, "1. Stretch slowly.\n2. **Rest**: a minute.")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "asked"),
+    [
+        ("Double-check every calculation before answering.", True),
+        ("If you give a total, add it up carefully.", True),
+        ("Show your working.", True),
+        ("Do not calculate, round or compare the figures.", False),
+    ],
+)
+def test_calculations_asked_to_be_right_are_checked_where_written_out(sentence: str, asked: bool) -> None:
+    assert ("calculations" in families(synthesize(sentence))) is asked
+    if asked:
+        candidate = by_check(synthesize(sentence), family="calculations")
+        assert run(candidate, "2. Area = 7 x 9 = 63.\nAnswer: 63")
+        assert not run(candidate, "2. Area = 7 x 9 = 56.\nAnswer: 56")
+
+
+def test_a_last_line_of_a_label_and_the_number_alone_takes_no_units() -> None:
+    sentence = "The last line must contain only Answer: and the number, with no units and no words."
+    candidate = by_check(synthesize(sentence), family="last_line_form")
+    assert run(candidate, "1. 24 - 9 = 15.\nAnswer: 15")
+    assert run(candidate, "1. 7 / 2 = 3.5.\nAnswer: 3.5")
+    assert not run(candidate, "1. 24 - 9 = 15.\nAnswer: 15 apples")
+    assert not run(candidate, "Answer: 15\nHope this helps!")
