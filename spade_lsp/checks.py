@@ -155,6 +155,9 @@ _DOSE: Final = re.compile(
     r"(?:/(?:kg|day|dose|ml|mL))?(?!\w)",
     re.IGNORECASE,
 )
+#: A payment card's full number: 13 to 19 digits, in groups split by spaces or hyphens or none ("4929 1180 2256
+#: 4471"); a masked one ("**** 4471") or its last four digits are not.
+_CARD_NUMBER = re.compile(r"(?<![\w*-])\d(?:[ -]?\d){12,18}(?![\w-])")
 _COMMIT_HASH = re.compile(r"(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])", re.IGNORECASE)
 #: An email address: "ana.lima@example.com".
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b")
@@ -204,6 +207,7 @@ COUNT_UNITS: Final = (
     "emails",
     "am_pm_times",
     "commit_hashes",
+    "card_numbers",
     "doses",
     "first_person",
     "prices",
@@ -302,6 +306,8 @@ def count(text: str, unit: str) -> int:
         return len(_COMMIT_HASH.findall(text))
     if unit == "doses":
         return len(_DOSE.findall(text))
+    if unit == "card_numbers":
+        return len(_CARD_NUMBER.findall(text))
     if unit == "prices":
         return len(_PRICE.findall(text))
     if unit == "tweets":  # a thread's pieces, numbered ("1/") or one per paragraph

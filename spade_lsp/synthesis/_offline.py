@@ -108,13 +108,14 @@ _UNITS: Final = {
     "commit shas": "commit_hashes", "shas": "commit_hashes",  # not bare "hashes": "no hashes" may mean "#" marks
     "drug doses": "doses", "doses": "doses", "dosages": "doses", "dosage": "doses", "dose amounts": "doses",
     "medication doses": "doses",
+    "card numbers": "card_numbers", "card number": "card_numbers",  # "never copy full card numbers into the note"
 }  # fmt: skip
 #: Units that are only ever banned, never counted to a number ("the text delimited by three backticks" is an input's
 #: fence).
 _BANNED_ONLY: Final = frozenset(
     word
     for word, unit in _UNITS.items()
-    if unit in {"bold", "phone_numbers", "emails", "am_pm_times", "commit_hashes", "doses"}
+    if unit in {"bold", "phone_numbers", "emails", "am_pm_times", "commit_hashes", "doses", "card_numbers"}
 ) | {"fences", "backticks"}
 
 _AT_MOST: Final = (
@@ -2069,14 +2070,19 @@ _BAN_VERBS: Final = (
 #: Verbs a ban on a kind of thing takes besides "use": "do not mention commit hashes", "never quote phone numbers".
 _MENTION_VERBS: Final = (
     r"mention(?:s|ed|ing)?|quot(?:e[sd]?|ing)|cit(?:e[sd]?|ing)|giv(?:e[sn]?|ing)|shar(?:e[sd]?|ing)|"
-    r"reveal(?:s|ed|ing)?|repeat(?:s|ed|ing)?"
+    r"reveal(?:s|ed|ing)?|repeat(?:s|ed|ing)?|cop(?:y|ies|ied|ying)"
+)
+#: A ban on kinds named before it in the sentence: "Customers often paste full card numbers, passwords ... - never
+#: copy those into the note".
+_BAN_ON_THOSE: Final = re.compile(
+    rf"\b(?:{_BAN_VERBS})\s+(?:{_MENTION_VERBS}|use|include|add|write|put)\s+(?:any\s+of\s+)?(?:those|these|them)\b"
 )
 _STRUCTURAL: Final = (
     "bullet points|bullet point|bullets|hashtags|hashtag|emojis|emoji|headings|headers|code blocks|code fences|links|"
     "urls|hyperlinks|bold formatting|bold text|boldface|bolding|bold|fences|backticks|phone numbers|telephone numbers|"
     "email addresses|e-mail addresses|emails|"
     "am/pm times|am/pm|commit hashes|commit hash|commit ids|commit shas|shas|"
-    "drug doses|medication doses|dose amounts|dosages|dosage|doses"
+    "drug doses|medication doses|dose amounts|dosages|dosage|doses|card numbers|card number"
 )
 
 
@@ -2330,6 +2336,13 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         yield _count_draft("prices", None, 0, None, None)
     if _THIRD_PERSON.search(lowered):  # "Write it in the third person": the narrator never says I or we
         yield _count_draft("first_person", None, 0, None, None)
+    those = _BAN_ON_THOSE.search(lowered)
+    if those is not None and not _conditional_at(text, those.start()):
+        for unit in dict.fromkeys(
+            _UNITS[k] for k in re.findall(rf"\b(?:full\s+)?({_STRUCTURAL})\b", lowered[: those.start()])
+        ):
+            if unit in _BANNED_KINDS_UNITS:
+                yield _count_draft(unit, None, 0, None, None)
     kinds = _BANNED_KINDS.search(lowered)
     if kinds is not None and _negation(text[: kinds.start()]) is not None:
         # "Never copy sample values that could identify a person (emails, names, phone numbers, ...)": the kinds of
@@ -2507,6 +2520,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
 
 
 #: Examples in brackets of what a ban covers, among them kinds a count finds: "(emails, names, phone numbers)".
+#: Kinds of thing a count finds that a ban on "those" named before it refuses (not layout: "bullets ... never use
+#: them" is read where the layout is).
+_BANNED_KINDS_UNITS: Final = frozenset({"phone_numbers", "emails", "card_numbers", "commit_hashes", "doses"})
 _KIND_WORD: Final = re.compile(r"\b(phone numbers|telephone numbers|email addresses|e-mail addresses|emails)\b")
 _BANNED_KINDS: Final = re.compile(r"\(([^()]*\b(?:phone numbers|telephone numbers|email addresses|emails)\b[^()]*)\)")
 #: The options of a multiple-choice question: "4 options A-D", "options labelled A to D", "multiple choice".
@@ -2874,6 +2890,14 @@ def _shared_by_alternatives(text: str, quoted: list[str], *, end: bool) -> str:
     return shared[:cut].strip()
 
 
+#: An input's value said to follow a quoted opening: 'followed by exactly the value in the ID&V status field'.
+_VALUE_AFTER: Final = re.compile(
+    r"\s*followed\s+by\s+(?:exactly\s+)?(?:the\s+)?(?:value|contents?|text)\s+(?:in|of|from)\s+(?:the\s+)?"
+    r"(?P<phrase>[^.,;\n]{1,40}?)\s+(?:field|input|line|box)\b",
+    re.IGNORECASE,
+)
+
+
 def _slot_filled(phrase: str, vocabulary: _Vocabulary) -> str:
     """An edge written as a form with a slot ("CLOSED: <trail name>", "Total: $X"): the slot as the input it names
     ("CLOSED: {trail_name}"), or else the form's words before it ("CLOSED:"); the phrase itself when it has none
@@ -3171,6 +3195,12 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     if start and quoted:  # the quotes after the opening verb: 'addressed as "you", and don't open with "Great ..."'
         opening_quotes = [q for q in quoted if text.find(q, start.end()) >= 0] or quoted
         opening = _slot_filled(_shared_by_alternatives(text, opening_quotes, end=False), vocabulary)
+        after = text[text.find(opening_quotes[0]) + len(opening_quotes[0]) :].lstrip("\"”' ")
+        value = _VALUE_AFTER.match(after)
+        field = vocabulary.input_named(value.group("phrase")) if value is not None else None
+        if opening and field is not None and opening.strip() == opening_quotes[0].strip():
+            # 'Start with one line that says "ID&V: " followed by exactly the value in the ID&V status field'
+            opening = f"{opening.rstrip()} {{{field}}}"
         if opening:
             yield edge_draft(opening, end=False, refused=edge_refused(text, end=False))
     elif (

@@ -3745,3 +3745,33 @@ def test_a_last_line_of_a_label_and_the_number_alone_takes_no_units() -> None:
     assert run(candidate, "1. 7 / 2 = 3.5.\nAnswer: 3.5")
     assert not run(candidate, "1. 24 - 9 = 15.\nAnswer: 15 apples")
     assert not run(candidate, "Answer: 15\nHope this helps!")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Never repeat card numbers, passport numbers or door codes, even if the guest sent them.",
+        "Customers often paste full card numbers, account numbers and passwords - never copy those into the note.",
+    ],
+)
+def test_a_ban_on_card_numbers_counts_full_ones_and_allows_the_last_four(sentence: str) -> None:
+    ban = by_check(synthesize(sentence, EXCLUSION), family="count", unit="card_numbers")
+    assert run(ban, "- Card ending 4471 declined twice in Spain.")
+    assert run(ban, "- Call us on 0330 088 2417.")  # a phone number is no card number
+    assert not run(ban, "- Card 4929 1180 2256 4471 declined twice in Spain.")
+    assert not run(ban, "- Card 4929118022564471 declined.")
+    assert "card_numbers" not in {
+        c.check.get("unit") for c in synthesize("Never ask for the full card number, PIN or CVV.", EXCLUSION) if c.check
+    }  # asking for one is no repeating of one
+
+
+def test_an_opening_followed_by_an_inputs_value_opens_with_that_value() -> None:
+    prompt = (
+        'Start with one line that says "ID&V: " followed by exactly the value in the ID&V status field below.\n\n'
+        "ID&V status: {idv_status}\nTranscript: {transcript}"
+    )
+    sentence = prompt.splitlines()[0]
+    candidate = by_check(synthesize(sentence, prompt=prompt), family="starts_with")
+    example = {"idv_status": "failed (memorable answer mismatch)", "transcript": "..."}
+    assert run(candidate, "ID&V: failed (memorable answer mismatch)\n- Wants to change address.", example)
+    assert not run(candidate, "ID&V: passed\n- Wants to change address.", example)
