@@ -2760,7 +2760,10 @@ def _scope(lowered: str) -> str | None:
         r"needs?|has to|can|cannot|can't|may|is|are|will|shouldn't|mustn't|won't)(?!\w)",
         lowered,
     ) or re.match(  # "Title max 80 characters": a part and its bound, nothing between
-        r"^(?!(?:keep|stay|be|write|use|limit|make|answer|reply|respond|aim|go|cap)\b)"
+        # not an imperative's verb: "Point out at most 3 issues" counts the issues, in no "point out" section
+        r"^(?!(?:keep|stay|be|write|use|limit|make|answer|reply|respond|aim|go|cap|point|list|give|name|mention|"
+        r"include|suggest|provide|offer|add|return|output|show|identify|highlight|pick|choose|select|find|cite|raise|"
+        r"flag|propose|share|ask|generate|produce|create)\b)"
         r"([a-z][a-z\- ]{1,30}?)\s+(?:max(?:imum)?|min(?:imum)?|at\s+most|at\s+least|no\s+more\s+than|up\s+to)\s+\d",
         lowered,
     )

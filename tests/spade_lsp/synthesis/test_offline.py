@@ -3692,6 +3692,10 @@ def test_a_review_s_issues_are_counted_as_its_list_items() -> None:
     candidate = by_check(synthesize("Point out at most 3 issues, ordered by importance."), family="count")
     assert run(candidate, "1. Crashes on bad input.\n2. No type hints.\n3. Vague name.")
     assert not run(candidate, "1. Crashes on bad input.\n2. No type hints.\n3. Vague name.\n4. No docstring.")
+    sections = [
+        c for c in synthesize("Point out at most 3 issues, ordered by importance.") if "section" in (c.check or {})
+    ]
+    assert sections == []  # the verb names no section of the response
 
 
 @pytest.mark.parametrize(
