@@ -2519,10 +2519,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 rest = rest[more.end() :]
 
 
-#: Examples in brackets of what a ban covers, among them kinds a count finds: "(emails, names, phone numbers)".
 #: Kinds of thing a count finds that a ban on "those" named before it refuses (not layout: "bullets ... never use
 #: them" is read where the layout is).
 _BANNED_KINDS_UNITS: Final = frozenset({"phone_numbers", "emails", "card_numbers", "commit_hashes", "doses"})
+#: Examples in brackets of what a ban covers, among them kinds a count finds: "(emails, names, phone numbers)".
 _KIND_WORD: Final = re.compile(r"\b(phone numbers|telephone numbers|email addresses|e-mail addresses|emails)\b")
 _BANNED_KINDS: Final = re.compile(r"\(([^()]*\b(?:phone numbers|telephone numbers|email addresses|emails)\b[^()]*)\)")
 #: The options of a multiple-choice question: "4 options A-D", "options labelled A to D", "multiple choice".
