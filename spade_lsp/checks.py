@@ -54,6 +54,7 @@ __all__ = [
     "has_table",
     "has_tag",
     "headings",
+    "headings_in_order",
     "ids_kept",
     "in_language",
     "in_language_of",
@@ -78,6 +79,7 @@ __all__ = [
     "number_in_range",
     "numbered_as",
     "numbers",
+    "offers",
     "only_code_block",
     "only_list",
     "only_tags",
@@ -617,6 +619,27 @@ def contains_phrase(text: str, phrase: str) -> bool:
     return _phrase_pattern(phrase).search(text) is not None
 
 
+#: What ends the clause an offer is made in: a sentence's end, a semicolon or colon, a line, and a turn ("..., but we
+#: can arrange a replacement").
+_OFFER_CLAUSE: Final = re.compile(r"[.!?;:\n]+|,?\s+\b(?:but|however|although|though|instead)\b", re.IGNORECASE)
+#: Words that take an offer back: "I can't offer a refund", "no refund is possible", "refunds are not something we
+#: can arrange", "we are unable to give compensation".
+_DENIAL: Final = re.compile(
+    r"\b(?:not|no|never|cannot|unable|nor|without|neither|none|nothing)\b|n['’]t\b", re.IGNORECASE
+)
+
+
+def offers(response: str, terms: Iterable[str]) -> bool:
+    """Whether the response offers or promises one of ``terms`` ("Never promise refunds or bill credits"): a clause
+    that names one (whole words, any inflection) and denies nothing. "We'll refund the fee" and "a replacement bin
+    will be delivered" offer; "I can't offer a refund" and "refunds are not something we can arrange" do not."""
+    wanted = [term for term in terms if term.strip()]
+    return any(
+        not _DENIAL.search(clause) and any(contains_phrase(clause, term) for term in wanted)
+        for clause in _OFFER_CLAUSE.split(response)
+    )
+
+
 def contains_any(text: str, phrases: Iterable[str]) -> bool:
     return any(contains_phrase(text, phrase) for phrase in phrases)
 
@@ -877,6 +900,9 @@ def sourced_numbers(response: str, example: Mapping[str, Any], prompt: Any = "",
         | {Decimal(digits) for digits in _DIGITS_IN_A_TERM.findall(source)}  # "q8h" is "every 8 hours"
         | {Decimal(_MONTHS.index(month) + 1) for month in _MONTH.findall(source)}
         | {Decimal(part) for clock in _CLOCK.findall(source) for part in clock}  # "3.30pm" written as "3:30pm"
+        | {Decimal(minutes) for spoken, minutes in _SPOKEN_MINUTES.items() if re.search(spoken, source, re.I)}
+        | {Decimal(part) for spoken in _SPOKEN_TO.finditer(source) for part in _time_to(spoken)}
+        | {Decimal(re.sub(r"\s", "", grouped)) for grouped in _DIGIT_GROUPS.findall(source)}  # "07700 900412"
         | {Decimal(whole.replace(".", "") + "." + cents) for whole, cents in _DECIMAL_COMMA.findall(source)}
         | _dates_meant(source)
         | {Decimal(0)}  # none of something ("won 2-0") needs no source
@@ -955,9 +981,35 @@ def _table_columns(text: str) -> list[list[Decimal]]:
 _DAY_MONTH_YEAR: Final = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH_NAME}\.?,?\s+(\d{{4}})\b")
 _MONTH_DAY_YEAR: Final = re.compile(rf"\b{_MONTH_NAME}\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")
 _ISO_DATE: Final = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+#: A date in digits with slashes ("02/10/2024"): day first as Britain writes it, or month first as the US does.
+_SLASHED_DATE: Final = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{4})(?![\d/])")
+#: The minutes a spoken time gives in words ("half seven" is 7:30, "quarter to nine" 8:45; "ten past eight" gives
+#: its numbers as words already).
+_SPOKEN_MINUTES: Final = {
+    rf"\bhalf\s+(?:past\s+)?(?:{'|'.join(_CARDINALS[1:13])}|\d{{1,2}})\b": 30,
+    r"\bquarter\s+past\b": 15,
+    r"\bquarter\s+to\b": 45,
+}
+#: A time said as minutes to the hour: "twenty to seven" is 6:40.
+_SPOKEN_TO: Final = re.compile(
+    rf"\b(five|ten|twenty|twenty-five)\s+to\s+({'|'.join(_CARDINALS[1:13])}|\d{{1,2}})\b", re.IGNORECASE
+)
+#: Digits read out in groups ("07700 900412", "crime number 20 slash 114 572") or one by one ("it's 0 4 5 6"): one
+#: number when written whole.
+_DIGIT_GROUPS: Final = re.compile(r"(?<![\d.,])(?:\d+(?: \d{2,})+|\d(?: \d){2,})(?!\d|[.,]\d)")
+
+
+def _time_to(spoken: re.Match[str]) -> tuple[int, int]:
+    """The hour and minutes of "twenty to seven": (6, 40)."""
+    minutes = {"five": 5, "ten": 10, "twenty": 20, "twenty-five": 25}[spoken.group(1).lower()]
+    hour = int(spoken.group(2)) if spoken.group(2).isdigit() else _NUMBER_WORDS[spoken.group(2).lower()]
+    return (hour - 1) % 12 or 12, 60 - minutes
+
+
 _WEEKDAYS: Final = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _RELATIVE_DAY: Final = re.compile(
-    r"\b(?:(tomorrow)|(yesterday)|(?:next|this|on|coming)\s+(monday|tuesday|wednesday|thursday|friday|saturday|sunday))"
+    r"\b(?:(tomorrow)|(yesterday)|(?:(?:next|this|on|coming|last)\s+)?(monday|tuesday|wednesday|thursday|friday|saturday"
+    r"|sunday))"
     r"|\bin\s+(\d{1,2}|two|three|four|five|six|seven)\s+days\b",
     re.IGNORECASE,
 )
@@ -965,7 +1017,8 @@ _RELATIVE_DAY: Final = re.compile(
 
 def _dates_meant(source: str) -> set[Decimal]:
     """The day and month numbers of the dates the source's relative days mean, counted from each date it writes:
-    "ready for collection next Tuesday" in an email received "Thu 14 Mar 2024" is 19 March (19 and 3)."""
+    "ready for collection next Tuesday" in an email received "Thu 14 Mar 2024" is 19 March (19 and 3); "yesterday"
+    in a call started "02/10/2024" is 1 October (a slashed date read day first and month first)."""
     anchors: list[datetime.date] = []
     for day, month, year in _DAY_MONTH_YEAR.findall(source):
         anchors += _date(int(year), _MONTHS.index(month[:3].title()) + 1, int(day))
@@ -973,14 +1026,17 @@ def _dates_meant(source: str) -> set[Decimal]:
         anchors += _date(int(year), _MONTHS.index(month[:3].title()) + 1, int(day))
     for year, month, day in _ISO_DATE.findall(source):
         anchors += _date(int(year), int(month), int(day))
+    for first, second, year in _SLASHED_DATE.findall(source):
+        anchors += _date(int(year), int(second), int(first)) + _date(int(year), int(first), int(second))
     meant: set[Decimal] = set()
     for anchor in anchors[:5]:
         for tomorrow, yesterday, weekday, in_days in _RELATIVE_DAY.findall(source):
             if tomorrow or yesterday:
                 days = [1 if tomorrow else -1]
-            elif weekday:  # "next Tuesday" from a Thursday: the coming one, or the one a week later
+            elif weekday:  # "next Tuesday" from a Thursday: the coming one, or the one a week later; "Monday
+                # night" in a call on a Wednesday: the one before
                 ahead = (_WEEKDAYS.index(weekday.lower()) - anchor.weekday()) % 7 or 7
-                days = [ahead, ahead + 7]
+                days = [ahead, ahead + 7, ahead - 7]
             else:
                 days = [int(in_days) if in_days.isdigit() else _NUMBER_WORDS[in_days.lower()]]
             for offset in days:
@@ -1457,6 +1513,29 @@ def has_heading(text: str, title: str) -> bool:
     return any(re.search(rf"(?<!\w){re.escape(wanted)}(?!\w)", found) for found in headings(text)) or any(
         _normal(line) == wanted for line in text.splitlines()
     )
+
+
+def headings_in_order(text: str, titles: Iterable[str]) -> bool:
+    """Whether the sections titled ``titles`` come in that order ("exactly these sections, in order: Impact, Root
+    cause, Next steps"): each title's first line (a title line holding its words, as :func:`has_heading` reads
+    one, or a line that is the title itself) after the one before it. A missing section is no disorder: whether
+    each is there is :func:`has_heading`'s to say."""
+    lines = text.splitlines()
+    found = []
+    for title in titles:
+        wanted = _normal(title)
+        pattern = re.compile(rf"(?<!\w){re.escape(wanted)}(?!\w)")
+        at = next(
+            (
+                i
+                for i, line in enumerate(lines)
+                if _normal(line) == wanted or ((titled := _line_title(line)) and pattern.search(titled[1]))
+            ),
+            None,
+        )
+        if at is not None:
+            found.append(at)
+    return found == sorted(found)
 
 
 def section(text: str, title: str) -> str:

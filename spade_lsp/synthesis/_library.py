@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from spade_lsp._prompts import PLACEHOLDER_PATTERN
+from spade_lsp.checks import FORM_SLOT
 from spade_lsp.taxonomy import COUNT, DATA_PLACEHOLDERS, EXCLUSION, INCLUSION, PRESENTATION_FORMAT
 
 
@@ -178,6 +179,19 @@ def phrases_draft(phrases: list[str], *, exclude: bool, any_of: bool = False) ->
         description,
         expression,
         {"family": verb, "phrases": [p.lower() for p in phrases], **({"any": True} if any_of and not exclude else {})},
+    )
+
+
+def offers_none_draft(terms: Sequence[str]) -> Draft:
+    """The response offers or promises none of ``terms`` ("Never promise refunds, bill credits or compensation"):
+    naming one to say it cannot be offered is no offer (see ``checks.offers``)."""
+    quoted = ", ".join(f"“{term}”" for term in terms)
+    return Draft(
+        f"offers_no_{'_'.join(terms)}",
+        EXCLUSION,
+        f"Offers or promises none of: {quoted} (any inflection); saying one cannot be offered is allowed.",
+        f"not checks.offers(response, {literal(list(terms))})",
+        {"family": "offers_none", "terms": [term.lower() for term in terms]},
     )
 
 
@@ -641,12 +655,24 @@ def line_form_draft(edge: str, form: str, *, numbers: str = "", values: str = ""
     arguments = "".join(
         f", {name}={literal(slots)}" for name, slots in (("numbers", numbers), ("values", values)) if slots
     )
+    filled = " filled in" if FORM_SLOT.search(form) else " (any case)"
     return Draft(
         f"{edge}_line_is_{form}",
         PRESENTATION_FORMAT,
-        f"Its {edge} line is “{form}” filled in{said}.",
+        f"Its {edge} line is “{form}”{filled}{said}.",
         f"checks.fills_form(checks.{edge}_line(response), {literal(form)}{arguments})",
         {"family": f"{edge}_line_form", "form": form, "numbers": numbers, "values": values},
+    )
+
+
+def headings_in_order_draft(titles: Sequence[str]) -> Draft:
+    """The sections come in the order the prompt lists them ("exactly these sections, in order: ...")."""
+    return Draft(
+        f"sections_in_order_{'_'.join(titles)}",
+        PRESENTATION_FORMAT,
+        f"Its sections come in this order: {', '.join(f'“{title}”' for title in titles)}.",
+        f"checks.headings_in_order(response, {literal(list(titles))})",
+        {"family": "headings_in_order", "titles": list(titles)},
     )
 
 
@@ -934,12 +960,21 @@ NO_NOTES_ADDED_CUE: Final = re.compile(
     re.IGNORECASE,
 )
 
+#: Text around the output refused: "No other text before or after.", "nothing before or after the table", "no text
+#: before **Date:** or after the follow-up section" (not "no text after 10pm").
+NOTHING_AROUND_CUE: Final = re.compile(
+    r"\b(?:no|without)\s+(?:other|extra|additional)\s+(?:text|words|prose)\s+(?:before|after|around)\b"
+    r"|\b(?:no|without)\s+(?:text|words|prose)\s+(?:around\b|before\b[^.\n]{0,60}?\bafter\b)"
+    r"|\bnothing\s+(?:else\s+)?(?:around\b|before\s+or\s+after\b)",
+    re.IGNORECASE,
+)
+
 
 def _asks_for_no_remarks(sentence: str) -> bool:
-    """The output alone: asked for outright ("Return only the rewritten passage"), notes about it refused outright
-    ("Do not add notes or explanations"), or said with "only" or "before or after" beside the ban on notes (not
-    "add no comments to the code")."""
-    if OUTPUT_ALONE_CUE.search(sentence) is not None or NO_NOTES_ADDED_CUE.search(sentence) is not None:
+    """The output alone: asked for outright ("Return only the rewritten passage"), notes about it or text around it
+    refused outright ("Do not add notes or explanations", "No other text before or after."), or said with "only"
+    or "before or after" beside the ban on notes (not "add no comments to the code")."""
+    if any(cue.search(sentence) is not None for cue in (OUTPUT_ALONE_CUE, NO_NOTES_ADDED_CUE, NOTHING_AROUND_CUE)):
         return True
     return NO_REMARKS_CUE.search(sentence) is not None and (
         re.search(r"\bonly\b|\bbefore\s+or\s+after\b|\bnothing\s+else\b", sentence, re.IGNORECASE) is not None

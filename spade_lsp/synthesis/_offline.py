@@ -159,8 +159,9 @@ _CONDITIONAL = re.compile(
     # "If ...", and after a topic's label: "varroa: if count > 3 per 100 bees, ..."
     r"^\s*(?:-\s*)?(?:[\w -]{1,30}:\s*)?(?:if|when|where|unless|in case)\b|\b(?:if|where|when) (?:necessary|needed|"
     r"applicable|appropriate|possible|relevant)\b"
-    # "mention the warranty if the customer asks about returns": only some answers owe it
-    r"|\b(?:if|when|whenever|unless)\s+(?:the\s+|a\s+|an\s+)?(?:user|customer|client|reader|input|question|query|"
+    # "mention the warranty if the customer asks about returns": only some answers owe it ("even if asked" is owed
+    # by all)
+    r"|(?<!\beven\s)\b(?:if|when|whenever|unless)\s+(?:the\s+|a\s+|an\s+)?(?:user|customer|client|reader|input|question|query|"
     r"text|message|request|document|they|he|she|it|there|asked|none|nothing|nobody|no\s+one)\b",
     re.IGNORECASE,
 )
@@ -626,7 +627,7 @@ class OfflineSynthesizer:
                 }
                 yield draft
             formats = [
-                *_formats(text, vocabulary),
+                *_formats(text, vocabulary, instruction.text),
                 *_numbered_line_drafts(text, context.text),
                 *_part_layout_drafts(text),
                 *_value_set(text, context.text),
@@ -958,6 +959,12 @@ _CASE_TO_OUTCOME: Final = re.compile(r"^[-*•]?\s*(?P<case>[^:\"“\n]+?)\s+(?:
 #: tables"): the sentence is about those elements, not about markdown as a whole.
 _MARKDOWN_ELEMENT: Final = re.compile(
     r"\bmarkdown\s+(?=(?:headings?|headers?|bold|tables?|lists?|bullets?|bullet points?|links?|italics?|titles?)\b)",
+    re.IGNORECASE,
+)
+#: An order asked of the parts a sentence lists: "in this order", "in order:", "in the following order" (never "in
+#: order to").
+_IN_ORDER: Final = re.compile(
+    r"\bin\s+(?:(?:this|that|the\s+following|the\s+given|the\s+same|exactly\s+this)\s+)?order\b(?!\s+to\b)",
     re.IGNORECASE,
 )
 #: A sentence that lists the response's headings below it: "Use exactly these headings, in this order, each
@@ -1664,12 +1671,13 @@ _LITERAL_RULES: Final = (
     re.compile(rf"^(?P<keys>[A-Za-z][^.:{{}}\n]{{2,160}}?):\s*(?P<then>(?i:{_ACTION})[^\n]*)"),
 )
 #: What such a rule gives word for word: a phone number after a verb or noun of calling, an e-mail address, a web
-#: address, or a quoted line the sentence says to copy.
+#: address, or a quoted line the sentence says to copy ("include the exact sentence "Spot recommended."").
 _LITERALS: Final = re.compile(
     r"(?i:call|phone|ring|dial|text|line|number|helpline|hotline|on)\s+(?P<phone>\+?\d[\d ()-]{1,16}\d)(?![\d.,]\d)"
     r"|(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
     r"|(?P<url>(?:https?://|www\.)[^\s,;)]+|\b[a-z0-9-]+\.(?:com|org|net|gov|io|co\.uk|org\.uk|gov\.uk)(?:/[^\s,;)]*)?)"
-    r"|(?i:word\s+for\s+word|verbatim|exactly)\s*:?\s*[\"“](?P<line>[^\"”\n]{8,200})[\"”]"
+    r"|(?i:word\s+for\s+word|verbatim|exactly|(?:the\s+)?exact\s+(?:sentence|line|phrase|words|wording|text))\s*:?\s*"
+    r"[\"“](?P<line>[^\"”\n]{8,200})[\"”]"
 )
 
 
@@ -1697,7 +1705,10 @@ def _literal_rule_draft(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         topics = []
         for group in re.split(r",\s*(?:or\s+|and\s+)?|;", keys):
             negated = re.match(r"\s*(?:or\s+|and\s+)?(?:no|without)\s+", group, re.IGNORECASE)
-            for part in re.split(r"\s+or\s+|\s+and\s+", group[negated.end() :] if negated else group):
+            # "a jump/dyno": either word is the case
+            for part in re.split(
+                r"\s+or\s+|\s+and\s+|(?<=[a-z])/(?=[a-z])", group[negated.end() :] if negated else group
+            ):
                 cleaned = re.sub(
                     r"^(?:(?:an?|any|the|some|questions?\s+about|no|without)\s+)+", "", part.strip(" \"'“”"), flags=re.I
                 )
@@ -3067,7 +3078,9 @@ _BULLETS_ALLOWED: Final = re.compile(
 )
 
 
-def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[_Draft]:
+    """Format drafts of ``text`` (the sentence as read); ``written`` is the sentence as the prompt has it, where a
+    list below it is found ("these markdown headings, in this order:", read as "these headings, ...")."""
     lowered = text.lower()
     # not "ACTION: <tool_name>(<arguments as one JSON object>)": JSON inside a template's slot is a part of a line
     if re.search(r"\bjson\b", re.sub(r"<[^<>\n]*>|\[[^\[\]\n]*\]", " ", lowered)):
@@ -3119,9 +3132,11 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     if re.search(rf"\bcode (?:block|snippet|example)s?\b|{fenced}", lowered) and not _EXCLUDE_CUE.search(text):
         yield _count_draft("code_blocks", 1, None, None)
     headings = r"\b(?:use|add|include|with|organi[sz]e\w*|structure\w*)\s+(?:\w+\s+){0,2}?(?:headings|headers)\b"
-    listed_headings = _headings_listed_after(vocabulary.prompt, text)
+    listed_headings = _headings_listed_after(vocabulary.prompt, written or text)
     for title in listed_headings:  # "Use exactly these headings:" over "- Date of loss", "- Circumstances (...)"
         yield _heading_draft(title, PRESENTATION_FORMAT)
+    if len(listed_headings) >= 2 and _IN_ORDER.search(text):
+        yield library.headings_in_order_draft(listed_headings)
     if re.search(headings, lowered) and not _EXCLUDE_CUE.search(text) and not listed_headings:
         yield _count_draft("headings", 1, None, None)
     for tag in dict.fromkeys(_ASKED_TAG.findall(text)):  # "wrap your final answer in <answer></answer> tags"
@@ -3254,7 +3269,15 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     if ends is not None and not _conditional_at(text, ends.start()):
         yield library.first_and_last_draft(ends.group("first"), ends.group("last"))
     first = _FIRST_LINE.search(text)
-    if first is not None and not quoted:  # "The first line must be exactly this header: name,date,boat_type,hours"
+    if (
+        first is not None
+        and not quoted
+        and re.search(r"\bexactly\b|\bheader\b", first.group(), re.IGNORECASE)
+        and not FORM_SLOT.search(first.group("text"))
+    ):  # "The first line must be exactly this header: name,date,boat_type,hours": that line and nothing more (a line
+        # with slots, "## {product_name} {version}", opens the response filled in)
+        yield library.line_form_draft("first", first.group("text").strip())
+    elif first is not None and not quoted:  # "The first line should be: Dear team,": how it opens
         yield edge_draft(first.group("text").strip(), end=False)
     if last is not None:  # 'give the label on the last line in the format "Label: X"', "on the last line write Answer:"
         yield library.last_line_draft(last)
@@ -3330,6 +3353,8 @@ def _formats(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
         # "If a section has no events, keep the heading", bans no section)
         for title in titles:
             yield _heading_draft(title, PRESENTATION_FORMAT)
+        if len(titles) >= 2 and _IN_ORDER.search(text):  # "exactly these sections, in order: **Impact**, ..."
+            yield library.headings_in_order_draft(titles)
 
 
 #: "Priority must be one of "low", "medium" or "high"": a value from a listed set.
@@ -3750,6 +3775,36 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         yield phrases_draft(phrases, exclude=exclude, any_of=alternatives)
     for field in banned_inputs:
         yield mentions_draft(field, exclude=True)
+    if exclude:
+        yield from _offer_bans(scope)
+
+
+#: A ban on offering or promising things: "Never promise refunds, bill credits or compensation", "Do not offer
+#: refunds, vouchers, upgrades or free nights". The object runs to the clause's end, a preposition that starts a
+#: modifier ("in the public reply", "to the customer") or a second instruction ("..., and do not give a reason").
+_OFFER_BAN: Final = re.compile(
+    r"\b(?:promis(?:e|es|ing)|offer(?:s|ing)?|guarantee(?:s|ing)?|commit(?:s|ting)?\s+to)\s+"
+    r"(?P<object>(?:(?!\b(?:if|when|unless|until|in|to|for|from|on|at|beyond|that|which|who|even|because|before|after|"
+    r"outside|without|by|with|than|unless|instead|and\s+(?:do|don't|never|not|say|tell|give|ask|explain)|"
+    r"or\s+(?:do|don't|never|not|say|tell|give|ask|explain|suggest|guarantee|promise))\b)[^.;:()\n\"“”])+)",
+    re.IGNORECASE,
+)
+
+
+def _offer_bans(scope: str) -> Iterator[_Draft]:
+    """Things a ban says not to offer or promise, as terms no clause may offer (``checks.offers``): a reply that
+    names one to say it cannot be had complies. A set time has its own reading (:data:`_NO_SET_TIME`)."""
+    found = _OFFER_BAN.search(scope)
+    if found is None or _NO_SET_TIME.search(scope):
+        return
+    terms = []
+    for part in re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", found.group("object")):
+        part = re.sub(r"^\s*(?:(?:a|an|any|some)\s+)?(?:(?:other|extra|further|additional)\s+)?", "", part.lower())
+        term = _literal_phrase(part, framed=False)
+        if term is not None:
+            terms.append(term)
+    if terms:
+        yield library.offers_none_draft(list(dict.fromkeys(terms)))
 
 
 #: A kind a ban illustrates with one token of its form: "Jira keys (like PLAT-123)", "never as digits like 10:40",

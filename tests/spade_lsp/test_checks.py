@@ -950,3 +950,53 @@ def test_fills_form_values_take_any_number_and_nothing_else() -> None:
     assert checks.fills_form("Answer: 1,200", "Answer: N", values="N")
     assert not checks.fills_form("Answer: 15 apples", "Answer: N", values="N")
     assert not checks.fills_form("Answer: fifteen", "Answer: N", values="N")
+
+
+@pytest.mark.parametrize(
+    ("response", "offered"),
+    [
+        ("We'll refund the delivery fee today.", True),
+        ("I've added a bill credit to your account.", True),
+        ("A replacement bin will be delivered free within 5 working days.", True),
+        ("I can't offer a refund, but I've passed your case to our billing team.", False),
+        ("Refunds are not something this team can decide.", False),
+        ("We are unable to give a refund; the billing team will review it.", False),
+        ("I know a refund matters to you. Billing will call you.", True),  # no denial in its clause
+        ("Unfortunately no refund is possible. However, we will send a replacement.", True),
+        ("Billing will call you tomorrow.", False),
+    ],
+)
+def test_offers_reads_an_offer_clause_by_clause(response: str, offered: bool) -> None:
+    assert checks.offers(response, ["refunds", "bill credits", "replacement"]) is offered
+
+
+@pytest.mark.parametrize(
+    ("response", "in_order"),
+    [
+        ("**Impact**\nCheckout failed.\n\n**Root cause**\nA bad deploy.\n\n**Next steps**\nAdd a canary.", True),
+        ("## Impact\nCheckout failed.\n## Root cause\nA bad deploy.\n## Next steps\nAdd a canary.", True),
+        ("**Root cause**\nA bad deploy.\n\n**Impact**\nCheckout failed.\n\n**Next steps**\nAdd a canary.", False),
+        ("Impact: checkout failed.\nNext steps: add a canary.\nRoot cause: a bad deploy.", False),
+        ("**Impact**\nCheckout failed.\n\n**Next steps**\nAdd a canary.", True),  # one missing: no disorder
+        ("Checkout failed because of a bad deploy; next steps are a canary.", True),  # no section at all
+    ],
+)
+def test_headings_in_order_reads_the_order_of_the_sections_present(response: str, in_order: bool) -> None:
+    assert checks.headings_in_order(response, ["Impact", "Root cause", "Next steps"]) is in_order
+
+
+def test_sourced_numbers_reads_a_call_s_spoken_times_grouped_digits_and_slashed_dates() -> None:
+    transcript = (
+        "[Call started 04/02/2025 07:48]\nCALLER: I parked it about half ten last night, and my wife noticed it gone"
+        " at twenty to seven. Best number: 07700 900412. The crime number is 20 slash 114 572 slash 25, and they"
+        " gave me a reference, it's 0 4 5 6. It happened Monday night, I think."
+    )
+    example = {"inputs": {"call_transcript": transcript}}
+    stated = (
+        "Last seen approx. 22:30 on 03/02/2025; found missing approx. 06:40 on 04/02/2025. Callback 07700900412."
+        " Crime number 20/114572/25, ref 0456. Loss on Monday 03/02/2025."
+    )
+    assert checks.sourced_numbers(stated, example)
+    assert not checks.sourced_numbers("Found missing approx. 06:50 on 04/02/2025.", example)  # no "ten to seven"
+    assert not checks.sourced_numbers("Last seen on 01/02/2025.", example)  # no day the call means
+    assert not checks.sourced_numbers("Callback 07700900413.", example)

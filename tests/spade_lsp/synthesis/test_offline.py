@@ -1340,15 +1340,6 @@ def test_instructions_after_an_example_block_are_read() -> None:
     assert {"count", "excludes", "sourced_numbers"} <= found
 
 
-def test_a_first_line_given_after_a_colon_is_what_the_response_starts_with() -> None:
-    header = by_check(
-        synthesize("The first line must be exactly this header: name,date,boat_type,hours"), family="starts_with"
-    )
-    assert run(header, "name,date,boat_type,hours\nAna,2025-06-01,single,2")
-    assert not run(header, "Here is the CSV:\nname,date,boat_type,hours\nAna,2025-06-01,single,2")
-    assert not run(header, "customer,day,boat\nAna,2025-06-01,single")
-
-
 def test_a_count_followed_by_each_is_per_the_part_named_before_it() -> None:
     limit = by_check(synthesize("Use short sentences of no more than 12 words each.", COUNT), unit="words")
     assert limit.check is not None and limit.check.get("per") == "sentences"
@@ -3643,6 +3634,10 @@ def test_nothing_outside_two_blocks_of_tags_is_the_tagged_parts_only() -> None:
         ("3. Reply with only the category name.", True),
         ("Do not add notes or explanations.", True),
         ("No code fences, no commentary, no blank lines.", True),
+        ("No other text before or after.", True),
+        ("Use this layout, with no text before **Date:** or after the follow-up section.", True),
+        ("Put the date before the title.", False),
+        ("No text after 10pm.", False),
         ("Only return the fields that changed.", False),
         ("Mention only the main points.", False),
         ("1 mark: Makes a general statement that is relevant but gives no real explanation.", False),
@@ -3779,3 +3774,98 @@ def test_an_opening_followed_by_an_inputs_value_opens_with_that_value() -> None:
     example = {"idv_status": "failed (memorable answer mismatch)", "transcript": "..."}
     assert run(candidate, "ID&V: failed (memorable answer mismatch)\n- Wants to change address.", example)
     assert not run(candidate, "ID&V: passed\n- Wants to change address.", example)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "terms"),
+    [
+        ("Never promise refunds, bill credits or compensation.", ["refunds", "bill credits", "compensation"]),
+        (
+            "Do not offer refunds, vouchers, upgrades, free nights or any other compensation in the public reply, "
+            "even if asked.",
+            ["refunds", "vouchers", "upgrades", "free nights", "compensation"],
+        ),
+        ("Do NOT promise a return visit, a replacement, a date or a price.", ["return visit", "replacement"]),
+        (
+            "Do not promise compensation, vouchers or refunds, and do not give any reason other than the one below.",
+            ["compensation", "vouchers", "refunds"],
+        ),
+    ],
+)
+def test_a_ban_on_offering_things_refuses_an_offer_and_allows_saying_none_can_be_had(
+    sentence: str, terms: list[str]
+) -> None:
+    candidate = by_check(synthesize(sentence), family="offers_none")
+    assert candidate.check is not None and candidate.check["terms"] == terms
+    term = terms[0]
+    assert not run(candidate, f"Sorry about the wait. We'll arrange {term} for you this week.")
+    assert run(candidate, f"Sorry about the wait. I'm not able to arrange {term}, but a specialist will call you.")
+    assert run(candidate, f"{term.capitalize()} are not something this team can decide. A specialist will call.")
+    assert run(candidate, "Sorry about the wait. A specialist will call you tomorrow.")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Don't promise anything that isn't in the offer details.",  # what the details lack, not a term
+        "Never promise a specific visit date or time.",  # a set time, read on its own
+        "If the customer is angry, do not offer discounts.",  # only some answers owe it
+    ],
+)
+def test_offers_that_are_no_terms_to_refuse(sentence: str) -> None:
+    assert "offers_none" not in families(synthesize(sentence))
+
+
+def test_even_if_is_no_condition_on_a_ban() -> None:
+    """ "even if asked" bans it in every answer; "if the customer asks" only in some."""
+    assert "offers_none" in families(synthesize("Never offer upgrades, even if the guest asks for them."))
+    assert "excludes" in families(synthesize('Never use the word "cheap", even if the customer does.'))
+
+
+def test_a_first_line_given_exactly_is_that_line_and_nothing_more() -> None:
+    candidate = by_check(
+        synthesize("The first line must be exactly this header: name,date,boat_type,hours"), family="first_line_form"
+    )
+    assert run(candidate, "name,date,boat_type,hours\nAna Ruiz,2025-06-01,single,2")
+    assert not run(candidate, "Name,Date,Boat Type,Hours\nAna Ruiz,2025-06-01,single,2")  # other column names
+    assert not run(candidate, "name,date,boat_type,hours,notes\nAna Ruiz,2025-06-01,single,2,")  # a column more
+    assert not run(candidate, "Here is the CSV:\nname,date,boat_type,hours\nAna Ruiz,2025-06-01,single,2")
+    assert not run(candidate, "customer,day,boat\nAna Ruiz,2025-06-01,single")
+
+
+def test_sections_asked_for_in_order_come_in_that_order() -> None:
+    inline = by_check(
+        synthesize(
+            "Return Markdown with exactly these sections, in order: **Impact**, **Root cause**, **Next steps**."
+        ),
+        family="headings_in_order",
+    )
+    assert inline.check is not None and inline.check["titles"] == ["Impact", "Root cause", "Next steps"]
+    assert not run(inline, "**Root cause**\nA bad deploy.\n\n**Impact**\nCheckout failed.\n\n**Next steps**\nA canary.")
+    prompt = (
+        "Use exactly these markdown headings, in this order:\n- Medications\n- Feeding\n- When to Call Us\n\nBe kind."
+    )
+    listed = by_check(synthesize(prompt.splitlines()[0], prompt=prompt), family="headings_in_order")
+    assert run(listed, "## Medications\nOne tablet.\n## Feeding\nSmall meals.\n## When to Call Us\nIf she vomits.")
+    assert not run(listed, "## Feeding\nSmall meals.\n## Medications\nOne tablet.\n## When to Call Us\nIf she vomits.")
+    # a list of sections asked for in no order, and an order "in order to" something, ask for none
+    assert "headings_in_order" not in families(synthesize("Use these sections: **Impact**, **Next steps**."))
+    assert "headings_in_order" not in families(
+        synthesize("Add the sections **Impact** and **Next steps** in order to help the reader.")
+    )
+
+
+def test_an_exact_sentence_a_case_asks_for_is_given_where_the_inputs_mention_the_case() -> None:
+    prompt = (
+        "Setter notes: {setter_notes}\n"
+        'If the setter notes mention a high top-out, a swing, or a jump/dyno, include the exact sentence "Spot '
+        'recommended."'
+    )
+    candidate = by_check(synthesize(prompt.splitlines()[1], prompt=prompt), family="gives_when_mentioned")
+    assert candidate.check is not None
+    assert candidate.check["topics"] == ["high top-out", "swing", "jump", "dyno"]
+    dyno = {"setter_notes": "Big dyno to the lip, then an easy mantle."}
+    assert run(candidate, "A powerful line with a committing move. Spot recommended.", dyno)
+    assert not run(candidate, "A powerful line with a committing move to the lip.", dyno)
+    with pytest.raises(checks.NotApplicable):  # a case the rule does not cover
+        run(candidate, "A gentle slab.", {"setter_notes": "Slab, small feet, no big moves."})
