@@ -581,7 +581,9 @@ class OfflineSynthesizer:
         text = _heading_item(context.text, instruction.text) or text
         text = _MARKDOWN_ELEMENT.sub("", text)  # "No markdown headings or bold": those, not every mark of markdown
         mapped = _CASE_TO_OUTCOME.match(text)
-        if mapped:  # "Messages that are only thanks -> other, low": the case is the input's, not the response's
+        if mapped and not _SWAP_VERB.search(
+            mapped.group("case")
+        ):  # "Messages that are only thanks -> other, low": the case is the input's, not the response's
             text = mapped.group("outcome")
         labelled = _paragraph_label(context.text, instruction.text) or _section_title_over(
             context.text, instruction.text
@@ -659,6 +661,10 @@ class OfflineSynthesizer:
                 for draft in _phrases(text, vocabulary, exclude=negated):
                     found_specific = True
                     yield draft
+            replaced = _reworded(text)[1]
+            if replaced:  # 'say "stitches", not "sutures"', "(heavy cream → double cream)": the replaced wordings
+                found_specific = True
+                yield phrases_draft(replaced, exclude=True)
             if not negated:  # "invite them to write to {contact_email}": the input's value itself
                 for field in _placeholders_asked_for(text, vocabulary):
                     found_specific = True
@@ -3687,6 +3693,8 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     if cue is not None and _NO_QUOTING.search(scope) and not _QUOTING_ALLOWED.search(scope):
         scope = _QUOTING_CLAUSE.sub(" ", scope)  # whom not to quote is no phrase to ban
     quoted = _literal_quotes(scope, unconditional=not exclude)
+    if not exclude:  # 'say "stitches", not "sutures"': "stitches" where the other would come up, not in every answer
+        quoted = [phrase for phrase in quoted if phrase not in _reworded(scope)[0]]
     examples = _literal_quotes(scope, _EXAMPLE_FRAME)
     if exclude:  # '(write "dichloromethane", not "DCM")': the form to write, set against the banned ones
         quoted = [q for q in quoted if not re.search(rf"[\"“'‘`]{re.escape(q)}[\"”'’`]\s*,?\s+not\s+[\"“'‘`]", scope)]
@@ -3805,6 +3813,38 @@ def _offer_bans(scope: str) -> Iterator[_Draft]:
             terms.append(term)
     if terms:
         yield library.offers_none_draft(list(dict.fromkeys(terms)))
+
+
+#: A wording preferred to another: 'say "stitches", not "sutures"', '"tummy" instead of "abdomen"', '"use", rather
+#: than "utilise" or "leverage"'.
+_PREFERRED_QUOTE: Final = re.compile(
+    r"[\"“](?P<preferred>[^\"”\n]{1,40})[\"”]\s*,?\s+(?:not|instead\s+of|rather\s+than|over)\s+"
+    r"(?P<replaced>[\"“][^\"”\n]{1,40}[\"”](?:\s*(?:,|or|,\s*or)\s*[\"“][^\"”\n]{1,40}[\"”])*)",
+    re.IGNORECASE,
+)
+#: A sentence that swaps terms for others, which its mapping lists: "Replace US-only ingredient names with UK
+#: equivalents (all-purpose flour → plain flour, powdered sugar → icing sugar)".
+_SWAP_VERB: Final = re.compile(r"\b(?:replace|swap|substitute|convert|rename|translate|instead)\w*\b", re.IGNORECASE)
+_SWAPPED: Final = re.compile(
+    r"(?P<old>[A-Za-z][\w' -]{1,40}?)\s*(?:→|->|=>)\s*(?P<new>[A-Za-z][\w' -]{1,40}?)\s*(?=[,;)]|$)"
+)
+
+
+def _reworded(text: str) -> tuple[list[str], list[str]]:
+    """The wordings a sentence prefers and the ones they replace: 'say "stitches", not "sutures"' prefers
+    "stitches" to "sutures", and a mapping under a verb of swapping ("Replace US ingredient names (heavy cream →
+    double cream)") "double cream" to "heavy cream". The preferred one is what to write when the other would come
+    up, never a word every response owes."""
+    preferred: list[str] = []
+    replaced: list[str] = []
+    for pair in _PREFERRED_QUOTE.finditer(text):
+        preferred.append(pair.group("preferred"))
+        replaced += re.findall(r"[\"“]([^\"”\n]{1,40})[\"”]", pair.group("replaced"))
+    if _SWAP_VERB.search(text):
+        for pair in _SWAPPED.finditer(text):
+            preferred.append(pair.group("new").strip())
+            replaced.append(re.sub(r"^(?:and|or)\s+", "", pair.group("old").strip(), flags=re.IGNORECASE))
+    return list(dict.fromkeys(preferred)), list(dict.fromkeys(replaced))
 
 
 #: A kind a ban illustrates with one token of its form: "Jira keys (like PLAT-123)", "never as digits like 10:40",

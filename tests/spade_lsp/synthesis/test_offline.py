@@ -3869,3 +3869,41 @@ def test_an_exact_sentence_a_case_asks_for_is_given_where_the_inputs_mention_the
     assert not run(candidate, "A powerful line with a committing move to the lip.", dyno)
     with pytest.raises(checks.NotApplicable):  # a case the rule does not cover
         run(candidate, "A gentle slab.", {"setter_notes": "Slab, small feet, no big moves."})
+
+
+@pytest.mark.parametrize(
+    ("sentence", "replaced", "preferred"),
+    [
+        (
+            'Use plain words: say "stitches", not "sutures", and "tummy", not "abdomen".',
+            ["sutures", "abdomen"],
+            "stitches",
+        ),
+        (
+            "Replace US-only ingredient names with UK equivalents (all-purpose flour → plain flour, heavy cream → "
+            "double cream).",
+            ["all-purpose flour", "heavy cream"],
+            "plain flour",
+        ),
+        (
+            'Use the full chemical name, never a formula or abbreviation (write "dichloromethane", not "DCM" or '
+            '"CH2Cl2").',
+            ["DCM", "CH2Cl2"],
+            "dichloromethane",
+        ),
+    ],
+)
+def test_a_wording_preferred_to_another_bans_the_other_and_asks_for_neither(
+    sentence: str, replaced: list[str], preferred: str
+) -> None:
+    candidates = synthesize(sentence)
+    ban = by_check(candidates, family="excludes")
+    assert ban.check is not None and ban.check["phrases"] == [phrase.lower() for phrase in replaced]
+    assert not run(ban, f"Keep the {replaced[0]} dry for a week.")
+    assert run(ban, f"Keep the {preferred} dry for a week.")
+    assert run(ban, "Rest for a week and call us if it gets worse.")  # the preferred word is owed by no answer
+    assert not [c for c in candidates if (c.check or {}).get("family") == "includes"]
+
+
+def test_a_mapping_of_cases_to_outcomes_is_no_rewording() -> None:
+    assert "excludes" not in families(synthesize("Messages that are only thanks -> other, low"))
