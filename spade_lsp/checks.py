@@ -74,6 +74,7 @@ __all__ = [
     "links_kept",
     "mean_sentence_words",
     "mentions",
+    "names_no_company",
     "names_no_one",
     "names_no_set_time",
     "number_in_range",
@@ -1232,6 +1233,29 @@ def _people_named(text: str) -> set[str]:
 def _handle_name(handle: re.Match[str]) -> str:
     """The name an @handle writes first: "Dana" of "@dana.k"."""
     return re.split(r"[._-]", handle.group("name"))[0].capitalize()
+
+
+#: A company's name: capitalised words before a legal form ("Harland Timber Ltd", "Acme Widgets, Inc.").
+_COMPANY: Final = re.compile(
+    r"(?P<name>[A-Z][\w&'’-]*(?:\s+[A-Z][\w&'’-]*){0,3}(?:\s+&\s+(?:Co|Sons)\b\.?)?),?\s+"
+    r"(?:Ltd|Limited|Inc|LLC|LLP|plc|PLC|GmbH|Corp|Corporation|Pty)\b\.?"
+)
+
+
+def _companies(text: str) -> set[str]:
+    """The names of companies ``text`` writes with their legal form, without it ("Harland Timber")."""
+    return {" ".join(match.group("name").split()) for match in _COMPANY.finditer(text)}
+
+
+def names_no_company(response: str, example: Mapping[str, Any]) -> bool:
+    """Whether the response names no company ("never name any company, even if one is mentioned in the reason",
+    "never name a contractor"): no name written with a legal form ("Ltd", "Inc", "GmbH"), and none of the companies
+    the inputs name so, with or without it ("Harland Timber" of "Harland Timber Ltd")."""
+    if _COMPANY.search(response):
+        return False
+    return not any(
+        re.search(rf"(?<!\w){re.escape(name)}(?!\w)", response) for name in _companies(_source_text(example, ""))
+    )
 
 
 def names_no_one(response: str, example: Mapping[str, Any], allowed: Iterable[str] = ()) -> bool:

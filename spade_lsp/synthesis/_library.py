@@ -304,6 +304,17 @@ def quotes_no_one_draft() -> Draft:
     )
 
 
+def names_no_company_draft() -> Draft:
+    """The response names no company: "never name any company", "never name a contractor", "no company names"."""
+    return Draft(
+        "names_no_company",
+        EXCLUSION,
+        "Names no company: no name with a legal form (“Ltd”, “Inc”), and none of the companies the inputs name.",
+        "checks.names_no_company(response, example)",
+        {"family": "names_no_company"},
+    )
+
+
 def names_no_one_draft(allowed: Sequence[str] = ()) -> Draft:
     """The response names none of the people the inputs name; the inputs ``allowed`` (a signer, staff the prompt
     writes in) may be named."""

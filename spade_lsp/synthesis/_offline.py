@@ -1358,6 +1358,8 @@ def input_rule_drafts(sentence: str, context: PromptContext) -> Iterator[_Draft]
 def _input_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     yield from _private_drafts(text, vocabulary)
     yield from _no_names_drafts(text, vocabulary)
+    if _NO_COMPANY.search(text):
+        yield library.names_no_company_draft()
     if _NO_SET_TIME.search(text):
         yield library.names_no_set_time_draft()
     if _NO_CONTACT.search(text):
@@ -1449,6 +1451,14 @@ def _no_names_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     yield library.names_no_one_draft([field for field in vocabulary.inputs if _NAME_INPUT.search(field)])
 
 
+#: A ban on naming companies: "never name any company", "never name a contractor", "no company names", "do not
+#: identify the supplier" (not competitors, whose names no input gives and no legal form marks).
+_NO_COMPANY: Final = re.compile(
+    r"\b(?:never|not|don't|no)\b[^.;\n]{0,30}?\b(?:name|identify|mention)\w*\s+(?:or\s+\w+\s+)?(?:a|an|any|the)?\s*"
+    r"(?:compan(?:y|ies)|contractors?|suppliers?|firms?|subcontractors?)\b(?!\s+(?:policy|policies|car|address))"
+    r"|\bno\s+(?:company|contractor|supplier|firm)\s+names\b",
+    re.IGNORECASE,
+)
 #: Inputs that hold a person's name: "manager_name", "recruiter", "signer", "teacher_role".
 _NAME_INPUT: Final = re.compile(
     r"name|manager|recruiter|agent|sender|signer|signatory|author|host|coordinator|owner|teacher|officer|contact|"
@@ -3165,6 +3175,10 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
     titles = list(dict.fromkeys("".join(title) for title in _TITLED_SECTION.findall(text)))
     if re.search(r"\b(?:sections?|headings?|headers?)\b[^.*]{0,30}:?\s*\*\*", text, re.IGNORECASE):
         titles += [title.strip(" :") for title in re.findall(r"\*\*([^*\n]{1,40})\*\*", text) if title not in titles]
+    if re.search(r"\b(?:sections?|headings?|headers?)\b[^.\"“]{0,40}:\s*#{1,6}\s", text, re.IGNORECASE):
+        # "these three markdown headings, in this order: ## Decisions, ## Action items, ## Open questions."
+        marked = re.findall(r"(?<![#\w])#{1,6}\s+([^#,;\n]{1,40}?)\s*(?=,|;|\.(?:\s|$)|\s+(?:and|or)\s+#|$)", text)
+        titles += [title.strip() for title in marked if title.strip() and title.strip() not in titles]
     if re.search(r"\b(?:sections?|headings?|headers?)\b[^.\"“]{0,30}:\s*[\"“]#", text, re.IGNORECASE):
         # 'three sections, in this order: "## Children and Families", "## Adults", "## Notices"'
         marked = re.findall(r"[\"“](#{1,6}\s*[^\"”\n]{1,40})[\"”]", text)

@@ -1000,3 +1000,21 @@ def test_sourced_numbers_reads_a_call_s_spoken_times_grouped_digits_and_slashed_
     assert not checks.sourced_numbers("Found missing approx. 06:50 on 04/02/2025.", example)  # no "ten to seven"
     assert not checks.sourced_numbers("Last seen on 01/02/2025.", example)  # no day the call means
     assert not checks.sourced_numbers("Callback 07700900413.", example)
+
+
+@pytest.mark.parametrize(
+    ("response", "names_none"),
+    [
+        ("Contractors will be felling diseased larch trees until 9 May.", True),
+        ("Harland Timber will be felling diseased larch trees until 9 May.", False),  # the input's company
+        ("Harland Timber Ltd will be felling diseased larch trees until 9 May.", False),
+        ("A firm, Acme Widgets, Inc., will resurface the track.", False),  # one the inputs never name
+        ("We are limited in what we can say about the work.", True),
+        ("The Larkspur Wood Path is closed while the felling goes on.", True),
+    ],
+)
+def test_names_no_company_refuses_legal_forms_and_the_companies_the_inputs_name(
+    response: str, names_none: bool
+) -> None:
+    example = {"inputs": {"reason": "felling of diseased larch by Harland Timber Ltd (contract 2291)"}}
+    assert checks.names_no_company(response, example) is names_none

@@ -3848,6 +3848,14 @@ def test_sections_asked_for_in_order_come_in_that_order() -> None:
     listed = by_check(synthesize(prompt.splitlines()[0], prompt=prompt), family="headings_in_order")
     assert run(listed, "## Medications\nOne tablet.\n## Feeding\nSmall meals.\n## When to Call Us\nIf she vomits.")
     assert not run(listed, "## Feeding\nSmall meals.\n## Medications\nOne tablet.\n## When to Call Us\nIf she vomits.")
+    unquoted = synthesize(
+        "Use exactly these three markdown headings, in this order: ## Decisions, ## Action items, ## Open questions."
+    )
+    assert by_check(unquoted, family="headings_in_order").check == {
+        "family": "headings_in_order",
+        "titles": ["Decisions", "Action items", "Open questions"],
+    }
+    assert by_check(unquoted, family="headings", headings=["Action items"])
     # a list of sections asked for in no order, and an order "in order to" something, ask for none
     assert "headings_in_order" not in families(synthesize("Use these sections: **Impact**, **Next steps**."))
     assert "headings_in_order" not in families(
@@ -3907,3 +3915,25 @@ def test_a_wording_preferred_to_another_bans_the_other_and_asks_for_neither(
 
 def test_a_mapping_of_cases_to_outcomes_is_no_rewording() -> None:
     assert "excludes" not in families(synthesize("Messages that are only thanks -> other, low"))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "NEVER blame contractors or name any company, even if one is mentioned in the reason.",
+        "You can give the reason in a few words, but never blame staff, crews or unions, and never name a contractor.",
+        "Never name or identify the people involved (no names, no company names, no job titles).",
+    ],
+)
+def test_a_ban_on_naming_companies_refuses_the_inputs_companies(sentence: str) -> None:
+    candidate = by_check(synthesize(sentence), family="names_no_company")
+    example = {"reason": "felling of diseased larch by Harland Timber Ltd"}
+    assert not run(candidate, "Harland Timber will be felling the trees.", example)
+    assert run(candidate, "A contractor will be felling the trees.", example)
+
+
+@pytest.mark.parametrize(
+    "sentence", ["Mention the company name {company} at least once.", "Don't mention competitors by name."]
+)
+def test_naming_companies_that_is_no_ban_on_it(sentence: str) -> None:
+    assert "names_no_company" not in families(synthesize(sentence))
