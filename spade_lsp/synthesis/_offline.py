@@ -4065,6 +4065,8 @@ def _named_phrases(text: str, *, banned: bool = False) -> list[str]:
             r"\s+with\b", text[match.end() :]
         ):
             continue  # "provide the user with insights": whom the response serves, not what it says
+        if banned and re.fullmatch(r"writ\w*|say\w*", verb) and re.match(r"about\s+\w", obj, re.IGNORECASE):
+            obj = obj[len("about") :].strip()  # "never write about cash": cash, as "never talk about" it
         inner = re.match(rf"(?:{_CONTENT_VERBS})\s+", obj, re.IGNORECASE)
         if inner and re.fullmatch(_STYLE_VERBS, verb, re.IGNORECASE):  # "avoid mentioning prices"
             verb, obj = inner.group(0).strip().lower(), obj[inner.end() :]

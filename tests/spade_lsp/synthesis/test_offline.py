@@ -3937,3 +3937,11 @@ def test_a_ban_on_naming_companies_refuses_the_inputs_companies(sentence: str) -
 )
 def test_naming_companies_that_is_no_ban_on_it(sentence: str) -> None:
     assert "names_no_company" not in families(synthesize(sentence))
+
+
+def test_a_ban_on_writing_about_a_thing_bans_the_thing() -> None:
+    sentence = "The payment is only by bank transfer, never write about cash, the office doesn't accept it."
+    ban = by_check(synthesize(sentence), family="excludes")
+    assert not run(ban, "You can pay in cash in an envelope.")
+    assert run(ban, "Please pay by bank transfer by Friday 3 May.")
+    assert "excludes" not in families(synthesize("Never write about yourself."))
