@@ -61,6 +61,7 @@ __all__ = [
     "inputs_text",
     "is_markdown",
     "json_has_keys",
+    "json_numbers_within",
     "json_value",
     "json_value_in",
     "json_values_from",
@@ -1734,6 +1735,19 @@ def json_value_in(text: str, key: str, allowed: Iterable[str]) -> bool:
     if isinstance(held, list):
         return bool(held) and all(_plain(item) in choices for item in held)
     return _plain(held) in choices
+
+
+def json_numbers_within(text: str, key: str, low: float | None = None, high: float | None = None) -> bool:
+    """Whether every value the response's JSON gives for ``key`` (at any depth: each object of a list) is a number
+    from ``low`` to ``high`` ('"minutes" (a number no greater than 45)', '"clarity": integer 1-5'). A value that is
+    no number breaks the rule too; a response that holds no JSON, or no such key, is the JSON checks' to judge."""
+    value = json_value(text)
+    for held in _values_under(value, _normal(key)):
+        if isinstance(held, bool) or not isinstance(held, int | float):
+            return False
+        if (low is not None and held < low) or (high is not None and held > high):
+            return False
+    return True
 
 
 def _values_under(value: Any, key: str) -> Iterator[Any]:

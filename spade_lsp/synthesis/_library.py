@@ -458,6 +458,30 @@ def value_set_draft(key: str, values: list[str]) -> Draft:
     )
 
 
+def number_range_draft(key: str, low: float | None, high: float | None) -> Draft:
+    """The JSON key ``key`` holds numbers within the bounds its schema line gives."""
+
+    def shown(bound: float) -> str:
+        return f"{bound:g}"
+
+    said = (
+        f"from {shown(low)} to {shown(high)}"
+        if low is not None and high is not None
+        else f"at most {shown(high)}"
+        if high is not None
+        else f"at least {shown(low)}"
+        if low is not None
+        else ""
+    )
+    return Draft(
+        f"{key}_{said.replace(' ', '_')}",
+        PRESENTATION_FORMAT,
+        f"The JSON key {key} holds numbers {said}.",
+        f"checks.json_numbers_within(response, {literal(key)}, {literal(low)}, {literal(high)})",
+        {"family": "number_range", "key": key, "low": low, "high": high},
+    )
+
+
 def verbatim_draft(key: str, field: str) -> Draft:
     """The JSON object's ``key`` holds a passage copied word for word from the input ``field``."""
     return Draft(

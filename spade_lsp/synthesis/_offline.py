@@ -2859,6 +2859,32 @@ _CLOSING_LINE: Final = re.compile(
     r"\s*:\s*(?P<text>\S[^\n]{0,80}?)\s*$",
     re.IGNORECASE,
 )
+#: A closing block given on the lines below the sentence: "End the email with this signature block, reproduced
+#: exactly:", "Finish with the following footer:".
+_CLOSING_BLOCK: Final = re.compile(
+    rf"\b(?:{_CLOSING})\w*\s+(?:[\w-]+\s+){{0,3}}?with\s+(?:this|the\s+following)\s+(?:[\w-]+\s+){{0,2}}?"
+    r"(?:block|signature|sign-off|footer|lines|closing)\b[^:\n]*:\s*$",
+    re.IGNORECASE,
+)
+
+
+def _block_after(prompt: str, sentence: str) -> list[str]:
+    """The lines of the block right below the sentence (after any blank line), up to the next blank line: a
+    signature or footer to copy. None when the block is long or runs on (no block, but the rest of the prompt)."""
+    at = prompt.find(sentence.strip())
+    if at < 0:
+        return []
+    lines = prompt[at + len(sentence.strip()) :].splitlines()[1:]
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    block = []
+    for line in lines:
+        if not line.strip():
+            break
+        block.append(line.strip())
+    return block if 1 <= len(block) <= 6 and all(len(line) <= 80 for line in block) else []
+
+
 #: What the last line opens with: 'on the last line in the format "Label: X"' (the label before a placeholder
 #: letter or an angle-bracket slot), "on the last line write Answer: followed by the answer", "last line: 'X: '",
 #: 'one final line in the form "Serve: <temperature>"'.
@@ -3269,6 +3295,10 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
             yield library.line_start_draft(ending)
         elif ending:
             yield edge_draft(ending, end=True, refused=edge_refused(text, end=True))
+    if _CLOSING_BLOCK.search(text) and not quoted:  # "End the email with this signature block, reproduced exactly:"
+        block = _block_after(vocabulary.prompt, written or text)
+        if block:
+            yield edge_draft("\n".join(block), end=True)
     closing_line = _CLOSING_LINE.search(text)
     if closing_line is not None and re.search(r"[<\[]|\.\.\.|…", closing_line.group("text")):
         closing_line = None  # "the last line must be: Verdict: <pass or fail>": a form to fill, not its words
@@ -3456,6 +3486,10 @@ def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
     json_asked = re.search(r"\bjson\b", prompt, re.IGNORECASE) is not None
     if schema is not None and json_asked and len(values := _quoted(schema.group("values"))) >= 2:
         yield library.value_set_draft(schema.group("key"), values)  # "queue: string, one of "a", "b""
+    if json_asked:  # '"minutes" (a number no greater than 45)', '"clarity": integer 1-5'
+        for bounded in _NUMBER_BOUND.finditer(text):
+            low, high = _number_bounds(bounded)
+            yield library.number_range_draft(bounded.group("key") or bounded.group("bare"), low, high)
     match = _ONE_OF.search(text)
     if match is None or re.search(r"\bjson\s+(?:array|list)\b", prompt, re.IGNORECASE):
         return
@@ -3465,6 +3499,31 @@ def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
     values = _quoted(match.group("values"))
     if quoted is not None and len(values) >= 2:  # a key the prompt names, and a set to choose from
         yield library.value_set_draft(quoted.group(1), values)
+
+
+#: A JSON key given as a number within bounds: '"minutes" (a number no greater than 45)', '"clarity": integer 1-5',
+#: '- confidence: a number between 0 and 1'. Not a size ("max 20 words", "1 to 3 items"): a unit after the bound
+#: makes it a count.
+_NUMBER_BOUND: Final = re.compile(
+    r"(?:[\"“'`](?P<key>[A-Za-z_][\w-]{0,30})[\"”'`]|^\s*[-*•]?\s*(?P<bare>[a-z_][\w-]{0,30}))\s*(?::|\(|-|—)\s*"
+    r"(?:(?:an?|one)\s+)?(?:whole\s+|positive\s+)?(?:number|integer|int|float|decimal|scores?|integers)\s*,?\s*"
+    r"(?:(?:from|between)\s+(?P<low>-?\d+(?:\.\d+)?)\s+(?:to|and)\s+(?P<high>-?\d+(?:\.\d+)?)"
+    r"|(?P<low2>-?\d+(?:\.\d+)?)\s*(?:-|–|to)\s*(?P<high2>-?\d+(?:\.\d+)?)"
+    r"|(?:no\s+greater\s+than|no\s+more\s+than|not\s+more\s+than|at\s+most|up\s+to|max(?:imum)?|<=|≤)\s*"
+    r"(?P<high3>-?\d+(?:\.\d+)?)"
+    r"|(?:no\s+less\s+than|at\s+least|min(?:imum)?|>=|≥)\s*(?P<low3>-?\d+(?:\.\d+)?))"
+    r"(?!\s*(?:-|–|to)\s*\d)(?![\d.]*\s*(?:words?|characters?|chars|sentences?|items?|bullets?|lines?|paragraphs?|"
+    r"entries|elements|tags|keywords|%))",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+
+def _number_bounds(bounded: re.Match[str]) -> tuple[float | None, float | None]:
+    def number(*names: str) -> float | None:
+        found = next((bounded.group(name) for name in names if bounded.group(name)), None)
+        return float(found) if found is not None else None
+
+    return number("low", "low2", "low3"), number("high", "high2", "high3")
 
 
 #: '"quote" (a phrase copied word for word from the survey answer ...)': a JSON key whose value the input holds.

@@ -1018,3 +1018,17 @@ def test_names_no_company_refuses_legal_forms_and_the_companies_the_inputs_name(
 ) -> None:
     example = {"inputs": {"reason": "felling of diseased larch by Harland Timber Ltd (contract 2291)"}}
     assert checks.names_no_company(response, example) is names_none
+
+
+@pytest.mark.parametrize(
+    ("response", "within"),
+    [
+        ('{"days": [{"day": 1, "minutes": 30}, {"day": 2, "minutes": 0}]}', True),
+        ('{"days": [{"day": 1, "minutes": 60}, {"day": 2, "minutes": 30}]}', False),
+        ('{"days": [{"day": 1, "minutes": "30 min"}]}', False),  # no number
+        ('{"days": [{"day": 1, "minutes": -5}]}', False),
+        ("Day 1: 30 minutes of walking.", True),  # no JSON: the JSON checks say so
+    ],
+)
+def test_json_numbers_within_reads_every_value_of_the_key(response: str, within: bool) -> None:
+    assert checks.json_numbers_within(response, "minutes", 0, 45) is within

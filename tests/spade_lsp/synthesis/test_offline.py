@@ -3945,3 +3945,37 @@ def test_a_ban_on_writing_about_a_thing_bans_the_thing() -> None:
     assert not run(ban, "You can pay in cash in an envelope.")
     assert run(ban, "Please pay by bank transfer by Friday 3 May.")
     assert "excludes" not in families(synthesize("Never write about yourself."))
+
+
+@pytest.mark.parametrize(
+    ("line", "key", "low", "high"),
+    [
+        ('Each entry has "day" (a number) and "minutes" (a number no greater than 45).', "minutes", None, 45.0),
+        ('- "clarity": integer 1-5', "clarity", 1.0, 5.0),
+        ("- confidence: a number between 0 and 1", "confidence", 0.0, 1.0),
+        ('"score": an integer from 1 to 10', "score", 1.0, 10.0),
+    ],
+)
+def test_a_json_key_given_as_a_bounded_number_holds_numbers_within_the_bounds(
+    line: str, key: str, low: float | None, high: float | None
+) -> None:
+    prompt = f"Return a JSON object.\n{line}"
+    candidate = by_check(synthesize(line, prompt=prompt), family="number_range")
+    assert candidate.check == {"family": "number_range", "key": key, "low": low, "high": high}
+
+
+@pytest.mark.parametrize(
+    "line", ['"summary": a string of at most 25 words', '"reasons" (a list of 1 to 3 strings)', '"tags": 3-5 tags']
+)
+def test_a_size_is_no_bound_on_a_number(line: str) -> None:
+    assert "number_range" not in families(synthesize(line, prompt=f"Return a JSON object.\n{line}"))
+
+
+def test_a_closing_block_below_the_sentence_is_how_the_response_ends() -> None:
+    prompt = (
+        "Write a reply to the customer.\nEnd the email with this signature block, reproduced exactly:\n\n"
+        "Kind regards,\nThe Clearview Opticians Team\nTel. 023 9275 0140\n\nCustomer name: {customer_name}"
+    )
+    candidate = by_check(synthesize(prompt.splitlines()[1], prompt=prompt), family="ends_with")
+    assert run(candidate, "Dear Olga,\nThanks.\n\nKind regards,\nThe Clearview Opticians Team\nTel. 023 9275 0140")
+    assert not run(candidate, "Dear Olga,\nThanks.\n\nBest wishes,\nThe Clearview Team")
