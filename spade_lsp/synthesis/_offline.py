@@ -545,6 +545,18 @@ class OfflineSynthesizer:
             return []  # an old example or code block, not an instruction
         guard = _value_guard(instruction, context.text, vocabulary)
         drafts = list(self._drafts(instruction, context, vocabulary, examples))
+        keys = _schema_key_lines(instruction.text)
+        if len(keys) >= 2 and guard is None:  # a schema's key lines read as one unit: each its own rule, so "max 25
+            # words" of "reason" is no limit on "category"; one model question for the whole
+            drafts = [
+                *(
+                    draft
+                    for line in keys
+                    for draft in self._drafts(instruction, context, vocabulary, examples, rule=line)
+                    if not draft.asks_llm
+                ),
+                *(draft for draft in drafts if draft.asks_llm),
+            ]
         if guard is not None:  # "- X/Twitter: ... 280 characters or less" under "Match the platform:": the
             # rule's checks for that value alone, and a model's question about the whole item as before
             field, case, rule_text, before = guard
@@ -1047,6 +1059,13 @@ def _schema_keys_after(prompt: str, sentence: str) -> list[str]:
 
 #: A checklist's box before an item: "[ ] No emoji", "[x] ...".
 _CHECKBOX: Final = re.compile(r"\[[ xX]?\]\s+\S")
+
+
+def _schema_key_lines(text: str) -> list[str]:
+    """The lines of a unit that are all a schema's key lines ('"urgency": "P1" | "P2" | "P3",'), each a rule of its
+    own; none when any line is something else."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines if all(re.match(r"\"[^\"\n]{1,60}\"\s*:", line) for line in lines) else []
 
 
 def _is_json_fragment(text: str) -> bool:

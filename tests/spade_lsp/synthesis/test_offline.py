@@ -3979,3 +3979,22 @@ def test_a_closing_block_below_the_sentence_is_how_the_response_ends() -> None:
     candidate = by_check(synthesize(prompt.splitlines()[1], prompt=prompt), family="ends_with")
     assert run(candidate, "Dear Olga,\nThanks.\n\nKind regards,\nThe Clearview Opticians Team\nTel. 023 9275 0140")
     assert not run(candidate, "Dear Olga,\nThanks.\n\nBest wishes,\nThe Clearview Team")
+
+
+def test_a_schema_s_key_lines_read_as_one_unit_are_each_their_own_rule() -> None:
+    unit = (
+        '"category": "new_claim" | "chase" | "complaint" | "other",\n'
+        '  "claim_reference": "<claim number>" | null,\n'
+        '  "urgency": "P1" | "P2" | "P3",\n'
+        '  "reason": "<one sentence, max 25 words>"'
+    )
+    prompt = f"Return ONE JSON object and nothing else.\n\nSchema:\n{{{{\n  {unit}\n}}}}\n"
+    candidates = synthesize(unit, prompt=prompt)
+    assert by_check(candidates, family="value_set", key="urgency").check == {
+        "family": "value_set",
+        "key": "urgency",
+        "values": ["P1", "P2", "P3"],
+    }
+    limit = by_check(candidates, family="count", unit="words")
+    assert "'reason'" in (limit.expression or "")  # the reason's limit, not the category's
+    assert not [c for c in candidates if "'category'" in (c.expression or "") and "count(" in (c.expression or "")]
