@@ -35,6 +35,8 @@ __all__ = [
     "applies_when",
     "applies_when_number",
     "bound",
+    "calculations_hold",
+    "cites_each_sentence",
     "code_blocks",
     "codes_kept",
     "contains_any",
@@ -42,7 +44,10 @@ __all__ = [
     "count",
     "ends_with",
     "ends_with_list",
+    "ends_with_question",
     "fill",
+    "fills_form",
+    "first_line",
     "form_of",
     "gives_when_mentioned",
     "greets_by_name",
@@ -60,6 +65,7 @@ __all__ = [
     "in_language_of",
     "inputs_text",
     "is_markdown",
+    "items_bold",
     "json_has_keys",
     "json_numbers_within",
     "json_value",
@@ -85,6 +91,7 @@ __all__ = [
     "only_code_block",
     "only_list",
     "only_tags",
+    "opens_with_prose",
     "part_counts",
     "parts",
     "preload",
@@ -1400,6 +1407,25 @@ def has_form_of(text: str, example: str) -> bool:
     key, not that one; "never as digits like 10:40": any time in digits). Code blocks are code, not prose; an
     e-mail address is no @handle."""
     return form_of(example).search(_FENCE.sub(" ", text)) is not None
+
+
+#: Sentences this short make no claim to cite ("Sources disagree.", "Hope this helps!").
+_CITED_MIN_WORDS: Final = 4
+
+
+def cites_each_sentence(text: str, example: str) -> bool:
+    """Whether every sentence of four words or more carries a citation in the form of ``example`` ("Cite every
+    claim with the source number in square brackets, like [1]"): "[2]" or "[1][3]" inside it, or standing right
+    after it ("... four hours. [2]"). A response with no such sentence passes; code blocks are code."""
+    form = form_of(example)
+    sentences = parts(_FENCE.sub(" ", text), "sentences")
+    for i, sentence in enumerate(sentences):
+        if _words(form.sub(" ", sentence)) < _CITED_MIN_WORDS:
+            continue
+        follows = sentences[i + 1] if i + 1 < len(sentences) else ""
+        if not form.search(sentence) and not form.match(follows.strip()):
+            return False
+    return True
 
 
 def ids_kept(response: str, example: Mapping[str, Any], fields: Iterable[str]) -> bool:

@@ -195,6 +195,31 @@ def offers_none_draft(terms: Sequence[str]) -> Draft:
     )
 
 
+def citation_drafts(example: str, *, each_sentence: bool) -> list[Draft]:
+    """Citations in the form of ``example`` ("Cite the passage number in square brackets, like [2]"): at least one,
+    and, where every claim or sentence is to carry one, one in every sentence."""
+    drafts = [
+        Draft(
+            f"cites_like_{slug(example)}",
+            INCLUSION,
+            f"Cites its sources in the form {example}.",
+            f"checks.has_form_of(response, {literal(example)})",
+            {"family": "cites", "example": example},
+        )
+    ]
+    if each_sentence:
+        drafts.append(
+            Draft(
+                f"cites_each_sentence_like_{slug(example)}",
+                INCLUSION,
+                f"Every sentence of four words or more carries a citation in the form {example}.",
+                f"checks.cites_each_sentence(response, {literal(example)})",
+                {"family": "cites_each_sentence", "example": example},
+            )
+        )
+    return drafts
+
+
 def form_ban_draft(examples: Sequence[str]) -> Draft:
     """The response writes nothing in the form of the ban's examples ("Jira keys (like PLAT-123)": no key at all,
     "@mention": no @handle); the example itself is one of many such tokens, not the one banned."""

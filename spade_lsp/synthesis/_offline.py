@@ -1379,6 +1379,9 @@ def _input_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     yield from _no_names_drafts(text, vocabulary)
     if _NO_COMPANY.search(text):
         yield library.names_no_company_draft()
+    cited = _CITATION.search(text)
+    if cited is not None and _negation(text) is None:  # "Cite every claim ... in square brackets, like [1]"
+        yield from library.citation_drafts(cited.group("form"), each_sentence=_EACH_CLAIM.search(text) is not None)
     if _NO_SET_TIME.search(text):
         yield library.names_no_set_time_draft()
     if _NO_CONTACT.search(text):
@@ -1478,6 +1481,16 @@ _NO_COMPANY: Final = re.compile(
     r"|\bno\s+(?:company|contractor|supplier|firm)\s+names\b",
     re.IGNORECASE,
 )
+#: Citations asked for in a bracketed form shown by an example: "Cite every claim with the source number in square
+#: brackets, like [1]", "cite the section ID of each excerpt you use in square brackets, like [LV-UK-3.2]".
+_CITATION: Final = re.compile(
+    r"\bcit(?:e|es|ing)\b[^.;\n]{0,100}?\b(?:like|e\.g\.,?|such\s+as|for\s+example,?|as\s+in)\s+"
+    r"(?P<form>\[[^\[\]\n]{1,20}\])",
+    re.IGNORECASE,
+)
+#: Each claim or sentence to carry a citation: "Cite every claim", "after each sentence that uses it" is only the
+#: sentences that use a source, which no check can tell apart.
+_EACH_CLAIM: Final = re.compile(r"\b(?:every|each)\s+(?:claim|statement|fact|sentence)\b(?!\s+that\b)", re.I)
 #: Inputs that hold a person's name: "manager_name", "recruiter", "signer", "teacher_role".
 _NAME_INPUT: Final = re.compile(
     r"name|manager|recruiter|agent|sender|signer|signatory|author|host|coordinator|owner|teacher|officer|contact|"

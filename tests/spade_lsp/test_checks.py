@@ -1032,3 +1032,17 @@ def test_names_no_company_refuses_legal_forms_and_the_companies_the_inputs_name(
 )
 def test_json_numbers_within_reads_every_value_of_the_key(response: str, within: bool) -> None:
     assert checks.json_numbers_within(response, "minutes", 0, 45) is within
+
+
+@pytest.mark.parametrize(
+    ("response", "cited"),
+    [
+        ("The trail is 12 km long [1] and takes about four hours [2].", True),
+        ("The trail is 12 km long [1]. It climbs through pine forest to a ridge. [2]", True),  # cited after it
+        ("The sources disagree. Source [1] says 12 km and source [2] says 14 km.", True),  # a short sentence
+        ("The trail is 12 km long [1]. It climbs through pine forest to a ridge.", False),
+        ("The lake is 300 metres deep and freezes in most winters.", False),
+    ],
+)
+def test_cites_each_sentence_asks_every_claim_for_a_citation(response: str, cited: bool) -> None:
+    assert checks.cites_each_sentence(response, "[1]") is cited

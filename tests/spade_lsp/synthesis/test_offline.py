@@ -3998,3 +3998,17 @@ def test_a_schema_s_key_lines_read_as_one_unit_are_each_their_own_rule() -> None
     limit = by_check(candidates, family="count", unit="words")
     assert "'reason'" in (limit.expression or "")  # the reason's limit, not the category's
     assert not [c for c in candidates if "'category'" in (c.expression or "") and "count(" in (c.expression or "")]
+
+
+def test_citations_asked_for_in_a_form_are_in_that_form_and_in_every_claim_where_it_says_so() -> None:
+    every = synthesize("Cite every claim with the source number in square brackets, like [1].")
+    assert run(by_check(every, family="cites"), "It is 12 km long [3].")
+    assert not run(by_check(every, family="cites"), "It is 12 km long (source 3).")
+    assert not run(by_check(every, family="cites_each_sentence"), "It is 12 km long [3]. Most hikers need four hours.")
+    used = synthesize("Cite the passage number in square brackets, like [2], after each sentence that uses it.")
+    assert families(used) >= {"cites"} and "cites_each_sentence" not in families(used)
+    ids = by_check(synthesize("Cite the section ID of each excerpt you use in square brackets, like [LV-UK-3.2]."),
+                   family="cites")  # fmt: skip
+    assert run(ids, "You can self-certify for up to 7 days [SK-UK-1.3].")
+    assert not run(ids, "You can self-certify for up to 7 days.")
+    assert "cites" not in families(synthesize("Do not cite sources like [1]."))
