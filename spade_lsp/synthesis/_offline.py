@@ -230,6 +230,8 @@ _LITERAL_FRAME = re.compile(
 )
 #: What introduces examples of a kind a sentence bans: the quoted examples are terms it bans.
 _EXAMPLE_FRAME = re.compile(r"\b(?:such as|like|e\.g\.,?|for example,?|for instance,?|including)\s*:?\s*$", re.I)
+#: Quotations a bracket opens on, right after what they illustrate: 'summary comments ("Nice work!", "LGTM")'.
+_OPENING_BRACKET = re.compile(r"\w\s*\(\s*$")
 #: Adjectives that grade content rather than name it: "relevant context", "rich color", "helpful summary".
 _EVALUATIVE: Final = frozenset(
     """relevant rich important key useful helpful clear concise specific concrete detailed accurate brief short
@@ -3803,8 +3805,9 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     examples = _literal_quotes(scope, _EXAMPLE_FRAME)
     if exclude:  # '(write "dichloromethane", not "DCM")': the form to write, set against the banned ones
         quoted = [q for q in quoted if not re.search(rf"[\"“'‘`]{re.escape(q)}[\"”'’`]\s*,?\s+not\s+[\"“'‘`]", scope)]
-    if exclude and not quoted:  # "avoid superlatives such as "best" or "perfect"": the examples are banned too
-        quoted = examples
+    if exclude and not quoted:  # "avoid superlatives such as "best" or "perfect"": the examples are banned too, and
+        # so are those a bracket gives: 'No praise or summary comments ("Nice work!", "LGTM")'
+        quoted = examples or _literal_quotes(scope, _OPENING_BRACKET)
     elif not exclude:  # "use a friendly sign-off like "Cheers"": one of many that comply, not a requirement
         quoted = [phrase for phrase in quoted if phrase not in examples]
     if re.search(r"\b(?:start|begin|end|finish)s?\s+(?:\w+\s+){0,2}?with\b", text, re.IGNORECASE):

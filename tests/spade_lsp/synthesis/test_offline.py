@@ -4012,3 +4012,11 @@ def test_citations_asked_for_in_a_form_are_in_that_form_and_in_every_claim_where
     assert run(ids, "You can self-certify for up to 7 days [SK-UK-1.3].")
     assert not run(ids, "You can self-certify for up to 7 days.")
     assert "cites" not in families(synthesize("Do not cite sources like [1]."))
+
+
+def test_quotations_a_bracket_gives_after_a_banned_kind_are_banned() -> None:
+    ban = by_check(synthesize('No filler phrases ("Great question!", "I hope this helps").'), family="excludes")
+    assert ban.check is not None and ban.check["phrases"] == ["great question!", "i hope this helps"]
+    assert not run(ban, "Great question! The fee is £5.")
+    assert run(ban, "The fee is £5.")
+    assert "excludes" not in families(synthesize('End with a sign-off ("Best, Team").'))  # asked for, not banned
