@@ -595,9 +595,9 @@ class OfflineSynthesizer:
         text = _heading_item(context.text, instruction.text) or text
         text = _MARKDOWN_ELEMENT.sub("", text)  # "No markdown headings or bold": those, not every mark of markdown
         mapped = _CASE_TO_OUTCOME.match(text)
-        if mapped and not _SWAP_VERB.search(
-            mapped.group("case")
-        ):  # "Messages that are only thanks -> other, low": the case is the input's, not the response's
+        # "Messages that are only thanks -> other, low": the case is the input's, not the response's (but "Replace US
+        # names (heavy cream → double cream)" is a swap of wordings)
+        if mapped and not _SWAP_VERB.search(mapped.group("case")):
             text = mapped.group("outcome")
         labelled = _paragraph_label(context.text, instruction.text) or _section_title_over(
             context.text, instruction.text
@@ -3901,7 +3901,7 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
 _OFFER_BAN: Final = re.compile(
     r"\b(?:promis(?:e|es|ing)|offer(?:s|ing)?|guarantee(?:s|ing)?|commit(?:s|ting)?\s+to)\s+"
     r"(?P<object>(?:(?!\b(?:if|when|unless|until|in|to|for|from|on|at|beyond|that|which|who|even|because|before|after|"
-    r"outside|without|by|with|than|unless|instead|and\s+(?:do|don't|never|not|say|tell|give|ask|explain)|"
+    r"outside|without|by|with|than|instead|and\s+(?:do|don't|never|not|say|tell|give|ask|explain)|"
     r"or\s+(?:do|don't|never|not|say|tell|give|ask|explain|suggest|guarantee|promise))\b)[^.;:()\n\"“”])+)",
     re.IGNORECASE,
 )
