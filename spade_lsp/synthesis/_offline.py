@@ -2475,6 +2475,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 continue  # "highlight at least three features": in prose as well as in a list
             low: int | str | None
             high: int | str | None
+            disallowed = _DISALLOWED_AFTER.match(lowered[match.end() :]) is not None
+            if disallowed and kind not in ("above", "below"):
+                continue  # "one sentence in italics is NOT allowed": that form refused, no count asked for
             if kind == "none":
                 low, high = None, 0
             elif kind == "range":
@@ -2492,8 +2495,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 value = vocabulary.bound(groups[0])
                 if value is None:
                     continue
-                if kind in ("above", "below") and _NEGATED_COMPARISON.search(lowered[: match.start()]):
-                    kind = "at_most" if kind == "above" else "at_least"  # "don't use more than two hashtags"
+                if kind in ("above", "below") and (disallowed or _NEGATED_COMPARISON.search(lowered[: match.start()])):
+                    # "don't use more than two hashtags", "more than two hashtags is not allowed"
+                    kind = "at_most" if kind == "above" else "at_least"
                 if kind == "hyphenated":  # a length in words or characters is a size, not a tally
                     if _sizes_a_part(lowered[: match.start()], lowered[match.end() :]):
                         continue
@@ -2590,6 +2594,11 @@ _BANNED_KINDS: Final = re.compile(r"\(([^()]*\b(?:phone numbers|telephone number
 _CHOICES: Final = re.compile(r"\bmultiple[- ]choice\b|\boptions?\b[^.\n]{0,20}\b[A-E]\s*(?:-|–|to)\s*[B-H]\b", re.I)
 #: A line of an output form, opening with a slot to fill: "1. [ID] Name (Institution) - one-line reason".
 _FORM_LINE: Final = re.compile(r"^\s*(?:(?:\d+[.)]|[-*•])\s+)?\[[A-Za-z][^\]\n]*\]\s+[A-Z(\[<]")
+#: A refusal after a count in its clause: "more than two hashtags is not allowed", "one sentence in italics is NOT
+#: allowed", "fewer than 3 bullets isn't acceptable".
+_DISALLOWED_AFTER: Final = re.compile(
+    r"[^.;:!?]{0,40}?\b(?:(?:is|are)\s+(?:not|never)|isn't|aren't)\s+(?:allowed|permitted|acceptable|ok|okay)\b"
+)
 #: A negation just before "more than N" or "fewer than N", which turns it into "at most N" or "at least N".
 _NEGATED_COMPARISON: Final = re.compile(
     r"\b(?:don't|do not|never|must not|mustn't|should not|shouldn't|cannot|can't|not|avoid)\s+(?:[\w']+\s+){0,3}$"

@@ -4020,3 +4020,20 @@ def test_quotations_a_bracket_gives_after_a_banned_kind_are_banned() -> None:
     assert not run(ban, "Great question! The fee is £5.")
     assert run(ban, "The fee is £5.")
     assert "excludes" not in families(synthesize('End with a sign-off ("Best, Team").'))  # asked for, not banned
+
+
+@pytest.mark.parametrize(
+    ("sentence", "low", "high"),
+    [
+        ("More than two hashtags is not allowed.", None, 2),
+        ("Fewer than 3 bullets is not acceptable.", 3, None),
+    ],
+)
+def test_a_count_refused_after_it_is_the_bound_it_leaves(sentence: str, low: int | None, high: int | None) -> None:
+    candidate = by_check(synthesize(sentence), family="count")
+    assert candidate.check is not None and (candidate.check["min"], candidate.check["max"]) == (low, high)
+
+
+def test_a_form_refused_after_its_count_asks_for_no_count() -> None:
+    sentence = "Optional subheadline: one sentence in italics is NOT allowed; write it as plain text."
+    assert "count" not in families(synthesize(sentence))
