@@ -392,14 +392,14 @@ def test_a_save_compares_the_new_version_with_the_one_before(vscode: VSCode, tmp
 SUPPORT = [
     "You are a support agent for Acme. Reply to the customer's message below.\n"
     "Use the customer's first name {first_name}.\n",
-    "Never promise refunds.\nKeep the reply under 120 words.\n",
+    "Never blame the customer.\nKeep the reply under 120 words.\n",
     "Always sign off as The Acme Team.\nEnd with a question.\n\nMessage: {message}\n",
 ]
 SUPPORT_EXAMPLES = [
     ("g1", "Ana", "Where is my order?", "Hi Ana, your parcel left today. Anything else?\n\nThe Acme Team", "good"),
     ("g2", "Bo", "The lid is broken.", "Hi Bo, a new lid is on its way. Does the rest work?\n\nThe Acme Team", "good"),
     ("g3", "Cy", "Can I change my address?", "Hi Cy, done. Is there anything else?\n\nThe Acme Team", "good"),
-    ("b1", "Di", "It arrived late.", "Sorry. We will refund you in full.", "bad"),
+    ("b1", "Di", "It arrived late.", "It was late because you picked the slowest option.", "bad"),
     ("b2", "Ed", "Wrong colour.", "Hello customer, we will look into it.\n\nThe Acme Team", "bad"),
     ("b3", "Fay", "No invoice.", "Hi Fay, the invoice is attached.\n\nBest, John", "bad"),
 ]  # fmt: skip

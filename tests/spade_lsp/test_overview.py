@@ -516,7 +516,7 @@ def test_every_unit_has_a_hint_or_a_reason(workspace_dir: Path) -> None:
     says why it is not an instruction; the summary counts the instructions, as many as get a diagnostic."""
     text = (
         "You are a support agent for Acme. Reply to the customer's message below.\n"
-        "Use the customer's first name {first_name}.\nNever promise refunds.\n"
+        "Use the customer's first name {first_name}.\nNever blame the customer.\n"
         "Always sign off as The Acme Team.\nEnd with a question.\n\nMessage: {message}\n"
     )
     overview = build_overview(None, workspace_dir, None, text, max_prompt_bytes=1_000_000)
@@ -526,8 +526,8 @@ def test_every_unit_has_a_hint_or_a_reason(workspace_dir: Path) -> None:
     assert plan["Reply to the customer's message below."][:3] == (False, (), False)
     assert "describes the task" in (plan["Reply to the customer's message below."][3] or "")
     assert plan["Use the customer's first name {first_name}."][1] == ("assert_mentions_first_name",)
-    assert plan["Never promise refunds."][:3] == (True, (), True)
-    assert "without a model" in (plan["Never promise refunds."][3] or "")
+    assert plan["Never blame the customer."][:3] == (True, (), True)
+    assert "without a model" in (plan["Never blame the customer."][3] or "")
     assert plan["Always sign off as The Acme Team."][1] == ("assert_signs_off_as_the_acme_team",)
     assert plan["End with a question."][1] == ("assert_ends_with_a_question",)
     assert plan["Message: {message}"][0] is False and "input data" in (plan["Message: {message}"][3] or "")

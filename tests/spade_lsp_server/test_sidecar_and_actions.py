@@ -208,11 +208,11 @@ async def test_prompt_code_actions(editor_factory: Any, workspace_dir: Path) -> 
 async def test_an_instruction_only_a_model_can_check_offers_no_empty_add(
     editor_factory: Any, workspace_dir: Path
 ) -> None:
-    """ "Never promise refunds." needs judgement: its hint says so and names the next step, and no "Add assertion"
+    """ "Never blame the customer." needs judgement: its hint says so and names the next step, and no "Add assertion"
     (lens or quick fix) is offered that would add nothing; "End with a question." and the sign-off get checks."""
     prompt = workspace_dir / "support.prompt"
     prompt.write_text(
-        "Never promise refunds.\nEnd with a question.\nAlways sign off as The Acme Team.\n", encoding="utf-8"
+        "Never blame the customer.\nEnd with a question.\nAlways sign off as The Acme Team.\n", encoding="utf-8"
     )
     editor = await editor_factory(workspace_dir, settings=OFFLINE)
     uri = await editor.open(prompt)
@@ -227,8 +227,8 @@ async def test_an_instruction_only_a_model_can_check_offers_no_empty_add(
     assert lines[1].message.endswith("Add assertion writes assert_ends_with_a_question")
     assert lines[2].message.endswith("Add assertion writes assert_signs_off_as_the_acme_team")
     assert lines[1].code == lines[2].code == "Structural/PresentationFormat"
-    refunds = await editor.code_actions(uri, lines[0].range, diagnostics=[lines[0]])
-    assert "Add assertion for this instruction" not in [a.title for a in refunds]
+    blame = await editor.code_actions(uri, lines[0].range, diagnostics=[lines[0]])
+    assert "Add assertion for this instruction" not in [a.title for a in blame]
     adds = [lens for lens in await editor.code_lenses(uri) if lens.command and lens.command.title == "Add assertion"]
     assert [lens.range.start.line for lens in adds] == [1, 2]
     hover = await editor.hover(uri, 0, 3)
