@@ -486,18 +486,10 @@ def value_set_draft(key: str, values: list[str]) -> Draft:
 def number_range_draft(key: str, low: float | None, high: float | None) -> Draft:
     """The JSON key ``key`` holds numbers within the bounds its schema line gives."""
 
-    def shown(bound: float) -> str:
-        return f"{bound:g}"
-
-    said = (
-        f"from {shown(low)} to {shown(high)}"
-        if low is not None and high is not None
-        else f"at most {shown(high)}"
-        if high is not None
-        else f"at least {shown(low)}"
-        if low is not None
-        else ""
-    )
+    if low is not None and high is not None:
+        said = f"from {low:g} to {high:g}"
+    else:  # the schema line gives one bound at least
+        said = f"at most {high:g}" if high is not None else f"at least {low:g}"
     return Draft(
         f"{key}_{said.replace(' ', '_')}",
         PRESENTATION_FORMAT,

@@ -948,12 +948,29 @@ def _keys_listed_after(prompt: str, sentence: str) -> list[str]:
     return keys if len(keys) >= 2 and len(keys) == len(items) else []
 
 
+def _lines_below(prompt: str, sentence: str) -> list[str]:
+    """The prompt's lines after the line the sentence ends on (none when the prompt does not hold it)."""
+    at = prompt.find(sentence.strip())
+    return [] if at < 0 else prompt[at + len(sentence.strip()) :].splitlines()[1:]
+
+
+def _block_after(prompt: str, sentence: str) -> list[str]:
+    """The lines of the block right below the sentence (after any blank line), up to the next blank line: a
+    signature or footer to copy. None when the block is long or runs on (no block, but the rest of the prompt)."""
+    lines = _lines_below(prompt, sentence)
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    block = []
+    for line in lines:
+        if not line.strip():
+            break
+        block.append(line.strip())
+    return block if 1 <= len(block) <= 6 and all(len(line) <= 80 for line in block) else []
+
+
 def _items_after(prompt: str, sentence: str) -> list[str]:
     """The top-level items of the list right below the sentence (their nested lines left out), as written."""
-    at = prompt.find(sentence.strip())
-    if at < 0:
-        return []
-    lines = prompt[at + len(sentence.strip()) :].splitlines()[1:]
+    lines = _lines_below(prompt, sentence)
     items: list[str] = []
     indent: int | None = None
     for line in lines:
@@ -2911,23 +2928,6 @@ _CLOSING_BLOCK: Final = re.compile(
 )
 
 
-def _block_after(prompt: str, sentence: str) -> list[str]:
-    """The lines of the block right below the sentence (after any blank line), up to the next blank line: a
-    signature or footer to copy. None when the block is long or runs on (no block, but the rest of the prompt)."""
-    at = prompt.find(sentence.strip())
-    if at < 0:
-        return []
-    lines = prompt[at + len(sentence.strip()) :].splitlines()[1:]
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    block = []
-    for line in lines:
-        if not line.strip():
-            break
-        block.append(line.strip())
-    return block if 1 <= len(block) <= 6 and all(len(line) <= 80 for line in block) else []
-
-
 #: What the last line opens with: 'on the last line in the format "Label: X"' (the label before a placeholder
 #: letter or an angle-bracket slot), "on the last line write Answer: followed by the answer", "last line: 'X: '",
 #: 'one final line in the form "Serve: <temperature>"'.
@@ -3810,7 +3810,8 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         scope = _QUOTING_CLAUSE.sub(" ", scope)  # whom not to quote is no phrase to ban
     quoted = _literal_quotes(scope, unconditional=not exclude)
     if not exclude:  # 'say "stitches", not "sutures"': "stitches" where the other would come up, not in every answer
-        quoted = [phrase for phrase in quoted if phrase not in _reworded(scope)[0]]
+        preferred = _reworded(scope)[0]
+        quoted = [phrase for phrase in quoted if phrase not in preferred]
     examples = _literal_quotes(scope, _EXAMPLE_FRAME)
     if exclude:  # '(write "dichloromethane", not "DCM")': the form to write, set against the banned ones
         quoted = [q for q in quoted if not re.search(rf"[\"“'‘`]{re.escape(q)}[\"”'’`]\s*,?\s+not\s+[\"“'‘`]", scope)]
