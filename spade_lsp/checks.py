@@ -1300,12 +1300,20 @@ def names_no_one(response: str, example: Mapping[str, Any], allowed: Iterable[st
 #: 9001", "NHS 111", "HTTP" are the world's, which a good answer names as often as a bad one invents "LIHEAP".
 _PROPER_WORD: Final = re.compile(r"(?<![\w'’@#/.-])(?:[A-Z][a-z]+(?:[A-Z][a-z]+)+|[A-Z][a-zà-ÿ]+)(?![\w@/-])")
 #: What a response writes as a label, not a claim: a bold span ("**Establishing the Value Proposition**"), a
-#: heading, and the words an acronym stands for ("SWOT (Strengths, Weaknesses, Opportunities, Threats)").
-_LABEL_SPANS: Final = re.compile(r"\*\*[^*\n]+\*\*|__[^_\n]+__|^\s*#+\s.*$|\b[A-Z]{2,}s?\s*\([^()\n]*\)", re.MULTILINE)
+#: heading, a line's title-case lead-in before a colon whose later words are common nouns by their endings
+#: ("- Volume Discounts: ...", "- Financial Stability: ...", where "- Tom Baker: ..." still names someone), and
+#: the words an acronym stands for ("SWOT analysis (Strengths, Weaknesses, Opportunities, Threats)").
+_LABEL_SPANS: Final = re.compile(
+    r"\*\*[^*\n]+\*\*|__[^_\n]+__|^\s*#+\s.*$"
+    r"|^\s*(?:[-*•]|\d+[.)])?\s*[A-Z][\w'’-]*(?:\s+(?:of|and|&|to|for|the|in|on|"
+    r"[A-Z][a-z]*(?:s|ity|ment|tion|sion|ness|ance|ence|ing|ics|ure|ship|ism|ogy|ies|ate|ive)))+:"
+    r"|\b[A-Z]{2,}s?(?:\s+[a-z]+){0,2}\s*\([^()\n]*\)",
+    re.MULTILINE,
+)
 #: Where a sentence starts, and a capital says nothing of a name: a line's start, after a sentence's end, a
 #: colon, an opening quote, bracket, bullet or checkbox, a table cell's border or an emoji.
 _SENTENCE_START: Final = re.compile(
-    r"(?:^|[.!?:;]\s+|[\"“‘'(\[]\s*|^\s*(?:[-*•>#]+|\d+[.)])\s+(?:\[[ xX]?\]\s+)?|[^\w\s,'’-]\s+)$"
+    r"(?:^\s*|[.!?:;]\s+|[\"“‘'(\[]\s*|^\s*(?:[-*•>#]+|\d+[.)])\s+(?:\[[ xX]?\]\s+)?|[^\w\s,'’-]\s+)[*_]{0,3}$"
 )
 #: Capitalised words a response writes for other reasons than naming something: calendar words, titles, the
 #: words of a greeting or sign-off.

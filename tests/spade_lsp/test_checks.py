@@ -704,6 +704,20 @@ def test_sourced_names_passes_only_names_its_source_gives() -> None:
         checks.sourced_names("Oak.", {})
 
 
+def test_sourced_names_reads_labels_and_emphasis_as_no_names() -> None:
+    brief = {"supplier": "Hollow Tree Brewing supplies our oak casks; we spend a lot with them each year."}
+    # a line's lead-in label of common nouns, a sentence after a bold label, an emphasised sentence's first word
+    # and the words an acronym a word away stands for claim nothing
+    assert checks.sourced_names("- Volume Discounts: we spend a lot with Hollow Tree.", brief)
+    assert checks.sourced_names("2. Financial Stability: the casks come from Hollow Tree.", brief)
+    assert checks.sourced_names("**Outcomes:** Successful talks with Hollow Tree over the casks.", brief)
+    assert checks.sourced_names("*Again, note that the oak casks come from Hollow Tree.*", brief)
+    assert checks.sourced_names("A SWOT analysis (Strengths, Weaknesses, Opportunities, Threats) of the casks.", brief)
+    # a lead-in that is a person's name is a claim like any other
+    assert not checks.sourced_names("- Tom Baker: orders the oak casks from Hollow Tree.", brief)
+    assert not checks.sourced_names("- Volume Discounts: ask Tom Baker at Hollow Tree about the casks.", brief)
+
+
 def test_a_bold_labels_section_is_its_value_on_the_line() -> None:
     report = "**Date:** 3 December 2024\n**Severity:** Medium\n**What happened:** A pipe burst.\nNo one was hurt."
     assert checks.section(report, "Severity") == "Medium"
