@@ -2218,6 +2218,12 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
             rf"\b(?:{_BAN_VERBS})\s+(?:use|include|add|using|including|adding|{_MENTION_VERBS})?\s*(?:any\s+|all\s+)?"
             rf"({_STRUCTURAL})\b",
         ),
+        # "Emojis are not allowed.", "hashtags are forbidden": a kind refused by name, nothing counted before it
+        (
+            "none",
+            rf"(?<![\w\s])\s*(?:any\s+|all\s+)?({_STRUCTURAL})\s+(?:are|is)\s+(?:not\s+(?:allowed|permitted)"
+            rf"|never\s+(?:allowed|permitted)|forbidden|prohibited|banned)\b",
+        ),
         # "List exactly three topics": the things listed are a list's items, whatever they are called
         (
             "listed",
@@ -2484,6 +2490,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 # numbered line's sequence is that line: 'Line 2: "Reason: " followed by one sentence')
             if kind == "none" and re.match(r"\s+(?:like|such as|of the kind|saying)\b", lowered[match.end() :]):
                 continue  # "no sentence like Here is the comment": that kind of sentence, not none at all
+            if kind == "none" and re.match(
+                r"\s+(?:[a-z]+\s+){0,2}(?:except|other than|apart from|besides|outside|save)\b", lowered[match.end() :]
+            ):
+                continue  # "no hashtags other than in the greeting": some are allowed, only where the rest says
             if kind == "none" and unit in ("words", "sentences", "characters", "paragraphs", "lines"):
                 continue  # "no words in all caps other than STOP": a kind of word; a response is never wordless
             if unit == "list_items" and (kind == "none" or (kind == "exact" and vocabulary.bound(groups[0]) == 0)):
@@ -2492,7 +2502,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 continue  # "highlight at least three features": in prose as well as in a list
             low: int | str | None
             high: int | str | None
-            disallowed = _DISALLOWED_AFTER.match(lowered[match.end() :]) is not None
+            # a ban is itself the refusal: "emojis are banned, and links are not permitted" refuses both
+            disallowed = kind != "none" and _DISALLOWED_AFTER.match(lowered[match.end() :]) is not None
             if disallowed and kind not in ("above", "below"):
                 continue  # "one sentence in italics is NOT allowed": that form refused, no count asked for
             if kind == "none":
@@ -3114,8 +3125,12 @@ _MARK_LINE: Final = re.compile(
     re.IGNORECASE,
 )
 #: What opens a ban on one part of a letter, up to the part's name: "No greeting or sign-off", "skip the salutation",
-#: "Do not add any introduction".
-_LEAVE_OUT: Final = r"\b(?:no|never|don't|do\s+not|without|skip|avoid|omit)\b[^.;\n]{0,40}?\b"
+#: "Do not add any introduction"; never a ban on something else that spares the part ("no emojis except in the
+#: sign-off").
+_LEAVE_OUT: Final = (
+    r"\b(?:no|never|don't|do\s+not|without|skip|avoid|omit)\b"
+    r"(?:(?!\b(?:except|but|other\s+than|apart\s+from|besides|outside|only|save)\b)[^.;\n]){0,40}?\b"
+)
 _NO_GREETING: Final = re.compile(rf"{_LEAVE_OUT}(?:greetings?|salutations?|pleasantries)\b", re.IGNORECASE)
 _NO_SIGN_OFF: Final = re.compile(rf"{_LEAVE_OUT}(?:sign[- ]?offs?|valedictions?)\b", re.IGNORECASE)
 #: A ban on anything above the layout's first heading: "Don't put a title above the first heading".

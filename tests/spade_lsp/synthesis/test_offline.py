@@ -4037,3 +4037,30 @@ def test_a_count_refused_after_it_is_the_bound_it_leaves(sentence: str, low: int
 def test_a_form_refused_after_its_count_asks_for_no_count() -> None:
     sentence = "Optional subheadline: one sentence in italics is NOT allowed; write it as plain text."
     assert "count" not in families(synthesize(sentence))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "units"),
+    [
+        ("Emojis are not allowed.", ["emojis"]),
+        ("Hashtags are forbidden.", ["hashtags"]),
+        ("Any emojis are banned, and links are not permitted.", ["emojis", "links"]),
+    ],
+)
+def test_a_kind_refused_by_name_is_none_at_all(sentence: str, units: list[str]) -> None:
+    counts = [c.check for c in synthesize(sentence) if c.check and c.check["family"] == "count"]
+    assert [(check["unit"], check["min"], check["max"]) for check in counts] == [(unit, None, 0) for unit in units]
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "No emojis except in the sign-off.",
+        "No hashtags other than in the greeting.",
+        "Emojis are not allowed unless the user uses them first.",
+        "Two emojis are not allowed.",
+    ],
+)
+def test_a_ban_that_spares_some_is_no_ban_on_all(sentence: str) -> None:
+    drafted = families(synthesize(sentence))
+    assert "count" not in drafted and "no_sign_off" not in drafted and "no_greeting" not in drafted
