@@ -1597,10 +1597,23 @@ def headings_in_order(text: str, titles: Iterable[str]) -> bool:
     return found == sorted(found)
 
 
+def _key_of_each(elements: list[Any], wanted: str) -> str:
+    """Each object's value of the key ``wanted`` (normalised), one bullet per object; "" when no object has it."""
+    values = [
+        item
+        for element in elements
+        if isinstance(element, dict)
+        for key, item in element.items()
+        if _normal(str(key)) == wanted
+    ]
+    return "\n".join(f"- {item if isinstance(item, str) else json.dumps(item)}" for item in values)
+
+
 def section(text: str, title: str) -> str:
     """The body of the section titled ``title`` (up to the next title of its rank or above), or the value of that
-    key in a JSON object response; "" if none. Where no section bears it, "body" and "title" name the response's
-    body and first line, and "line 3" its third non-blank line.
+    key in a JSON object response (in a JSON list of objects, each object's value, a bullet each); "" if none.
+    Where no section bears it, "body" and "title" name the response's body and first line, and "line 3" its third
+    non-blank line.
 
     A title that is ``title`` exactly wins over one that only contains it ("# Negotiation Strategy" over "#
     Negotiation Strategy Report"). Titles rank as markdown headings by their level, then whole-line bold text,
@@ -1613,7 +1626,11 @@ def section(text: str, title: str) -> str:
                 if isinstance(item, list):
                     return "\n".join(f"- {element}" for element in item)
                 return item if isinstance(item, str) else json.dumps(item)
-        return ""
+        # '{"clues": [{"clue": ...}, ...]}': the key of the objects of a list the object holds
+        lists = [item for item in value.values() if isinstance(item, list)]
+        return next((each for item in lists if (each := _key_of_each(item, wanted))), "")
+    if isinstance(value, list) and (objects := _key_of_each(value, wanted)):  # '[{"answer": ..., "clue": ...}, ...]'
+        return objects
     tagged = re.search(
         rf"<{re.escape(title.strip())}>(.*?)</{re.escape(title.strip())}>", text, re.DOTALL | re.IGNORECASE
     )

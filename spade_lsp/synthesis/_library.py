@@ -99,7 +99,7 @@ def count_draft(
     measure = f"checks.count({target}, {literal(unit)})"
     where = (
         ""
-        if scope is None
+        if scope is None or (per is not None and per[0] in (scope, scope.removesuffix("s")))  # "per clue": the key's
         else f" in {scope}"
         if re.fullmatch(r"(?:line|row) \d+", scope)
         else f" in the {scope} section"

@@ -330,11 +330,32 @@ _TITLED_SECTION: Final = re.compile(
     r"|\b(?:section|heading|header)\s+(?:called|named|titled|entitled)\s+['‘]#*\s*([^'’\n]{1,40}?)['’](?!\w)",
     re.IGNORECASE,
 )
-#: JSON keys listed without quotes: "with the keys title, summary and tags", "fields: id, name".
+#: JSON keys listed without quotes: "with the keys title, summary and tags", "fields: id, name", "the keys answer,
+#: clue and enumeration (all strings)".
 _LISTED_KEYS: Final = re.compile(
     r"\b(?:keys?|fields?|properties|attributes)\s*:?\s+((?:[a-z_][\w-]*\s*,\s*(?:and\s+)?)*[a-z_][\w-]*"
-    r"(?:\s*,?\s+and\s+[a-z_][\w-]*)?)\s*(?:[.;:)]|$)",
+    r"(?:\s*,?\s+and\s+[a-z_][\w-]*)?)\s*(?:[.;:()]|$)",
 )
+
+
+def _split_keys(listed: str) -> list[str]:
+    """The keys of a :data:`_LISTED_KEYS` match's list: "title, summary and tags"."""
+    return [key for key in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", listed) if key]
+
+
+def _json_key_named(prompt: str, word: str) -> str | None:
+    """The key of the response's JSON that "each <word>" names: the key itself ('"clue"', "with the keys answer,
+    clue and enumeration") or the plural key of a list ('"clues"'); None when the prompt asks for no JSON or
+    names no such key."""
+    if not re.search(r"\bjson\b", prompt, re.IGNORECASE):
+        return None
+    listed = {key.lower() for found in _LISTED_KEYS.finditer(prompt) for key in _split_keys(found.group(1))}
+    for key in (word, f"{word}s"):
+        if key in listed or re.search(rf"[\"“'`]{re.escape(key)}[\"”'`]", prompt, re.IGNORECASE):
+            return key
+    return None
+
+
 #: A sentence that says who the model is ("You are an evaluator for {topic}", "Assistant is designed to assist with
 #: in-depth questions"): its words describe the model, not the response.
 _ROLE = re.compile(r"^(?:act as|you are|you're|as an?|(?:the )?assistant is)\b", re.IGNORECASE)
@@ -2402,13 +2423,21 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
     # "One bullet per user-visible change, max 25 words": the size of each bullet
     one_per = re.match(r"^(?:one|a single)\s+([a-z]+(?: point)?)\s+(?:per|for each|for every)\b", lowered)
     leading_per = _part(each.group(1)) if each else _part(one_per.group(1)) if one_per else None
-    if (
+    # "Each clue must be 12 words or fewer" where the response is a JSON list of objects with the key clue
+    key_of_each = (
+        _json_key_named(prompt, each.group(1))
+        if each and leading_per is None and not each.group(0).startswith(("for", "in"))
+        else None
+    )
+    if key_of_each is not None and each is not None:
+        scope, fixed, leading_per = key_of_each, True, (each.group(1), "items")
+    elif (
         each
         and leading_per is None
         and (each.group(0).startswith(("for", "in")) or each.group(1) not in _WHOLE_RESPONSE)
     ):
         return  # "For each issue, explain the fix in one or two sentences", "Each cell is one sentence": per thing
-    if leading_per is not None:  # "Each tweet must stay under 40 words": per tweet, not a "tweet" section
+    elif leading_per is not None:  # "Each tweet must stay under 40 words": per tweet, not a "tweet" section
         scope = None
     if _TWENTY_FOUR_HOUR.search(lowered) and "am/pm" not in lowered:  # "never am/pm" is read as a ban below
         yield _count_draft("am_pm_times", None, 0, None, None)
@@ -2458,7 +2487,7 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 continue  # "One sentence from the statement of the director must be quoted": one picked from a source
             uncounted = _UNCOUNTED.match(lowered, match.end())
             body_only = uncounted is not None and _OUTSIDE_THE_BODY.match(lowered, uncounted.end()) is not None
-            if uncounted and not (body_only and (scope is None or scope in BODY_NAMES)):
+            if uncounted and not (body_only and (scope is None or scope in BODY_NAMES)) and key_of_each is None:
                 continue  # "no more than two sentences, not counting the citation": a count of something unsaid
             clause = _CLAUSE_BREAK.split(lowered[: match.start()])[-1]  # the words before the count, in its clause
             sized = re.search(
@@ -2583,7 +2612,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             parted = _PART_BEFORE_BRACKET.search(lowered[: match.start()])
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
             scopes: list[str | None]
-            if body_only:  # "The body is 80 to 150 words (not counting the subject line)": the response's body
+            if key_of_each is not None:  # "Each clue ..." of a JSON list of objects: that key's, object by object
+                scopes = [key_of_each]
+            elif body_only:  # "The body is 80 to 150 words (not counting the subject line)": the response's body
                 scopes = ["body"]
             elif under_section is not None:
                 scopes = [under_section]
@@ -3202,7 +3233,7 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
             keys = _quoted(unglossed) if re.search(r"\b(?:keys?|fields?|properties|attributes)\b", lowered) else []
             listed = _LISTED_KEYS.search(text)
             if not keys and listed:  # "with the keys title, summary and tags"
-                keys = [key for key in re.split(r"\s*,\s*(?:and\s+)?|\s+and\s+", listed.group(1)) if key]
+                keys = _split_keys(listed.group(1))
             yield json_draft(keys, object_only=re.search(r"\bjson\s+object\b", lowered) is not None)
     if re.search(r"\bmarkdown\b", lowered) and not (
         markdown_refused(lowered) and re.search(r"\b(?:apart from|except|other than|besides|aside from)\b", lowered)

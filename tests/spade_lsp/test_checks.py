@@ -1060,3 +1060,11 @@ def test_json_numbers_within_reads_every_value_of_the_key(response: str, within:
 )
 def test_cites_each_sentence_asks_every_claim_for_a_citation(response: str, cited: bool) -> None:
     assert checks.cites_each_sentence(response, "[1]") is cited
+
+
+def test_a_key_of_a_json_list_of_objects_is_each_objects_value() -> None:
+    clues = '[{"answer": "ORBIT", "clue": "Curved path"}, {"answer": "COMET", "clue": "Icy visitor"}]'
+    assert checks.section(clues, "clue") == "- Curved path\n- Icy visitor"
+    assert checks.section('{"puzzle": "Space", "entries": ' + clues + "}", "Clue") == "- Curved path\n- Icy visitor"
+    assert checks.section(clues, "hint") == ""
+    assert checks.part_counts(checks.section(clues, "clue"), "words") == [2, 2]

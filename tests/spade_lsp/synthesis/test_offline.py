@@ -4064,3 +4064,42 @@ def test_a_kind_refused_by_name_is_none_at_all(sentence: str, units: list[str]) 
 def test_a_ban_that_spares_some_is_no_ban_on_all(sentence: str) -> None:
     drafted = families(synthesize(sentence))
     assert "count" not in drafted and "no_sign_off" not in drafted and "no_greeting" not in drafted
+
+
+def test_each_key_of_a_json_list_of_objects_is_sized_object_by_object() -> None:
+    prompt = (
+        "Write one clue for each answer in this list: {answers}\n"
+        "- Each clue must be 12 words or fewer, not counting the enumeration.\n"
+        "Return ONLY a JSON array. Each element is an object with the keys answer, clue and enumeration (all strings)."
+    )
+    candidate = by_check(
+        synthesize("Each clue must be 12 words or fewer, not counting the enumeration.", prompt=prompt), family="count"
+    )
+    assert candidate.description == "At most 12 words per clue."
+    short = '[{"answer": "ORBIT", "clue": "Curved path of a satellite", "enumeration": "(5)"}]'
+    long = (
+        '[{"answer": "PIANO", "clue": "Instrument played quietly by one who might be heard in almost any concert'
+        ' hall", "enumeration": "(5)"}]'
+    )
+    assert run(candidate, short)
+    assert not run(candidate, long)
+    # the words of the other keys are not the clue's: a long answer or enumeration does not count against it
+    assert run(
+        candidate,
+        '[{"answer": "ONE TWO THREE FOUR FIVE SIX SEVEN EIGHT NINE TEN ELEVEN TWELVE THIRTEEN", "clue": "Count",'
+        ' "enumeration": "(3,3)"}]',
+    )
+    # a list of strings under a plural key reads the same
+    plural = by_check(
+        synthesize(
+            "Each clue must be under 10 words.",
+            prompt='Return JSON: {"title": "...", "clues": ["..."]}. Each clue must be under 10 words.',
+        ),
+        family="count",
+    )
+    assert run(plural, '{"title": "x", "clues": ["Curved path", "Icy visitor"]}')
+    assert not run(plural, '{"title": "x", "clues": ["one two three four five six seven eight nine ten"]}')
+    # without JSON, "each clue" is no key
+    assert "count" not in families(
+        synthesize("Each clue must be under 10 words.", prompt="Write clues. Each clue must be under 10 words.")
+    )
