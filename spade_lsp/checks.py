@@ -638,11 +638,21 @@ _DENIAL: Final = re.compile(
 )
 
 
+#: Words for what costs nothing, either of which offers the same thing: "free nights", "a complimentary night".
+_GRATIS: Final = (("free", "complimentary"), ("complimentary", "free"))
+
+
 def offers(response: str, terms: Iterable[str]) -> bool:
     """Whether the response offers or promises one of ``terms`` ("Never promise refunds or bill credits"): a clause
-    that names one (whole words, any inflection) and denies nothing. "We'll refund the fee" and "a replacement bin
-    will be delivered" offer; "I can't offer a refund" and "refunds are not something we can arrange" do not."""
-    wanted = [term for term in terms if term.strip()]
+    that names one (whole words, any inflection; "free" and "complimentary" as one) and denies nothing. "We'll
+    refund the fee" and "a replacement bin will be delivered" offer; "I can't offer a refund" and "refunds are not
+    something we can arrange" do not."""
+    wanted = [
+        spelling
+        for term in terms
+        if term.strip()
+        for spelling in {term, *(re.sub(rf"^{word}\b", other, term, flags=re.IGNORECASE) for word, other in _GRATIS)}
+    ]
     return any(
         not _DENIAL.search(clause) and any(contains_phrase(clause, term) for term in wanted)
         for clause in _OFFER_CLAUSE.split(response)

@@ -1948,8 +1948,19 @@ _SMALLER: Final = r"lower|less|fewer|smaller|below|under|<"
 _IF_NUMBER: Final = re.compile(
     rf"^(?:if|when)\s+(?:the\s+)?(?P<noun>[a-z][\w ]{{1,30}}?)\s*(?:\b(?:is|are|was|reads)\s+)?"
     rf"(?:(?P<above>(?:{_GREATER})(?:\s+than)?)|(?P<below>(?:{_SMALLER})(?:\s+than)?)|(?P<least>at\s+least|>=|≥)"
-    rf"|(?P<most>at\s+most|<=|≤))?\s*(?P<bound>\d+(?:\.\d+)?)"
+    rf"|(?P<most>at\s+most|<=|≤))?\s*(?:[£$€]\s?)?(?P<bound>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?)"
     rf"(?:\s+or\s+(?:(?P<or_above>{_GREATER}|up)|(?P<or_below>{_SMALLER})))?\s*,\s*(?P<rule>[^.;]+[.;]?)",
+    re.IGNORECASE,
+)
+
+
+#: A rule its condition follows, to the clause's end: 'include "budget_exceeds_cap" if the amount requested is above
+#: £5,000, otherwise an empty list', read as "If the amount requested is above £5,000, include ...". The rule
+#: starts after the last sentence, colon or semicolon break before it outside quotes (a schema line's key and type
+#: stay out; 'Start with "URGENT:" when ...' is one rule).
+_TRAILING_IF: Final = re.compile(
+    r"(?:^|[.;:]\s+)(?P<rule>(?:[^.;:\"“”]|\"[^\"\n]*\"|“[^”\n]*”)+?)\s+(?:only\s+)?(?:if|when)\s+"
+    r"(?P<condition>(?:[^.;,\n]|(?<=\d),(?=\d{3}))+?)\s*(?:,\s*(?:otherwise|else)\b[^.;]*)?[.;]?\s*$",
     re.IGNORECASE,
 )
 
@@ -1966,7 +1977,7 @@ def _number_case(clause: re.Match[str]) -> tuple[str, float] | None:
         op = "<"
     else:
         return None
-    return op, float(clause.group("bound"))
+    return op, float(clause.group("bound").replace(",", ""))
 
 
 def _exact_count(candidate: Candidate) -> tuple[Any, ...] | None:
@@ -2013,11 +2024,19 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
     if later is not None:  # '2. First paragraph: state the date. If the date is "none scheduled", don't mention ...'
         clause = _IF_VALUE.match(cleaned[later.end() :])
         before = cleaned[: later.start()]
-    numbered = _IF_NUMBER.match(cleaned) if clause is None else None
+    conditioned, trailing = cleaned, None
+    if clause is None and not re.match(r"(?:if|when)\b", cleaned, re.IGNORECASE):
+        trailing = _TRAILING_IF.search(cleaned)
+    if trailing is not None:  # "<rule> if <condition>": read as "If <condition>, <rule>."
+        conditioned = f"If {trailing.group('condition')}, {trailing.group('rule')}."
+        before = cleaned[: trailing.start("rule")].strip()
+        clause = _IF_VALUE.match(conditioned) or _IF_STATE.match(conditioned)
+    numbered = _IF_NUMBER.match(conditioned) if clause is None else None
     comparison = _number_case(numbered) if numbered is not None else None
     if numbered is not None and comparison is not None:
         compared = vocabulary.input_named(numbered.group("noun").strip())
-        return (compared, comparison, numbered.group("rule").strip(), "") if compared else None
+        rule = numbered.group("rule").strip()
+        return (compared, comparison, rule, before if trailing is not None else "") if compared else None
     if clause is not None:
         noun = clause.group("noun").strip()
         if noun.lower() == "it":  # 'Estimate status: {estimate_status}. If it's "provisional", ...': that input

@@ -984,6 +984,12 @@ def test_offers_reads_an_offer_clause_by_clause(response: str, offered: bool) ->
     assert checks.offers(response, ["refunds", "bill credits", "replacement"]) is offered
 
 
+def test_offers_reads_free_and_complimentary_as_one() -> None:
+    assert checks.offers("We'd like to give you a complimentary night on your next stay.", ["free nights"])
+    assert checks.offers("We will add free drinks to your booking.", ["complimentary drinks"])
+    assert not checks.offers("We hope to welcome you back for another night.", ["free nights"])
+
+
 @pytest.mark.parametrize(
     ("response", "in_order"),
     [

@@ -4103,3 +4103,23 @@ def test_each_key_of_a_json_list_of_objects_is_sized_object_by_object() -> None:
     assert "count" not in families(
         synthesize("Each clue must be under 10 words.", prompt="Write clues. Each clue must be under 10 words.")
     )
+
+
+def test_a_condition_after_its_rule_guards_the_rule() -> None:
+    prompt = (
+        "Amount requested: {amount_requested}\nPriority: {priority}\nReturn only a JSON object with these keys:\n"
+        '- "flags": a list of strings; include "budget_exceeds_cap" if the amount requested is above £5,000,'
+        " otherwise an empty list\n"
+        'Start the reply with "URGENT:" when the priority is "high".\n'
+    )
+    flags = by_check(synthesize(prompt.splitlines()[3], prompt=prompt), family="includes")
+    assert flags.check is not None and flags.check["when"] == {"input": "amount_requested", "op": ">", "bound": 5000.0}
+    over = {"inputs": {"amount_requested": "£6,500", "priority": "low"}}
+    assert run(flags, '{"flags": ["budget_exceeds_cap"]}', over)
+    assert not run(flags, '{"flags": []}', over)
+    with pytest.raises(checks.NotApplicable):  # under the cap the rule asks nothing
+        run(flags, '{"flags": []}', {"inputs": {"amount_requested": "£4,500", "priority": "low"}})
+    urgent = [c for c in synthesize(prompt.splitlines()[4], prompt=prompt) if c.check]
+    assert urgent and all(c.check and c.check["when"] == {"input": "priority", "value": "high"} for c in urgent)
+    # a condition on no input guards nothing: it is left to a model
+    assert not [c for c in synthesize("Mention the warranty if the customer asks about returns.") if c.check]
