@@ -3793,7 +3793,9 @@ def _literal_quotes(text: str, frame: re.Pattern[str] = _LITERAL_FRAME, *, uncon
     previous_end: int | None = None
     for match in _QUOTED.finditer(text):
         phrase = next(group for group in match.groups() if group is not None).strip()
-        if not phrase or re.fullmatch(r"\{\{?\s*\w+\s*\}?\}|[A-Z][A-Z ]+", phrase):
+        # a label in capitals is asked for as a whole answer ('Reply "YES" or "NO"'), never a term to include; a
+        # ban's ("never write "LGTM"") is the term
+        if not phrase or re.fullmatch(r"\{\{?\s*\w+\s*\}?\}", phrase) or (unconditional and phrase.isupper()):
             continue
         if unconditional and (
             phrase.endswith(("...", "…"))

@@ -4123,3 +4123,21 @@ def test_a_condition_after_its_rule_guards_the_rule() -> None:
     assert urgent and all(c.check and c.check["when"] == {"input": "priority", "value": "high"} for c in urgent)
     # a condition on no input guards nothing: it is left to a model
     assert not [c for c in synthesize("Mention the warranty if the customer asks about returns.") if c.check]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "banned"),
+    [
+        ('Never write "LGTM".', ["lgtm"]),
+        ('No praise or summary comments ("Nice work!", "LGTM").', ["nice work!", "lgtm"]),
+    ],
+)
+def test_a_banned_term_in_capitals_is_banned_like_any_other(sentence: str, banned: list[str]) -> None:
+    ban = by_check(synthesize(sentence), family="excludes")
+    assert ban.check is not None and ban.check["phrases"] == banned
+    assert not run(ban, "LGTM, ship it.")
+    assert run(ban, "Rename the variable on line 4.")
+
+
+def test_a_label_in_capitals_is_no_term_to_include() -> None:
+    assert not [c for c in synthesize('Reply "YES" or "NO".') if c.check and c.check["family"] == "includes"]
