@@ -2100,7 +2100,10 @@ _REMARK_LINE: Final = re.compile(
     r"explanation|commentary)\s*(?:\*\*|\*|_)?\s*[:：]"
     r"|^\s*i(?:['’]ve|\s+have)\s+(?:kept|left|translated|used|made|changed|added|removed|rewritten|rephrased|"
     r"adjusted|assumed|included|omitted)\b"
-    r"|^\s*(?:let\s+me\s+know|i\s+hope\s+this\s+helps|hope\s+this\s+helps|feel\s+free\s+to\s+ask)\b",
+    r"|^\s*(?:(?:please\s+|do\s+)?let\s+me\s+know|i\s+hope\s+this\s+helps|hope\s+this\s+helps|"
+    r"(?:please\s+)?(?:feel\s+free|don['’]t\s+hesitate)\s+to\s+(?:ask|reach\s+out|get\s+in\s+touch|contact\s+me)|"
+    r"if\s+you\s+(?:need|have|would\s+like|want)\s+(?:any\s+)?(?:further|more|other|additional)\s+"
+    r"(?:details|information|questions|changes|edits))\b",
     re.IGNORECASE | re.MULTILINE,
 )
 #: An opening that presents the output instead of being it: "Sure!", "Here's the translated pattern:".
@@ -2114,7 +2117,8 @@ def adds_remarks(text: str) -> bool:
     """Whether the response says something to whoever asked besides the output itself ("Output only the translated
     pattern, with no notes, comments or explanations"): an opening that presents it ("Here's the translation:",
     "Sure!") or a note about it ("Note: I kept kfb in English", "Nota: ...", "I've kept the terms as asked",
-    "Let me know if ..."). Code blocks are left out (a comment in code is code)."""
+    "Please let me know if ...", "If you need any further details, ..."). Code blocks are left out (a comment in
+    code is code)."""
     prose = _FENCE.sub("", text)
     first = next((line for line in prose.splitlines() if line.strip()), "")
     return _PREAMBLE.match(first) is not None or _REMARK_LINE.search(prose) is not None

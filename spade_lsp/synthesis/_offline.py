@@ -230,6 +230,8 @@ _LITERAL_FRAME = re.compile(
 )
 #: What introduces examples of a kind a sentence bans: the quoted examples are terms it bans.
 _EXAMPLE_FRAME = re.compile(r"\b(?:such as|like|e\.g\.,?|for example,?|for instance,?|including)\s*:?\s*$", re.I)
+#: A quotation the ban reaches even to: 'Don't guess, not even a "usually"'.
+_NOT_EVEN = re.compile(r"\bnot\s+even\s+(?:an?\s+|the\s+|one\s+)?$", re.IGNORECASE)
 #: Quotations a bracket opens on, right after what they illustrate: 'summary comments ("Nice work!", "LGTM")'.
 _OPENING_BRACKET = re.compile(r"\w\s*\(\s*$")
 #: Adjectives that grade content rather than name it: "relevant context", "rich color", "helpful summary".
@@ -3188,6 +3190,12 @@ _NOTHING_ABOVE: Final = re.compile(
     r"\b(?:no|never|don't|do\s+not)\b[^.;\n]{0,30}?\b(?:above|before)\s+the\s+first\s+(?:heading|section|header)\b",
     re.IGNORECASE,
 )
+#: A ban on anything before a label the sentence gives: "no text before **Date:**", 'nothing above "Summary:"'.
+_NOTHING_BEFORE_LABEL: Final = re.compile(
+    r"\b(?:no|never|don't|do\s+not)\b[^.;\n]{0,30}?\b(?:before|above|ahead\s+of)\s+"
+    r"(?:\*\*(?P<bold>[^*\n]{1,40})\*\*|[\"“`](?P<quoted>[^\"”`\n]{1,40})[\"”`])",
+    re.IGNORECASE,
+)
 #: The first markdown heading a prompt's layout lists on a line of its own ("## Overview").
 _FIRST_HEADING: Final = re.compile(r"^\s{0,3}#{1,6}\s+([^\n{}<>]{1,60}?)\s*$", re.MULTILINE)
 #: A ban on any text before the answer proper: "Do not add any introduction", "no preamble".
@@ -3442,6 +3450,9 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
     first_heading = _FIRST_HEADING.search(vocabulary.prompt) if _NOTHING_ABOVE.search(text) else None
     if first_heading is not None:  # "Don't put a title above the first heading" of "## Overview", "## Key Terms"
         yield edge_draft(first_heading.group(1).strip(), end=False)
+    before_label = _NOTHING_BEFORE_LABEL.search(text)
+    if before_label is not None and not _conditional_at(text, before_label.start()):  # "no text before **Date:**"
+        yield edge_draft((before_label.group("bold") or before_label.group("quoted")).strip(), end=False)
     if _NO_GREETING.search(text) and not _conditional_at(text, 0):  # "No greeting or sign-off."
         yield library.no_greeting_draft()
     if _NO_SIGN_OFF.search(text) and not _conditional_at(text, 0):
@@ -3880,6 +3891,8 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         preferred = _reworded(scope)[0]
         quoted = [phrase for phrase in quoted if phrase not in preferred]
     examples = _literal_quotes(scope, _EXAMPLE_FRAME)
+    if exclude:  # 'Don't guess, not even a "usually"': a word the ban reaches even to
+        quoted += [phrase for phrase in _literal_quotes(scope, _NOT_EVEN) if phrase not in quoted]
     if exclude:  # '(write "dichloromethane", not "DCM")': the form to write, set against the banned ones
         quoted = [q for q in quoted if not re.search(rf"[\"“'‘`]{re.escape(q)}[\"”'’`]\s*,?\s+not\s+[\"“'‘`]", scope)]
     if exclude and not quoted:  # "avoid superlatives such as "best" or "perfect"": the examples are banned too, and
@@ -3993,6 +4006,8 @@ def _offer_bans(scope: str) -> Iterator[_Draft]:
     terms = []
     for part in re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", found.group("object")):
         part = re.sub(r"^\s*(?:(?:a|an|any|some)\s+)?(?:(?:other|extra|further|additional)\s+)?", "", part.lower())
+        if re.match(r"(?:not|no|nor|never)\b", part):
+            continue  # "never promise a date, not even "probably Tuesday"": what the ban reaches to, read as a quote
         term = _literal_phrase(part, framed=False)
         if term is not None:
             terms.append(term)

@@ -3597,6 +3597,10 @@ def test_the_output_alone_allows_no_preamble_and_no_note_about_it(sentence: str)
     assert not run(candidate, "Here's the translated pattern:\n\nMonta 3 puntos.")
     assert not run(candidate, "Fix login redirect\n\n(Note: I assumed the ticket is PAY-12.)")
     assert not run(candidate, "Fix login redirect\n\nI've kept the subject under 50 characters.")
+    assert not run(candidate, "Fix login redirect\n\nPlease let me know if you need any further details.")
+    assert not run(candidate, "Fix login redirect\n\nIf you need any more information, I can add it.")
+    assert not run(candidate, "Fix login redirect\n\nDon't hesitate to reach out.")
+    assert run(candidate, "Fix login redirect\n\nIf you need more time, the deadline can move.")  # the output's own
 
 
 @pytest.mark.parametrize(
@@ -4141,3 +4145,22 @@ def test_a_banned_term_in_capitals_is_banned_like_any_other(sentence: str, banne
 
 def test_a_label_in_capitals_is_no_term_to_include() -> None:
     assert not [c for c in synthesize('Reply "YES" or "NO".') if c.check and c.check["family"] == "includes"]
+
+
+def test_a_quotation_a_ban_reaches_even_to_is_banned() -> None:
+    ban = by_check(synthesize('Don\'t guess, not even a "usually".'), family="excludes")
+    assert not run(ban, "Refunds usually take 5 days.")
+    assert run(ban, "I can't say how long the refund takes.")
+    drafted = synthesize('Never promise a date, not even "probably Tuesday".')
+    assert by_check(drafted, family="excludes").check == {"family": "excludes", "phrases": ["probably tuesday"]}
+    assert "offers" not in families(drafted)  # "not even" is no thing offered
+    # asked for, "not even" bans nothing
+    assert "excludes" not in families(synthesize('Include the price, not even a "roughly" before it.'))
+
+
+def test_no_text_before_a_label_opens_the_response_with_it() -> None:
+    sentence = "No headings, no emojis, and no text before **Date:** or after the follow-up section."
+    opening = by_check(synthesize(sentence), family="starts_with")
+    assert run(opening, "**Date:** 9 January 2025\n**Location:** the kitchen")
+    assert not run(opening, "Incident Report – Hochjoch Hut\n\n**Date:** 9 January 2025")
+    assert "starts_with" not in families(synthesize("If it is a follow-up, put no text before **Date:**."))
