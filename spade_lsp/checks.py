@@ -49,6 +49,8 @@ __all__ = [
     "fills_form",
     "first_line",
     "form_of",
+    "gives_away",
+    "gives_away_within",
     "gives_when_mentioned",
     "greets_by_name",
     "has_form_of",
@@ -738,6 +740,36 @@ def mentions(text: str, value: Any, *, share: float = 0.5, max_words: int = 12) 
         return False
     present = set(_content_words(text))
     return sum(word in present for word in words) >= share * len(words)
+
+
+def gives_away(text: str, secret: Any, letters: int = 4) -> bool:
+    """Whether the text gives away part of ``secret`` (an answer, a solution): a word of ``letters`` letters or more
+    that is part of one of the secret's words ("apple" of PINEAPPLE, "goal" of GOALKEEPER), or that shares its
+    first ``letters`` letters with one ("seeds" of SEEDLING, "penalised" of PENALTY: a word from the same root).
+    "The clue must not contain the answer, any part of it that is 4 or more letters long, or a word from the same
+    root"; "Never include the answer word, or any word sharing its root"."""
+    hidden = [word.lower() for word in _WORD.findall(str(secret)) if len(word) >= letters]
+    return any(
+        len(word) >= letters and any(word in part or word[:letters] == part[:letters] for part in hidden)
+        for word in (found.lower() for found in _WORD.findall(text))
+    )
+
+
+def gives_away_within(response: str, key: str, secret_key: str, letters: int = 4) -> bool:
+    """Whether one object of a JSON response gives away, in its ``key``, part of its own ``secret_key``
+    (:func:`gives_away`): '[{"answer": "SEEDLING", "clue": "Young plant grown from a seed"}]' does, in the clue.
+    The objects are the response's, those of a list it is, and those of the lists it holds."""
+    value = json_value(response)
+    objects = [value] if isinstance(value, dict) else value if isinstance(value, list) else []
+    objects += [item for obj in list(objects) if isinstance(obj, dict) for v in obj.values() if isinstance(v, list)
+                for item in v]  # fmt: skip
+    return any(
+        isinstance(obj, dict)
+        and key in obj
+        and secret_key in obj
+        and gives_away(str(obj[key]), obj[secret_key], letters)
+        for obj in objects
+    )
 
 
 #: A number written in digits: "1,200", "61.1", "16" of "16%", "4" of "4th", "61.1" of "$61.1b", both ends of

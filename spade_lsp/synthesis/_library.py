@@ -398,6 +398,30 @@ def mentions_draft(field: str, *, exclude: bool = False) -> Draft:
     )
 
 
+def gives_away_draft(field: str, letters: int) -> Draft:
+    """The response gives away no part of an input's value: no word of ``letters`` or more letters that is part of
+    it or shares its root (``checks.gives_away``)."""
+    return Draft(
+        f"gives_away_no_part_of_{field}",
+        EXCLUSION,
+        f"Gives away no part of the input `{field}` ({letters} letters or more) and no word from its root.",
+        f"not checks.gives_away(response, checks.value(example, {literal(field)}), {letters})",
+        {"family": "gives_away", "field": field, "letters": letters},
+    )
+
+
+def gives_away_within_draft(key: str, secret_key: str, letters: int) -> Draft:
+    """No object of the JSON response gives away its own ``secret_key`` in its ``key``
+    (``checks.gives_away_within``)."""
+    return Draft(
+        f"{key}_gives_away_no_part_of_its_{secret_key}",
+        EXCLUSION,
+        f"No “{key}” gives away part of its own “{secret_key}” ({letters} letters or more) or a word from its root.",
+        f"not checks.gives_away_within(response, {literal(key)}, {literal(secret_key)}, {letters})",
+        {"family": "gives_away_within", "key": key, "secret_key": secret_key, "letters": letters},
+    )
+
+
 def language_draft(*, code: str | None = None, name: str | None = None, field: str | None = None) -> Draft:
     """Written in a language: a fixed one (``code``, shown as ``name``) or the one an input names (``field``)."""
     if field is not None:

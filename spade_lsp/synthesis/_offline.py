@@ -230,6 +230,13 @@ _LITERAL_FRAME = re.compile(
 )
 #: What introduces examples of a kind a sentence bans: the quoted examples are terms it bans.
 _EXAMPLE_FRAME = re.compile(r"\b(?:such as|like|e\.g\.,?|for example,?|for instance,?|including)\s*:?\s*$", re.I)
+#: A ban that reaches to a banned value's parts and roots: "any part of it that is 4 or more letters long", "or any
+#: word sharing its root", "a word from the same root".
+_PART_OF_IT: Final = re.compile(
+    r"\bany\s+part\s+of\s+(?:it|them|the\s+\w+)\b(?:[^,.;]*?\b(?P<letters>\d+)\s+(?:or\s+more\s+)?letters?\b)?"
+    r"|\b(?:sharing|shares|share|from|with)\s+(?:its|their|the\s+same)\s+root\b",
+    re.IGNORECASE,
+)
 #: A quotation the ban reaches even to: 'Don't guess, not even a "usually"'.
 _NOT_EVEN = re.compile(r"\bnot\s+even\s+(?:an?\s+|the\s+|one\s+)?$", re.IGNORECASE)
 #: Quotations a bracket opens on, right after what they illustrate: 'summary comments ("Nice work!", "LGTM")'.
@@ -300,6 +307,7 @@ _LETTER_CASE: Final = re.compile(
 #: Punctuation a sentence can ban by name ("do not use exclamation marks"): the name, and the marks it means.
 _PUNCTUATION: Final = {
     r"\bexclamation (?:marks?|points?)\b": ("!",),
+    r"\bquestion marks?\b": ("?",),
     r"\bsemi-?colons?\b": (";",),
     r"\bem[ -]?dash(?:es)?\b": ("—",),
     r"\bellips[ie]s\b": ("...", "…"),
@@ -2516,6 +2524,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             )
             if sized and sized.group(1) not in _WHOLE_RESPONSE and scope is None and leading_per is None:
                 continue  # "where the rationale is a single sentence": the size of a part, not of the response
+            if re.search(
+                r"\b(?:part|word|piece|portion|bit|string)s?\s+(?:of\s+\w+\s+)?(?:that|which)\s+(?:is|are)\s+$", clause
+            ):
+                continue  # "any part of it that is 4 or more letters long": what the count picks out, not a size
             part_named = re.search(
                 r"[\"“'`]([^\"”'`]{1,30})[\"”'`]\s+(?:to\s+be|is|are|should\s+be|must\s+be|will\s+be|has|have)\b",
                 lowered[: match.start()],
@@ -3903,9 +3915,11 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     if re.search(r"\b(?:start|begin|end|finish)s?\s+(?:\w+\s+){0,2}?with\b", text, re.IGNORECASE):
         quoted = []  # handled as starts/ends-with
     lowered_quotes = {q.lower() for q in quoted}
-    named = [
-        phrase for phrase in _named_phrases(_QUOTED.sub(" , ", scope), banned=exclude) if phrase not in lowered_quotes
-    ]
+    # "no quote marks": the marks, read below, not "marks" as a word
+    unpunctuated = re.sub(
+        r"\b(?:quot(?:e|ation)|question|exclamation)\s+marks?\b", " , ", _QUOTED.sub(" , ", scope), flags=re.I
+    )
+    named = [phrase for phrase in _named_phrases(unpunctuated, banned=exclude) if phrase not in lowered_quotes]
     referred = {phrase: field for phrase in named if (field := vocabulary.input_named(phrase))}
     if not exclude:  # "mention the route number, the date and the alternative stop": inputs named by their words
         referred |= _inputs_named_as_objects(scope, vocabulary)
@@ -3979,8 +3993,23 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     elif phrases:  # 'Say "linked to" or "associated with"': either will do
         alternatives = not exclude and len(quoted) > 1 and _ALTERNATIVE_QUOTES.search(scope) is not None
         yield phrases_draft(phrases, exclude=exclude, any_of=alternatives)
+    part = _PART_OF_IT.search(scope)
+    letters = int(part.group("letters") or 4) if part is not None else 4
     for field in banned_inputs:
         yield mentions_draft(field, exclude=True)
+        if part is not None:  # "..., any part of it that is 4 or more letters long, or a word from the same root"
+            yield library.gives_away_draft(field, letters)
+    if part is not None and not banned_inputs:  # "Never include the answer word, or any word sharing its root, in
+        # the clue" of a JSON whose objects hold an answer and a clue: each clue keeps its own answer back
+        inside = re.search(r"\b(?:in|into|inside|within)\s+(?:the|a|its|each|any)\s+(\w+)", scope, re.IGNORECASE)
+        container = _json_key_named(vocabulary.prompt, inside.group(1).lower()) if inside else None
+        secrets = [
+            key
+            for word in re.findall(r"\bthe\s+(\w+)", scope[: inside.start()] if inside else "", re.IGNORECASE)
+            if (key := _json_key_named(vocabulary.prompt, word.lower())) not in (None, container)
+        ]
+        if container is not None and secrets:
+            yield library.gives_away_within_draft(container, secrets[0], letters)
     if exclude:
         yield from _offer_bans(scope)
 

@@ -3,6 +3,7 @@ measure is a MeasurementError, in process and inside the confined sandbox worker
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -1074,3 +1075,25 @@ def test_a_key_of_a_json_list_of_objects_is_each_objects_value() -> None:
     assert checks.section('{"puzzle": "Space", "entries": ' + clues + "}", "Clue") == "- Curved path\n- Icy visitor"
     assert checks.section(clues, "hint") == ""
     assert checks.part_counts(checks.section(clues, "clue"), "words") == [2, 2]
+
+
+def test_gives_away_finds_parts_and_roots_of_a_secret() -> None:
+    assert checks.gives_away("Spiky tropical fruit, no kind of apple (9)", "PINEAPPLE")  # a part of it
+    assert checks.gives_away("Young plant just grown from a seed", "SEEDLING")  # a part, and the same root
+    assert checks.gives_away("Punished for a foul", "PENALTY", 4) is False
+    assert checks.gives_away("Penalised for a foul in the box", "PENALTY")  # the same root
+    assert not checks.gives_away("Coastal tower that warns ships at night (10)", "LIGHTHOUSE")
+    assert not checks.gives_away("Set piece from the flag", "CORNER")
+    assert checks.gives_away("A tool to plough the snow", "SNOW PLOUGH")  # each word of a secret of two
+
+
+def test_gives_away_within_reads_each_object_against_its_own_secret() -> None:
+    clues = [{"answer": "ORBIT", "clue": "Curved path"}, {"answer": "SEEDLING", "clue": "Grown from a seed"}]
+    assert checks.gives_away_within(json.dumps(clues), "clue", "answer")
+    assert not checks.gives_away_within(json.dumps(clues[:1]), "clue", "answer")
+    # another object's answer is no secret of this clue's
+    assert not checks.gives_away_within(
+        json.dumps([*clues[:1], {"answer": "COMET", "clue": "An orbit's icy visitor"}]), "clue", "answer"
+    )
+    assert checks.gives_away_within(json.dumps({"puzzle": "Garden", "entries": clues}), "clue", "answer")
+    assert not checks.gives_away_within("not JSON", "clue", "answer")

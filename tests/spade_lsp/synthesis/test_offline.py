@@ -4164,3 +4164,34 @@ def test_no_text_before_a_label_opens_the_response_with_it() -> None:
     assert run(opening, "**Date:** 9 January 2025\n**Location:** the kitchen")
     assert not run(opening, "Incident Report – Hochjoch Hut\n\n**Date:** 9 January 2025")
     assert "starts_with" not in families(synthesize("If it is a follow-up, put no text before **Date:**."))
+
+
+def test_a_ban_on_a_secret_reaches_to_its_parts_and_roots() -> None:
+    prompt = (
+        "Answer: {answer}\n"
+        "2. The clue must not contain the answer, any part of it that is 4 or more letters long, or a word from the"
+        " same root.\n"
+    )
+    drafted = synthesize(prompt.splitlines()[1], prompt=prompt)
+    ban = by_check(drafted, family="gives_away")
+    assert ban.check is not None and (ban.check["field"], ban.check["letters"]) == ("answer", 4)
+    assert not run(ban, "Spiky tropical fruit, no kind of apple (9)", {"answer": "PINEAPPLE"})
+    assert run(ban, "Coastal tower that warns ships at night (10)", {"answer": "LIGHTHOUSE"})
+    assert "count" not in families(drafted)  # "4 or more letters" picks out the parts: no size of the clue
+    listed = (
+        "Write one clue for each answer in this list: {answers}\n- Never include the answer word, or any word sharing"
+        " its root, in the clue.\nReturn ONLY a JSON array. Each element is an object with the keys answer, clue and"
+        " enumeration."
+    )
+    within = by_check(synthesize(listed.splitlines()[1], prompt=listed), family="gives_away_within")
+    assert within.check is not None and (within.check["key"], within.check["secret_key"]) == ("clue", "answer")
+    assert not run(within, '[{"answer": "SEEDLING", "clue": "Young plant grown from a seed"}]')
+    assert run(within, '[{"answer": "ORBIT", "clue": "Curved path of a satellite"}]')
+
+
+def test_quote_and_question_marks_are_marks_not_words() -> None:
+    quotes = by_check(synthesize("Output the clue only: no label, no quote marks."), family="excludes")
+    assert quotes.check is not None and quotes.check["phrases"] == ['"', "“", "”"]
+    assert run(quotes, "Coastal tower that warns ships (10) - no marks")
+    questions = by_check(synthesize("No question marks."), family="excludes")
+    assert not run(questions, "Ready to book?")
