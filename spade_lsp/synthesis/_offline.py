@@ -1053,8 +1053,23 @@ def _headings_listed_after(prompt: str, sentence: str) -> list[str]:
         return []
     names = [
         found.group("name").strip() for line in _items_after(prompt, sentence) if (found := _HEADING_ITEM.match(line))
-    ]
+    ] or _heading_lines_after(prompt, sentence)
     return names if len(names) >= 2 and all(1 <= len(re.findall(r"\w+", name)) <= 6 for name in names) else []
+
+
+def _heading_lines_after(prompt: str, sentence: str) -> list[str]:
+    """The markdown headings on the lines right below the sentence, one a line ("## Today and Tonight"), up to the
+    first line that is none (a blank line before them aside)."""
+    lines = _lines_below(prompt, sentence)
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    names = []
+    for line in lines:
+        heading = re.match(r"\s{0,3}#{1,6}\s+([^\n{}<>]{1,60}?)\s*$", line)
+        if heading is None:
+            break
+        names.append(heading.group(1).strip())
+    return names
 
 
 @lru_cache(maxsize=64)
@@ -2245,6 +2260,12 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         ("at_least", rf"\b({number})\s+or\s+more{qualifier}\s+({units})\b"),  # "one or more hashtags"
         ("at_most", rf"\b({number})\s+or\s+(?:fewer|less){qualifier}\s+({units})\b"),  # "three or fewer tips"
         ("about", rf"\b(?:{_ABOUT})\s+({number}){qualifier}\s+({units})\b"),
+        # "list at least three specific warning signs as bullet points": what is listed, counted as bullets
+        ("at_least", rf"\b(?:{_AT_LEAST})\s+({number})\s+(?:[a-z-]+\s+){{1,4}}?as\s+(bullet points|bullets)\b"),
+        (
+            "at_most",
+            rf"\b(?:{_AT_MOST})\s+(?:than\s+)?({number})\s+(?:[a-z-]+\s+){{1,4}}?as\s+(bullet points|bullets)\b",
+        ),
         (  # "Limit the steps to at most 8": the unit named first, the bound after it
             "unit_first",
             rf"\b(?:limit|keep|restrict|cap)(?:ed|s)?\s+(?:the\s+|your\s+|its\s+)?(?:number of\s+)?({units})\s+"
@@ -2434,6 +2455,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         return  # "After the table, write one sentence ...", "Before the list, write one line", "Step 1: ...": a part's
     # "Line 3: One sentence explaining the cause": that line's size
     scope = _numbered_part(numbered_line) if numbered_line else _part_spoken_of(lowered, prompt)
+    # "Under ## When to Call Us, list at least three warning signs as bullet points": that section's
+    leading_section = _LEADING_SECTION.match(lowered)
+    if numbered_line is None and leading_section and _has_section(prompt, leading_section.group(1).strip()):
+        scope = leading_section.group(1).strip()
     # "<1-2 sentences on why the move was a problem>" under "What happened:": the size of the part it fills
     slot = re.fullmatch(r"\s*<[^<>\n]+>\s*", text) is not None
     slot_of = _slot_label(text, prompt) if slot else None
@@ -2447,7 +2472,13 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         return  # "2. Optional subheadline: one plain sentence, or skip it": a part the response may leave out
     scope = layout or scope  # "Why: 1-2 plain sentences." among the answer's "URGENCY: ..." and "Next step: ..."
     # the part is named: never the whole response
-    fixed = numbered_line is not None or slot_of is not None or bold_part is not None or layout is not None
+    fixed = (
+        numbered_line is not None
+        or slot_of is not None
+        or bold_part is not None
+        or layout is not None
+        or (leading_section is not None and scope == leading_section.group(1).strip())
+    )
     each = re.match(r"^(?:(?:for|in)\s+)?(?:each|every)\s+(?:single\s+)?[\"“']?([a-z]+(?: point)?)\b", lowered)
     # "One bullet per user-visible change, max 25 words": the size of each bullet
     one_per = re.match(r"^(?:one|a single)\s+([a-z]+(?: point)?)\s+(?:per|for each|for every)\b", lowered)
@@ -2753,6 +2784,11 @@ _EACH_OF_A_LIST: Final = re.compile(
 _UNDER_A_SECTION: Final = re.compile(
     r"\s+(?:under|in|within)\s+(?:the\s+)?[\"“'`]?#*\s*([a-z][\w &'/-]{1,40}?)[\"”'`]?(?:\s+(?:section|heading|part))?"
     r"\s*(?:[.,;:)]|$)"
+)
+#: A section a sentence opens by naming: "Under ## When to Call Us, ...", "In the Summary section, ...".
+_LEADING_SECTION: Final = re.compile(
+    r"^(?:[-*•]\s+)?(?:under|in|within)\s+(?:the\s+)?[\"“'`]?#*\s*([a-z][\w &'/-]{1,40}?)[\"”'`]?"
+    r"(?:\s+(?:section|heading|part))?\s*,"
 )
 #: What a count may leave out and still be the body's: "(not counting the subject line)", "excluding the greeting".
 _OUTSIDE_THE_BODY: Final = re.compile(

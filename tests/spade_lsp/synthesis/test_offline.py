@@ -4195,3 +4195,24 @@ def test_quote_and_question_marks_are_marks_not_words() -> None:
     assert run(quotes, "Coastal tower that warns ships (10) - no marks")
     questions = by_check(synthesize("No question marks."), family="excludes")
     assert not run(questions, "Ready to book?")
+
+
+def test_markdown_headings_on_the_lines_below_are_the_sections_in_order() -> None:
+    prompt = (
+        "Structure the instructions with exactly these markdown headings, in this order:\n"
+        "## Today and Tonight\n## Medications\n## When to Call Us\n\n"
+        "- Under ## When to Call Us, list at least three specific warning signs as bullet points.\n"
+    )
+    drafted = synthesize(prompt.splitlines()[0], prompt=prompt)
+    order = by_check(drafted, family="headings_in_order")
+    assert order.check is not None and order.check["titles"] == [
+        "Today and Tonight",
+        "Medications",
+        "When to Call Us",
+    ]
+    assert not run(order, "## Medications\nx\n## Today and Tonight\ny\n## When to Call Us\nz")
+    signs = by_check(synthesize(prompt.splitlines()[5], prompt=prompt), family="count", unit="bullets")
+    assert signs.check is not None and (signs.check["min"], signs.check.get("section")) == (3, "when to call us")
+    three = "## Today and Tonight\nRest.\n## When to Call Us\n- Bleeding\n- Vomiting\n- Not eating"
+    assert run(signs, three)
+    assert not run(signs, "## Today and Tonight\n- Rest\n- Water\n- Food\n## When to Call Us\n- Bleeding")
