@@ -1195,6 +1195,12 @@ _PERSON_PATTERNS: Final = (
         r"admitted|agreed|refused|shouted|mentioned)\b",
         re.MULTILINE,
     ),
+    # who did what only people do to code: "11:05 deploy by Mark broke the index", "change approved by Priya Shah"
+    # (not "reported by Datadog", "made by Redis": tools report and make)
+    re.compile(
+        r"\b(?:deploy(?:ed|ment)?|push(?:ed)?|merged?|approved|reviewed|commit(?:ted)?|signed[ \t]+off|written)[ \t]+"
+        rf"by[ \t]+(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)(?![\w-])"
+    ),
     re.compile(rf"\((?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?),\s*(?:~|aged?\s+)?\d"),
     re.compile(rf"^\s*[-—–]\s*(?P<name>{_NAME_WORD})(?:\s+[A-Z]\.?)?\s*$", re.MULTILINE),
     # signed after its last sentence on the same line: "Can someone look at it? - Gary Pfeiffer"

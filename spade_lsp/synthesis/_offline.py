@@ -1479,7 +1479,11 @@ _NO_NAMES: Final = re.compile(
     r"player|student|child)['’]s\s+(?:(?:full|first|last|real)\s+)?name\b"
     r"|\bnames?\s+in\s+the\s+(?:narrative|summary|report|notes?)\b|\bno\s+names\b|\bPII\b|"
     r"\bpersonal\s+(?:details|data|information)\b|\b(?:github\s+)?handles\b|\bby\s+name\b)"
-    r"|\bby\s+(?:their\s+)?role\s+only\b|\bonly\s+by\s+(?:their\s+)?role\b",
+    r"|\bby\s+(?:their\s+)?role\s+only\b|\bonly\s+by\s+(?:their\s+)?role\b"
+    # "Never blame an individual", "don't single out anyone": blame is laid by naming someone
+    r"|\b(?:no|never|not|don't|do\s+not|avoid)\s+(?:\w+\s+){0,2}?(?:blam(?:e|ing)|single\s+out|point(?:ing)?\s+"
+    r"(?:the\s+)?fingers?\s+at)\s+(?:an?\s+|any\s+|the\s+)?(?:individual|person|people|anyone|anybody|engineers?|"
+    r"colleagues?|staff(?:\s+members?)?|team\s+members?|individuals)\b",
     re.IGNORECASE,
 )
 #: A ban on repeating someone's contact details: "Never include the resident's name, phone number or email

@@ -874,6 +874,15 @@ def test_names_no_one_reads_a_message_signed_at_the_end_of_its_last_sentence() -
             checks.names_no_one("A pothole on Station Road.", {"report": unsigned})
 
 
+def test_names_no_one_reads_who_deployed_or_approved_a_change() -> None:
+    timeline = {"timeline": "11:00 search down; 11:05 deploy by Mark broke the index; PR approved by Priya Shah"}
+    assert not checks.names_no_one("Mark deployed an untested change.", timeline)
+    assert not checks.names_no_one("The change was approved by Ms Shah.", timeline)
+    assert checks.names_no_one("An untested change broke the search index.", timeline)
+    with pytest.raises(NotApplicable):  # tools report and make things: no one is named
+        checks.names_no_one("Redis ran out of memory.", {"timeline": "alert reported by Datadog; made by Redis"})
+
+
 def test_labelled_when_mentioned_asks_for_the_label_only_where_the_inputs_mention_a_case() -> None:
     keywords = ["heavy bleeding", "shortness of breath"]
     urgent = {"message": "I've had heavy bleeding since this morning. Can I move my blood test?"}

@@ -4216,3 +4216,14 @@ def test_markdown_headings_on_the_lines_below_are_the_sections_in_order() -> Non
     three = "## Today and Tonight\nRest.\n## When to Call Us\n- Bleeding\n- Vomiting\n- Not eating"
     assert run(signs, three)
     assert not run(signs, "## Today and Tonight\n- Rest\n- Water\n- Food\n## When to Call Us\n- Bleeding")
+
+
+@pytest.mark.parametrize("sentence", ["- Never blame an individual.", "Do not single out any engineer."])
+def test_a_ban_on_blaming_someone_names_no_one(sentence: str) -> None:
+    prompt = f"Timeline: {{timeline}}\n{sentence}\n"
+    candidate = by_check(synthesize(sentence, prompt=prompt), family="names_no_one")
+    timeline = {"timeline": "09:12 Mark deployed v2.3 without the migration. 09:20 alerts fired."}
+    assert not run(candidate, "**Root cause**\nMark deployed without running the migration.", timeline)
+    assert run(candidate, "**Root cause**\nA deploy went out without its migration.", timeline)
+    # blaming a customer is a judgement about tone, not about naming: left to a model
+    assert "names_no_one" not in families(synthesize("Never blame the customer.", prompt="Never blame the customer."))
