@@ -89,6 +89,7 @@ __all__ = [
     "number_in_range",
     "numbered_as",
     "numbers",
+    "numbers_kept",
     "offers",
     "only_code_block",
     "only_list",
@@ -806,6 +807,17 @@ def numbers(text: str) -> set[Decimal]:
         Decimal(match.group(1).replace(",", "") + (match.group(2) or ""))
         for match in _NUMBER.finditer(_LIST_MARKER.sub(" ", text))
     }
+
+
+def numbers_kept(response: str, example: Mapping[str, Any], inputs: Iterable[str] = ()) -> bool:
+    """Whether every number the named inputs (all of them without ``inputs``) write in digits appears in the
+    response as that number ("Keep every measurement, cost and serial number EXACTLY as written ... nothing
+    dropped"): "1,200" may be "1200", "12.50" "12.5", a month's number its name ("03" of 2025-03-14 as "March"); a
+    number rounded, converted or dropped fails. An example without one of ``inputs``: :class:`NotApplicable`."""
+    names = list(inputs)
+    source = "\n".join(str(value(example, name)) for name in names) if names else _source_text(example, "")
+    written = numbers(response) | {Decimal(_MONTHS.index(month) + 1) for month in _MONTH.findall(response)}
+    return numbers(source) <= written
 
 
 _SIGNED_NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.]*\d)")

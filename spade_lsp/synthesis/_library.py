@@ -1077,6 +1077,33 @@ LINKS_KEPT_CUE: Final = re.compile(
 )
 
 
+#: "Keep every measurement, moisture reading, cost, mileage, model and serial number EXACTLY as written", "keep
+#: all volumes, concentrations, temperatures and times exactly as written": every figure of the source is kept.
+NUMBERS_KEPT_CUE: Final = re.compile(
+    r"\b(?:keep|retain|preserve)\s+(?:every|each|all(?:\s+the)?)\s+(?:[\w-]+,?\s+(?:and\s+|or\s+)?){0,8}?"
+    r"(?:numbers?|figures?|measurements?|readings?|amounts?|costs?|prices?|doses?|dosages?|volumes?|"
+    r"concentrations?|temperatures?|statistics?|mileages?|percentages?|quantities|counts?)\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_to_keep_numbers(sentence: str) -> bool:
+    return NUMBERS_KEPT_CUE.search(sentence) is not None
+
+
+def _numbers_kept_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
+    """Every number of the inputs the sentence names ("as it appears in the abstract"), or of all of them where it
+    names none, is in the response (``checks.numbers_kept``)."""
+    named = [name for name in inputs if re.search(rf"\b{re.escape(name.replace('_', ' '))}\b", sentence, re.I)]
+    return Draft(
+        "keeps_the_inputs_numbers",
+        DATA_PLACEHOLDERS,
+        "Every number its inputs give appears in it: none dropped, rounded or converted.",
+        f"checks.numbers_kept(response, example, inputs={literal(named or list(inputs))})",
+        {"family": "numbers_kept"},
+    )
+
+
 _QUOTES_NOUN: Final = r"(?:quot(?:es?|ations?)|quoted\s+(?:text|words?|passages?|material|speech))"
 #: "Quotes are verbatim", "use the approved quotes exactly as given", "do not shorten, merge or improve the
 #: quotes", "never paraphrase inside quotation marks", "do not create quotes": what the response quotes, its inputs
@@ -1476,6 +1503,7 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
             "Every format code, placeholder and markup tag its inputs give appears in it as written.",
         ),
     ),
+    "numbers_kept": (_asks_to_keep_numbers, _numbers_kept_draft),
     "quotes_verbatim": (_asks_for_verbatim_quotes, _quotes_verbatim_draft),
     "terms_kept": (_asks_to_keep_terms, _terms_kept_draft),
     "number_range": (_asks_for_a_number_in_range, _number_range_draft),

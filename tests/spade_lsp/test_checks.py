@@ -1106,3 +1106,18 @@ def test_gives_away_within_reads_each_object_against_its_own_secret() -> None:
     )
     assert checks.gives_away_within(json.dumps({"puzzle": "Garden", "entries": clues}), "clue", "answer")
     assert not checks.gives_away_within("not JSON", "clue", "answer")
+
+
+def test_numbers_kept_asks_for_every_number_of_the_named_inputs() -> None:
+    notes = {
+        "notes": "Moisture 28% at skirting; dehumidifier DH-400 serial 55120; 1,200 miles; cost £12.50",
+        "today": "7",
+    }
+    kept = "Moisture was 28% at the skirting. Dehumidifier DH-400 (serial 55120). Mileage 1200. Cost £12.5."
+    assert checks.numbers_kept(kept, notes, ["notes"])
+    assert not checks.numbers_kept(kept.replace("28%", "about 30%"), notes, ["notes"])  # rounded
+    assert not checks.numbers_kept(kept.replace(" Mileage 1200.", ""), notes, ["notes"])  # dropped
+    assert not checks.numbers_kept(kept, notes)  # all the inputs: "today" gives a 7 the response leaves out
+    assert checks.numbers_kept("Opened on 14 March 2025.", {"log": "opened 2025-03-14"})  # a month by its name
+    with pytest.raises(NotApplicable):
+        checks.numbers_kept(kept, {}, ["notes"])

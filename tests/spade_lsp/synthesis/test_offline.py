@@ -4227,3 +4227,18 @@ def test_a_ban_on_blaming_someone_names_no_one(sentence: str) -> None:
     assert run(candidate, "**Root cause**\nA deploy went out without its migration.", timeline)
     # blaming a customer is a judgement about tone, not about naming: left to a model
     assert "names_no_one" not in families(synthesize("Never blame the customer.", prompt="Never blame the customer."))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "inputs"),
+    [
+        ("- Keep every measurement, moisture reading, cost and serial number EXACTLY as written.", ["notes", "today"]),
+        ("Keep every number exactly as it appears in the notes.", ["notes"]),
+        ("- keep all volumes, concentrations and temperatures EXACTLY as written.", ["notes", "today"]),
+    ],
+)
+def test_keeping_every_figure_asks_for_every_number_of_the_source(sentence: str, inputs: list[str]) -> None:
+    prompt = f"Notes: {{notes}}\nToday: {{today}}\n{sentence}\n"
+    kept = by_check(synthesize(sentence, prompt=prompt), family="numbers_kept")
+    assert kept.expression == f"checks.numbers_kept(response, example, inputs={inputs!r})"
+    assert "numbers_kept" not in families(synthesize("Keep each question to 15 words or fewer."))
