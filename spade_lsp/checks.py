@@ -49,6 +49,7 @@ __all__ = [
     "fills_form",
     "first_line",
     "form_of",
+    "gives",
     "gives_away",
     "gives_away_within",
     "gives_when_mentioned",
@@ -461,6 +462,13 @@ def _gives_literal(response: str, literal: str) -> bool:
         return re.search(r"(?<!\d)" + r"[\s().-]*".join(digits) + r"(?!\d)", response) is not None
     squashed = " ".join(literal.lower().split()).rstrip(".")
     return squashed in " ".join(response.lower().replace("’", "'").replace("“", '"').replace("”", '"').split())
+
+
+def gives(response: str, literals: Iterable[str]) -> bool:
+    """Whether the response gives each of ``literals`` (a phone number with any spacing or dashes, a web or e-mail
+    address in any case): "Always finish with our complaints paragraph ... (financial-ombudsman.org.uk, 0800 023
+    4567)", "Always give our helpline number, 0800 023 4567"."""
+    return all(_gives_literal(response, literal) for literal in literals)
 
 
 def gives_when_mentioned(

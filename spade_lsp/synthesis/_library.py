@@ -282,6 +282,17 @@ def refused_when_mentioned_draft(keywords: Sequence[str], label: str) -> Draft:
     )
 
 
+def gives_draft(literals: Sequence[str]) -> Draft:
+    """The response passes on each of ``literals``, contact details the prompt gives (``checks.gives``)."""
+    return Draft(
+        f"gives_{literals[0]}",
+        INCLUSION,
+        f"Gives {', '.join(f'“{literal}”' for literal in literals)}.",
+        f"checks.gives(response, {literal(list(literals))})",
+        {"family": "gives", "literals": list(literals)},
+    )
+
+
 def gives_when_mentioned_draft(topics: Sequence[str], literals: Sequence[str], fields: Sequence[str]) -> Draft:
     """The response gives ``literals`` (a number to call, a line to copy) where the inputs mention one of
     ``topics``; other examples: no verdict."""

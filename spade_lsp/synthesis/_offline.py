@@ -1463,6 +1463,7 @@ def _input_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     yield from _greeting_drafts(text, vocabulary)
     yield from _label_rule_drafts(text, vocabulary)
     yield from _literal_rule_drafts(text, vocabulary)
+    yield from _contact_literal_drafts(text)
     yield from _labelled_value_drafts(text)
 
 
@@ -1792,10 +1793,42 @@ _LITERAL_RULES: Final = (
 _LITERALS: Final = re.compile(
     r"(?i:call|phone|ring|dial|text|line|number|helpline|hotline|on)\s+(?P<phone>\+?\d[\d ()-]{1,16}\d)(?![\d.,]\d)"
     r"|(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
-    r"|(?P<url>(?:https?://|www\.)[^\s,;)]+|\b[a-z0-9-]+\.(?:com|org|net|gov|io|co\.uk|org\.uk|gov\.uk)(?:/[^\s,;)]*)?)"
+    r"|(?P<url>(?:https?://|www\.)[^\s,;)]+|\b[a-z0-9-]+\.(?:co\.uk|org\.uk|gov\.uk|com|org|net|gov|io)\b(?:/[^\s,;)]*)?)"
     r"|(?i:word\s+for\s+word|verbatim|exactly|(?:the\s+)?exact\s+(?:sentence|line|phrase|words|wording|text))\s*:?\s*"
     r"[\"“](?P<line>[^\"”\n]{8,200})[\"”]"
 )
+
+
+#: Contact details a sentence gives to pass on: a phone number of nine or more digits in groups ("0800 023 4567",
+#: "+44 20 7946 0018", "(555) 123-4567"), a web address, an e-mail address.
+_CONTACT_LITERAL: Final = re.compile(
+    r"(?<![\w.,/-])(?P<phone>\+?(?:\(\d{2,5}\)|\d{2,5})(?:[ -](?:\(\d{2,5}\)|\d{2,5})){1,4})(?![\w.,/-]?\d)"
+    r"|(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+    r"|(?P<url>(?:https?://|www\.)[^\s,;)]+|\b[a-z0-9-]+\.(?:co\.uk|org\.uk|gov\.uk|com|org|net|gov|io)\b(?:/[^\s,;)]*)?)"
+)
+#: What asks every response to pass contact details on: "Always finish with ...", "give our helpline number".
+_GIVE_ALWAYS: Final = re.compile(
+    r"\b(?:always|must|every\s+(?:reply|response|letter|email|message))\b[^.]{0,40}?\b(?:give|include|finish|end|"
+    r"close|add|mention|provide|share|list)\w*\b|^(?:[-*•]\s+)?(?:give|include|add|provide|share)\s+(?:our|the)\b",
+    re.IGNORECASE,
+)
+
+
+def _contact_literal_drafts(text: str) -> Iterator[_Draft]:
+    """The contact details every response passes on, where a sentence asks for them unconditionally ("Always
+    finish with our complaints paragraph: ... (financial-ombudsman.org.uk, 0800 023 4567)")."""
+    give = _GIVE_ALWAYS.search(text)
+    # a condition before the verb makes it a case's ("If they smell gas, always give ..."); one after it is part of
+    # what to write ("Always finish with our complaints paragraph: if they're unhappy they can ...")
+    if give is None or _negation(text) is not None or _CONDITIONAL.search(text[: give.end()]):
+        return
+    literals = [
+        found.group(0).rstrip(".")
+        for found in _CONTACT_LITERAL.finditer(text)
+        if not found.group("phone") or sum(ch.isdigit() for ch in found.group("phone")) >= 9
+    ]
+    if literals:
+        yield library.gives_draft(list(dict.fromkeys(literals)))
 
 
 def _literal_rule_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:

@@ -4242,3 +4242,38 @@ def test_keeping_every_figure_asks_for_every_number_of_the_source(sentence: str,
     kept = by_check(synthesize(sentence, prompt=prompt), family="numbers_kept")
     assert kept.expression == f"checks.numbers_kept(response, example, inputs={inputs!r})"
     assert "numbers_kept" not in families(synthesize("Keep each question to 15 words or fewer."))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "literals"),
+    [
+        (
+            "Always finish with our complaints paragraph: they can refer it to the Financial Ombudsman Service"
+            " (financial-ombudsman.org.uk, 0800 023 4567).",
+            ["financial-ombudsman.org.uk", "0800 023 4567"],
+        ),
+        ("Always give our helpline number, 0800 023 4567.", ["0800 023 4567"]),
+        (  # a condition inside what to write is no condition on writing it
+            "Always finish with our complaints paragraph: if they're unhappy they can call us on 0800 023 4567.",
+            ["0800 023 4567"],
+        ),
+        ("Give our out-of-hours line, (020) 7946 0018.", ["(020) 7946 0018"]),
+    ],
+)
+def test_contact_details_every_response_passes_on_are_given(sentence: str, literals: list[str]) -> None:
+    given = by_check(synthesize(sentence), family="gives")
+    assert given.check is not None and given.check["literals"] == literals
+    assert run(given, " or ".join(literal.replace(" ", "-") for literal in literals))  # any spacing, any case
+    assert not run(given, "You can contact the Financial Ombudsman Service.")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "If they smell gas, tell them to call 0800 111 999.",  # only where the case arises
+        "Never give out 0800 023 4567.",
+        "Always include the order total, 1,200 units at 12.50 each.",  # amounts, no contact details
+    ],
+)
+def test_contact_details_under_a_condition_or_a_ban_are_not_asked_of_every_response(sentence: str) -> None:
+    assert "gives" not in families(synthesize(sentence))
