@@ -490,6 +490,14 @@ class _Vocabulary:
         match = re.search(rf"\b{re.escape(phrase)}\s*[,:]?\s*(?:{token})", self.prompt, re.IGNORECASE)
         if match:
             return match.group(1) or match.group(2)
+        # "the product page link" of "Product page: {link}": the label, and the word for the form its value takes
+        linked = re.match(
+            r"(?:(?:the|a|an|your|our|their|its)\s+)?(?P<label>.+?)\s+(?:link|url|web\s+address|hyperlink)$",
+            phrase.strip(),
+            re.IGNORECASE,
+        )
+        if linked is not None and (field := self.input_named(linked.group("label"))) is not None:
+            return field
         counted = re.match(r"(?:the\s+)?(?:number|count|total)\s+of\s+(\S.*)$", phrase.strip(), re.IGNORECASE)
         if counted:  # "the number of customers affected" of "Customers affected: {customers_affected}": its value
             return self.input_named(counted.group(1))
@@ -2346,7 +2354,9 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
 #: A text asked for in the third person ("write it in the third person", "third-person bio"), not one that
 #: speaks of a third person ("refer to the third person in the photo").
 _THIRD_PERSON: Final = re.compile(
-    r"\b(?:in|from)\s+(?:the\s+)?third[- ]person\b(?!\s+(?:in|on|at|who|from)\b)|\bthird[- ]person\s+"
+    # "Write in the past tense and the third person": the voice after a tense
+    r"\b(?:in|from)\s+(?:the\s+)?(?:[a-z]+\s+tense\s+and\s+(?:in\s+)?(?:the\s+)?)?third[- ]person\b"
+    r"(?!\s+(?:in|on|at|who|from)\b)|\bthird[- ]person\s+"
     r"(?:only|throughout|bio|biography|voice|narrat\w+|perspective|point of view|profile|summary|description)\b"
 )
 #: Another part after a count, in the same sentence ("..., then exactly one line of action"): the count is of the

@@ -4277,3 +4277,18 @@ def test_contact_details_every_response_passes_on_are_given(sentence: str, liter
 )
 def test_contact_details_under_a_condition_or_a_ban_are_not_asked_of_every_response(sentence: str) -> None:
     assert "gives" not in families(synthesize(sentence))
+
+
+def test_a_link_named_by_its_label_is_that_input() -> None:
+    prompt = (
+        "Product: {product_name}\nProduct page: {link}\nDelivery: {delivery_date}\nInclude the product page link.\n"
+    )
+    link = by_check(synthesize("Include the product page link.", prompt=prompt), family="mentions")
+    assert link.check is not None and link.check["field"] == "link"
+    # an address is no link: "the delivery address" is not the delivery date
+    address = prompt.replace("Include the product page link.", "Include the delivery address.")
+    assert "mentions" not in families(synthesize("Include the delivery address.", prompt=address))
+
+
+def test_the_third_person_after_a_tense_is_still_the_third_person() -> None:
+    assert "count" in families(synthesize("Write in the past tense and the third person."))
