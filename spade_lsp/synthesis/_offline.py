@@ -2109,10 +2109,8 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
         return (compared, comparison, rule, before if trailing is not None else "") if compared else None
     if clause is not None:
         noun = clause.group("noun").strip()
-        if noun.lower() == "it":  # 'Estimate status: {estimate_status}. If it's "provisional", ...': that input
-            start = instruction.start or max(prompt.find(instruction.text), 0)
-            given = re.findall(r"\{(\w+)\}", prompt[:start].rsplit("\n", 1)[-1])
-            field = given[-1] if given and given[-1] in vocabulary.inputs else None
+        if noun.lower() == "it":
+            field = _input_it_names(prompt[: instruction.start or max(prompt.find(instruction.text), 0)], vocabulary)
         else:
             field = vocabulary.input_named(noun) or vocabulary.input_named(f"the {noun}")
         return (field, clause.group("value").strip(), clause.group("rule").strip(), before) if field else None
@@ -2131,6 +2129,29 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
         return None
     case = re.sub(r"^(?:for|if|when|on|in)\s+", "", label.group(1).strip(), flags=re.IGNORECASE)  # "- For LinkedIn:"
     return named[0], case, cleaned[label.end() :], ""
+
+
+#: An if-clause on something the sentence names: 'If the boil-water advisory is "yes"', "... if talent pool opt-in is
+#: "yes"".
+_IF_NOUN: Final = re.compile(
+    r"\b(?:if|when)\s+(?:the\s+)?(?P<noun>[a-z][\w -]{1,30}?)\s+(?:is|are|was|says|shows|reads)\b", re.IGNORECASE
+)
+
+
+def _input_it_names(before: str, vocabulary: _Vocabulary) -> str | None:
+    """The input an if-clause's "it" stands for, from the text before it in its paragraph: the nearest earlier
+    if-clause's input ('If the boil-water advisory is "yes", ... If it is "no", ...'; 'Only talk about the future if
+    talent pool opt-in is "yes". ... If it's "no", ...'), else the input its line opens with ('Estimate status:
+    {estimate_status}. If it's "provisional", ...'), else the last one its line gives."""
+    paragraph = re.split(r"\n\s*\n", before)[-1]
+    for clause in reversed(list(_IF_NOUN.finditer(paragraph))):
+        noun = clause.group("noun").strip()
+        if noun.lower() != "it" and (field := vocabulary.input_named(noun) or vocabulary.input_named(f"the {noun}")):
+            return field
+    line = before.rsplit("\n", 1)[-1]
+    opening = re.match(r"\s*(?:[-*•]\s+)?[A-Za-z][\w /'-]{0,30}:\s*\{(\w+)\}", line)
+    given = [opening.group(1)] if opening else re.findall(r"\{(\w+)\}", line)[-1:]
+    return given[0] if given and given[0] in vocabulary.inputs else None
 
 
 #: How a comparison reads in a check's name: "for_rating_at_most_3".

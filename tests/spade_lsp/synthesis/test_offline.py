@@ -4292,3 +4292,30 @@ def test_a_link_named_by_its_label_is_that_input() -> None:
 
 def test_the_third_person_after_a_tense_is_still_the_third_person() -> None:
     assert "count" in families(synthesize("Write in the past tense and the third person."))
+
+
+@pytest.mark.parametrize(
+    ("prompt", "sentence", "field"),
+    [
+        (  # the nearest earlier if-clause's input, in the same line
+            'Boil notice: {boil_notice}\nLine 4: If the boil notice is "yes", say so. If it is "no", do not mention'
+            " boiling.",
+            'If it is "no", do not mention boiling.',
+            "boil_notice",
+        ),
+        (  # ... or in an earlier sentence of the paragraph
+            'Opt-in: {talent_pool_opt_in}\n\nOnly talk about the future if talent pool opt-in is "yes". In that case,'
+            " say so. If it's \"no\", don't mention future roles.",
+            "If it's \"no\", don't mention future roles.",
+            "talent_pool_opt_in",
+        ),
+        (  # else the input its line opens with, not the last one the line gives
+            "Estimate status: {estimate_status}. Update by {next_update_time}. If it's \"firm\", don't mention updates.",
+            "If it's \"firm\", don't mention updates.",
+            "estimate_status",
+        ),
+    ],
+)
+def test_an_if_clauses_it_is_the_input_its_paragraph_spoke_of(prompt: str, sentence: str, field: str) -> None:
+    guarded = [c for c in synthesize(sentence, prompt=prompt) if c.check and "when" in c.check]
+    assert guarded and all(c.check and c.check["when"]["input"] == field for c in guarded)
