@@ -601,6 +601,8 @@ class OfflineSynthesizer:
         if guard is not None:  # "- X/Twitter: ... 280 characters or less" under "Match the platform:": the
             # rule's checks for that value alone, and a model's question about the whole item as before
             field, case, rule_text, before = guard
+            # a case's 'write "UPDATES TO FOLLOW"' asks for those words where the case holds
+            rule_text = re.sub(r"^(?:write|say|put|output|reply\s+with)\s+(?=[\"“])", "include ", rule_text, flags=re.I)
             rule = self._drafts(instruction, context, vocabulary, examples, rule=rule_text)
             guarded = [_guarded(draft, field, case) for draft in rule if not draft.asks_llm]
             # "2. First paragraph: state the amount. If the date is "none", don't mention ...": the first
@@ -2110,7 +2112,10 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
     if clause is not None:
         noun = clause.group("noun").strip()
         if noun.lower() == "it":
-            field = _input_it_names(prompt[: instruction.start or max(prompt.find(instruction.text), 0)], vocabulary)
+            preceding = prompt[: instruction.start or max(prompt.find(instruction.text), 0)]
+            if later is not None:  # "If an expected reopening time is given, ... If it is "unknown", ...": one unit
+                preceding += cleaned[: later.start()]
+            field = _input_it_names(preceding, vocabulary)
         else:
             field = vocabulary.input_named(noun) or vocabulary.input_named(f"the {noun}")
         return (field, clause.group("value").strip(), clause.group("rule").strip(), before) if field else None
@@ -2134,7 +2139,7 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
 #: An if-clause on something the sentence names: 'If the boil-water advisory is "yes"', "... if talent pool opt-in is
 #: "yes"".
 _IF_NOUN: Final = re.compile(
-    r"\b(?:if|when)\s+(?:the\s+)?(?P<noun>[a-z][\w -]{1,30}?)\s+(?:is|are|was|says|shows|reads)\b", re.IGNORECASE
+    r"\b(?:if|when)\s+(?:the\s+|an?\s+)?(?P<noun>[a-z][\w -]{1,30}?)\s+(?:is|are|was|says|shows|reads)\b", re.IGNORECASE
 )
 
 
@@ -2146,8 +2151,12 @@ def _input_it_names(before: str, vocabulary: _Vocabulary) -> str | None:
     paragraph = re.split(r"\n\s*\n", before)[-1]
     for clause in reversed(list(_IF_NOUN.finditer(paragraph))):
         noun = clause.group("noun").strip()
-        if noun.lower() != "it" and (field := vocabulary.input_named(noun) or vocabulary.input_named(f"the {noun}")):
-            return field
+        if noun.lower() == "it":
+            continue
+        # "an expected reopening time" of "Expected reopening: {expected_reopen}": the label without its last word
+        for named in dict.fromkeys([noun, noun.rsplit(" ", 1)[0]]):
+            if field := vocabulary.input_named(named) or vocabulary.input_named(f"the {named}"):
+                return field
     line = before.rsplit("\n", 1)[-1]
     opening = re.match(r"\s*(?:[-*•]\s+)?[A-Za-z][\w /'-]{0,30}:\s*\{(\w+)\}", line)
     given = [opening.group(1)] if opening else re.findall(r"\{(\w+)\}", line)[-1:]
@@ -3920,9 +3929,13 @@ def _literal_quotes(text: str, frame: re.Pattern[str] = _LITERAL_FRAME, *, uncon
     previous_end: int | None = None
     for match in _QUOTED.finditer(text):
         phrase = next(group for group in match.groups() if group is not None).strip()
-        # a label in capitals is asked for as a whole answer ('Reply "YES" or "NO"'), never a term to include; a
-        # ban's ("never write "LGTM"") is the term
-        if not phrase or re.fullmatch(r"\{\{?\s*\w+\s*\}?\}", phrase) or (unconditional and phrase.isupper()):
+        # a one-word label in capitals is asked for as a whole answer ('Reply "YES" or "NO"'), never a term to
+        # include; a phrase in capitals is ('write "UPDATES TO FOLLOW"'), and so is a ban's ("never write "LGTM"")
+        if (
+            not phrase
+            or re.fullmatch(r"\{\{?\s*\w+\s*\}?\}", phrase)
+            or (unconditional and phrase.isupper() and " " not in phrase.strip())
+        ):
             continue
         if unconditional and (
             phrase.endswith(("...", "…"))

@@ -4310,7 +4310,8 @@ def test_the_third_person_after_a_tense_is_still_the_third_person() -> None:
             "talent_pool_opt_in",
         ),
         (  # else the input its line opens with, not the last one the line gives
-            "Estimate status: {estimate_status}. Update by {next_update_time}. If it's \"firm\", don't mention updates.",
+            "Estimate status: {estimate_status}. Update by {next_update_time}. If it's \"firm\", don't mention"
+            " updates.",
             "If it's \"firm\", don't mention updates.",
             "estimate_status",
         ),
@@ -4319,3 +4320,21 @@ def test_the_third_person_after_a_tense_is_still_the_third_person() -> None:
 def test_an_if_clauses_it_is_the_input_its_paragraph_spoke_of(prompt: str, sentence: str, field: str) -> None:
     guarded = [c for c in synthesize(sentence, prompt=prompt) if c.check and "when" in c.check]
     assert guarded and all(c.check and c.check["when"]["input"] == field for c in guarded)
+
+
+def test_words_a_case_asks_to_write_are_asked_for_where_it_holds() -> None:
+    prompt = (
+        "Expected reopening: {expected_reopen}\n"
+        '- If an expected reopening time is given, include it. If it is "unknown", write "UPDATES TO FOLLOW".\n'
+    )
+    case = by_check(synthesize('If it is "unknown", write "UPDATES TO FOLLOW".', prompt=prompt), family="includes")
+    assert case.check is not None and case.check["when"] == {"input": "expected_reopen", "value": "unknown"}
+    assert run(case, "GONDOLA: HIGH WIND. UPDATES TO FOLLOW", {"expected_reopen": "unknown"})
+    assert not run(case, "GONDOLA: HIGH WIND", {"expected_reopen": "unknown"})
+    with pytest.raises(checks.NotApplicable):
+        run(case, "GONDOLA: HIGH WIND. BACK 14:00", {"expected_reopen": "14:00"})
+    assert "includes" not in families(synthesize('Reply "YES" or "NO".'))  # one-word labels are a whole answer
+    # the two cases in one unit: the "it" is the first case's input
+    unit = prompt.splitlines()[1]
+    both = by_check(synthesize(unit, prompt=prompt), family="includes")
+    assert both.check is not None and both.check["when"] == {"input": "expected_reopen", "value": "unknown"}
