@@ -1098,10 +1098,6 @@ NUMBERS_KEPT_CUE: Final = re.compile(
 )
 
 
-def _asks_to_keep_numbers(sentence: str) -> bool:
-    return NUMBERS_KEPT_CUE.search(sentence) is not None
-
-
 def _numbers_kept_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
     """Every number of the inputs the sentence names ("as it appears in the abstract"), or of all of them where it
     names none, is in the response (``checks.numbers_kept``)."""
@@ -1514,7 +1510,7 @@ CUED: Final[dict[str, tuple[Callable[[str], bool], Callable[[str, tuple[str, ...
             "Every format code, placeholder and markup tag its inputs give appears in it as written.",
         ),
     ),
-    "numbers_kept": (_asks_to_keep_numbers, _numbers_kept_draft),
+    "numbers_kept": (_cued_by(NUMBERS_KEPT_CUE), _numbers_kept_draft),
     "quotes_verbatim": (_asks_for_verbatim_quotes, _quotes_verbatim_draft),
     "terms_kept": (_asks_to_keep_terms, _terms_kept_draft),
     "number_range": (_asks_for_a_number_in_range, _number_range_draft),

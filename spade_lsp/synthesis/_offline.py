@@ -1798,12 +1798,16 @@ _LITERAL_RULES: Final = (
     re.compile(rf"^(?i:for)\s+(?P<keys>[^.;:{{}}]+?),\s*(?P<then>(?i:{_ACTION})[^\n]*)"),
     re.compile(rf"^(?P<keys>[A-Za-z][^.:{{}}\n]{{2,160}}?):\s*(?P<then>(?i:{_ACTION})[^\n]*)"),
 )
+#: An e-mail address and a web address, as a prompt gives them to pass on ("financial-ombudsman.org.uk" whole).
+_EMAIL_OR_URL: Final = (
+    r"(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
+    r"|(?P<url>(?:https?://|www\.)[^\s,;)]+|\b[a-z0-9-]+\.(?:co\.uk|org\.uk|gov\.uk|com|org|net|gov|io)\b(?:/[^\s,;)]*)?)"
+)
 #: What such a rule gives word for word: a phone number after a verb or noun of calling, an e-mail address, a web
 #: address, or a quoted line the sentence says to copy ("include the exact sentence "Spot recommended."").
 _LITERALS: Final = re.compile(
     r"(?i:call|phone|ring|dial|text|line|number|helpline|hotline|on)\s+(?P<phone>\+?\d[\d ()-]{1,16}\d)(?![\d.,]\d)"
-    r"|(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
-    r"|(?P<url>(?:https?://|www\.)[^\s,;)]+|\b[a-z0-9-]+\.(?:co\.uk|org\.uk|gov\.uk|com|org|net|gov|io)\b(?:/[^\s,;)]*)?)"
+    rf"|{_EMAIL_OR_URL}"
     r"|(?i:word\s+for\s+word|verbatim|exactly|(?:the\s+)?exact\s+(?:sentence|line|phrase|words|wording|text))\s*:?\s*"
     r"[\"“](?P<line>[^\"”\n]{8,200})[\"”]"
 )
@@ -1813,8 +1817,7 @@ _LITERALS: Final = re.compile(
 #: "+44 20 7946 0018", "(555) 123-4567"), a web address, an e-mail address.
 _CONTACT_LITERAL: Final = re.compile(
     r"(?<![\w.,/-])(?P<phone>\+?(?:\(\d{2,5}\)|\d{2,5})(?:[ -](?:\(\d{2,5}\)|\d{2,5})){1,4})(?![\w.,/-]?\d)"
-    r"|(?P<email>[\w.+-]+@[\w-]+(?:\.[\w-]+)+)"
-    r"|(?P<url>(?:https?://|www\.)[^\s,;)]+|\b[a-z0-9-]+\.(?:co\.uk|org\.uk|gov\.uk|com|org|net|gov|io)\b(?:/[^\s,;)]*)?)"
+    rf"|{_EMAIL_OR_URL}"
 )
 #: What asks every response to pass contact details on: "Always finish with ...", "give our helpline number".
 _GIVE_ALWAYS: Final = re.compile(
