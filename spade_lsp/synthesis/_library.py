@@ -285,9 +285,9 @@ def refused_when_mentioned_draft(keywords: Sequence[str], label: str) -> Draft:
 def gives_draft(literals: Sequence[str]) -> Draft:
     """The response passes on each of ``literals``, contact details the prompt gives (``checks.gives``)."""
     return Draft(
-        f"gives_{literals[0]}",
+        f"gives_{slug(literals[0])}",
         INCLUSION,
-        f"Gives {', '.join(f'“{literal}”' for literal in literals)}.",
+        f"Gives {', '.join(f'“{given}”' for given in literals)}.",
         f"checks.gives(response, {literal(list(literals))})",
         {"family": "gives", "literals": list(literals)},
     )

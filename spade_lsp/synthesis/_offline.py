@@ -22,6 +22,7 @@ Vague criteria get one measured reading each; selection keeps the ones the label
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import re
 from collections.abc import Iterator, Sequence
@@ -995,17 +996,18 @@ def _lines_below(prompt: str, sentence: str) -> list[str]:
     return [] if at < 0 else prompt[at + len(sentence.strip()) :].splitlines()[1:]
 
 
-def _block_after(prompt: str, sentence: str) -> list[str]:
-    """The lines of the block right below the sentence (after any blank line), up to the next blank line: a
-    signature or footer to copy. None when the block is long or runs on (no block, but the rest of the prompt)."""
+def _next_block(prompt: str, sentence: str) -> list[str]:
+    """The lines of the block right below the sentence (after any blank line), up to the next blank line."""
     lines = _lines_below(prompt, sentence)
     while lines and not lines[0].strip():
         lines.pop(0)
-    block = []
-    for line in lines:
-        if not line.strip():
-            break
-        block.append(line.strip())
+    return list(itertools.takewhile(str.strip, lines))
+
+
+def _block_after(prompt: str, sentence: str) -> list[str]:
+    """The block right below the sentence, stripped (:func:`_next_block`): a signature or footer to copy. None when
+    the block is long or runs on (no block, but the rest of the prompt)."""
+    block = [line.strip() for line in _next_block(prompt, sentence)]
     return block if 1 <= len(block) <= 6 and all(len(line) <= 80 for line in block) else []
 
 
@@ -1070,12 +1072,9 @@ def _headings_listed_after(prompt: str, sentence: str) -> list[str]:
 def _heading_lines_after(prompt: str, sentence: str) -> list[str]:
     """The markdown headings on the lines right below the sentence, one a line ("## Today and Tonight"), up to the
     first line that is none (a blank line before them aside)."""
-    lines = _lines_below(prompt, sentence)
-    while lines and not lines[0].strip():
-        lines.pop(0)
     names = []
-    for line in lines:
-        heading = re.match(r"\s{0,3}#{1,6}\s+([^\n{}<>]{1,60}?)\s*$", line)
+    for line in _next_block(prompt, sentence):
+        heading = _FIRST_HEADING.match(line)
         if heading is None:
             break
         names.append(heading.group(1).strip())
@@ -2861,15 +2860,12 @@ _EACH_OF_A_LIST: Final = re.compile(
     r"|should\s+be\s+)?(?:\w+\s+)?$"
 )
 #: A section a count is made under: "under Highlights", "in the ## Notices section", 'under "Next steps"'.
-_UNDER_A_SECTION: Final = re.compile(
-    r"\s+(?:under|in|within)\s+(?:the\s+)?[\"“'`]?#*\s*([a-z][\w &'/-]{1,40}?)[\"”'`]?(?:\s+(?:section|heading|part))?"
-    r"\s*(?:[.,;:)]|$)"
+_SECTION_NAMED: Final = (
+    r"(?:under|in|within)\s+(?:the\s+)?[\"“'`]?#*\s*([a-z][\w &'/-]{1,40}?)[\"”'`]?(?:\s+(?:section|heading|part))?"
 )
+_UNDER_A_SECTION: Final = re.compile(rf"\s+{_SECTION_NAMED}\s*(?:[.,;:)]|$)")
 #: A section a sentence opens by naming: "Under ## When to Call Us, ...", "In the Summary section, ...".
-_LEADING_SECTION: Final = re.compile(
-    r"^(?:[-*•]\s+)?(?:under|in|within)\s+(?:the\s+)?[\"“'`]?#*\s*([a-z][\w &'/-]{1,40}?)[\"”'`]?"
-    r"(?:\s+(?:section|heading|part))?\s*,"
-)
+_LEADING_SECTION: Final = re.compile(rf"^(?:[-*•]\s+)?{_SECTION_NAMED}\s*,")
 #: What a count may leave out and still be the body's: "(not counting the subject line)", "excluding the greeting".
 _OUTSIDE_THE_BODY: Final = re.compile(
     r"\s+(?:the\s+|any\s+|a\s+|your\s+)?(?:subject(?:\s+line)?|title|headline|heading|greeting|salutation|"
@@ -4023,9 +4019,10 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         preferred = _reworded(scope)[0]
         quoted = [phrase for phrase in quoted if phrase not in preferred]
     examples = _literal_quotes(scope, _EXAMPLE_FRAME)
-    if exclude:  # 'Don't guess, not even a "usually"': a word the ban reaches even to
+    if exclude:
+        # 'Don't guess, not even a "usually"': a word the ban reaches even to
         quoted += [phrase for phrase in _literal_quotes(scope, _NOT_EVEN) if phrase not in quoted]
-    if exclude:  # '(write "dichloromethane", not "DCM")': the form to write, set against the banned ones
+        # '(write "dichloromethane", not "DCM")': the form to write, set against the banned ones
         quoted = [q for q in quoted if not re.search(rf"[\"“'‘`]{re.escape(q)}[\"”'’`]\s*,?\s+not\s+[\"“'‘`]", scope)]
     if exclude and not quoted:  # "avoid superlatives such as "best" or "perfect"": the examples are banned too, and
         # so are those a bracket gives: 'No praise or summary comments ("Nice work!", "LGTM")'
