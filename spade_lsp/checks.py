@@ -32,6 +32,7 @@ __all__ = [
     "MeasurementError",
     "NotApplicable",
     "adds_remarks",
+    "answer_is_one_of",
     "applies_when",
     "applies_when_number",
     "bound",
@@ -396,6 +397,15 @@ def applies_when(example: Mapping[str, Any], name: str, case: str) -> bool:
     if any(part and re.search(rf"(?<!\w){re.escape(part)}(?!\w)", found) for part in alternatives):
         return True
     raise NotApplicable(f"a rule for {name} {case!r}, and this example's {name} is {found!r}")
+
+
+def answer_is_one_of(response: str, labels: Iterable[str], *, bare: bool = False) -> bool:
+    """Whether the whole response is one of ``labels``, any case, read as words: emphasis, quotes and a closing
+    full stop aside ("**Yes.**" answers "yes or no only"; "Yes, because ..." does not). ``bare``: nothing but the
+    label and surrounding space, for a rule that also refuses punctuation ("the label only, no punctuation")."""
+    if bare:
+        return response.strip().lower() in {label.lower() for label in labels}
+    return _normal(response) in {_normal(label) for label in labels}
 
 
 def labelled_value_in(response: str, label: str, values: Iterable[str]) -> bool:

@@ -659,13 +659,15 @@ def quotes_draft(field: str) -> Draft:
     )
 
 
-def label_draft(labels: list[str]) -> Draft:
-    """The whole answer is one of ``labels`` (any case, surrounding space aside)."""
+def label_draft(labels: list[str], *, bare: bool = False) -> Draft:
+    """The whole answer is one of ``labels`` (any case; emphasis, quotes and a closing full stop aside unless
+    ``bare``: a rule that also refuses punctuation)."""
+    option = ", bare=True" if bare else ""
     return Draft(
         "answer_is_one_label",
         PRESENTATION_FORMAT,
         f"The answer is one of the labels: {', '.join(labels)}.",
-        f"response.strip().lower() in {literal([label.lower() for label in labels])}",
+        f"checks.answer_is_one_of(response, {literal(labels)}{option})",
         {"family": "label", "labels": labels},
     )
 
@@ -1032,7 +1034,8 @@ def only_list_draft(last_line: str = "") -> Draft:
 #: "Return only the rewritten passage.", "Output just the SMS text": an instruction that opens by asking for the
 #: output alone, whatever it is called (a ban on notes need not follow).
 OUTPUT_ALONE_CUE: Final = re.compile(
-    r"^\W*(?:\d+[.)]\s*)?(?:return|output|reply\s+with|respond\s+with|give|print|send)\s+(?:only|just)\s+(?:the|your)\b",
+    r"^\W*(?:\d+[.)]\s*)?(?:return|output|reply\s+with|respond\s+with|give|print|send|write)\s+(?:only|just|nothing\s+but)"
+    r"\s+(?:the|your)\b",
     re.IGNORECASE,
 )
 
@@ -1040,9 +1043,12 @@ OUTPUT_ALONE_CUE: Final = re.compile(
 #: "do not add any explanation" (not "gives no real explanation", nor "No notes.", which may be a section of the
 #: output, nor comments, which code has).
 NO_NOTES_ADDED_CUE: Final = re.compile(
-    r"(?:\b(?:do\s+not|don't|never)\s+(?:add|include|write|give|offer|provide|append)\s+(?:any\s+)?"
-    r"(?:notes?|commentary|explanations?|remarks?)"
-    r"|(?:^\W*|[,;:]\s*|\band\s+)no\s+(?:\w+\s+)?(?:commentary|explanations?|remarks?))\b"
+    r"(?:\b(?:do\s+not|don't|never)\s+(?:add|include|write|give|offer|provide|append|start\s+with)\s+(?:any\s+|an?\s+)?"
+    r"(?:notes?|commentary|explanations?|remarks?|preambles?|prefaces?)"
+    r"|(?:^\W*|[,;:]\s*|\band\s+)no\s+(?:\w+\s+)?(?:commentary|explanations?|remarks?|preambles?|prefaces?)"
+    # "Skip any introduction and go straight to the answer"
+    r"|\b(?:skip|omit|drop)\s+(?:the\s+|any\s+)?(?:preamble|introduction|intro|preface|pleasantries)"
+    r"(?=\s+(?:and|,)\s+(?:go|get|jump|start)\b))\b"
     r"(?!\s+(?:on|about|in|inside|within|for\s+each|per|to|of)\b)",
     re.IGNORECASE,
 )

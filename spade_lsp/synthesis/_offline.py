@@ -131,8 +131,8 @@ _AT_MOST: Final = (
     r"more) than"
 )
 _BELOW: Final = r"fewer than|less than|under|below|shorter than"
-_AT_LEAST: Final = r"at least|no fewer than|no less than|not fewer than|a minimum of|minimum of|minimum"
-_ABOVE: Final = r"more than|over|longer than"
+_AT_LEAST: Final = r"at least|no fewer than|no less than|not fewer than|not less than|a minimum of|minimum of|minimum"
+_ABOVE: Final = r"more than|over|longer than|past|beyond"  # "must not go beyond 120 words": negated below
 _ABOUT: Final = r"about|around|approximately|roughly|circa|close to|~"
 #: How far an approximate count ("about 200 words") may stray either way and still be what was asked.
 _APPROXIMATE: Final = 0.25
@@ -390,6 +390,13 @@ _THANKS_TO_THE_MODEL: Final = re.compile(
     r"(?:\s*[!.]+|\s*$)",
     re.IGNORECASE,
 )
+#: Qualities that are things the response does, which a sentence may refuse as well as ask for.
+_SPEECH_ACTS: Final = frozenset({"gratitude", "apology"})
+_REFUSED_ACT: Final = re.compile(
+    r"\b(?:don't|do\s+not|never|no\s+need\s+to|avoid|without|not|stop)\s+(?:\w+\s+){0,2}?"
+    r"(?:thank|apologi|say\s+sorry|over-?apologi)|\b(?:no|excessive|repeated)\s+(?:apolog|thanks)",
+    re.IGNORECASE,
+)
 _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | None], ...]], ...]] = (
     (
         # not "a brief introduction", "a short title": the length of one part, not the response's style
@@ -455,6 +462,12 @@ _QUALITIES: Final[tuple[tuple[str, str, tuple[tuple[str, str, dict[str, Any] | N
         "gratitude",
         (("checks.contains_any(response, ['thank', 'thanks', 'grateful', 'appreciate', 'gratitude'])",
           "Expresses thanks (a gratitude word appears).", None),),
+    ),
+    (
+        r"\b(?:apologi[sz]e|apologi[sz]ing|say\s+sorry)\b",
+        "apology",
+        (("checks.contains_any(response, ['sorry', 'apologise', 'apologize', 'apologies', 'apology', 'regret'])",
+          "Apologises (an apology word appears).", None),),
     ),
     (
         r"\bpersonal(?:ized|ised)?\b(?=\s*(?:[.,;:!?)]|$|\s(?:and|or|but|tone|touch|note|style)\b))",
@@ -757,6 +770,10 @@ class OfflineSynthesizer:
                 continue  # "classify the sentiment as positive, negative, or neutral": answers, not a tone
             if slug == "neutral_tone" and "positive_tone" in asked_tones:
                 continue  # "positive and professional": warm in a professional register, not neutral
+            if slug in _SPEECH_ACTS and (
+                _REFUSED_ACT.search(unquoted) or re.search(r"\b(?:if|unless)\b", unquoted, re.I)
+            ):
+                continue  # "never apologise for the policy", "only apologise for a mistake if ...": not always asked
             if re.search(pattern, unquoted, re.IGNORECASE) and not conditional and not role:
                 qualitative = True
                 asked_tones.add(slug)
@@ -2326,7 +2343,8 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         ("range", rf"\bbetween\s+({number})\s+and\s+({number}){qualifier}\s+({units})\b"),
         ("range", rf"\b({number})\s*(?:-|–|to|or\b)\s*({number}){qualifier}\s+({units})\b"),  # "one or two"
         ("at_most", rf"\b(?:{_AT_MOST})\s+(?:than\s+)?~?\s*({number}){qualifier}\s+({units})\b"),  # "max ~20 words"
-        ("below", rf"\b(?:{_BELOW})\s+({number}){qualifier}\s+({units})\b"),
+        # not "no fewer than 3 paragraphs", "not less than": at least, read below
+        ("below", rf"(?<!\bno\s)(?<!\bnot\s)\b(?:{_BELOW})\s+({number}){qualifier}\s+({units})\b"),
         ("at_least", rf"\b(?:{_AT_LEAST})\s+({number}){qualifier}\s+({units})\b"),
         ("above", rf"\b(?:{_ABOVE})\s+({number}){qualifier}\s+({units})\b"),
         (
@@ -2559,6 +2577,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         or (leading_section is not None and scope == leading_section.group(1).strip())
     )
     each = re.match(r"^(?:(?:for|in)\s+)?(?:each|every)\s+(?:single\s+)?[\"“']?([a-z]+(?: point)?)\b", lowered)
+    bare_plural = re.match(  # "Sentences must be under 20 words", "Titles must not exceed 60 characters": each one
+        r"^([a-z]+s)\s+(?:should|must|shall|need to|have to|can't|cannot|shouldn't|mustn't|may not)\b", lowered
+    )
+    each = each or (bare_plural if bare_plural and _part(bare_plural.group(1)) else None)
     # "One bullet per user-visible change, max 25 words": the size of each bullet
     one_per = re.match(r"^(?:one|a single)\s+([a-z]+(?: point)?)\s+(?:per|for each|for every)\b", lowered)
     leading_per = _part(each.group(1)) if each else _part(one_per.group(1)) if one_per else None
@@ -2695,7 +2717,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 value = vocabulary.bound(groups[0])
                 if value is None:
                     continue
-                if kind in ("above", "below") and (disallowed or _NEGATED_COMPARISON.search(lowered[: match.start()])):
+                negated = _NEGATED_COMPARISON.search(lowered[: match.start()]) is not None
+                if kind == "above" and match.group(0).startswith(("past", "beyond")) and not negated:
+                    continue  # "in the past 3 days" is no bound; "do not go past 3 bullets" is one
+                if kind in ("above", "below") and (disallowed or negated):
                     # "don't use more than two hashtags", "more than two hashtags is not allowed"
                     kind = "at_most" if kind == "above" else "at_least"
                 if kind == "hyphenated":  # a length in words or characters is a size, not a tally
@@ -2707,6 +2732,9 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                         continue  # "about {n} words" is no exact count, and its margin is no bound of the input
                     low = round(value * (1 - _APPROXIMATE))
                     high = max(round(value * (1 + _APPROXIMATE)), value + 1)
+                    hard = _HARD_LIMIT_AFTER.match(lowered, match.end())
+                    if hard is not None and int(hard.group(1)) > value:
+                        high = int(hard.group(1))  # "roughly 150 words; never go over 200": the limit it states
                 elif kind == "below":
                     low, high = None, value - 1 if isinstance(value, int) else value
                 elif kind == "above":
@@ -2801,6 +2829,12 @@ _FORM_LINE: Final = re.compile(r"^\s*(?:(?:\d+[.)]|[-*•])\s+)?\[[A-Za-z][^\]\n
 _DISALLOWED_AFTER: Final = re.compile(
     r"[^.;:!?]{0,40}?\b(?:(?:is|are)\s+(?:not|never)|isn't|aren't)\s+(?:allowed|permitted|acceptable|ok|okay)\b"
 )
+#: A hard limit stated after an approximate count, its unit left out: "about 150 words, never more than 200".
+_HARD_LIMIT_AFTER: Final = re.compile(
+    r"[^.;:!?\n]{0,20}?[,;(-]?\s*(?:but\s+|and\s+)?(?:(?:never|not|don't|do not|must not|mustn't)\s+(?:go\s+|be\s+)?"
+    r"(?:over|above|past|beyond|more than|exceed(?:ing)?)|no more than|at most|max(?:imum)?(?: of)?|up to"
+    r"|(?:hard |absolute )?(?:limit|cap)(?: of| is)?)\s+(\d+)\b(?!\s*(?:%|[a-z]))"
+)
 #: A negation just before "more than N" or "fewer than N", which turns it into "at most N" or "at least N".
 _NEGATED_COMPARISON: Final = re.compile(
     r"\b(?:don't|do not|never|must not|mustn't|should not|shouldn't|cannot|can't|not|avoid)\s+(?:[\w']+\s+){0,3}$"
@@ -2834,7 +2868,7 @@ def _part(word: str) -> tuple[str, str] | None:
     headline, but "each headline" says it holds several, each an item (or a line of its own)."""
     if word in PART_KINDS:
         return word, PART_KINDS[word]
-    return (word, "items") if word in _PARTS else None
+    return (word, "items") if word in _PARTS or word.removesuffix("s") in _PARTS else None
 
 
 def _per(after: str) -> tuple[str, str] | None:
@@ -2995,6 +3029,28 @@ _SIZED_ITEM: Final = re.compile(
 )
 
 
+#: A part of the response named at a sentence's start, then its rule: "The summary should ...", "Titles must not
+#: exceed 60 characters" (a part named bare), "Title max 80 characters" (a part and its bound, nothing between; not
+#: an imperative's verb: "Point out at most 3 issues" counts the issues, in no "point out" section).
+_PART_AND_ITS_RULE: Final = (
+    re.compile(
+        r"^(?:(?:the|your|each|every)\s+|[\"“'`])([a-z][a-z\- ]{1,30}?)[\"”'`]?\s+(?:section\s+)?(?:should|must|"
+        r"shall|needs?|has to|can|cannot|can't|may|is|are|will|shouldn't|mustn't|won't)(?!\w)"
+    ),
+    re.compile(
+        r"^(?!(?:you|we|i|they|it|this|that|these|those|there|everything|nothing|all|each|every|any|please)\b)"
+        r"([a-z][a-z\-]{2,20}(?:\s[a-z][a-z\-]{2,20})?)\s+(?:should|must|shall|need to|needs to|has to|have to|"
+        r"can't|cannot|may not|shouldn't|mustn't)(?!\w)"
+    ),
+    re.compile(
+        r"^(?!(?:keep|stay|be|write|use|limit|make|answer|reply|respond|aim|go|cap|point|list|give|name|mention|"
+        r"include|suggest|provide|offer|add|return|output|show|identify|highlight|pick|choose|select|find|cite|"
+        r"raise|flag|propose|share|ask|generate|produce|create)\b)"
+        r"([a-z][a-z\- ]{1,30}?)\s+(?:max(?:imum)?|min(?:imum)?|at\s+most|at\s+least|no\s+more\s+than|up\s+to)\s+\d"
+    ),
+)
+
+
 def _scope(lowered: str) -> str | None:
     """``The summary shouldn't be longer than ...``, or an answer format's ``TITLE: <episode title, at most 8
     words>``: a count that may apply to one section only."""
@@ -3029,23 +3085,15 @@ def _scope(lowered: str) -> str | None:
     )
     if opening:  # "Start with a one-line title ..., at most 72 characters": the title's size
         return opening.group(1)
-    match = re.match(
-        r"^(?:(?:the|your|each|every)\s+|[\"“'`])([a-z][a-z\- ]{1,30}?)[\"”'`]?\s+(?:section\s+)?(?:should|must|shall|"
-        r"needs?|has to|can|cannot|can't|may|is|are|will|shouldn't|mustn't|won't)(?!\w)",
-        lowered,
-    ) or re.match(  # "Title max 80 characters": a part and its bound, nothing between
-        # not an imperative's verb: "Point out at most 3 issues" counts the issues, in no "point out" section
-        r"^(?!(?:keep|stay|be|write|use|limit|make|answer|reply|respond|aim|go|cap|point|list|give|name|mention|"
-        r"include|suggest|provide|offer|add|return|output|show|identify|highlight|pick|choose|select|find|cite|raise|"
-        r"flag|propose|share|ask|generate|produce|create)\b)"
-        r"([a-z][a-z\- ]{1,30}?)\s+(?:max(?:imum)?|min(?:imum)?|at\s+most|at\s+least|no\s+more\s+than|up\s+to)\s+\d",
-        lowered,
-    )
+    match = next((found for pattern in _PART_AND_ITS_RULE if (found := pattern.match(lowered))), None)
     if not match:
         return None
     noun = match.group(1).strip()
     if (noun in _WHOLE_RESPONSE and noun != "summary") or re.match(r"(?:whole|entire|full|complete)\b", noun):
         return None  # "the whole summary must stay under 150 words": the response, not a section of it
+    plural = noun.endswith("s")
+    if plural and (re.sub(r"ies$", "y", noun).removesuffix("s") in _WHOLE_RESPONSE | {"reply"} or noun in PART_KINDS):
+        return None  # "Replies must be under 80 words", "Sentences must stay short": the response, or each part
     return noun
 
 
@@ -3425,11 +3473,19 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
         if not _EXCLUDE_CUE.search(text):
             yield library.tag_draft(tag)
     case = _LETTER_CASE.search(lowered)
-    of_a_part = re.search(  # "the animal's common name in ALL CAPS", "First line: ...": that part's case
-        r"\b(?:name|title|headline|heading|line|word|label|subject|acronym)s?\s+(?:\w+\s+){0,2}?in\s+(?:all\s+)?"
-        r"(?:caps|upper|lower)",
-        lowered,
-    ) or _POSITION_LABEL.match(lowered)
+    of_a_part = (
+        re.search(  # "the animal's common name in ALL CAPS", "First line: ...": that part's case
+            r"\b(?:name|title|headline|heading|line|word|label|subject|acronym)s?\s+(?:\w+\s+){0,2}?in\s+(?:all\s+)?"
+            r"(?:caps|upper|lower)",
+            lowered,
+        )
+        or re.search(  # "Use ALL CAPS for the headline"
+            r"\b(?:caps|capitals|upper[\s-]?case|lower[\s-]?case)\s+(?:for|on|in)\s+(?:the|each|every|all|your|its)\s+"
+            r"(?:\w+\s+)?(?:name|title|headline|heading|line|word|label|subject|acronym|key|field)s?\b",
+            lowered,
+        )
+        or _POSITION_LABEL.match(lowered)
+    )
     if (  # "answer in lowercase", "write everything in all caps" (not a reason's ban: "because it has no lowercase")
         case and not of_a_part and not _EXCLUDE_CUE.search(re.split(r"\b(?:because|since)\b", text)[0])
     ):
@@ -3610,11 +3666,15 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
         # the verb ("sign off as", "signed with"), not the noun ("warning signs as bullet points")
         r"(?<!\bwarning )(?<!\bthe )(?<!\ba )(?<!\bany )(?<!\bno )(?<!\bthese )(?<!\bthose )"
         r"\b(?:signs\s+off|sign(?:ed)?(?!\s+(?:in|up|into|out|on)\b)(?:\s+off)?)\s+(?:\w+\s+){0,2}?(?:as|with)\s+(.+?)[.!]?$"
-        r"|\bsign(?:s|ed)?\s+off\s+([\"“][^\"”]+[\"”])",  # 'sign off "Northgate Customer Care"'
+        r"|\bsign(?:s|ed)?\s+off\s+([\"“][^\"”]+[\"”])"  # 'sign off "Northgate Customer Care"'
+        r"|\bsign\s+(?:the\s+\w+|it)\s+([\"“][^\"”]+[\"”])"  # 'Sign the email "Best, Jordan"'
+        # "End with your name, Sam."
+        r"|\b(?:end|finish|close|sign)\w*\s+(?:\w+\s+){0,2}?with\s+(?:your|my|the\s+sender's)\s+name\s*[,:(]\s*"
+        r"([A-Z][\w'’-]*(?:\.?\s+[A-Z][\w'’-]*){0,3})\)?[.!]?$",
         text,
         re.IGNORECASE,
     )
-    signed = (sign_off.group(1) or sign_off.group(2)) if sign_off else ""
+    signed = next((group for group in sign_off.groups() if group), "") if sign_off else ""
     # the quotation after the verb, not one elsewhere ('start with "Hi {first_name}," and sign off with ...')
     own_quotes = [phrase for phrase in quoted if phrase in signed]
     signature = own_quotes[-1] if own_quotes else signed.strip(" \"'“”‘’")
@@ -3687,14 +3747,55 @@ def _listed_values(listing: str) -> list[str]:
     return [value for value in values if value]
 
 
+#: The answers a sentence allows, listed in it: quoted ('"YES" or "NO"'), bare "yes or no", or after a colon or in
+#: brackets ("one word: positive, negative or neutral", "the category name only (billing, technical, account)").
+_OPTION: Final = r"[a-z][\w-]*(?:\s+(?!or\b)[a-z][\w-]*)?"  # "spam", "not spam"; "or" only between options
+_ANSWER_OPTIONS: Final = re.compile(
+    r"(?P<quoted>[\"“][^\"”\n]{1,25}[\"”](?:\s*(?:,\s*(?:or\s+)?|\s+or\s+|\s*/\s*)[\"“][^\"”\n]{1,25}[\"”])+)"
+    r"|(?<!\ba\s)\b(?P<yes_no>yes\s+or\s+no)\b(?!\s+(?:questions?|answers?)\b|-)"
+    rf"|(?::|\bone\s+of)\s*(?P<listed>{_OPTION}(?:(?:\s*,\s*(?:or\s+)?|\s+or\s+){_OPTION})+)\s*\.?$"
+    r"|\((?P<bracketed>(?:[a-z][\w-]*\s*,\s*)+(?:or\s+)?[a-z][\w-]*)\)",
+    re.IGNORECASE,
+)
+#: A verb of answering, and a word that makes the options the whole answer: "Answer only with yes or no", "Reply
+#: with just", "Respond with one word:", "Output nothing but".
+_ANSWER_VERB: Final = re.compile(r"^(?:please\s+)?(?:answer|reply|respond|output|return|say)\b", re.IGNORECASE)
+_ONLY_AN_OPTION: Final = re.compile(
+    r"\b(?:only|just|nothing\s+(?:else|but)|(?:one|a\s+single|single)\s+word|exactly\s+one\s+of)\b", re.IGNORECASE
+)
+#: What makes an answer more than the option: a reason, a line among others, a field.
+_MORE_THAN_AN_OPTION: Final = re.compile(
+    r"\b(?:then|followed\s+by|first|line|reasons?|explain|explanation|because|sentences?|json|key|field|if|when"
+    r"|unless|otherwise|and\s+(?:a|an|one|the)\b)",
+    re.IGNORECASE,
+)
+
+
 def _label_only(text: str, prompt: str) -> Iterator[_Draft]:
-    """``Answer with the label only`` where the prompt lists its labels: the answer is one of them (any case)."""
+    """``Answer with the label only`` where the prompt lists its labels: the answer is one of them (any case). And
+    a sentence that lists the answers it allows itself ('Reply "YES" or "NO".', "Answer only with yes or no.",
+    "Respond with one word: positive, negative or neutral."): the whole answer is one of them."""
+    bare = re.search(r"\b(?:no|without)\s+punctuation\b", text, re.IGNORECASE) is not None
     listed = _LISTED_LABELS.search(prompt) or _ALLOWED.search(prompt)
-    if not _ONLY_THE_LABEL.search(text) or listed is None:
+    if _ONLY_THE_LABEL.search(text) and listed is not None:
+        labels = _listed_values(next(group for group in listed.groups() if group))
+        if len(labels) >= 2:
+            yield library.label_draft(labels, bare=bare)
+            return
+    stripped = text.strip()
+    options = _ANSWER_OPTIONS.search(stripped)
+    if options is None or not _ANSWER_VERB.match(stripped) or _MORE_THAN_AN_OPTION.search(stripped):
         return
-    labels = _listed_values(next(group for group in listed.groups() if group))
+    # 'Reply "YES" or "NO".' says so by itself; bare words need "only", "just", "one word"
+    alone = options.group("quoted") is not None and not stripped[options.end() :].strip(" .")
+    if not (alone or _ONLY_AN_OPTION.search(stripped)):
+        return
+    found = next(group for group in options.groups() if group)
+    labels = (
+        _quoted(found) if options.group("quoted") else _listed_values(re.sub(r"(?i)^yes\s+or\s+no$", "yes, no", found))
+    )
     if len(labels) >= 2:
-        yield library.label_draft(labels)
+        yield library.label_draft(labels, bare=bare)
 
 
 #: '"reasons" (a list of 1 to 3 labels from the allowed list)': a key whose values come from a set the prompt lists.

@@ -1121,3 +1121,13 @@ def test_numbers_kept_asks_for_every_number_of_the_named_inputs() -> None:
     assert checks.numbers_kept("Opened on 14 March 2025.", {"log": "opened 2025-03-14"})  # a month by its name
     with pytest.raises(NotApplicable):
         checks.numbers_kept(kept, {}, ["notes"])
+
+
+def test_answer_is_one_of_reads_the_whole_answer_as_words() -> None:
+    assert checks.answer_is_one_of("**Yes.**\n", ["yes", "no"])
+    assert checks.answer_is_one_of(' "not spam" ', ["spam", "not spam"])
+    assert not checks.answer_is_one_of("Yes, because it was late.", ["yes", "no"])
+    assert not checks.answer_is_one_of("maybe", ["yes", "no"])
+    # a rule that refuses punctuation too: the label and surrounding space only
+    assert checks.answer_is_one_of("data-loss\n", ["crash", "data-loss"], bare=True)
+    assert not checks.answer_is_one_of("crash.", ["crash", "data-loss"], bare=True)

@@ -4338,3 +4338,111 @@ def test_words_a_case_asks_to_write_are_asked_for_where_it_holds() -> None:
     unit = prompt.splitlines()[1]
     both = by_check(synthesize(unit, prompt=prompt), family="includes")
     assert both.check is not None and both.check["when"] == {"input": "expected_reopen", "value": "unknown"}
+
+
+@pytest.mark.parametrize(
+    ("sentence", "labels"),
+    [
+        ('Reply "YES" or "NO".', ["YES", "NO"]),
+        ('Answer "yes" or "no" only.', ["yes", "no"]),
+        ("Answer only with yes or no.", ["yes", "no"]),
+        ('Reply with just "yes" or "no".', ["yes", "no"]),
+        ("Respond with one word: positive, negative or neutral.", ["positive", "negative", "neutral"]),
+        ("Output only one of: positive, negative, neutral.", ["positive", "negative", "neutral"]),
+        ('Respond with only the label: "spam" or "not spam".', ["spam", "not spam"]),
+        ("Answer with the category name only (billing, technical, account).", ["billing", "technical", "account"]),
+    ],
+)
+def test_a_sentence_that_lists_the_answers_it_allows_asks_for_one_of_them(sentence: str, labels: list[str]) -> None:
+    label = by_check(synthesize(sentence), family="label")
+    assert label.check is not None and label.check["labels"] == labels
+    assert run(label, labels[-1]) and run(label, f"**{labels[0].capitalize()}.**\n")
+    assert not run(label, f"{labels[0]}, because the customer asked twice.")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        'Answer "yes" or "no", then explain why in one sentence.',
+        'If unsure, answer "UNKNOWN" or "N/A".',
+        "Answer yes or no questions briefly.",
+        "Start with yes or no, followed by your reasoning.",
+        'Use "yes" or "no" in the eligible field.',
+    ],
+)
+def test_options_that_are_not_the_whole_answer_ask_for_no_label(sentence: str) -> None:
+    assert "label" not in families(synthesize(sentence))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "unit", "low", "high"),
+    [
+        ("The answer shouldn't run past two paragraphs.", "paragraphs", None, 2),
+        ("The reply must not go beyond 120 words.", "words", None, 120),
+        ("Do not go past 3 bullet points.", "bullets", None, 3),
+        ("Write no fewer than 3 paragraphs.", "paragraphs", 3, None),
+        ("Use not less than 40 words.", "words", 40, None),
+        ("Aim for roughly 150 words; never go over 200.", "words", 112, 200),
+        ("About 100 words (max 120).", "words", 75, 120),
+    ],
+)
+def test_bounds_said_with_a_verb_of_going_past_or_a_negated_comparison(
+    sentence: str, unit: str, low: int | None, high: int | None
+) -> None:
+    counts = [c.check for c in synthesize(sentence) if c.check and c.check.get("family") == "count"]
+    assert {"family": "count", "unit": unit, "min": low, "max": high} in [
+        {k: check.get(k) for k in ("family", "unit", "min", "max")} for check in counts
+    ]
+    # never a reading beside it that the bound rules out ("no fewer than 3" is not "fewer than 3")
+    same_unit = [check for check in counts if check["unit"] == unit]
+    assert low is None or all(check.get("max") is None or check["max"] >= low for check in same_unit)
+    assert high is None or all(check.get("min") is None or check["min"] <= high for check in same_unit)
+
+
+def test_the_past_few_days_is_no_bound() -> None:
+    assert "count" not in families(synthesize("Summarise what happened in the past 3 days."))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "per", "unit", "high"),
+    [
+        ("Sentences must be under 20 words.", "sentences", "words", 19),
+        ("Titles must not exceed 60 characters.", "items", "characters", 60),
+    ],
+)
+def test_a_bare_plural_part_sizes_each_of_them(sentence: str, per: str, unit: str, high: int) -> None:
+    counts = [c for c in synthesize(sentence) if c.check and c.check.get("family") == "count"]
+    assert [(c.check or {}).get("per") for c in counts] == [per]  # never the whole response
+    assert (counts[0].check or {})["unit"] == unit and (counts[0].check or {})["max"] == high
+
+
+def test_a_letter_case_for_one_part_is_not_the_response_s() -> None:
+    assert "letter_case" not in families(synthesize("Use ALL CAPS for the headline."))
+    assert "letter_case" in families(synthesize("Write the whole reply in lowercase."))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "signature"),
+    [
+        ("End with your name, Sam.", "Sam"),
+        ('Sign the email "Best, Jordan".', "Best, Jordan"),
+        ("Finish with your name (Dr Lee).", "Dr Lee"),
+    ],
+)
+def test_a_signature_after_end_with_your_name_or_sign_the_email(sentence: str, signature: str) -> None:
+    signed = by_check(synthesize(sentence), family="signed_by")
+    assert signed.check is not None and signed.check["phrase"] == signature
+    assert "signed_by" not in families(synthesize("End with your name."))
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "Don't add a preamble or explanation.",
+        "Skip any introduction and go straight to the answer.",
+        "Output nothing but the translated text.",
+    ],
+)
+def test_a_preamble_refused_or_nothing_but_the_output_asks_for_no_remarks(sentence: str) -> None:
+    remarks = by_check(synthesize(sentence), family="no_remarks")
+    assert run(remarks, "Bonjour à tous.") and not run(remarks, "Here is the translation:\n\nBonjour à tous.")
