@@ -71,10 +71,12 @@ __all__ = [
     "is_markdown",
     "items_bold",
     "json_has_keys",
+    "json_keys_within",
     "json_numbers_within",
     "json_value",
     "json_value_in",
     "json_values_from",
+    "json_values_in",
     "keeps_private",
     "labelled_value_in",
     "labelled_when_mentioned",
@@ -1866,6 +1868,18 @@ def json_value_in(text: str, key: str, allowed: Iterable[str]) -> bool:
     return _plain(held) in choices
 
 
+def json_values_in(text: str, key: str, allowed: Iterable[str]) -> bool:
+    """Whether every value the response's JSON gives for ``key``, at any depth (each object of a list of them), is
+    one of ``allowed`` (any case): "Panel names must be one of: front_bumper, rear_bumper, ..." for the objects of
+    a "new_damage" list. No such value (an empty list) breaks nothing; a response that holds no JSON is the JSON
+    checks' to judge (:class:`NotApplicable`)."""
+    value = json_value(text)
+    if value is None:
+        raise NotApplicable("the response holds no JSON to read its values from")
+    choices = {_plain(choice) for choice in allowed}
+    return all(_plain(str(held)) in choices for held in _values_under(value, _normal(key)) if held is not None)
+
+
 def json_numbers_within(text: str, key: str, low: float | None = None, high: float | None = None) -> bool:
     """Whether every value the response's JSON gives for ``key`` (at any depth: each object of a list) is a number
     from ``low`` to ``high`` ('"minutes" (a number no greater than 45)', '"clarity": integer 1-5'). A value that is
@@ -1910,10 +1924,20 @@ def json_values_from(text: str, key: str, source: Any) -> bool:
     return True
 
 
-def json_has_keys(text: str, keys: Iterable[str]) -> bool:
-    """Whether the response is a JSON object holding every key."""
+def json_has_keys(text: str, keys: Iterable[str], *, only: bool = False) -> bool:
+    """Whether the response is a JSON object holding every key (and, ``only``, no other: "exactly these keys")."""
     value = json_value(text)
-    return isinstance(value, dict) and all(key in value for key in keys)
+    wanted = list(keys)
+    return isinstance(value, dict) and all(key in value for key in wanted) and not (only and set(value) - set(wanted))
+
+
+def json_keys_within(text: str, keys: Iterable[str]) -> bool:
+    """Whether the response's JSON object holds no key beyond ``keys``: "JSON only, no extra keys" of a prompt's
+    template. A response that is no JSON object is the JSON checks' to judge (:class:`NotApplicable`)."""
+    value = json_value(text)
+    if not isinstance(value, dict):
+        raise NotApplicable("the response holds no JSON object to read its keys from")
+    return not set(value) - set(keys)
 
 
 _TABLE_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(?:\|\s*:?-{3,}:?\s*)+\|?\s*$", re.MULTILINE)

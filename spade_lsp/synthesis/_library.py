@@ -487,15 +487,18 @@ def letter_case_draft(case: str) -> Draft:
     )
 
 
-def json_draft(keys: list[str], *, object_only: bool = False) -> Draft:
-    """The response is JSON: an object with these keys when any are given, an object where the sentence says
-    "JSON object"; otherwise an object or an array ("answer in JSON" says no more, and another sentence may ask
-    for the array)."""
+def json_draft(keys: list[str], *, object_only: bool = False, only: bool = False) -> Draft:
+    """The response is JSON: an object with these keys when any are given (and no other key where the sentence
+    says "exactly these keys" or "no extra keys"), an object where the sentence says "JSON object"; otherwise an
+    object or an array ("answer in JSON" says no more, and another sentence may ask for the array)."""
     expression = "isinstance(checks.json_value(response), (dict, list))"
     description = "The response is JSON (an object or an array)."
     if object_only:
         expression, description = "isinstance(checks.json_value(response), dict)", "The response is a JSON object."
-    if keys:
+    if keys and only:
+        expression = f"checks.json_has_keys(response, {literal(keys)}, only=True)"
+        description = f"The response is a JSON object with keys {', '.join(keys)} and no other."
+    elif keys:
         expression = f"checks.json_has_keys(response, {literal(keys)})"
         description = f"The response is a JSON object with keys {', '.join(keys)}."
     return Draft(
@@ -507,6 +510,17 @@ def json_draft(keys: list[str], *, object_only: bool = False) -> Draft:
     )
 
 
+def keys_within_draft(keys: list[str]) -> Draft:
+    """The JSON object holds no key beyond ``keys`` (the prompt's template's, at any depth)."""
+    return Draft(
+        "no_extra_json_keys",
+        PRESENTATION_FORMAT,
+        f"The JSON object holds no key beyond the template's: {', '.join(keys)}.",
+        f"checks.json_keys_within(response, {literal(keys)})",
+        {"family": "json_keys_within", "keys": keys},
+    )
+
+
 def value_set_draft(key: str, values: list[str]) -> Draft:
     """The JSON object's ``key`` holds one of ``values`` (any case), or a list of them only."""
     return Draft(
@@ -515,6 +529,17 @@ def value_set_draft(key: str, values: list[str]) -> Draft:
         f"The JSON key {key} holds one of: {', '.join(values)}.",
         f"checks.json_value_in(response, {literal(key)}, {literal(values)})",
         {"family": "value_set", "key": key, "values": values},
+    )
+
+
+def nested_value_set_draft(key: str, values: list[str]) -> Draft:
+    """Every value of the JSON key ``key``, wherever it appears (each object of a list), is one of ``values``."""
+    return Draft(
+        f"every_{key}_is_one_of_" + "_".join(values[:6]),
+        PRESENTATION_FORMAT,
+        f"Every value of the JSON key {key} is one of: {', '.join(values)}.",
+        f"checks.json_values_in(response, {literal(key)}, {literal(values)})",
+        {"family": "value_set", "key": key, "values": values, "nested": True},
     )
 
 

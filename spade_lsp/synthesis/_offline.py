@@ -330,6 +330,12 @@ _CODE_TERM: Final = re.compile(
     r"\b(?:use|using|write|include|output|add)\s+([A-Z]{2,}(?:\s+[A-Z]{2,})*(?:\s*[*;])?)"
     r"(?![ \t]*[A-Z*;])(?!\s*(?:words?|letters?|text|case)\b)(?=[\s.,;:)]|$)"
 )
+#: A chat mention or tag a sentence bans by writing it after a verb of using it: "Never use @everyone or @here",
+#: "don't add #ad" (each token the verb's list holds).
+_MENTION_TOKEN: Final = re.compile(
+    r"\b(?:use|using|write|include|add|ping|tag|type|post|put)\s+"
+    r"((?<![\w@#])[@#][A-Za-z][\w-]*(?:\s*(?:,|\bor\b|\band\b|/)\s*[@#][A-Za-z][\w-]*)*)"
+)
 #: A parenthesis that gives what to write instead of what a sentence bans: "(write AE, OE, UE)".
 _INSTEAD: Final = re.compile(r"\(\s*(?:write|use|say|instead)\b[^()]*\)", re.IGNORECASE)
 #: A parenthesis, which glosses what stands before it.
@@ -701,15 +707,18 @@ class OfflineSynthesizer:
                 *_formats(text, vocabulary, instruction.text),
                 *_numbered_line_drafts(text, context.text),
                 *_part_layout_drafts(text),
-                *_value_set(text, context.text),
+                *_value_set(text, context.text, instruction.text),
                 *_label_only(text, context.text),
             ]
             keys = _keys_listed_after(context.text, instruction.text) or _schema_keys_after(
                 context.text, instruction.text
             )
+            only = _ONLY_THESE_KEYS.search(text) is not None
+            if only and not keys and (template := _template_keys(context.text)):
+                formats.append(library.keys_within_draft(template))  # "JSON only, no extra keys" of its template
             if keys:  # "Return a JSON object with exactly these keys:" over '- "dish": ...' items
                 formats = [
-                    json_draft(keys) if draft.check and draft.check.get("family") == "json" else draft
+                    json_draft(keys, only=only) if draft.check and draft.check.get("family") == "json" else draft
                     for draft in formats
                 ]
             whole = list(_copied_whole(text, vocabulary))
@@ -995,6 +1004,21 @@ def _lines_before_item(prompt: str, sentence: str) -> list[str] | None:
 
 #: A list item that opens with a JSON key: '- "dish": the dish name', "* confidence (high, medium or low)".
 _KEY_ITEM: Final = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+[\"“'`]?(?P<key>[A-Za-z_][\w-]{0,30})[\"”'`]?\s*(?::|\(|—|-\s)")
+
+
+#: Keys beyond a set refused: "with exactly these keys", "JSON only, no extra keys", "NEVER include keys other than
+#: the seven listed", "only these fields".
+_ONLY_THESE_KEYS: Final = re.compile(
+    r"\b(?:exactly|only)\s+(?:these|the\s+following|the)\s+(?:\w+\s+)?(?:keys|fields)\b"
+    r"|\bno\s+(?:extra|other|additional|more)\s+(?:keys|fields)\b|\b(?:keys|fields)\s+other\s+than\b",
+    re.IGNORECASE,
+)
+
+
+def _template_keys(prompt: str) -> list[str]:
+    """The keys a prompt's JSON template holds ('{{"category": "...", "urgency": "..."}}'), at any depth, in order:
+    what "no extra keys" leaves a response (a nested object's keys are allowed at the top, which refuses less)."""
+    return list(dict.fromkeys(re.findall(r"[\"“]([A-Za-z_][\w-]{0,40})[\"”]\s*:", prompt)))
 
 
 def _keys_listed_after(prompt: str, sentence: str) -> list[str]:
@@ -2147,10 +2171,14 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
         for field in vocabulary.inputs
         if re.search(rf"\b{re.escape(field.replace('_', ' '))}s?\b", intro, re.IGNORECASE)
     ]
-    if not named and _CHANNEL_NAME.fullmatch(label.group(1).strip()):  # "- chat: start with "Hi", under 90 words."
+    # "- chat: start with "Hi", under 90 words.", "- SMS channel: suggested_first_reply under 320 characters."
+    channel = re.sub(r"\s+(?:channel|messages|replies)$", "", label.group(1).strip(), flags=re.IGNORECASE)
+    if not named and _CHANNEL_NAME.fullmatch(channel):
         named = [field for field in vocabulary.inputs if _CHANNEL_INPUT.search(field)]  # of "Channel: {channel}"
     if len(named) != 1 or _has_section(prompt, label.group(1).lower()):
         return None
+    if _CHANNEL_INPUT.search(named[0]) and _CHANNEL_NAME.fullmatch(channel):
+        return named[0], channel, cleaned[label.end() :], ""
     case = re.sub(r"^(?:for|if|when|on|in)\s+", "", label.group(1).strip(), flags=re.IGNORECASE)  # "- For LinkedIn:"
     return named[0], case, cleaned[label.end() :], ""
 
@@ -2623,6 +2651,13 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         # it a count can find
         for unit in dict.fromkeys(_UNITS[word] for word in _KIND_WORD.findall(kinds.group(1))):
             yield _count_draft(unit, None, 0, None, None)
+    listed_ban = _LISTED_BAN.match(lowered)
+    if listed_ban is not None and not _conditional_at(text, 0):
+        # "No clinical advice, painkiller doses or diagnoses in any field": the kinds of the list a count finds
+        for item in re.split(r",\s*(?:or\s+|and\s+|nor\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", listed_ban.group(1)):
+            kind_named = re.search(rf"\b({_STRUCTURAL})\s*$", item.strip())
+            if kind_named is not None and _UNITS[kind_named.group(1)] in _BANNED_KINDS_UNITS:
+                yield _count_draft(_UNITS[kind_named.group(1)], None, 0, None, None)
     for kind, pattern in _count_patterns(vocabulary.number):
         for match in pattern.finditer(lowered):
             if not fresh(match):
@@ -2819,6 +2854,12 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
 _BANNED_KINDS_UNITS: Final = frozenset({"phone_numbers", "emails", "card_numbers", "commit_hashes", "doses"})
 #: Examples in brackets of what a ban covers, among them kinds a count finds: "(emails, names, phone numbers)".
 _KIND_WORD: Final = re.compile(r"\b(phone numbers|telephone numbers|email addresses|e-mail addresses|emails)\b")
+#: A ban that opens its sentence with a list of kinds: "No clinical advice, painkiller doses or diagnoses in any
+#: field", "Never include card numbers, passwords or email addresses".
+_LISTED_BAN: Final = re.compile(
+    r"^(?:[-*•]\s+)?(?:no|never\s+(?:include|give|mention|add|write|share|put)|(?:do\s+not|don't)\s+(?:include|give|"
+    r"mention|add|write|share|put))\s+(?:any\s+)?([^.;:!?()]+)"
+)
 _BANNED_KINDS: Final = re.compile(r"\(([^()]*\b(?:phone numbers|telephone numbers|email addresses|emails)\b[^()]*)\)")
 #: The options of a multiple-choice question: "4 options A-D", "options labelled A to D", "multiple choice".
 _CHOICES: Final = re.compile(r"\bmultiple[- ]choice\b|\boptions?\b[^.\n]{0,20}\b[A-E]\s*(?:-|–|to)\s*[B-H]\b", re.I)
@@ -3010,6 +3051,9 @@ def _part_spoken_of(lowered: str, prompt: str) -> str | None:
     """The part of the output a sentence sizes or describes (:func:`_scope`), or the one its label names where
     the prompt asks for such a part ("**Summary**: one or two sentences" in a prompt with a Summary section)."""
     scope = _scope(lowered)
+    keyed = re.match(r"(?:[-*•]\s+)?[\"“'`]?([a-z][a-z0-9]*(?:_[a-z0-9]+)+)[\"”'`]?\s", lowered)
+    if scope is None and keyed is not None and keyed.group(1) in _template_keys(prompt):
+        return keyed.group(1)  # "suggested_first_reply under 320 characters": that JSON key's value
     label = re.match(r"(?:[-*•]\s+)?\**([a-z][a-z _-]{0,30}?)\**\s*:\**\s", lowered)
     if scope is None and label is not None and _has_section(prompt, label.group(1)):
         return label.group(1)
@@ -3819,10 +3863,45 @@ _SCHEMA_QUOTED_VALUES: Final = re.compile(
 )
 
 
-def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
+#: The values a JSON key takes, said of the key by the noun that names it: "Panel names must be one of:
+#: front_bumper, rear_bumper, ...", "4. Damage types: scratch, scuff, dent, ...", "category - exactly one of:
+#: production_drop, ..." where the schema has the keys "panel", "type" and "category" (in the objects of a list,
+#: or the object itself).
+_KEY_VALUES_LISTED: Final = re.compile(
+    r"^(?:\d+[.)]\s*|[-*•]\s+)?(?P<subject>[A-Za-z][\w-]*(?:\s+[A-Za-z][\w-]*)?)\s*(?:(?:[-–—:]\s*|(?:must|should|has\s+to"
+    r"|needs\s+to)\s+be\s+)(?:exactly\s+|only\s+)?one\s+of\s*:?|:)\s*(?P<values>[^.\n]+?)(?:\.\s|\.?$)",
+    re.IGNORECASE,
+)
+#: A value a schema lists bare: an identifier ("front_bumper", "missing_item", "low"), never prose.
+_BARE_VALUE: Final = re.compile(r"[a-z0-9][a-z0-9_]*(?:-[a-z0-9_]+)*")
+
+
+def _nested_value_set(text: str, prompt: str) -> Iterator[_Draft]:
+    """:data:`_KEY_VALUES_LISTED`: every value of that key, at any depth, is one of the values (quoted, or three
+    or more bare identifiers)."""
+    keys = {key.lower(): key for key in _template_keys(prompt)}
+    for line in text.splitlines():  # "category - exactly one of: ...\nurgency - exactly one of: ...": each line
+        found = _KEY_VALUES_LISTED.match(line.strip())
+        if found is None:
+            continue
+        words = found.group("subject").lower().split()
+        named = ["_".join(words), *reversed(words)]
+        key = next((keys[word] for name in named for word in (name, name.removesuffix("s")) if word in keys), None)
+        values = _quoted(found.group("values"))
+        if not values:
+            values = _listed_values(found.group("values"))
+            if len(values) < 3 or not all(_BARE_VALUE.fullmatch(value) for value in values):
+                continue
+        if key is not None and len(values) >= 2:
+            yield library.nested_value_set_draft(key, values)
+
+
+def _value_set(text: str, prompt: str, lines: str = "") -> Iterator[_Draft]:
     """``Priority must be one of "low", "medium" or "high"`` in a prompt that asks for a JSON object with the key
-    "priority": that key's value is one of them (a key of objects in an array is left to a model). A key holding
-    "a list of labels from the allowed list" holds only the labels the prompt's "Allowed labels:" line lists."""
+    "priority": that key's value is one of them (a key of objects in an array is left to a model, unless the noun
+    before the set names a key of the prompt's template: :func:`_nested_value_set`, read on each of the
+    instruction's ``lines``). A key holding "a list of labels from the allowed list" holds only the labels the
+    prompt's "Allowed labels:" line lists."""
     listed, allowed = _FROM_THE_LIST.search(text), _ALLOWED.search(prompt)
     if listed is not None and allowed is not None and len(values := _listed_values(allowed.group(1))) >= 2:
         yield library.value_set_draft(listed.group("key"), values)
@@ -3834,8 +3913,13 @@ def _value_set(text: str, prompt: str) -> Iterator[_Draft]:
         for bounded in _NUMBER_BOUND.finditer(text):
             low, high = _number_bounds(bounded)
             yield library.number_range_draft(bounded.group("key") or bounded.group("bare"), low, high)
+    yielded = False
+    if json_asked and schema is None and listed is None:
+        for draft in _nested_value_set(lines or text, prompt):
+            yielded = True
+            yield draft
     match = _ONE_OF.search(text)
-    if match is None or re.search(r"\bjson\s+(?:array|list)\b", prompt, re.IGNORECASE):
+    if yielded or match is None or re.search(r"\bjson\s+(?:array|list)\b", prompt, re.IGNORECASE):
         return
     if not re.search(r"\bjson\b", prompt, re.IGNORECASE) or not re.search(r"\bobject\b", prompt, re.IGNORECASE):
         return
@@ -4164,6 +4248,9 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     # "never use SELECT *", not the form to write instead: "no umlauts (write AE, OE, UE)"
     unglossed = _INSTEAD.sub(" ", scope)
     marks += [term.strip() for term in _CODE_TERM.findall(unglossed)] if exclude else []
+    marks += [  # "Never use @everyone or @here"
+        token for listed in _MENTION_TOKEN.findall(unglossed) if exclude for token in re.findall(r"[@#][\w-]+", listed)
+    ]
     if not exclude and referred:  # "include the target keyword" of "the target keyword [keyword]": its value
         named = [phrase for phrase in named if phrase not in referred]
         for field in dict.fromkeys(referred.values()):

@@ -1131,3 +1131,20 @@ def test_answer_is_one_of_reads_the_whole_answer_as_words() -> None:
     # a rule that refuses punctuation too: the label and surrounding space only
     assert checks.answer_is_one_of("data-loss\n", ["crash", "data-loss"], bare=True)
     assert not checks.answer_is_one_of("crash.", ["crash", "data-loss"], bare=True)
+
+
+def test_json_values_in_reads_every_value_of_a_key_at_any_depth() -> None:
+    damage = '{"new_damage": [{"panel": "bonnet"}, {"panel": "ROOF"}], "flags": []}'
+    assert checks.json_values_in(damage, "panel", ["bonnet", "roof"])
+    assert not checks.json_values_in(damage.replace("ROOF", "driver door"), "panel", ["bonnet", "roof"])
+    assert checks.json_values_in('{"new_damage": []}', "panel", ["bonnet"])  # no value breaks nothing
+    with pytest.raises(checks.NotApplicable):
+        checks.json_values_in("No damage found.", "panel", ["bonnet"])
+
+
+def test_json_keys_within_and_exactly_these_keys() -> None:
+    assert checks.json_keys_within('{"a": 1, "b": 2}', ["a", "b", "c"])
+    assert not checks.json_keys_within('{"a": 1, "note": ""}', ["a", "b"])
+    assert checks.json_has_keys('{"a": 1, "b": 2}', ["a", "b"], only=True)
+    assert not checks.json_has_keys('{"a": 1, "b": 2, "c": 3}', ["a", "b"], only=True)
+    assert checks.json_has_keys('{"a": 1, "b": 2, "c": 3}', ["a", "b"])

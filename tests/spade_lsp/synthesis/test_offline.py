@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -4446,3 +4447,82 @@ def test_a_signature_after_end_with_your_name_or_sign_the_email(sentence: str, s
 def test_a_preamble_refused_or_nothing_but_the_output_asks_for_no_remarks(sentence: str) -> None:
     remarks = by_check(synthesize(sentence), family="no_remarks")
     assert run(remarks, "Bonjour à tous.") and not run(remarks, "Here is the translation:\n\nBonjour à tous.")
+
+
+DAMAGE_PROMPT = (
+    "Rules\n2. Panel names must be one of: front_bumper, rear_bumper, bonnet, roof.\n"
+    "4. Damage types: scratch, scuff, dent, other.\n"
+    "category - exactly one of: bodywork, glass, other\n"
+    "Output only the JSON object below.\n\n"
+    '{{"category": "...", "new_damage": [{{"panel": "...", "type": "...", "size_mm": null}}], "flags": ["..."]}}'
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "key", "values"),
+    [
+        (
+            "2. Panel names must be one of: front_bumper, rear_bumper, bonnet, roof.",
+            "panel",
+            ["front_bumper", "rear_bumper", "bonnet", "roof"],
+        ),
+        ("4. Damage types: scratch, scuff, dent, other.", "type", ["scratch", "scuff", "dent", "other"]),
+        ("category - exactly one of: bodywork, glass, other", "category", ["bodywork", "glass", "other"]),
+    ],
+)
+def test_a_key_s_values_said_of_the_noun_that_names_it_hold_at_any_depth(
+    sentence: str, key: str, values: list[str]
+) -> None:
+    draft = by_check(synthesize(sentence, prompt=DAMAGE_PROMPT), family="value_set", key=key)
+    assert draft.check is not None and draft.check["values"] == values
+    good = {"category": "other", "new_damage": [{"panel": "bonnet", "type": "dent", "size_mm": None}], "flags": []}
+    assert run(draft, json.dumps(good))
+    bad = {**good, "category": "engine", "new_damage": [{"panel": "driver door", "type": "crease", "size_mm": 27}]}
+    assert not run(draft, json.dumps(bad))
+    assert run(draft, json.dumps({**good, "new_damage": []}))  # an empty list: no value, nothing broken
+
+
+def test_prose_after_a_label_is_no_value_set() -> None:
+    prompt = 'Return JSON: {{"tone": "...", "reply": "..."}}\nTone: friendly, warm and calm, never pushy.'
+    assert "value_set" not in families(synthesize("Tone: friendly, warm and calm, never pushy.", prompt=prompt))
+
+
+def test_no_extra_keys_refuses_keys_beyond_the_template() -> None:
+    prompt = 'Return one JSON object:\n{{"category": "...", "summary": "..."}}\n- JSON only, no extra keys.'
+    keys = by_check(synthesize("- JSON only, no extra keys.", prompt=prompt), family="json_keys_within")
+    assert run(keys, '{"category": "battery", "summary": "Battery offline."}')
+    assert not run(keys, '{"category": "battery", "summary": "Battery offline.", "insurance_note": "claim"}')
+    listed = 'Return a JSON object with exactly these keys:\n- "dish": the dish name\n- "price": its price'
+    exact = by_check(synthesize("Return a JSON object with exactly these keys:", prompt=listed), family="json")
+    assert run(exact, '{"dish": "Soup", "price": 4}') and not run(exact, '{"dish": "Soup", "price": 4, "note": ""}')
+
+
+def test_a_channel_label_guards_a_rule_on_a_json_key() -> None:
+    prompt = (
+        "Channel: {channel}\nMessage: {message}\n\nReturn one JSON object:\n"
+        '{{"summary": "...", "suggested_first_reply": "..."}}\n\nOther guidance:\n'
+        "- summary: one sentence for the queue.\n- SMS channel: suggested_first_reply under 320 characters.\n"
+    )
+    sized = by_check(
+        synthesize("- SMS channel: suggested_first_reply under 320 characters.", prompt=prompt),
+        family="count",
+        section="suggested_first_reply",
+    )
+    long = json.dumps({"summary": "x", "suggested_first_reply": "word " * 70})
+    assert not run(sized, long, {"channel": "SMS"})
+    assert run(sized, json.dumps({"summary": "x" * 400, "suggested_first_reply": "Hi."}), {"channel": "sms"})
+    with pytest.raises(checks.NotApplicable):
+        run(sized, long, {"channel": "email"})
+
+
+def test_a_mention_token_after_a_verb_of_using_it_is_banned() -> None:
+    ban = by_check(synthesize("Never use @everyone or @here."), family="excludes")
+    assert not run(ban, "@everyone Schedule update") and not run(ban, "hi @here") and run(ban, "@VCS Players update")
+
+
+def test_a_ban_list_names_kinds_a_count_finds() -> None:
+    drafts = synthesize("No clinical advice, painkiller doses or diagnoses in any field.")
+    doses = by_check(drafts, family="count", unit="doses")
+    assert not run(doses, "URGENT | throbbing | suggest ibuprofen 400mg and paracetamol 1g")
+    assert run(doses, "URGENT | throbbing | book the next available slot")
+    assert "count" not in families(synthesize("If asked, never include phone numbers."))
