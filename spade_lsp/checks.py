@@ -1445,6 +1445,8 @@ _CODE_KINDS: Final = {
     "ids": re.compile(r"(?<![\w-])[A-Z][A-Z0-9]*(?:[-_/.]?[A-Z0-9]+)*[-_/]?\d[A-Z0-9]*(?:[-_/][A-Z0-9]+)*(?![\w-])"),
     "links": _LINK,
     "timestamps": re.compile(r"(?<![\d:.])\d{1,2}:\d{2}(?::\d{2})?(?![\d:])"),
+    # a DOI, or a run of digits in groups that may be an ISBN or an ISSN (:func:`_codes` keeps the valid ones)
+    "standard_ids": re.compile(r"\b10\.\d{4,9}/[^\s\"'<>]*[^\s\"'<>.,;:)\]]|(?<![\w-])\d[\d -]{6,15}[\dX](?![\w-])"),
 }
 CODE_KINDS: Final = tuple(_CODE_KINDS)
 
@@ -1453,10 +1455,11 @@ def sourced_codes(
     response: str, example: Mapping[str, Any], prompt: Any = "", kinds: Iterable[str] = CODE_KINDS,
     inputs: Iterable[str] = (),
 ) -> bool:  # fmt: skip
-    """Whether every identifier, web address or timestamp (``kinds``, of :data:`CODE_KINDS`) the response writes is
-    one its source holds as written: the example's inputs and the rendered prompt ("Don't make up an ID", "use ONLY
-    the links listed below", "only timestamps that actually appear in the transcript"). Code blocks are code, not
-    references. An example without one of ``inputs``: :class:`NotApplicable`."""
+    """Whether every identifier, web address, timestamp or standard number (a DOI, an ISBN or an ISSN: ``kinds``, of
+    :data:`CODE_KINDS`) the response writes is one its source holds as written (an ISBN's or ISSN's digits): the
+    example's inputs and the rendered prompt ("Don't make up an ID", "use ONLY the links listed below", "only
+    timestamps that actually appear in the transcript", "NEVER make up a DOI, ISBN or ISSN"). Code blocks are code,
+    not references. An example without one of ``inputs``: :class:`NotApplicable`."""
     for name in inputs:
         value(example, name)
     source = _source_text(example, prompt)
@@ -1464,8 +1467,8 @@ def sourced_codes(
         raise NotApplicable("the example has no inputs or prompt to read its identifiers from")
     text = _FENCE.sub(" ", response)
     for kind in kinds:  # whole references: "PTW-12" is not the source's "PTW-121", nor a link its longer one's start
-        given = {_reference(found, kind) for found in _CODE_KINDS[kind].findall(source)}
-        if any(_reference(found, kind) not in given for found in _CODE_KINDS[kind].findall(text)):
+        given = {_reference(found, kind) for found in _codes(kind, source)}
+        if any(_reference(found, kind) not in given for found in _codes(kind, text)):
             return False
     return True
 
@@ -1526,7 +1529,30 @@ def ids_kept(response: str, example: Mapping[str, Any], fields: Iterable[str]) -
     return all(set(ids.findall(str(value(example, field)))) <= written for field in fields)
 
 
+def _standard_id(found: str) -> bool:
+    """Whether a run of digits is an ISBN-10, an ISBN-13 or an ISSN by its check digit (a year, a page range or a
+    phone number is not, but for a chance in ten), or ``found`` is a DOI."""
+    if found.startswith("10."):
+        return True
+    digits = re.sub(r"[- ]", "", found).upper()
+    values = [10 if char == "X" else int(char) for char in digits if char.isdigit() or char == "X"]
+    if len(values) != len(digits) or "X" in digits[:-1]:
+        return False
+    if len(values) == 13:
+        return sum(v * (3 if i % 2 else 1) for i, v in enumerate(values)) % 10 == 0
+    if len(values) in (8, 10):
+        return sum(v * (len(values) - i) for i, v in enumerate(values)) % 11 == 0
+    return False
+
+
+def _codes(kind: str, text: str) -> list[str]:
+    found = _CODE_KINDS[kind].findall(text)
+    return [code for code in found if _standard_id(code)] if kind == "standard_ids" else found
+
+
 def _reference(found: str, kind: str) -> str:
+    if kind == "standard_ids" and not found.startswith("10."):
+        return re.sub(r"[- ]", "", found).upper()  # "978-0-631-19571-9" is "9780631195719"
     return found.rstrip(".,;:!?)]'\"") if kind == "links" else found
 
 

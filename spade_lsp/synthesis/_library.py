@@ -1282,10 +1282,12 @@ _REFERENCE_NOUNS: Final = {
     "ids": r"ids?|identifiers?|reference(?:\s+numbers?)?|codes?|(?:ticket|order|case|claim|permit|batch)\s+numbers?",
     "links": r"urls?|links?|web\s+address(?:es)?|hyperlinks?",
     "timestamps": r"timestamps?|time\s*codes?",
+    "standard_ids": r"dois?|isbns?|issns?",
 }
 _ANY_REFERENCE_NOUN: Final = "|".join(_REFERENCE_NOUNS.values())
 #: "Don't make up an ID", "use ONLY the links listed below", "only timestamps that actually appear in the
-#: transcript": the identifiers, links or timestamps the response writes are the source's.
+#: transcript", "NEVER make up a DOI, ISBN or ISSN": the identifiers, links, timestamps or standard numbers the
+#: response writes are the source's.
 SOURCED_CODES_CUE: Final = re.compile(
     rf"\b(?:don't|do\s+not|never|no)\s+(?:\w+\s+){{0,2}}?(?:make\s+up|mak\w+\s+up|invent\w*|fabricat\w*|guess\w*)\s+"
     rf"(?:an?\s+|any\s+|the\s+|new\s+)?(?:[\w-]+\s+)?(?:{_ANY_REFERENCE_NOUN})\b"
@@ -1305,7 +1307,12 @@ def _sourced_codes_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
     cue = SOURCED_CODES_CUE.search(sentence)
     named = cue.group(0) if cue else sentence
     kinds = [kind for kind, nouns in _REFERENCE_NOUNS.items() if re.search(rf"\b(?:{nouns})\b", named, re.IGNORECASE)]
-    described = {"ids": "identifier", "links": "web address", "timestamps": "timestamp"}
+    described = {
+        "ids": "identifier",
+        "links": "web address",
+        "timestamps": "timestamp",
+        "standard_ids": "DOI, ISBN or ISSN",
+    }
     return Draft(
         f"states_only_sourced_{'_'.join(kinds)}",
         EXCLUSION,

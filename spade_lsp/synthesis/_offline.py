@@ -1007,10 +1007,12 @@ _KEY_ITEM: Final = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+[\"“'`]?(?P<key>[A-Z
 
 
 #: Keys beyond a set refused: "with exactly these keys", "JSON only, no extra keys", "NEVER include keys other than
-#: the seven listed", "only these fields".
+#: the seven listed", "only these fields", "Return exactly this shape (the importer rejects unknown keys)".
 _ONLY_THESE_KEYS: Final = re.compile(
     r"\b(?:exactly|only)\s+(?:these|the\s+following|the)\s+(?:\w+\s+)?(?:keys|fields)\b"
-    r"|\bno\s+(?:extra|other|additional|more)\s+(?:keys|fields)\b|\b(?:keys|fields)\s+other\s+than\b",
+    r"|\bno\s+(?:extra|other|additional|more)\s+(?:keys|fields)\b|\b(?:keys|fields)\s+other\s+than\b"
+    r"|\b(?:rejects?|refuses?|drops?|fails\s+on)\s+(?:any\s+)?(?:unknown|unlisted|extra|other|additional)\s+(?:keys|fields)\b"
+    r"|\bexactly\s+this\s+(?:shape|structure|schema)\b",
     re.IGNORECASE,
 )
 
@@ -1110,8 +1112,13 @@ def _headings_listed_after(prompt: str, sentence: str) -> list[str]:
     return names if len(names) >= 2 and all(1 <= len(re.findall(r"\w+", name)) <= 6 for name in names) else []
 
 
+#: A line that opens with its heading in bold, then what the part holds: "**What happened** - 2-3 sentences".
+_BOLD_HEADING_LINE: Final = re.compile(r"^\s*\*\*([^*\n]{1,50}?):?\*\*\s*(?:[-–—:]\s|$)")
+
+
 def _heading_lines_after(prompt: str, sentence: str) -> list[str]:
-    """The markdown headings on the lines right below the sentence, one a line ("## Today and Tonight"), up to the
+    """The headings on the lines right below the sentence, one a line: markdown ("## Today and Tonight") or a
+    bold one opening its line ("**What happened** - 2-3 sentences", blank lines between them allowed), up to the
     first line that is none (a blank line before them aside)."""
     names = []
     for line in _next_block(prompt, sentence):
@@ -1119,6 +1126,15 @@ def _heading_lines_after(prompt: str, sentence: str) -> list[str]:
         if heading is None:
             break
         names.append(heading.group(1).strip())
+    if names:
+        return names
+    for line in _lines_below(prompt, sentence):
+        if not line.strip():
+            continue
+        bold = _BOLD_HEADING_LINE.match(line)
+        if bold is None:
+            break
+        names.append(bold.group(1).strip())
     return names
 
 
@@ -1473,11 +1489,14 @@ _PRIVATE_NOTE: Final = re.compile(
     re.IGNORECASE,
 )
 #: A ban on what the inputs mark: 'anything marked CONFIDENTIAL in the minutes must not appear', 'Anything under
-#: "Confidential comments to the editor" must not appear in the letter'.
+#: "Confidential comments to the editor" must not appear in the letter', 'lines starting with "INT:" are internal
+#: and must not appear in ANY form'.
 _MARKED_BAN: Final = re.compile(
     r"\b(?i:anything|everything|items?|lines?|parts?|notes?|sections?|comments?)\s+(?i:that\s+(?:is|are)\s+|that's\s+)?"
     r"(?:(?i:marked|labell?ed|flagged|tagged)\s+(?i:as\s+)?[\"“']?(?P<caps>[A-Z][A-Z _-]{2,}[A-Z])\b[\"”']?"
-    r"|(?i:under|below|in)\s+(?i:the\s+)?[\"“](?P<heading>[^\"”\n]{3,60})[\"”])",
+    r"|(?i:under|below|in)\s+(?i:the\s+)?[\"“](?P<heading>[^\"”\n]{3,60})[\"”]"
+    # 'lines starting with "INT:" are internal'
+    r"|(?i:starting|beginning|that\s+starts?|that\s+begins?|prefixed)\s+(?i:with\s+)?[\"“'](?P<prefix>[^\"”'\n]{2,20})[\"”'])",
 )
 
 
@@ -1640,7 +1659,9 @@ def _private_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
             yield library.keeps_private_draft(fields=fields)
     marked = _MARKED_BAN.search(text)
     if marked is not None and _KEPT_FROM_THE_READER.search(text):
-        yield library.keeps_private_draft(markers=[marked.group("caps") or marked.group("heading")])
+        yield library.keeps_private_draft(
+            markers=[marked.group("caps") or marked.group("heading") or marked.group("prefix")]
+        )
 
 
 #: A list of identifiers the response must carry whole: "List every affected batch code or date exactly as given",

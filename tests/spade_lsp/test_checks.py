@@ -1148,3 +1148,13 @@ def test_json_keys_within_and_exactly_these_keys() -> None:
     assert checks.json_has_keys('{"a": 1, "b": 2}', ["a", "b"], only=True)
     assert not checks.json_has_keys('{"a": 1, "b": 2, "c": 3}', ["a", "b"], only=True)
     assert checks.json_has_keys('{"a": 1, "b": 2, "c": 3}', ["a", "b"])
+
+
+def test_sourced_codes_reads_dois_isbns_and_issns_by_their_check_digits() -> None:
+    example = {"request_text": "Thomason, S. G. (2003). Handbook of Historical Linguistics. ISBN 978-0-631-19571-9."}
+    kinds = ["standard_ids"]
+    assert checks.sourced_codes('{"isbn": "9780631195719", "year": "2003", "pages": "697-712"}', example, kinds=kinds)
+    assert not checks.sourced_codes('{"isbn": "9780631195719", "doi": "10.1086/244387"}', example, kinds=kinds)
+    assert not checks.sourced_codes('{"issn": "0022-2801"}', example, kinds=kinds)  # a valid ISSN the text lacks
+    # years, page ranges and phone numbers are no standard numbers
+    assert checks.sourced_codes("Call 480-555-0142 about pages 697-712 of the 1991 volume.", example, kinds=kinds)

@@ -4526,3 +4526,43 @@ def test_a_ban_list_names_kinds_a_count_finds() -> None:
     assert not run(doses, "URGENT | throbbing | suggest ibuprofen 400mg and paracetamol 1g")
     assert run(doses, "URGENT | throbbing | book the next available slot")
     assert "count" not in families(synthesize("If asked, never include phone numbers."))
+
+
+def test_exactly_this_shape_refuses_unknown_keys() -> None:
+    prompt = (
+        "Return exactly this shape (the importer rejects unknown keys):\n"
+        '{{\n  "customer_name": string or null,\n  "roof": {{"material": string or null}},\n  "flags": []\n}}'
+    )
+    keys = by_check(
+        synthesize("Return exactly this shape (the importer rejects unknown keys):", prompt=prompt),
+        family="json_keys_within",
+    )
+    assert run(keys, '{"customer_name": "Marcus", "roof": {"material": "tile"}, "flags": []}')
+    assert not run(keys, '{"customer_name": "Marcus", "roof": null, "flags": [], "notes": "HOA"}')
+
+
+def test_made_up_dois_isbns_and_issns_are_refused() -> None:
+    sentence = "NEVER make up a DOI, ISBN or ISSN, or fill in volume/issue/pages from memory."
+    sourced = by_check(synthesize(sentence), family="sourced_codes")
+    assert sourced.check is not None and sourced.check["kinds"] == ["standard_ids"]
+
+
+def test_lines_starting_with_a_marker_are_kept_from_the_reader() -> None:
+    prompt = (
+        'Coordinator\'s notes (shorthand; lines starting with "INT:" are internal and must not appear in ANY '
+        "form):\n{meeting_notes}\n\nWrite the recap."
+    )
+    sentence = prompt.split("\n")[0] + "\n{meeting_notes}"
+    private = by_check(synthesize(sentence, prompt=prompt), family="keeps_private")
+    assert private.check is not None and private.check["markers"] == ["INT:"]
+
+
+def test_bold_heading_lines_below_in_this_order_are_the_sections() -> None:
+    prompt = (
+        "Write the brief with exactly these headings, in this order:\n\n"
+        "**What happened** - 2-3 sentences, neutral.\n**Claims** - one bullet per team.\n\n"
+        "**Missing** - what the admin would need.\n\nUnder 250 words."
+    )
+    drafts = synthesize("Write the brief with exactly these headings, in this order:", prompt=prompt)
+    order = by_check(drafts, family="headings_in_order")
+    assert order.check is not None and order.check["titles"] == ["What happened", "Claims", "Missing"]
