@@ -43,6 +43,8 @@ __all__ = [
     "contains_any",
     "contains_phrase",
     "count",
+    "date_form",
+    "dates_in_form",
     "ends_with",
     "ends_with_list",
     "ends_with_question",
@@ -1948,6 +1950,36 @@ def json_values_from(text: str, key: str, source: Any) -> bool:
         if not wanted or not re.search(rf"(?<![\w-]){re.escape(wanted)}(?![\w-])", named):  # "2024-11" is no date
             return False
     return True
+
+
+#: A date as a response may write it: numbers with one separator and a year ("2025-04-14", "14/04/2025", "14/4/25";
+#: not a version, "1.2.3") or with a month's name ("14 April 2025", "April 14, 2025", "14 Apr").
+_DATE_WRITTEN: Final = re.compile(
+    r"(?<![\w./-])(?:\d{4}([-/.])\d{1,2}\1\d{1,2}|\d{1,2}([-/.])\d{1,2}\2(?:\d{4}|\d{2}))(?![\w/-]|\.\d)"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH_NAME}\.?(?:,?\s+\d{{4}})?\b"
+    rf"|\b{_MONTH_NAME}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+\d{{4}})?"
+)
+_DATE_FIELDS: Final = {"YYYY": r"\d{4}", "YY": r"\d{2}", "MMM": r"[A-Z][a-z]{2}", "MM": r"\d{2}", "DD": r"\d{2}",
+                       "M": r"\d{1,2}", "D": r"\d{1,2}"}  # fmt: skip
+
+
+def date_form(form: str) -> re.Pattern[str]:
+    """The pattern of a date form as prompts write it: "YYYY-MM-DD", "DD/MM/YYYY", "D MMM YYYY"."""
+    parts = re.split(r"(YYYY|YY|MMM|MM|DD|M|D)", form)
+    return re.compile("".join(_DATE_FIELDS.get(part, re.escape(part)) for part in parts))
+
+
+def dates_in_form(text: str, form: str, key: str = "") -> bool:
+    """Whether every date the response writes is in ``form`` ("Dates as DD/MM/YYYY"), or, with ``key``, every
+    value the JSON key (or the line labelled so) holds ("pickup_date MUST be in YYYY-MM-DD format"; null and an
+    empty value aside): "14 April 2025" and "14/04/2025" are not "YYYY-MM-DD"."""
+    pattern = date_form(form)
+    if not key:
+        return all(pattern.fullmatch(found.group(0)) for found in _DATE_WRITTEN.finditer(_FENCE.sub(" ", text)))
+    value = json_value(text)
+    held = list(_values_under(value, _normal(key))) if value is not None else [section(text, key)]
+    given = [str(item).strip() for item in held if item is not None]
+    return all(pattern.fullmatch(item) for item in given if item not in ("", "null"))
 
 
 def json_has_keys(text: str, keys: Iterable[str], *, only: bool = False) -> bool:

@@ -543,13 +543,32 @@ def nested_value_set_draft(key: str, values: list[str]) -> Draft:
     )
 
 
+def date_form_draft(form: str, key: str = "") -> Draft:
+    """Dates written in ``form``: those of the JSON key (or labelled line) ``key``, or every date the response
+    writes."""
+    where = f"The {key} value is a date" if key else "Every date it writes is"
+    return Draft(
+        f"{key + '_' if key else ''}dates_as_{_slug_form(form)}",
+        PRESENTATION_FORMAT,
+        f"{where} in the form {form} (null or empty aside).",
+        f"checks.dates_in_form(response, {literal(form)}{', ' + literal(key) if key else ''})",
+        {"family": "date_form", "form": form, **({"key": key} if key else {})},
+    )
+
+
+def _slug_form(form: str) -> str:
+    return re.sub(r"[^A-Za-z]+", "_", form).lower()
+
+
 def number_range_draft(key: str, low: float | None, high: float | None) -> Draft:
-    """The JSON key ``key`` holds numbers within the bounds its schema line gives."""
+    """The JSON key ``key`` holds numbers within the bounds its schema line gives (none: numbers of any size)."""
 
     if low is not None and high is not None:
         said = f"from {low:g} to {high:g}"
-    else:  # the schema line gives one bound at least
+    elif high is not None or low is not None:
         said = f"at most {high:g}" if high is not None else f"at least {low:g}"
+    else:  # '"amount" must be a number, not a string': numbers, unbounded
+        said = "of any size"
     return Draft(
         f"{key}_{said.replace(' ', '_')}",
         PRESENTATION_FORMAT,
@@ -1389,10 +1408,22 @@ def _asks_for_a_number_in_range(sentence: str) -> bool:
     return match is not None and float(match.group(1)) < float(match.group(2))
 
 
+#: The JSON key a number's rule is said of: '"priority" must be an integer from 1 to 5', 'Set "confidence" to a number
+#: between 0 and 1', 'The "amount" field must be a number'.
+NUMBER_KEY: Final = re.compile(
+    r"[\"“'`](?P<key>[a-z_][\w-]{0,30})[\"”'`]\s+(?:field\s+|key\s+|value\s+)?(?:must|should|has\s+to|needs\s+to|is\s+to)"
+    r"\s+be\b|\bset\s+[\"“'`](?P<set>[a-z_][\w-]{0,30})[\"”'`]\s+to\b",
+    re.IGNORECASE,
+)
+
+
 def _number_range_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
     match = NUMBER_RANGE_CUE.search(sentence)
     assert match is not None  # drafted only where _asks_for_a_number_in_range holds
     low, high = (float(group) if "." in group else int(group) for group in match.groups())
+    keyed = NUMBER_KEY.search(sentence[: match.start() + 1])
+    if keyed is not None:  # a JSON key's number: every value it holds, not the response's first number
+        return number_range_draft(keyed.group("key") or keyed.group("set"), low, high)
     return Draft(
         f"number_from_{low}_to_{high}",
         PRESENTATION_FORMAT,

@@ -709,6 +709,7 @@ class OfflineSynthesizer:
                 *_part_layout_drafts(text),
                 *_value_set(text, context.text, instruction.text),
                 *_label_only(text, context.text),
+                *_date_form_drafts(instruction.text, context.text),
             ]
             keys = _keys_listed_after(context.text, instruction.text) or _schema_keys_after(
                 context.text, instruction.text
@@ -2750,6 +2751,11 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 continue  # "ask no questions", "give no examples": content to leave out, not a list to leave out
             if unit == "list_items" and _MENTIONED.search(clause):
                 continue  # "highlight at least three features": in prose as well as in a list
+            if unit == "list_items" and (
+                re.match(rf"\s+and\s+(?:{vocabulary.number})\s+[a-z]", lowered[match.end() :])
+                or re.search(rf"\b(?:{vocabulary.number})\s+[a-z]+\s+and\s+$", lowered[: match.start()])
+            ):
+                continue  # "List exactly 3 pros and 3 cons": two lists, or one of six, not three items
             low: int | str | None
             high: int | str | None
             # a ban is itself the refusal: "emojis are banned, and links are not permitted" refuses both
@@ -3836,6 +3842,48 @@ _MORE_THAN_AN_OPTION: Final = re.compile(
 )
 
 
+#: A date form as prompts write it ("YYYY-MM-DD", "DD/MM/YYYY", "D MMM YYYY"), or "ISO 8601".
+_DATE_FORM: Final = re.compile(
+    r"(?<![\w-])(?P<form>(?:YYYY|DD|MM|D|M)(?P<sep>[-/. ])(?:MMM|MM|DD|M|D)(?P=sep)(?:YYYY|YY|DD|D))(?![\w-])"
+    r"|\bISO[\s-]?8601\b"
+)
+#: The key a date form is said of, opening its line: "- pickup_date MUST be in YYYY-MM-DD format", '"key_date":
+#: "YYYY-MM-DD" or null', "loss_date: YYYY-MM-DD", "Date: the visit date as YYYY-MM-DD".
+_DATE_KEY: Final = re.compile(
+    r"^\s*(?:[-*•]\s+|\d+[.)]\s+)?[\"`]?(?P<key>[A-Za-z][A-Za-z0-9_]{0,30}(?:\s[A-Za-z][a-z0-9_]{0,20})?)[\"`]?\s*"
+    r"(?::|\(|\s(?:must|MUST|should|is|has\s+to)\b)"
+)
+#: Dates in general: "Dates as DD/MM/YYYY", "Format all dates as ...", "write every date in ISO 8601".
+_DATES_IN_GENERAL: Final = re.compile(r"\b(?:all|every|any)\s+dates?\b|^\W*dates\b|\bformat\s+(?:the\s+)?dates\b", re.I)
+
+
+def _date_form_drafts(lines: str, prompt: str) -> Iterator[_Draft]:
+    """The form dates are written in: each key's a line gives it for ("invoice_date (YYYY-MM-DD), due_date
+    (YYYY-MM-DD or null)", "pickup_date MUST be in YYYY-MM-DD format"), or every date the response writes ("Dates
+    as DD/MM/YYYY, times in 24h")."""
+    keys = set(_template_keys(prompt))
+    for line in lines.splitlines():
+        forms = [
+            found
+            for found in _DATE_FORM.finditer(line)
+            if not _negation(line[max(0, found.start() - 12) : found.start()])
+        ]
+        if not forms:
+            continue
+        form = next((found.group("form") for found in forms if found.group("form")), "YYYY-MM-DD")
+        paired = re.findall(r"\b([a-z][a-z0-9]*(?:_[a-z0-9]+)+)\s*\(\s*(" + _DATE_FORM.pattern + r")", line)
+        if len(paired) >= 2:  # "invoice_date (YYYY-MM-DD), due_date (YYYY-MM-DD or null)": each key its own
+            for key, key_form, *_ in paired:
+                yield library.date_form_draft(key_form, key)
+            continue
+        keyed = _DATE_KEY.match(line)
+        key = keyed.group("key") if keyed is not None else ""
+        if key and (key in keys or "_" in key or (key[0].isupper() and _has_section(prompt, key))):
+            yield library.date_form_draft(form, key)
+        elif _DATES_IN_GENERAL.search(line):
+            yield library.date_form_draft(form)
+
+
 def _label_only(text: str, prompt: str) -> Iterator[_Draft]:
     """``Answer with the label only`` where the prompt lists its labels: the answer is one of them (any case). And
     a sentence that lists the answers it allows itself ('Reply "YES" or "NO".', "Answer only with yes or no.",
@@ -3934,6 +3982,14 @@ def _value_set(text: str, prompt: str, lines: str = "") -> Iterator[_Draft]:
         for bounded in _NUMBER_BOUND.finditer(text):
             low, high = _number_bounds(bounded)
             yield library.number_range_draft(bounded.group("key") or bounded.group("bare"), low, high)
+        typed = library.NUMBER_KEY.search(text)
+        # '"amount" must be a number, not a string': a number of any size (a range is the cued check's)
+        if typed is not None and re.match(
+            r"\s*(?:an?\s+)?(?:number|integer|numeric\s+value)\b(?![^.]*\b(?:between|from)\s+-?\d)",
+            text[typed.end() :],
+            re.I,
+        ):
+            yield library.number_range_draft(typed.group("key") or typed.group("set"), None, None)
     yielded = False
     if json_asked and schema is None and listed is None:
         for draft in _nested_value_set(lines or text, prompt):

@@ -1158,3 +1158,13 @@ def test_sourced_codes_reads_dois_isbns_and_issns_by_their_check_digits() -> Non
     assert not checks.sourced_codes('{"issn": "0022-2801"}', example, kinds=kinds)  # a valid ISSN the text lacks
     # years, page ranges and phone numbers are no standard numbers
     assert checks.sourced_codes("Call 480-555-0142 about pages 697-712 of the 1991 volume.", example, kinds=kinds)
+
+
+def test_dates_in_form_reads_dates_not_versions_or_phone_numbers() -> None:
+    assert checks.dates_in_form("From 2025-04-14 to 2025-05-01.", "YYYY-MM-DD")
+    assert not checks.dates_in_form("From 14 April 2025.", "YYYY-MM-DD")
+    assert not checks.dates_in_form("Due 4/14/2025", "DD/MM/YYYY")
+    assert checks.dates_in_form("Version 1.2.3, ratio 1/2, call 0800 161 5050.", "YYYY-MM-DD")
+    assert checks.dates_in_form('{"due": null, "sent": "2025-04-14"}', "YYYY-MM-DD", "due")
+    assert not checks.dates_in_form('{"due": "Monday"}', "YYYY-MM-DD", "due")
+    assert checks.date_form("D MMM YYYY").fullmatch("4 Apr 2025")

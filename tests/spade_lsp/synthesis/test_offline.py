@@ -4566,3 +4566,58 @@ def test_bold_heading_lines_below_in_this_order_are_the_sections() -> None:
     drafts = synthesize("Write the brief with exactly these headings, in this order:", prompt=prompt)
     order = by_check(drafts, family="headings_in_order")
     assert order.check is not None and order.check["titles"] == ["What happened", "Claims", "Missing"]
+
+
+def test_two_counts_of_different_things_are_no_count_of_list_items() -> None:
+    assert "count" not in families(synthesize("List exactly 3 pros and 3 cons."))
+    counts = {(c.check or {}).get("unit") for c in synthesize("Write 2 paragraphs and 3 bullet points.")}
+    assert {"paragraphs", "bullets"} <= counts
+
+
+JSON_NUMBERS = 'Return JSON: {{"amount": 0, "priority": 1, "confidence": 0.5}}\n'
+
+
+@pytest.mark.parametrize(
+    ("sentence", "key", "low", "high"),
+    [
+        ('"priority" must be an integer from 1 to 5.', "priority", 1, 5),
+        ('Set "confidence" to a number between 0 and 1.', "confidence", 0, 1),
+        ('The "amount" field must be a number, not a string.', "amount", None, None),
+    ],
+)
+def test_a_number_rule_said_of_a_json_key_holds_for_that_key(
+    sentence: str, key: str, low: float | None, high: float | None
+) -> None:
+    drafts = synthesize(sentence, prompt=JSON_NUMBERS + sentence)
+    number = by_check(drafts, family="number_range", key=key)
+    assert number.check is not None and (number.check["low"], number.check["high"]) == (low, high)
+    assert "checks.number_in_range(" not in " ".join(c.expression or "" for c in drafts)
+    assert run(number, json.dumps({"amount": 12.5, "priority": 1 if low else 3, "confidence": 0.5}))
+    assert not run(number, json.dumps({"amount": "12.50", "priority": "high", "confidence": "high"}))
+
+
+@pytest.mark.parametrize(
+    ("sentence", "form", "keys"),
+    [
+        ("Dates must be in ISO 8601 format (YYYY-MM-DD).", "YYYY-MM-DD", [""]),
+        ("- pickup_date MUST be in YYYY-MM-DD format.", "YYYY-MM-DD", ["pickup_date"]),
+        ("- Dates as DD/MM/YYYY, times in 24h.", "DD/MM/YYYY", [""]),
+        ("invoice_date (YYYY-MM-DD), due_date (YYYY-MM-DD or null)", "YYYY-MM-DD", ["invoice_date", "due_date"]),
+    ],
+)
+def test_a_date_form_holds_for_its_key_or_every_date(sentence: str, form: str, keys: list[str]) -> None:
+    drafts = [
+        c for c in synthesize(sentence, prompt=JSON_NUMBERS + sentence) if (c.check or {}).get("family") == "date_form"
+    ]
+    assert [(c.check or {}).get("key", "") for c in drafts] == keys
+    assert all((c.check or {})["form"] == form for c in drafts)
+    good = "2025-04-14" if form == "YYYY-MM-DD" else "14/04/2025"
+    bad = "14 April 2025"
+    for draft in drafts:
+        key = (draft.check or {}).get("key")
+        assert run(draft, json.dumps({key: good}) if key else f"Collection on {good}.")
+        assert not run(draft, json.dumps({key: bad}) if key else f"Collection on {bad}.")
+
+
+def test_a_refused_date_form_asks_for_none() -> None:
+    assert "date_form" not in families(synthesize("Never write dates as MM/DD/YYYY."))
