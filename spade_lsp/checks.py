@@ -1239,6 +1239,13 @@ _PERSON_PATTERNS: Final = (
     re.compile(rf"^\s*[-—–]\s*(?P<name>{_NAME_WORD})(?:\s+[A-Z]\.?)?\s*$", re.MULTILINE),
     # signed after its last sentence on the same line: "Can someone look at it? - Gary Pfeiffer"
     re.compile(rf"[.!?)][ \t]+[-—–~][ \t]*(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)[ \t]*$", re.MULTILINE),
+    # opening a sentence, then an auxiliary and a pronoun that stands for a person in the same sentence: "Colin has
+    # pulled out - he's having chemo", "Maria is off sick, she'll be back Monday" (never "Lincoln Gym is ...")
+    re.compile(
+        rf"(?:^|(?<=[.!?])[ \t]+)(?P<name>{_NAME_WORD})[ \t]+(?:has|had|is|was|can't|cannot|won't|didn't|will|"
+        r"isn't|wasn't)\b[^.!?\n]{1,60}?\b(?:he|she|he's|she's|he'll|she'll|his|her|him)\b",
+        re.MULTILINE,
+    ),
 )
 _HANDLE: Final = re.compile(r"(?<![\w.])@(?P<name>[A-Za-z][\w.-]{1,30}[A-Za-z0-9])")
 #: A message signed at the end of its last sentence, by someone who wrote in the first person: "Please sort it. Call

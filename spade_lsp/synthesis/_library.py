@@ -1298,7 +1298,8 @@ def _terms_kept_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
 
 
 _REFERENCE_NOUNS: Final = {
-    "ids": r"ids?|identifiers?|reference(?:\s+numbers?)?|codes?|(?:ticket|order|case|claim|permit|batch)\s+numbers?",
+    "ids": r"ids?|identifiers?|reference(?:\s+numbers?)?|codes?|skus?|part\s+numbers?"
+    r"|(?:ticket|order|case|claim|permit|batch|product|item|policy|account|invoice|tracking)\s+numbers?",
     "links": r"urls?|links?|web\s+address(?:es)?|hyperlinks?",
     "timestamps": r"timestamps?|time\s*codes?",
     "standard_ids": r"dois?|isbns?|issns?",

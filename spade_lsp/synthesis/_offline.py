@@ -2751,11 +2751,16 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 continue  # "ask no questions", "give no examples": content to leave out, not a list to leave out
             if unit == "list_items" and _MENTIONED.search(clause):
                 continue  # "highlight at least three features": in prose as well as in a list
-            if unit == "list_items" and (
-                re.match(rf"\s+and\s+(?:{vocabulary.number})\s+[a-z]", lowered[match.end() :])
-                or re.search(rf"\b(?:{vocabulary.number})\s+[a-z]+\s+and\s+$", lowered[: match.start()])
+            if (
+                unit == "list_items"
+                and not _has_section(prompt, counted)
+                and (
+                    re.match(rf"\s+and\s+(?:{vocabulary.number})\s+[a-z]", lowered[match.end() :])
+                    or re.search(rf"\b(?:{vocabulary.number})\s+[a-z]+\s+and\s+$", lowered[: match.start()])
+                )
             ):
-                continue  # "List exactly 3 pros and 3 cons": two lists, or one of six, not three items
+                continue  # "List exactly 3 pros and 3 cons": two lists, or one of six, not three items (but "10
+                # headlines and 4 descriptions" over a Headlines section counts there)
             low: int | str | None
             high: int | str | None
             # a ban is itself the refusal: "emojis are banned, and links are not permitted" refuses both
@@ -3965,6 +3970,13 @@ def _nested_value_set(text: str, prompt: str) -> Iterator[_Draft]:
             yield library.nested_value_set_draft(key, values)
 
 
+#: A key of a template's inner object with its quoted values: '"grind": "whole bean" | "espresso" | "filter"'.
+_INNER_QUOTED_VALUES: Final = re.compile(
+    r"[\"“](?P<key>[A-Za-z_][\w-]{0,30})[\"”]\s*:\s*"
+    r"(?P<values>[\"“][^\"”\n]{1,30}[\"”](?:\s*(?:,\s*or|,|or|/|\|)\s*[\"“][^\"”\n]{1,30}[\"”](?!\s*:))+)"
+)
+
+
 def _value_set(text: str, prompt: str, lines: str = "") -> Iterator[_Draft]:
     """``Priority must be one of "low", "medium" or "high"`` in a prompt that asks for a JSON object with the key
     "priority": that key's value is one of them (a key of objects in an array is left to a model, unless the noun
@@ -3991,6 +4003,14 @@ def _value_set(text: str, prompt: str, lines: str = "") -> Iterator[_Draft]:
         ):
             yield library.number_range_draft(typed.group("key") or typed.group("set"), None, None)
     yielded = False
+    # '"lines": [{{"sku": "...", "grind": "whole bean" | "espresso" | "filter"}}]': a key inside the line's objects
+    for line in (lines or text).splitlines() if json_asked else ():
+        for inner in _INNER_QUOTED_VALUES.finditer(line):
+            before = line[: inner.start()]
+            values = [value for value in _quoted(inner.group("values")) if value.strip(".… ")]  # not "..."
+            if before.count("{") > before.count("}") and len(values) >= 2:  # inside an object the line opens
+                yielded = True
+                yield library.nested_value_set_draft(inner.group("key"), values)
     if json_asked and schema is None and listed is None:
         for draft in _nested_value_set(lines or text, prompt):
             yielded = True

@@ -1168,3 +1168,11 @@ def test_dates_in_form_reads_dates_not_versions_or_phone_numbers() -> None:
     assert checks.dates_in_form('{"due": null, "sent": "2025-04-14"}', "YYYY-MM-DD", "due")
     assert not checks.dates_in_form('{"due": "Monday"}', "YYYY-MM-DD", "due")
     assert checks.date_form("D MMM YYYY").fullmatch("4 Apr 2025")
+
+
+def test_names_no_one_reads_a_name_opening_a_sentence_with_a_pronoun_for_them() -> None:
+    example = {"extra_info": "Colin has pulled out - he's having chemo again, please don't mention.", "name": "Dev"}
+    assert not checks.names_no_one("Hi Dev, Colin can't do his run on Tue. - Leanne", example, allowed=["name"])
+    assert checks.names_no_one("Hi Dev, can you cover Tue 1-4pm? - Leanne", example, allowed=["name"])
+    with pytest.raises(checks.NotApplicable):  # a place opening a sentence is no one
+        checks.names_no_one("Hi Dev", {"extra_info": "Lincoln Gym is closed, his class moved."}, allowed=["name"])

@@ -4621,3 +4621,18 @@ def test_a_date_form_holds_for_its_key_or_every_date(sentence: str, form: str, k
 
 def test_a_refused_date_form_asks_for_none() -> None:
     assert "date_form" not in families(synthesize("Never write dates as MM/DD/YYYY."))
+
+
+def test_a_key_of_a_template_line_s_inner_objects_holds_its_quoted_values() -> None:
+    line = '"lines": [{{"sku": "...", "quantity": <int>, "grind": "whole bean" | "espresso" | "filter"}}],'
+    prompt = f'Output only this JSON:\n{{{{\n  "customer": "...",\n  {line}\n  "notes": "..."\n}}}}'
+    drafts = [c for c in synthesize(line, prompt=prompt) if (c.check or {}).get("family") == "value_set"]
+    assert [(c.check or {})["key"] for c in drafts] == ["grind"]  # never "sku" with "..." and "quantity"
+    grind = drafts[0]
+    assert run(grind, json.dumps({"lines": [{"sku": "HSE-1K", "grind": "espresso"}]}))
+    assert not run(grind, json.dumps({"lines": [{"sku": "HSE-1K", "grind": "cafetiere"}]}))
+
+
+def test_a_sku_made_up_is_refused() -> None:
+    sourced = by_check(synthesize("Never make up a SKU."), family="sourced_codes")
+    assert sourced.check is not None and sourced.check["kinds"] == ["ids"]
