@@ -669,7 +669,8 @@ _GRATIS: Final = (("free", "complimentary"), ("complimentary", "free"))
 
 def offers(response: str, terms: Iterable[str]) -> bool:
     """Whether the response offers or promises one of ``terms`` ("Never promise refunds or bill credits"): a clause
-    that names one (whole words, any inflection; "free" and "complimentary" as one) and denies nothing. "We'll
+    that names one (whole words, any inflection; "free" and "complimentary" as one, "free months" also as "3 months
+    free") and denies nothing. "We'll
     refund the fee" and "a replacement bin will be delivered" offer; "I can't offer a refund" and "refunds are not
     something we can arrange" do not."""
     wanted = [
@@ -677,6 +678,13 @@ def offers(response: str, terms: Iterable[str]) -> bool:
         for term in terms
         if term.strip()
         for spelling in {term, *(re.sub(rf"^{word}\b", other, term, flags=re.IGNORECASE) for word, other in _GRATIS)}
+    ]
+    # "free months" offered as "3 months free" or "two months for free"
+    wanted += [
+        f"{free.group(2)}{joint}{free.group(1)}"
+        for term in wanted
+        if (free := re.fullmatch(r"(free|complimentary)\s+(\w+)", term.strip(), re.IGNORECASE))
+        for joint in (" ", " for ")
     ]
     return any(
         not _DENIAL.search(clause) and any(contains_phrase(clause, term) for term in wanted)

@@ -737,9 +737,16 @@ class OfflineSynthesizer:
             # a schema line's quoted words are its key's values ('"confidence": "high" or "low"; use "low" when'),
             # of which the response holds one, not each
             if negated or not (_EXCLUDE_CUE.search(text) or schema_values):
-                for draft in _phrases(text, vocabulary, exclude=negated):
-                    found_specific = True
-                    yield draft
+                # '- We have NOT made a decision. Never say ... Avoid "unfortunately".': each later sentence's
+                # own ban as well as the first one's
+                bans = [text, *(later.text for later in split_sentences(text)[1:] if _negation(later.text))]
+                phrased: set[str | None] = set()
+                for ban in bans if negated else [text]:
+                    for draft in _phrases(ban, vocabulary, exclude=negated):
+                        if draft.expression not in phrased:
+                            phrased.add(draft.expression)
+                            found_specific = True
+                            yield draft
             replaced = _reworded(text)[1]
             if replaced:  # 'say "stitches", not "sutures"', "(heavy cream → double cream)": the replaced wordings
                 found_specific = True
@@ -4318,7 +4325,11 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     unpunctuated = re.sub(
         r"\b(?:quot(?:e|ation)|question|exclamation)\s+marks?\b", " , ", _QUOTED.sub(" , ", scope), flags=re.I
     )
-    named = [phrase for phrase in _named_phrases(unpunctuated, banned=exclude) if phrase not in lowered_quotes]
+    named = [
+        phrase
+        for phrase in _named_phrases(unpunctuated, banned=exclude)
+        if phrase not in lowered_quotes and not re.search(r"\s(?:or|and|nor)$", phrase)  # a list's stub: "accepted or"
+    ]
     referred = {phrase: field for phrase in named if (field := vocabulary.input_named(phrase))}
     if not exclude:  # "mention the route number, the date and the alternative stop": inputs named by their words
         referred |= _inputs_named_as_objects(scope, vocabulary)

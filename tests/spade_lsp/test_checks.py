@@ -1176,3 +1176,9 @@ def test_names_no_one_reads_a_name_opening_a_sentence_with_a_pronoun_for_them() 
     assert checks.names_no_one("Hi Dev, can you cover Tue 1-4pm? - Leanne", example, allowed=["name"])
     with pytest.raises(checks.NotApplicable):  # a place opening a sentence is no one
         checks.names_no_one("Hi Dev", {"extra_info": "Lincoln Gym is closed, his class moved."}, allowed=["name"])
+
+
+def test_offers_reads_free_months_after_their_number() -> None:
+    assert checks.offers("I can give you 3 months free on renewal.", ["discounts", "free months"])
+    assert checks.offers("We'll add two months for free.", ["free months"])
+    assert not checks.offers("We can't give months for free.", ["free months"])

@@ -4636,3 +4636,12 @@ def test_a_key_of_a_template_line_s_inner_objects_holds_its_quoted_values() -> N
 def test_a_sku_made_up_is_refused() -> None:
     sourced = by_check(synthesize("Never make up a SKU."), family="sourced_codes")
     assert sourced.check is not None and sourced.check["kinds"] == ["ids"]
+
+
+def test_each_sentence_of_an_item_bans_its_own_phrases() -> None:
+    item = (
+        '- We have NOT made a decision. Never say or imply it\'s covered, approved, accepted or "will be paid". '
+        'Avoid "unfortunately" - customers read it as a decline.'
+    )
+    bans = [c for c in synthesize(item) if (c.check or {}).get("family") == "excludes"]
+    assert [(c.check or {})["phrases"] for c in bans] == [["unfortunately"]]  # never a list's stub, "accepted or"
