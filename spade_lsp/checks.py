@@ -190,6 +190,11 @@ _THOUSANDS = re.compile(r"\d{1,3}(?:[ ,.]\d{3})+")
 _AM_PM_TIME = re.compile(r"\b\d{1,2}(?:[:.]\d{2})?\s*(?:[ap]\.m\.|[ap]m\b)", re.IGNORECASE)
 #: First-person pronouns: a text written in the third person has none outside quotations.
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|me|my|mine|myself|we|we're|we've|us|our|ours|ourselves)\b")
+#: A contraction: a negated auxiliary ("don't", "can't") or a pronoun with its auxiliary ("we'll", "it's", "I'm").
+_CONTRACTION = re.compile(
+    r"\b(?:\w+n['’]t|(?:i|you|we|they|he|she|it|that|there|here|what|who|where|let)['’](?:s|re|ll|ve|m|d))\b",
+    re.IGNORECASE,
+)
 #: The opening words of a greeting, whatever follows them on the line.
 _GREETING_WORDS = r"(?:dear|hi|hello|hey|greetings|good (?:morning|afternoon|evening))\b"
 _GREETING = re.compile(rf"\s*(?:\*\*)?{_GREETING_WORDS}", re.IGNORECASE)
@@ -232,6 +237,7 @@ COUNT_UNITS: Final = (
     "first_person",
     "prices",
     "tweets",
+    "contractions",
 )
 
 
@@ -334,6 +340,8 @@ def count(text: str, unit: str) -> int:
         return len(parts(text)) if text.strip() else 0
     if unit == "first_person":  # the narrator's own words, not a quotation of someone's
         return len(_FIRST_PERSON.findall(_QUOTATION.sub(" ", text)))
+    if unit == "contractions":  # "don't", "we'll", "it's"; never a possessive ("the customer's")
+        return len(_CONTRACTION.findall(_QUOTATION.sub(" ", text)))
     raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(COUNT_UNITS)}")
 
 

@@ -162,7 +162,9 @@ _CONDITIONAL = re.compile(
     r"applicable|appropriate|possible|relevant)\b"
     # "mention the warranty if the customer asks about returns": only some answers owe it ("even if asked" is owed
     # by all)
-    r"|(?<!\beven\s)\b(?:if|when|whenever|unless)\s+(?:the\s+|a\s+|an\s+)?(?:user|customer|client|reader|input|question|query|"
+    # (an if-clause after a verb of asking is what is asked, not a condition: "a question asking if there is ...")
+    r"|(?<!\beven\s)(?<!\basking\s)(?<!\bask\s)(?<!\basks\s)(?<!\bcheck\s)(?<!\bchecking\s)(?<!\bsee\s)"
+    r"\b(?:if|when|whenever|unless)\s+(?:the\s+|a\s+|an\s+)?(?:user|customer|client|reader|input|question|query|"
     r"text|message|request|document|they|he|she|it|there|asked|none|nothing|nobody|no\s+one)\b",
     re.IGNORECASE,
 )
@@ -927,7 +929,10 @@ _SAME_LANGUAGE = re.compile(
     r"(?:user['’]?s?\s+|customer['’]?s?\s+)?(?:\{\{?\s*|\[)?([a-z_]+)"
     # "in the language the customer wrote in", "in whatever language the guest used"
     r"|\b(?:in|use)\s+(?:the\s+(?:same\s+)?|whatever\s+|whichever\s+)language\s+(?:that\s+|which\s+)?(?:the\s+)?"
-    r"(user|customer|client|sender|guest|reader|caller|patient|member|they)\s+(?:wrote|writes?|used|uses?)\b",
+    r"(user|customer|client|sender|guest|reader|caller|patient|member|they)\s+(?:wrote|writes?|used|uses?)\b"
+    # "in the customer's language", "in their own language"
+    r"|\bin\s+(?:the\s+)?(user|customer|client|sender|guest|reader|caller|patient|member|their)(?:['’]s|['’])?\s+"
+    r"(?:own\s+)?language\b",
     re.IGNORECASE,
 )
 
@@ -938,7 +943,7 @@ def _same_language_field(text: str, vocabulary: _Vocabulary) -> str | None:
     match = _SAME_LANGUAGE.search(text)
     if match is None or not vocabulary.inputs:
         return None
-    named = (match.group(1) or match.group(2)).lower()
+    named = next(group for group in match.groups() if group).lower()
     for field in vocabulary.inputs:
         if field.lower() == named or field.lower().rstrip("s") == named.rstrip("s"):
             return field
@@ -2460,6 +2465,10 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
 
 #: A text asked for in the third person ("write it in the third person", "third-person bio"), not one that
 #: speaks of a third person ("refer to the third person in the photo").
+#: Contractions refused: "Do not use contractions", "no contractions", "avoid contractions (write "do not")".
+_NO_CONTRACTIONS: Final = re.compile(
+    r"\b(?:no|avoid|without|never\s+use|(?:do\s+not|don't)\s+use)\s+(?:any\s+)?contractions\b"
+)
 _THIRD_PERSON: Final = re.compile(
     # "Write in the past tense and the third person": the voice after a tense
     r"\b(?:in|from)\s+(?:the\s+)?(?:[a-z]+\s+tense\s+and\s+(?:in\s+)?(?:the\s+)?)?third[- ]person\b"
@@ -2667,6 +2676,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         yield _count_draft("prices", None, 0, None, None)
     if _THIRD_PERSON.search(lowered):  # "Write it in the third person": the narrator never says I or we
         yield _count_draft("first_person", None, 0, None, None)
+    if _NO_CONTRACTIONS.search(lowered) and not _conditional_at(text, 0):  # "Do not use contractions"
+        yield _count_draft("contractions", None, 0, None, None)
     those = _BAN_ON_THOSE.search(lowered)
     if those is not None and not _conditional_at(text, those.start()):
         for unit in dict.fromkeys(

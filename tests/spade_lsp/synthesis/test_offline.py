@@ -4645,3 +4645,33 @@ def test_each_sentence_of_an_item_bans_its_own_phrases() -> None:
     )
     bans = [c for c in synthesize(item) if (c.check or {}).get("family") == "excludes"]
     assert [(c.check or {})["phrases"] for c in bans] == [["unfortunately"]]  # never a list's stub, "accepted or"
+
+
+@pytest.mark.parametrize(
+    ("sentence", "prompt", "field"),
+    [
+        (
+            "Write the response in the customer's language.",
+            "Customer message: {customer_message}\n",
+            "customer_message",
+        ),
+        ("Reply in their own language.", "Review: {review}\n", "review"),
+    ],
+)
+def test_the_customer_s_language_is_the_language_of_what_they_wrote(sentence: str, prompt: str, field: str) -> None:
+    language = by_check(synthesize(sentence, prompt=prompt + sentence), family="language", same_as=field)
+    assert language.check is not None
+
+
+def test_an_if_clause_after_a_verb_of_asking_is_what_is_asked() -> None:
+    for sentence in (
+        "End with a question asking if there is anything else we can help with.",
+        "End with a question asking if they need anything else.",
+    ):
+        assert "ends_with_question" in families(synthesize(sentence))
+
+
+def test_contractions_refused_are_counted_to_none() -> None:
+    contractions = by_check(synthesize("Do not use contractions."), family="count", unit="contractions")
+    assert run(contractions, "We do not know yet. The customer's order is safe.")
+    assert not run(contractions, "We don't know yet, but it's safe.")
