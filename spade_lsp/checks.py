@@ -1905,15 +1905,20 @@ def title_case(text: str, lines: int | None = None) -> bool:
 
 
 def json_value_in(text: str, key: str, allowed: Iterable[str]) -> bool:
-    """Whether the JSON object's ``key`` holds one of ``allowed`` (any case), or a non-empty list of them only."""
+    """Whether the JSON object's ``key`` holds one of ``allowed`` (any case), or a non-empty list of them only. A key
+    the object holds only inside its objects ('"issues": [{"category": ...}]') holds one of them in each."""
     value = json_value(text)
     wanted = _normal(key)
+    choices = {_plain(choice) for choice in allowed}
+    if isinstance(value, dict) and not any(_normal(str(name)) == wanted for name in value):
+        inner = [item for item in _values_under(value, wanted) if item is not None]
+        if inner:
+            return all(_plain(str(item)) in choices for item in inner)
     held: Any = (
         next((item for name, item in value.items() if _normal(str(name)) == wanted), "")
         if isinstance(value, dict)
         else section(text, key)  # "Priority: high" written as a labelled line
     )
-    choices = {_plain(choice) for choice in allowed}
     if isinstance(held, list):
         return bool(held) and all(_plain(item) in choices for item in held)
     return _plain(held) in choices
@@ -2320,9 +2325,13 @@ def numbered_as(text: str, marker: str) -> bool:
     return bool(pieces) and all(re.match(form, piece, re.IGNORECASE) for piece in pieces)
 
 
-def is_markdown(text: str) -> bool:
-    """Whether the response uses markdown structure: headings, emphasis, lists, fences or links."""
-    return _MARKDOWN_CUE.search(text) is not None
+def is_markdown(text: str, *, lists: bool = True) -> bool:
+    """Whether the response uses markdown structure: headings, emphasis, lists, fences or links. Without ``lists``,
+    hyphen and numbered lists, which plain text writes as well, do not count ("Plain text, no markdown" over a
+    letter that lists what to bring)."""
+    return any(
+        lists or not re.fullmatch(r"\s*(?:[-*+]|\d+\.)\s", found.group(0)) for found in _MARKDOWN_CUE.finditer(text)
+    )
 
 
 def mean_sentence_words(text: str) -> float:

@@ -735,8 +735,8 @@ def markdown_draft(*, present: bool) -> Draft:
     return Draft(
         "markdown" if present else "no_markdown",
         PRESENTATION_FORMAT,
-        "Uses markdown structure." if present else "Plain text without markdown.",
-        f"{'' if present else 'not '}checks.is_markdown(response)",
+        "Uses markdown structure." if present else "Plain text without markdown (hyphen or numbered lists aside).",
+        "checks.is_markdown(response)" if present else "not checks.is_markdown(response, lists=False)",
         {"family": "markdown", "present": present},
     )
 

@@ -728,11 +728,15 @@ class OfflineSynthesizer:
             quotes = [] if whole else list(_quoted_from(text, vocabulary))  # the whole value says more than a quote
             lines = instruction.text if rule is None else text  # a schema's key lines, before spacing was joined
             drawn = [*_drawn_from_input(lines, context.text, vocabulary), *_copied_label(lines, vocabulary)]
+            part_label = _PART_LABEL.match(text)
+            edges_in = (
+                part_label.group(1) if part_label and _has_section(context.text, part_label.group(1).lower()) else None
+            )
             for draft in [*formats, *_copied(text, context.text, vocabulary), *whole, *quotes, *drawn]:
                 if draft.check and draft.check.get("family") == "count" and draft.check["unit"] in counted_units:
                     continue  # "a list of exactly three bullet points": the count says more than "uses bullets"
                 found_specific = True
-                yield draft
+                yield _at_the_part_s_edge(draft, edges_in) if edges_in else draft
             negated = _negation(text) is not None
             # a negation judged conditional bans nothing, and its verb ("does not mention") asks for nothing
             schema_values = _SCHEMA_ONE_OF.match(text) or _SCHEMA_QUOTED_VALUES.match(text)
@@ -2329,6 +2333,14 @@ def _candidate(draft: _Draft, instruction: Instruction, taken: dict[str, int]) -
 _SCHEMA_TYPES: Final = r"(?:string|str|text|integer|int|number|float|boolean|bool|list|array|object)"
 
 
+#: How a part's description opens when it sizes or shapes the part: "under 70 characters", "one message", "a short
+#: list", "2-3 sentences".
+_PART_SHAPE: Final = (
+    r"(?:under|over|at\s+most|max(?:imum)?|up\s+to|no\s+more\s+than|exactly|between|one|two|three|four|five|"
+    r"a\s+(?:short|single|brief|one-line|bulleted|numbered)|short|brief|plain|\d)\b"
+)
+
+
 def _has_section(prompt: str, noun: str) -> bool:
     """Whether the prompt gives the output a section named ``noun`` ("add a summary section", "## Summary"), or
     a key of the JSON it asks for (``Answer in JSON with the keys "title" and "highlights"``)."""
@@ -2357,6 +2369,10 @@ def _has_section(prompt: str, noun: str) -> bool:
         # a schema's line in a prompt that asks for JSON: "- summary: string, at most 15 words"
         or (re.search(r"\bjson\b", prompt, re.IGNORECASE)
             and re.search(rf"^\s*(?:[-*•]\s*)?{name}\s*:\s*{_SCHEMA_TYPES}\b", prompt, re.I | re.MULTILINE))
+        # a part of the output named in capitals at a line's start and sized or shaped there: "WEB TITLE: under 70
+        # characters", "SMS: one message" (not an input's label, "MESSAGE: {message}", a class's definition, "WARM:
+        # the lead is interested", nor a warning, "IMPORTANT: Keep it UNDER 80 WORDS")
+        or (len(noun) >= 2 and re.search(rf"^\s*{re.escape(noun.upper())}\s*:\s*{_PART_SHAPE}", prompt, re.MULTILINE))
     )  # fmt: skip
 
 
@@ -2769,6 +2785,13 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 continue  # "ask no questions", "give no examples": content to leave out, not a list to leave out
             if unit == "list_items" and _MENTIONED.search(clause):
                 continue  # "highlight at least three features": in prose as well as in a list
+            if unit in ("sentences", "paragraphs", "lines") and re.match(
+                r"\s+of\s+(?:apology|apologies|thanks|gratitude|praise|small\s+talk|chit-?chat|filler|marketing|"
+                r"sales\s+talk|empathy|sympathy|reassurance|pleasantries|humou?r|jokes?|commentary|context)\b",
+                lowered[match.end() :],
+            ):
+                continue  # "No more than one sentence of apology": the sentences of one kind, not the response's
+                # (but "one or two sentences of explanation" sizes that part)
             if (
                 unit == "list_items"
                 and not _has_section(prompt, counted)
@@ -3529,7 +3552,8 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
                 keys = _split_keys(listed.group(1))
             yield json_draft(keys, object_only=re.search(r"\bjson\s+object\b", lowered) is not None)
     if re.search(r"\bmarkdown\b", lowered) and not (
-        markdown_refused(lowered) and re.search(r"\b(?:apart from|except|other than|besides|aside from)\b", lowered)
+        markdown_refused(lowered)
+        and re.search(r"\b(?:apart from|except|other than|besides|aside from)\b|\bno\s+other\s+markdown\b", lowered)
     ):  # "no markdown ... apart from numbered steps": some markdown is allowed, and the sentence's other bans say which
         yield markdown_draft(present=not markdown_refused(lowered))
     if (
@@ -3878,6 +3902,30 @@ _DATE_KEY: Final = re.compile(
 )
 #: Dates in general: "Dates as DD/MM/YYYY", "Format all dates as ...", "write every date in ISO 8601".
 _DATES_IN_GENERAL: Final = re.compile(r"\b(?:all|every|any)\s+dates?\b|^\W*dates\b|\bformat\s+(?:the\s+)?dates\b", re.I)
+
+
+#: The label of the output's part a sentence is said under: "WEB BODY: ... End with "We'll update this page"", "SMS:
+#: ... Start with "Kingsmere Council:"".
+_PART_LABEL: Final = re.compile(r"^\**([A-Za-z][\w /&'-]{0,30}?)\**\s*:\s")
+#: Checks of a text's edges, which a part's rule puts at that part's edges.
+_EDGE_FAMILIES: Final = frozenset(
+    {"starts_with", "ends_with", "not_starts_with", "not_ends_with", "ends_with_question"}
+)
+
+
+def _at_the_part_s_edge(draft: _Draft, part: str) -> _Draft:
+    """An edge check said under a part's label ("WEB BODY: ... End with ...") reads that part's text, not the whole
+    response's (whose end is the next part)."""
+    if draft.check is None or draft.check.get("family") not in _EDGE_FAMILIES:
+        return draft
+    section = f"checks.section(response, {library.literal(part)})"
+    return dataclasses.replace(
+        draft,
+        slug=f"{draft.slug}_in_{_slug(part, 20)}",
+        description=f"In the {part} part: {draft.description[0].lower()}{draft.description[1:]}",
+        expression=re.sub(r"\(response\b", f"({section}", draft.expression, count=1),
+        check={**draft.check, "section": part},
+    )
 
 
 def _date_form_drafts(lines: str, prompt: str) -> Iterator[_Draft]:

@@ -1182,3 +1182,16 @@ def test_offers_reads_free_months_after_their_number() -> None:
     assert checks.offers("I can give you 3 months free on renewal.", ["discounts", "free months"])
     assert checks.offers("We'll add two months for free.", ["free months"])
     assert not checks.offers("We can't give months for free.", ["free months"])
+
+
+def test_json_value_in_reads_a_key_held_only_inside_the_objects() -> None:
+    work = '{"issues": [{"category": "plumbing"}, {"category": "pest"}], "pets": ""}'
+    assert checks.json_value_in(work, "category", ["plumbing", "pest", "hvac"])
+    assert not checks.json_value_in(work.replace("pest", "water_heater"), "category", ["plumbing", "pest"])
+    assert not checks.json_value_in('{"pets": ""}', "category", ["plumbing"])  # no such key anywhere
+
+
+def test_is_markdown_without_lists_leaves_plain_lists_alone() -> None:
+    assert not checks.is_markdown("Bring:\n- ID\n1. keys", lists=False)
+    assert checks.is_markdown("Bring:\n- ID")
+    assert checks.is_markdown("**Entry** on Friday", lists=False)

@@ -4675,3 +4675,53 @@ def test_contractions_refused_are_counted_to_none() -> None:
     contractions = by_check(synthesize("Do not use contractions."), family="count", unit="contractions")
     assert run(contractions, "We do not know yet. The customer's order is safe.")
     assert not run(contractions, "We don't know yet, but it's safe.")
+
+
+NOTICE = (
+    "Output exactly three parts:\n\n"
+    "WEB TITLE: under 70 characters, says what and when.\n\n"
+    'WEB BODY: under 200 words. End with "We\'ll update this page if anything changes." No more than one sentence '
+    "of apology.\n\n"
+    'SMS: one message, 160 characters max, plain text only. Start with "Kingsmere Council:".\n'
+)
+
+
+def test_parts_named_in_capitals_are_where_their_rules_hold() -> None:
+    title = by_check(synthesize("WEB TITLE: under 70 characters, says what and when.", prompt=NOTICE), family="count")
+    assert (title.check or {}).get("section") == "web title"
+    body_sentence = (
+        'WEB BODY: under 200 words. End with "We\'ll update this page if anything changes." No more than one '
+        "sentence of apology."
+    )
+    body = synthesize(body_sentence, prompt=NOTICE)
+    end = by_check(body, family="ends_with")
+    response = (
+        "WEB TITLE: Bins after the bank holiday\n\nWEB BODY: Collections move a day later. We'll update this page if "
+        "anything changes.\n\nSMS: Kingsmere Council: bins a day later this week."
+    )
+    assert run(end, response)  # the body's end, not the response's (the SMS comes after it)
+    assert "sentences" not in {(c.check or {}).get("unit") for c in body}  # sentences of apology, not of the body
+    sms = 'SMS: one message, 160 characters max, plain text only. Start with "Kingsmere Council:".'
+    start = by_check(synthesize(sms, prompt=NOTICE), family="starts_with")
+    assert run(start, response)
+
+
+def test_plain_text_with_its_lists_allowed_asks_for_no_markdown_check() -> None:
+    sentence = "Plain text; numbered or hyphen lists are fine, no other markdown."
+    assert "markdown" not in families(synthesize(sentence))
+    no_markdown = by_check(synthesize("Plain text, no markdown."), family="markdown")
+    assert run(no_markdown, "Please bring:\n- photo ID\n- your keys") and not run(no_markdown, "## Notice\n**Entry**")
+
+
+def test_a_warning_or_a_class_definition_in_capitals_is_no_part_of_the_output() -> None:
+    prompt = (
+        "HOT: the lead has financing in place.\nWARM: the lead is interested but gives no budget.\n\n"
+        "IMPORTANT: Keep it UNDER 80 WORDS. Keep the reply warm."
+    )
+    limit = by_check(synthesize("IMPORTANT: Keep it UNDER 80 WORDS.", prompt=prompt), family="count", unit="words")
+    assert (limit.check or {}).get("section") is None
+    tone = [c for c in synthesize("Keep the reply warm.", prompt=prompt) if "sentiment" in (c.expression or "")]
+    assert tone and all("present_section" not in (c.expression or "") for c in tone)
+    tagline = "- tagline: one sentence of at most 12 words."
+    sized = synthesize(tagline, prompt=f"Return JSON with the key tagline.\n{tagline}")
+    assert 1 in {(c.check or {}).get("max") for c in sized if (c.check or {}).get("unit") == "sentences"}
