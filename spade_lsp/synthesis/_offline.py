@@ -1664,6 +1664,16 @@ _KEPT_FROM_THE_READER: Final = re.compile(
 )
 
 
+#: What the inputs tag to leave out of what the response takes from them: "Everything in the changelog EXCEPT items
+#: tagged [NOPUB]", "all the notes except lines marked [INTERNAL]".
+_EXCEPT_TAGGED: Final = re.compile(
+    r"\b(?:except|excluding|but\s+not|other\s+than|apart\s+from)\s+(?:for\s+)?(?:the\s+|any\s+)?(?:items?|lines?|entries|"
+    r"notes?|anything|everything|parts?)\s+(?:that\s+(?:are|is)\s+)?(?:tagged|marked|labell?ed|flagged)\s+(?:as\s+)?\[[A-Z]",
+    re.IGNORECASE,
+)
+_TAG_MARK: Final = re.compile(r"\[[A-Z][A-Z0-9 _-]{1,20}\]")
+
+
 def _private_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
     """The private-input check, where the sentence keeps an input, or the inputs' marked lines, from the reader:
     the label over an input's value with a note that it is for context only, or a ban on what the inputs mark."""
@@ -1674,6 +1684,9 @@ def _private_drafts(text: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
             fields = [below.group(1)] if below else []
         if fields:
             yield library.keeps_private_draft(fields=fields)
+    excepted = _EXCEPT_TAGGED.search(text)
+    if excepted is not None:  # "Everything in the changelog EXCEPT items tagged [NOPUB] ... or [UNANNOUNCED]"
+        yield library.keeps_private_draft(markers=list(dict.fromkeys(_TAG_MARK.findall(text[excepted.start() :]))))
     marked = _MARKED_BAN.search(text)
     if marked is not None and _KEPT_FROM_THE_READER.search(text):
         yield library.keeps_private_draft(
@@ -3636,10 +3649,15 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
         and not _conditional_at(text, text.find(phrase))
     ]
     # "begin your answer with", "the first line is the subject line, starting with "Subject: ""
-    start = re.search(rf"\b(?:{_OPENING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered) or (
-        re.search(rf"\b(?:{_OPENING})(?:ing|ning)\s+with\b", lowered) if _scope(lowered) in _FIRST_LINES else None
+    # 'Start "Dear {resident_name}," and end "Waste and Recycling Team"': the quotation right after the verb
+    start = (
+        re.search(rf"\b(?:{_OPENING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)
+        or (re.search(rf"\b(?:{_OPENING})(?:ing|ning)\s+with\b", lowered) if _scope(lowered) in _FIRST_LINES else None)
+        or re.search(rf"(?:^|[.;:]\s+|\band\s+)(?:{_OPENING})s?\s+(?=[\"“])", lowered)
     )
-    end = re.search(rf"\b(?:{_CLOSING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered)
+    end = re.search(rf"\b(?:{_CLOSING})s?\s+(?:\w+\s+){{0,2}}?with\b", lowered) or re.search(
+        rf"(?:^|[.;:]\s+|\band\s+)(?:{_CLOSING})s?\s+(?=[\"“])", lowered
+    )
     # "Output a single line starting with "HINT: "": the line is the response, and its edge the response's
     whole_line = re.search(
         r"\b(?:output|write|return|give|reply\s+with|respond\s+with)\s+(?:a\s+single|one|only\s+one|exactly\s+one)\s+"
@@ -3820,6 +3838,9 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
     for match in (section, named):
         if match:
             yield _heading_draft(match.group(1), PRESENTATION_FORMAT)
+    titles = [
+        title for title in titles if not re.search(r"<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}", title)
+    ]  # "## <Room>": a slot
     if _negation(text) is None:  # 'a "## Steps" section', 'a section titled "Next steps"' (a ban under a condition,
         # "If a section has no events, keep the heading", bans no section)
         for title in titles:

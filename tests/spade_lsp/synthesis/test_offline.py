@@ -4725,3 +4725,26 @@ def test_a_warning_or_a_class_definition_in_capitals_is_no_part_of_the_output() 
     tagline = "- tagline: one sentence of at most 12 words."
     sized = synthesize(tagline, prompt=f"Return JSON with the key tagline.\n{tagline}")
     assert 1 in {(c.check or {}).get("max") for c in sized if (c.check or {}).get("unit") == "sentences"}
+
+
+def test_an_opening_and_an_ending_quoted_right_after_their_verbs() -> None:
+    sentence = '- Plain English, under 180 words. Start "Dear {resident_name}," and end "Waste and Recycling Team".'
+    drafts = synthesize(sentence)
+    start, end = by_check(drafts, family="starts_with"), by_check(drafts, family="ends_with")
+    letter = "Dear Ms Khan,\n\nYour bin will be collected tomorrow.\n\nWaste and Recycling Team"
+    assert run(start, letter, {"resident_name": "Ms Khan"}) and run(end, letter)
+    assert not run(start, "Hello,\n\nYour bin ...", {"resident_name": "Ms Khan"})
+
+
+def test_a_heading_with_a_slot_is_no_literal_heading() -> None:
+    assert "headings" not in families(synthesize('One "## <Room>" section per room, each with:'))
+    assert "headings" in families(synthesize('Then a short "## All rooms" section for anything common.'))
+
+
+def test_items_tagged_to_leave_out_are_kept_from_the_reader() -> None:
+    sentence = "- Everything in the changelog EXCEPT items tagged [NOPUB] (anti-cheat, server infra) or [UNANNOUNCED]."
+    private = by_check(synthesize(sentence), family="keeps_private")
+    assert private.check is not None and private.check["markers"] == ["[NOPUB]", "[UNANNOUNCED]"]
+    log = {"internal_changelog": "- Fixed shop crash\n- [NOPUB] New heuristic flags speed hackers on ranked servers"}
+    assert run(private, "Fixed a crash in the shop.", log)
+    assert not run(private, "We added a new heuristic flags speed hackers feature.", log)
