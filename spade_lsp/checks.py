@@ -62,6 +62,7 @@ __all__ = [
     "has_heading",
     "has_line_starting",
     "has_sign_off",
+    "has_subject_line",
     "has_table",
     "has_tag",
     "headings",
@@ -2042,6 +2043,14 @@ def starts_with(text: str, phrase: str) -> bool:
     if subject is not None and not _normal(phrase).startswith("subject"):
         text = text[subject.end() :]
     return _normal(text[: len(phrase) * 3 + 40]).startswith(_normal(phrase))
+
+
+def has_subject_line(text: str) -> bool:
+    """Whether some line of the response is an email's subject line: "Subject: ...", "**Subject line:** ..."."""
+    return (
+        re.search(r"^\s*(?:\*\*|__)?subject(?:\s+line)?\s*(?:\*\*|__)?\s*:", text, re.IGNORECASE | re.MULTILINE)
+        is not None
+    )
 
 
 def has_line_starting(text: str, phrase: str) -> bool:

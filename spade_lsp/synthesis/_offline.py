@@ -304,7 +304,8 @@ _ASKED_TAG: Final = re.compile(
 )
 #: "Answer in lowercase", "write everything in all caps", "use uppercase letters only", "block capitals".
 _LETTER_CASE: Final = re.compile(
-    r"\b(?:in|use|using|all)\s+(?:all\s+)?(lower|upper)[\s-]?case\b|\b(?:in|use|using)\s+(?:all\s+)?(caps)\b"
+    r"\b(?:in|use|using|all|be|be\s+entirely|be\s+all)\s+(?:all\s+)?(lower|upper)[\s-]?case\b"
+    r"|\b(?:in|use|using)\s+(?:all\s+)?(caps)\b"
     r"|\b(?:all|block)\s+(capital)(?:s|\s+letters)\b"  # "ALL CAPITALS, because the board has no lowercase font"
 )
 #: Punctuation a sentence can ban by name ("do not use exclamation marks"): the name, and the marks it means.
@@ -3575,8 +3576,24 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
         and not _BULLETS_ALLOWED.search(lowered)  # "Hyphen bullets OK": allowed, not asked for
     ):
         yield _count_draft("bullets", 1, None, None)
-    if re.search(r"\bnumbered list\b", lowered):
+    numbered = re.search(  # "a numbered list", "numbered steps", "Number the steps"
+        r"\bnumbered\s+(?:list|steps|instructions|points|items)\b|^\W*number\s+(?:the|each|your)\s+(?:steps|items|points)\b",
+        lowered,
+    )
+    if numbered and not re.search(r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,30}number", lowered):
         yield _count_draft("numbered_items", 1, None, None)
+    subject = re.search(
+        r"\b(?:include|add|write|give|with|start\s+with|begin\s+with)\s+(?:a|an|the)\s+subject\s+line\b", lowered
+    )
+    if subject is not None and not _conditional_at(text, subject.start()):  # "Include a subject line", "Don't ..."
+        refused = _negation(text[: subject.end()]) is not None
+        yield _Draft(
+            "no_subject_line" if refused else "has_subject_line",
+            PRESENTATION_FORMAT,
+            "Has no subject line." if refused else "Has a subject line (“Subject: ...”).",
+            f"{'not ' if refused else ''}checks.has_subject_line(response)",
+            {"family": "subject_line", "present": not refused},
+        )
     if re.search(r"\b(?:a|in a|as a|markdown) table\b", lowered):
         yield _Draft(
             "markdown_table",

@@ -4748,3 +4748,16 @@ def test_items_tagged_to_leave_out_are_kept_from_the_reader() -> None:
     log = {"internal_changelog": "- Fixed shop crash\n- [NOPUB] New heuristic flags speed hackers on ranked servers"}
     assert run(private, "Fixed a crash in the shop.", log)
     assert not run(private, "We added a new heuristic flags speed hackers feature.", log)
+
+
+def test_numbered_steps_a_lowercase_response_and_a_subject_line() -> None:
+    for sentence in ("Use numbered steps.", "Number the steps."):
+        numbered = by_check(synthesize(sentence), family="count", unit="numbered_items")
+        assert run(numbered, "1. Unplug it.\n2. Wait.") and not run(numbered, "Unplug it, then wait.")
+    assert "count" not in families(synthesize("Do not use numbered steps."))
+    lower = by_check(synthesize("Your entire response must be lowercase."), family="letter_case")
+    assert run(lower, "all fine here.") and not run(lower, "All fine here.")
+    subject = by_check(synthesize("Include a subject line."), family="subject_line")
+    assert run(subject, "Subject: Your order\n\nHi Sam,") and not run(subject, "Hi Sam,\n\nSubject to approval, yes.")
+    no_subject = by_check(synthesize("Do not include a subject line."), family="subject_line")
+    assert not run(no_subject, "**Subject:** Your order\n\nHi Sam,") and run(no_subject, "Hi Sam,")
