@@ -125,7 +125,7 @@ _AT_MOST: Final = (
     r"a maximum of|maximum of|max\.?|max(?:imum)?[_ ]?(?:length|words|size)\s*:|"
     r"(?:(?:hard|strict|firm|absolute|word|length|character|char|size)[_ ]?)*limit\s*(?:is\s*)?:|maximum|"
     r"no longer than|not be longer than|n't be longer than|not longer than|"
-    r"limit(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|keep\s+(?:[\w']+\s+){0,3}?to|restrict(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|"
+    r"limit(?:ed|s)?\s+(?:[\w'\"“”`]+\s+){0,3}?to|keep\s+(?:[\w']+\s+){0,3}?to|restrict(?:ed|s)?\s+(?:[\w']+\s+){0,3}?to|"
     r"cap(?:ped|s)?\s+(?:[\w']+\s+){0,3}?(?:at|to)|(?:within |under |to )?(?:the |a )?(?:limit|maximum|max) of|within|"
     r"(?:shouldn't|should not|must not|mustn't|cannot|can't|not) be (?:longer|"
     r"more) than"
@@ -2546,6 +2546,8 @@ def _layout_label(text: str, prompt: str) -> str | None:
     if label is None or _RULE_LABELS.search(label.group(1)) or label.group(1) in _WHOLE_RESPONSE - {"summary"}:
         return None
     name = label.group(1).strip()
+    if re.match(r"(?:output|return|reply|respond|answer|write|give|use|keep|include|start|end|format)\b", name):
+        return None  # "Output a single word: the category": an instruction before its colon, not a part's name
     lines = prompt.splitlines()
     at = next((i for i, line in enumerate(lines) if text[:40] in line), None)
     block = []  # the other lines of its paragraph: a run of labelled parts lays the answer out
@@ -3208,6 +3210,9 @@ def _scope(lowered: str) -> str | None:
     # "keep the body (everything after the headline) under 100 words", "keep the summary under 70 words"
     if kept and (kept.group(1) not in _WHOLE_RESPONSE or kept.group(1) == "summary"):
         return kept.group(1)
+    limited = re.match(r"^(?:limit|cap|restrict)\s+(?:the\s+)?[\"“'`]([a-z_][\w-]{0,30})[\"”'`]\s+(?:to|at)\b", lowered)
+    if limited:  # 'Limit "tags" to 5 items': that key's
+        return limited.group(1)
     tagged = re.search(r"\binside\s+(?:the\s+)?<([a-z_][\w-]*)>\s*</\1>", lowered)
     if tagged:  # "inside <agent_note></agent_note> tags, write a note of no more than two sentences": the tag's
         return tagged.group(1)
@@ -3868,8 +3873,9 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
 
 #: "Priority must be one of "low", "medium" or "high"": a value from a listed set.
 _ONE_OF: Final = re.compile(
-    r"[\"“']?(?P<key>[A-Za-z_][\w-]{0,30})[\"”']?\s+(?:must|should|has\s+to|needs\s+to|can\s+only|may\s+only|shall)"
-    r"\s+be\s+(?:one\s+of|either)\b\s*:?\s*(?P<values>.+)$",
+    r"[\"“']?(?P<key>[A-Za-z_][\w-]{0,30})[\"”']?(?:\s+(?:field|key|value|property))?"
+    r"\s+(?:must|should|has\s+to|needs\s+to|can\s+only|may\s+only|shall)"
+    r"\s+be\s+(?:(?:one\s+of|either)\b\s*:?|(?=[\"“]))\s*(?P<values>.+)$",
     re.IGNORECASE,
 )
 
@@ -4382,6 +4388,13 @@ _NEXT_INSTRUCTION: Final = re.compile(
 _ALTERNATIVE_QUOTES: Final = re.compile(r"[\"”'’]\s*,?\s+or\s+[\"“'‘]")
 
 
+#: Words for a JSON output's own structure, which a rule about that structure names and no response writes as
+#: words: "Don't include keys with null values".
+_SCHEMA_WORDS: Final = frozenset(
+    {"key", "keys", "field", "fields", "value", "values", "json", "null", "nulls", "property", "properties", "object"}
+)
+
+
 def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_Draft]:
     """Literal terms the sentence asks to include or to leave out: quoted phrases a verb or a word frame governs,
     and named things (whole phrases, never their single words) that are concrete rather than a quality."""
@@ -4425,7 +4438,9 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
     named = [
         phrase
         for phrase in _named_phrases(unpunctuated, banned=exclude)
-        if phrase not in lowered_quotes and not re.search(r"\s(?:or|and|nor)$", phrase)  # a list's stub: "accepted or"
+        if phrase not in lowered_quotes
+        and not re.search(r"\s(?:or|and|nor)$", phrase)  # a list's stub: "accepted or"
+        and phrase.lower() not in _SCHEMA_WORDS  # "Don't include keys with null values": no word "keys" to ban
     ]
     referred = {phrase: field for phrase in named if (field := vocabulary.input_named(phrase))}
     if not exclude:  # "mention the route number, the date and the alternative stop": inputs named by their words

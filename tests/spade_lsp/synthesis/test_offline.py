@@ -4761,3 +4761,18 @@ def test_numbered_steps_a_lowercase_response_and_a_subject_line() -> None:
     assert run(subject, "Subject: Your order\n\nHi Sam,") and not run(subject, "Hi Sam,\n\nSubject to approval, yes.")
     no_subject = by_check(synthesize("Do not include a subject line."), family="subject_line")
     assert not run(no_subject, "**Subject:** Your order\n\nHi Sam,") and run(no_subject, "Hi Sam,")
+
+
+def test_json_structure_rules_said_of_a_quoted_key() -> None:
+    prompt = 'Return a JSON object: {{"sentiment": "...", "tags": []}}\n'
+    said = 'The "sentiment" field must be "positive", "negative" or "neutral".'
+    values = by_check(synthesize(said, prompt=prompt + said), family="value_set", key="sentiment")
+    assert values.check is not None and values.check["values"] == ["positive", "negative", "neutral"]
+    limit = 'Limit "tags" to 5 items.'
+    tags = by_check(synthesize(limit, prompt=prompt + limit), family="count", unit="list_items")
+    assert tags.check is not None and (tags.check["max"], tags.check.get("section")) == (5, "tags")
+    nulls = "Don't include keys with null values."
+    assert "excludes" not in families(synthesize(nulls, prompt=prompt + nulls))  # no word "keys" to ban
+    word = "Output a single word: the category."
+    one = by_check(synthesize(word, prompt=f"Ticket: {{ticket}}\n{word}"), family="count", unit="words")
+    assert one.check is not None and one.check.get("section") is None
