@@ -679,9 +679,8 @@ _GRATIS: Final = (("free", "complimentary"), ("complimentary", "free"))
 def offers(response: str, terms: Iterable[str]) -> bool:
     """Whether the response offers or promises one of ``terms`` ("Never promise refunds or bill credits"): a clause
     that names one (whole words, any inflection; "free" and "complimentary" as one, "free months" also as "3 months
-    free") and denies nothing. "We'll
-    refund the fee" and "a replacement bin will be delivered" offer; "I can't offer a refund" and "refunds are not
-    something we can arrange" do not."""
+    free") and denies nothing. "We'll refund the fee" and "a replacement bin will be delivered" offer; "I can't
+    offer a refund" and "refunds are not something we can arrange" do not."""
     wanted = [
         spelling
         for term in terms
