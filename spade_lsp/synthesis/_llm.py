@@ -130,14 +130,16 @@ FAMILIES: Final = {
     "code": "Python source in `text`: def assert_<name>(example, prompt, response) -> bool, when nothing else fits",
     "none": "the instruction asks nothing that can be checked on the response",
 }
-_UNITS: Final = ("", *COUNT_UNITS)
+#: The units a pick may name: those a sentence's words can name (:func:`_unit` rejects any other, so offering one a
+#: sentence cannot name, such as "contractions" or "first_person", only widens a small model's choice).
+_UNITS: Final = ("", *(unit for unit in COUNT_UNITS if unit in set(offline._UNITS.values())))
 
 _SYSTEM: Final = (
     "You turn one instruction from an LLM prompt into checks on the responses the prompt produces. Choose up to "
     f"{MAX_CHECKS_PER_INSTRUCTION} checks from this library (family: what it checks):\n"
     + "\n".join(f"- {family}: {what}" for family, what in FAMILIES.items())
     + '\nFor each check give family, amount (a number, or an input in braces such as {word_count}; else ""), '
-    "unit (one of: " + ", ".join(COUNT_UNITS) + '; else "") and text (else ""). Take numbers, words and '
+    "unit (one of: " + ", ".join(_UNITS[1:]) + '; else "") and text (else ""). Take numbers, words and '
     "names from the instruction itself; never invent them. Answer with JSON only."
 )
 
