@@ -132,7 +132,8 @@ _AT_MOST: Final = (
 )
 _BELOW: Final = r"fewer than|less than|under|below|shorter than"
 _AT_LEAST: Final = r"at least|no fewer than|no less than|not fewer than|not less than|a minimum of|minimum of|minimum"
-_ABOVE: Final = r"more than|over|longer than|past|beyond"  # "must not go beyond 120 words": negated below
+#: "past" and "beyond" bound a count only when negated: "must not go beyond 120 words", not "the past 3 days".
+_ABOVE: Final = r"more than|over|longer than|past|beyond"
 _ABOUT: Final = r"about|around|approximately|roughly|circa|close to|~"
 #: How far an approximate count ("about 200 words") may stray either way and still be what was asked.
 _APPROXIMATE: Final = 0.25
@@ -719,7 +720,7 @@ class OfflineSynthesizer:
             )
             only = _ONLY_THESE_KEYS.search(text) is not None
             if only and not keys and (template := _template_keys(context.text)):
-                formats.append(library.keys_within_draft(template))  # "JSON only, no extra keys" of its template
+                formats.append(library.keys_within_draft(list(template)))  # "JSON only, no extra keys" of its template
             if keys:  # "Return a JSON object with exactly these keys:" over '- "dish": ...' items
                 formats = [
                     json_draft(keys, only=only) if draft.check and draft.check.get("family") == "json" else draft
@@ -747,7 +748,7 @@ class OfflineSynthesizer:
                 # '- We have NOT made a decision. Never say ... Avoid "unfortunately".': each later sentence's
                 # own ban as well as the first one's
                 bans = [text, *(later.text for later in split_sentences(text)[1:] if _negation(later.text))]
-                phrased: set[str | None] = set()
+                phrased: set[str] = set()
                 for ban in bans if negated else [text]:
                     for draft in _phrases(ban, vocabulary, exclude=negated):
                         if draft.expression not in phrased:
@@ -1035,10 +1036,12 @@ _ONLY_THESE_KEYS: Final = re.compile(
 )
 
 
-def _template_keys(prompt: str) -> list[str]:
+@lru_cache(maxsize=64)
+def _template_keys(prompt: str) -> tuple[str, ...]:
     """The keys a prompt's JSON template holds ('{{"category": "...", "urgency": "..."}}'), at any depth, in order:
-    what "no extra keys" leaves a response (a nested object's keys are allowed at the top, which refuses less)."""
-    return list(dict.fromkeys(re.findall(r"[\"“]([A-Za-z_][\w-]{0,40})[\"”]\s*:", prompt)))
+    what "no extra keys" leaves a response (a nested object's keys are allowed at the top, which refuses less).
+    Read once per prompt: every instruction of it asks."""
+    return tuple(dict.fromkeys(re.findall(r"[\"“]([A-Za-z_][\w-]{0,40})[\"”]\s*:", prompt)))
 
 
 def _keys_listed_after(prompt: str, sentence: str) -> list[str]:
@@ -2493,12 +2496,12 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
     return tuple((kind, re.compile(pattern)) for kind, pattern in patterns)
 
 
-#: A text asked for in the third person ("write it in the third person", "third-person bio"), not one that
-#: speaks of a third person ("refer to the third person in the photo").
 #: Contractions refused: "Do not use contractions", "no contractions", "avoid contractions (write "do not")".
 _NO_CONTRACTIONS: Final = re.compile(
     r"\b(?:no|avoid|without|never\s+use|(?:do\s+not|don't)\s+use)\s+(?:any\s+)?contractions\b"
 )
+#: A text asked for in the third person ("write it in the third person", "third-person bio"), not one that
+#: speaks of a third person ("refer to the third person in the photo").
 _THIRD_PERSON: Final = re.compile(
     # "Write in the past tense and the third person": the voice after a tense
     r"\b(?:in|from)\s+(?:the\s+)?(?:[a-z]+\s+tense\s+and\s+(?:in\s+)?(?:the\s+)?)?third[- ]person\b"
@@ -3973,9 +3976,9 @@ def _at_the_part_s_edge(draft: _Draft, part: str) -> _Draft:
 
 
 def _date_form_drafts(lines: str, prompt: str) -> Iterator[_Draft]:
-    """The form dates are written in: each key's a line gives it for ("invoice_date (YYYY-MM-DD), due_date
-    (YYYY-MM-DD or null)", "pickup_date MUST be in YYYY-MM-DD format"), or every date the response writes ("Dates
-    as DD/MM/YYYY, times in 24h")."""
+    """The form dates are written in, for the key a line gives it for ("pickup_date MUST be in YYYY-MM-DD format";
+    each key its own in "invoice_date (YYYY-MM-DD), due_date (YYYY-MM-DD or null)"), or for every date the
+    response writes ("Dates as DD/MM/YYYY, times in 24h")."""
     keys = set(_template_keys(prompt))
     for line in lines.splitlines():
         forms = [
@@ -4040,10 +4043,12 @@ _SCHEMA_ONE_OF: Final = re.compile(
 )
 
 
+#: Quoted values joined as alternatives: '"high", "medium" or "low"', '"whole bean" | "espresso"'.
+_QUOTED_ALTERNATIVES: Final = r"[\"“][^\"”\n]{1,30}[\"”](?:\s*(?:,\s*or|,|or|/|\|)\s*[\"“][^\"”\n]{1,30}[\"”])+"
 #: A schema line whose key's values are quoted right after it: '"confidence": "high", "medium" or "low"; ...'.
 _SCHEMA_QUOTED_VALUES: Final = re.compile(
     r"^(?:[-*•]\s+)?[\"“'`]?(?P<key>[A-Za-z_][\w-]{0,30})[\"”'`]?\s*:\s*"
-    r"(?P<values>[\"“][^\"”\n]{1,30}[\"”](?:\s*(?:,\s*or|,|or|/|\|)\s*[\"“][^\"”\n]{1,30}[\"”])+)"
+    rf"(?P<values>{_QUOTED_ALTERNATIVES})"
 )
 
 
@@ -4083,7 +4088,7 @@ def _nested_value_set(text: str, prompt: str) -> Iterator[_Draft]:
 #: A key of a template's inner object with its quoted values: '"grind": "whole bean" | "espresso" | "filter"'.
 _INNER_QUOTED_VALUES: Final = re.compile(
     r"[\"“](?P<key>[A-Za-z_][\w-]{0,30})[\"”]\s*:\s*"
-    r"(?P<values>[\"“][^\"”\n]{1,30}[\"”](?:\s*(?:,\s*or|,|or|/|\|)\s*[\"“][^\"”\n]{1,30}[\"”](?!\s*:))+)"
+    rf"(?P<values>{_QUOTED_ALTERNATIVES})(?!\s*:)"  # not the next key: '"sku": "...", "quantity": ...'
 )
 
 
