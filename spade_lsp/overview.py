@@ -507,11 +507,75 @@ _TASK_VERB: Final = re.compile(
 )
 
 
-@lru_cache(maxsize=20_000)
+#: What a plan is computed from: a unit's text, its categories, its kind and the prompt's placeholders.
+PlanRequest = tuple[str, tuple[str, ...], str, tuple[str, ...]]
+#: Plans computed or read in this process, by request (emptied when it grows past this many).
+_PLANS: dict[PlanRequest, Plan] = {}
+_MAX_PLANS: Final = 20_000
+
+
+def source_digest(package: Path) -> str:
+    """A digest of every Python file under ``package``, names and contents."""
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()[:32]
+
+
+@lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """The digest of the engine's source, under which plans are cached across processes: plans computed by other
+    code (another release, a local edit) are never used."""
+    return source_digest(Path(__file__).parent)
+
+
+def _plan_key(request: PlanRequest) -> str:
+    return hashlib.sha256(json.dumps(request, ensure_ascii=False).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _plan_json(plan: Plan) -> str:
+    return json.dumps([list(plan.checks), plan.category, plan.needs_model, plan.reason, list(plan.codes)])
+
+
+def _plan_from_json(text: str) -> Plan | None:
+    try:
+        checks, category, needs_model, reason, codes = json.loads(text)
+        return Plan(tuple(map(str, checks)), category, bool(needs_model), reason, tuple(map(str, codes)))
+    except (ValueError, TypeError):
+        return None
+
+
+def plans_for(requests: Sequence[PlanRequest]) -> list[Plan]:
+    """Each request's plan: from this process's memory, else from the per-user plan cache, else computed by
+    :func:`plan_unit` (and then stored in both). Reopening a 2,000-sentence prompt reads its plans instead of
+    planning every sentence again."""
+    todo = [request for request in dict.fromkeys(requests) if request not in _PLANS]
+    if todo:
+        from spade_lsp.store import plan_cache
+
+        cache = plan_cache(code_fingerprint())
+        keys = {request: _plan_key(request) for request in todo}
+        stored = cache.get_many(keys.values()) if cache is not None else {}
+        computed: dict[str, str] = {}
+        if len(_PLANS) + len(todo) > _MAX_PLANS:
+            _PLANS.clear()
+        for request in todo:
+            text = stored.get(keys[request])
+            plan = _plan_from_json(text) if text is not None else None
+            if plan is None:
+                plan = plan_unit(*request)
+                computed[keys[request]] = _plan_json(plan)
+            _PLANS[request] = plan
+        if cache is not None:
+            cache.put_many(computed)
+    return [_PLANS[request] for request in requests]
+
+
 def plan_unit(text: str, categories: tuple[str, ...], kind: str, inputs: tuple[str, ...] = ()) -> Plan:
-    """The offline synthesizer's reading of one unit on its own (the sentence is its own context, so this is
-    cheap and cached): its checks, else whether it is an instruction only a model can check, else why it is
-    not an instruction. ``inputs`` are the prompt's placeholders (``{first_name}``)."""
+    """The offline synthesizer's reading of one unit on its own (the sentence is its own context): its checks,
+    else whether it is an instruction only a model can check, else why it is not an instruction. ``inputs`` are
+    the prompt's placeholders (``{first_name}``). :func:`plans_for` caches it."""
     from spade_lsp.synthesis import Instruction, OfflineSynthesizer, PromptContext
     from spade_lsp.taxonomy import DATA_PLACEHOLDERS, PROMPT_REPHRASING, WORKFLOW_DESCRIPTION
 
@@ -1206,14 +1270,20 @@ def build_overview(
     instructions: list[InstructionView] = []
     inputs = tuple(template_placeholders(parsed_prompt) if parsed_prompt else placeholders_of(body))
     demonstrations = _example_spans(body)
-    for index, unit in enumerate(units):
+    labelled: list[tuple[tuple[str, ...], int | None, bool]] = []
+    requests: list[PlanRequest] = []
+    for unit in units:
         known = stored.by_text.get(unit.text)
         if known is not None:
             categories, introduced, _ = known
         else:
             categories, introduced = classify_offline(unit.text), None
         shown = any(start <= unit.start < end for start, end in demonstrations)  # a line of an example answer
-        plan = plan_unit(unit.text, categories, UnitKind.QUOTE.value if shown else str(unit.kind), inputs)
+        labelled.append((categories, introduced, known is not None))
+        requests.append((unit.text, categories, UnitKind.QUOTE.value if shown else str(unit.kind), inputs))
+    for index, (unit, (categories, introduced, recorded), plan) in enumerate(
+        zip(units, labelled, plans_for(requests), strict=True)
+    ):
         if not categories and plan.category is not None:  # a check the classifier had no label for
             categories = (plan.category,)
         elif categories and categories[0] not in CHECKABLE and plan.category in categories[1:]:
@@ -1228,7 +1298,7 @@ def build_overview(
                 end=unit.end,
                 categories=categories,
                 introduced_in=introduced,
-                recorded=known is not None,
+                recorded=recorded,
                 checkable=plan.instruction,
                 message=_message_of(parsed_prompt, unit.start),
                 checks=plan.checks,

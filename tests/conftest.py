@@ -13,7 +13,8 @@ SHARED_BENCH = Path(__file__).resolve().parents[1].parent / "shared" / "bench"
 def pytest_configure(config: pytest.Config) -> None:
     """The tests' own user config directory (never the developer's ``~/.config/spade``), in which the temporary
     directory the tests' workspaces live in is trusted: a workspace's spade.toml may then point at a loopback
-    stub. The red-team tests take this trust away (``untrusted`` in tests/spade_lsp/test_trust.py)."""
+    stub. The red-team tests take this trust away (``untrusted`` in tests/spade_lsp/test_trust.py). The plan
+    cache (``SPADE_PLAN_CACHE``) lives there too."""
     import json
     import tempfile
 
@@ -22,6 +23,8 @@ def pytest_configure(config: pytest.Config) -> None:
     record = {"path": os.path.realpath(tempfile.gettempdir()), "trusted_at": "2026-01-01T00:00:00+00:00", "by": "tests"}
     (directory / "spade" / "trusted.json").write_text(json.dumps({"workspaces": [record]}), encoding="utf-8")
     os.environ["XDG_CONFIG_HOME"] = str(directory)
+    # the synthesizer's plans are cached per user: the tests' own cache, never the developer's ~/.cache
+    os.environ["SPADE_PLAN_CACHE"] = str(directory / "plans.sqlite")
 
 
 @pytest.fixture(autouse=True)

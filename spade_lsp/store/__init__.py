@@ -73,6 +73,7 @@ if TYPE_CHECKING:
         newest_selection,
     )
     from spade_lsp.store._owners import SettledRun, settle_orphaned_runs
+    from spade_lsp.store._plan_cache import PLAN_CACHE_ENV, PlanCache, plan_cache, plan_cache_path
     from spade_lsp.store._prompt_index import prompt_id, recorded_prompt_keys, version_count
     from spade_lsp.store._prompts import DatabaseError, prompt_key
     from spade_lsp.store._readonly import data_version, open_readonly
@@ -117,6 +118,7 @@ __all__ = [
     "INTERRUPTED",
     "LEASE_S",
     "MAX_ATTEMPTS",
+    "PLAN_CACHE_ENV",
     "RENEW_EVERY_S",
     "STORE_DIR",
     "STORE_FILE",
@@ -139,6 +141,7 @@ __all__ = [
     "NewLLMBatch",
     "NewestVersion",
     "OpenLLMBatch",
+    "PlanCache",
     "Recovery",
     "ReliabilityRow",
     "ReviewRecords",
@@ -183,6 +186,8 @@ __all__ = [
     "newest_selections",
     "note_history",
     "open_readonly",
+    "plan_cache",
+    "plan_cache_path",
     "prompt_id",
     "prompt_key",
     "recent_sampled_outputs",
