@@ -2792,6 +2792,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             ):
                 continue  # "first line is the title, then one paragraph": a part of a sequence, not the whole (a
                 # numbered line's sequence is that line: 'Line 2: "Reason: " followed by one sentence')
+            if kind == "none" and _SIZE_AFTER.match(lowered, match.end()):
+                continue  # "no bullet longer than 12 words": the size of each bullet (read below), not none at all
             if kind == "none" and re.match(r"\s+(?:like|such as|of the kind|saying)\b", lowered[match.end() :]):
                 continue  # "no sentence like Here is the comment": that kind of sentence, not none at all
             if kind == "none" and re.match(
@@ -2823,6 +2825,7 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 # headlines and 4 descriptions" over a Headlines section counts there)
             low: int | str | None
             high: int | str | None
+            no_part_over: tuple[str, str] | None = None
             # a ban is itself the refusal: "emojis are banned, and links are not permitted" refuses both
             disallowed = kind != "none" and _DISALLOWED_AFTER.match(lowered[match.end() :]) is not None
             if disallowed and kind not in ("above", "below"):
@@ -2845,6 +2848,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 if value is None:
                     continue
                 negated = _NEGATED_COMPARISON.search(lowered[: match.start()]) is not None
+                no_part = _NO_PART.search(lowered[: match.start()]) if kind == "above" else None
+                # "with no sentence longer than 15 words": every sentence 15 words or fewer
+                no_part_over = _part(no_part.group(1)) if no_part is not None else None
+                negated = negated or no_part_over is not None
                 if kind == "above" and match.group(0).startswith(("past", "beyond")) and not negated:
                     continue  # "in the past 3 days" is no bound; "do not go past 3 bullets" is one
                 if kind in ("above", "below") and (disallowed or negated):
@@ -2879,7 +2886,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             if relative and _part(relative.group(1)) is None:
                 continue  # "one bullet per change": a count relative to the input's changes, not of the response
             per = (  # "..., each under 15 words"; "limit each paragraph to 3 sentences"
-                _per(lowered[match.end() :])
+                no_part_over
+                or _per(lowered[match.end() :])
                 or _limited_parts(lowered[match.start() : match.end()], unit)
                 or _each_before(lowered[: match.start()])
                 or _each_before(lowered[: match.start(1)])
@@ -2967,6 +2975,17 @@ _HARD_LIMIT_AFTER: Final = re.compile(
     r"[^.;:!?\n]{0,20}?[,;(-]?\s*(?:but\s+|and\s+)?(?:(?:never|not|don't|do not|must not|mustn't)\s+(?:go\s+|be\s+)?"
     r"(?:over|above|past|beyond|more than|exceed(?:ing)?)|no more than|at most|max(?:imum)?(?: of)?|up to"
     r"|(?:hard |absolute )?(?:limit|cap)(?: of| is)?)\s+(\d+)\b(?!\s*(?:%|[a-z]))"
+)
+#: "No sentence [should be] longer than" before a count: a bound on each part of that kind, not on the response.
+_NO_PART: Final = re.compile(
+    r"\bno\s+(?:single\s+)?([a-z]+(?: point)?)\s+(?:(?:should|must|may|can|will|shall)\s+(?:be\s+|run\s+|go\s+)?|"
+    r"is\s+|goes\s+|runs\s+)?$"
+)
+#: A size after a part a ban names: "no bullet longer than 12 words", "no line over 80 characters".
+_SIZE_AFTER: Final = re.compile(
+    r"\s+(?:(?:should|must|may|can|will|shall)\s+(?:be\s+|run\s+|go\s+)?|is\s+|goes\s+|runs\s+)?"
+    r"(?:(?:longer|more|shorter|fewer|less|wider)\s+than|over|above|exceed(?:s|ing)?|beyond|past)\s+(?:\d|[a-z]+\s+(?:words|"
+    r"characters|sentences|lines|syllables))"
 )
 #: A negation just before "more than N" or "fewer than N", which turns it into "at most N" or "at least N".
 _NEGATED_COMPARISON: Final = re.compile(

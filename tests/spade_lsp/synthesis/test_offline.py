@@ -4417,6 +4417,28 @@ def test_a_bare_plural_part_sizes_each_of_them(sentence: str, per: str, unit: st
     assert (counts[0].check or {})["unit"] == unit and (counts[0].check or {})["max"] == high
 
 
+@pytest.mark.parametrize(
+    ("sentence", "per", "unit", "high"),
+    [
+        ("Keep it to 60 words, with no sentence longer than 15 words.", "sentences", "words", 15),
+        ("No sentence should be longer than 20 words.", "sentences", "words", 20),
+        ("No paragraph longer than 3 sentences.", "paragraphs", "sentences", 3),
+        ("No bullet longer than 12 words.", "items", "words", 12),
+        ("No line over 80 characters.", "lines", "characters", 80),
+    ],
+)
+def test_no_part_longer_than_a_size_bounds_each_part(sentence: str, per: str, unit: str, high: int) -> None:
+    """Read before as "at least 16 words" for the response (and "No bullet ..." as no bullets at all)."""
+    counts = [(c.check or {}) for c in synthesize(sentence) if c.check and c.check.get("family") == "count"]
+    sized = [c for c in counts if c.get("per") == per]
+    assert [(c["unit"], c["min"], c["max"]) for c in sized] == [(unit, None, high)]
+    assert all(c.get("min") is None and c.get("max") != 0 for c in counts)  # no minimum, no ban on the part
+    short, long_ = "Short one. Also short.", " ".join(["word"] * (high + 1)) + "."
+    check = next(c for c in synthesize(sentence) if (c.check or {}).get("per") == per)
+    if per == "sentences":
+        assert run(check, response=short) and not run(check, response=long_)
+
+
 def test_a_letter_case_for_one_part_is_not_the_response_s() -> None:
     assert "letter_case" not in families(synthesize("Use ALL CAPS for the headline."))
     assert "letter_case" in families(synthesize("Write the whole reply in lowercase."))
