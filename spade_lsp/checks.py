@@ -1795,9 +1795,13 @@ def section(text: str, title: str) -> str:
         end = next((i for i in range(index + 2, end) if _unmarked_title_at(lines, i)), end)
     # "Title: Ten Ways to Sleep", "**Severity:** Medium": the section starts on its line
     inline = _LABEL_VALUE.match(lines[index]) or _BOLD_LABEL.match(lines[index])
+    if inline and wanted in _ONE_LINE_NAMES:  # "Subject: Chickenpox in Reception" over the letter: that line's
+        return inline.group(inline.lastindex or 1)
     return "\n".join(([inline.group(inline.lastindex or 1)] if inline else []) + lines[index + 1 : end])
 
 
+#: Parts that are one line: labelled ("Subject: ..."), the part is the label's line, not what follows it.
+_ONE_LINE_NAMES: Final = frozenset({"subject", "subject line", "title", "headline", "seo title", "meta title"})
 #: Names of a response's title where no section bears them: its first line ("Start with a one-line title").
 _TITLE_NAMES: Final = frozenset({"title", "headline", "heading"})
 #: Names of a response's body where no section bears them ("the body is exactly 3 sentences").
@@ -1858,8 +1862,14 @@ def _line_title(line: str) -> tuple[int, str] | None:
     for pattern, rank in ((_BOLD_LINE, _BOLD_RANK), (_LABEL_LINE, _LABEL_RANK), (_BOLD_LABEL, _LABEL_RANK)):
         match = pattern.match(line)
         if match:
-            return rank, _normal(match.group(1))
+            label = match.group(1)
+            if pattern is _LABEL_LINE and not line[match.end(1) :].strip(" :") and _CAPITALS.fullmatch(label):
+                rank = _BOLD_RANK  # "NOTICE:" alone on its line heads what follows, "Streets affected: ..." included
+            return rank, _normal(label)
     return None
+
+
+_CAPITALS: Final = re.compile(r"[A-Z][A-Z0-9 /&'-]*[A-Z0-9]")
 
 
 def starts_with_title(text: str) -> bool:

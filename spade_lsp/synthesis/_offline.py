@@ -664,8 +664,10 @@ class OfflineSynthesizer:
         # names (heavy cream → double cream)" is a swap of wordings)
         if mapped and not _SWAP_VERB.search(mapped.group("case")):
             text = mapped.group("outcome")
-        labelled = _paragraph_label(context.text, instruction.text) or _section_title_over(
-            context.text, instruction.text
+        labelled = (
+            _paragraph_label(context.text, instruction.text)
+            or _section_title_over(context.text, instruction.text)
+            or _titled_list_over(context.text, instruction.text)
         )
         if labelled and not text.lower().startswith(labelled.lower()):
             text = f"{labelled}: {text}"  # "X: no more than 280 characters. Exactly two hashtags.": both the X post's
@@ -693,6 +695,7 @@ class OfflineSynthesizer:
             and not re.search(r"\b(?:if|unless|when)\b", text, re.IGNORECASE)
             and _is_section_label(label.group(1))
             and _names_itself(label.group(1), instruction.text)
+            and not PLACEHOLDER_PATTERN.match(instruction.text, label.end() - 1)  # "Vehicle: {vehicle}": the input's
         ):
             yield _heading_draft(label.group(1), PRESENTATION_FORMAT)
         found_specific = False
@@ -1156,7 +1159,22 @@ def _heading_lines_after(prompt: str, sentence: str) -> list[str]:
         if bold is None:
             break
         names.append(bold.group(1).strip())
-    return names
+    return names or _plain_heading_lines_after(prompt, sentence)
+
+
+#: A heading on a line of its own, unmarked: "Caring for your child at home", "Follow-up" (no sentence, no label).
+_PLAIN_HEADING_LINE: Final = re.compile(r"^\s*([A-Z][\w&/'’-]*(?:[ \t]+[\w&/'’-]+){0,5})\s*$")
+
+
+def _plain_heading_lines_after(prompt: str, sentence: str) -> list[str]:
+    """Unmarked headings, one a line, in the block right below a sentence that asks for them ("Use exactly these
+    four headings, in this order, each on its own line:" over "Medicines", "When to get help", ...): at least two,
+    every line of the block one."""
+    if not _HEADINGS_INTRO.search(sentence):
+        return []
+    block = _next_block(prompt, sentence)
+    found = [_PLAIN_HEADING_LINE.match(line) for line in block]
+    return [m.group(1) for m in found if m is not None] if len(block) >= 2 and all(found) else []
 
 
 @lru_cache(maxsize=64)
@@ -1297,6 +1315,23 @@ def _section_title_over(prompt: str, sentence: str) -> str | None:
     if title is None or _BAN_HEADING.match(block[0]) or title.group(1).lower() in _PROMPT_PARTS:
         return None
     return title.group(1)
+
+
+def _titled_list_over(prompt: str, sentence: str) -> str | None:
+    """The title of the list an item is in where the answer's form has a part of that name ("Headline:" over "- At
+    most 70 characters including spaces", in a prompt whose answer is "HEADLINE: <headline>" ...): the item describes
+    that part."""
+    intro = _list_intro(prompt, sentence)
+    title = re.fullmatch(r"([A-Za-z][\w -]{0,30}?)\s*:", intro.strip()) if intro else None
+    if title is None or title.group(1).lower() in _PROMPT_PARTS:
+        return None
+    name = re.escape(title.group(1))
+    slot = rf"^\s*(?:#{{1,6}}\s*)?\**{name}\**\s*:\**\s*(?:<[^>\n]*>|\[[^\]\n]*\])"
+    if re.search(slot, prompt, re.IGNORECASE | re.MULTILINE):
+        return title.group(1)
+    # "SEO title:" over its rules, where the form's line is "SEO: <SEO title>": the label of the slot it names
+    named = re.search(rf"^\s*\**([A-Za-z][\w -]{{0,20}}?)\**\s*:\s*[<\[][^>\]\n]*\b{name}\b", prompt, re.I | re.M)
+    return named.group(1) if named else None
 
 
 def _list_intro(prompt: str, sentence: str) -> str | None:
@@ -2613,7 +2648,7 @@ def _counts_one_part(lowered: str, match: re.Match[str], prompt: str, text: str,
     if adjective is not None and adjective.group("noun") not in _WHOLE_RESPONSE and match.end() > adjective.start():
         return True  # the part's own size and what follows it, not "a one-paragraph reply" before it
     if re.search(
-        r"\b(?:start|begin|open|end|finish|close|conclude)s?\s+with\s+(?:these|those|the\s+following)\s+$",
+        r"\b(?:start|begin|open|end|finish|close|conclude)s?\s+with\s+(?:exactly\s+|only\s+)?(?:these|those|the\s+following)\s+$",
         lowered[: match.start()],
     ):
         return True  # "finish with these two lines:": the ending's lines, listed below
@@ -2653,6 +2688,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         return  # "After the table, write one sentence ...", "Before the list, write one line", "Step 1: ...": a part's
     # "Line 3: One sentence explaining the cause": that line's size
     scope = _numbered_part(numbered_line) if numbered_line else _part_spoken_of(lowered, prompt)
+    # "Write: 1. A headline of no more than 8 words. 2. A blank line. 3. A description of 60 to 90 words": the line
+    # of the response each part is
+    laid_out = None if numbered_line else _layout_line(text, prompt)
+    scope = laid_out or scope
     # "Under ## When to Call Us, list at least three warning signs as bullet points": that section's
     leading_section = _LEADING_SECTION.match(lowered)
     if numbered_line is None and leading_section and _has_section(prompt, leading_section.group(1).strip()):
@@ -2672,6 +2711,7 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
     # the part is named: never the whole response
     fixed = (
         numbered_line is not None
+        or laid_out is not None
         or slot_of is not None
         or bold_part is not None
         or layout is not None
@@ -2744,6 +2784,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             if kind == "listed":
                 kind, counted = "exact", groups[-1]
             unit = _UNITS.get(groups[-1], "list_items")
+            if unit == "words" and re.match(r"\s*(?:-\s*)?for(?:\s*-\s*|\s+)word\b", lowered[match.end() :]):
+                continue  # "2 or 3 quotes copied word for word": how they are copied, not a count of words
+            if unit == "headings" and _plain_heading_lines_after(prompt, text):
+                continue  # "these four sections, each heading on its own line:" over plain lines: those, by name
             if unit == "list_items" and re.match(r"numbered\b", counted):
                 unit = "numbered_items"  # "at most 3 numbered steps": a numbered list's, never steps in prose
             if re.search(r"\bor\s+(?:the\s+|a\s+)?(?:single\s+)?$", lowered[: match.start()]):
@@ -2882,6 +2926,8 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                         low, high = None, 0
                     else:
                         low, high = value, value
+            if laid_out is not None and unit == "lines":
+                continue  # "3. One line beginning ...": that line is one line by its place in the layout
             relative = re.match(r"\s*(?:per|for each|for every)\s+([a-z]+)", lowered[match.end() :])
             if relative and _part(relative.group(1)) is None:
                 continue  # "one bullet per change": a count relative to the input's changes, not of the response
@@ -3131,6 +3177,9 @@ def _each_before(before: str) -> tuple[str, str] | None:
     within = re.findall(r"\b(?:each|every)\s+(?:single\s+)?([a-z]+(?: point)?)\b", _CLAUSE_BREAK.split(before)[-1])
     if within and (part := _part(within[-1])):  # "Limit each paragraph to 3 sentences", "each headline"
         return part
+    plural = re.search(r"\b([a-z]+s)\s+of\s+$", before)  # "Short sentences of 20 words or fewer": each sentence
+    if plural is not None and plural.group(1) in PART_KINDS:
+        return plural.group(1), PART_KINDS[plural.group(1)]
     if not re.search(r"\beach(?:\s+one)?(?:\s+of\s+them)?(?:\s+(?:should|must)\s+be|\s+is|\s+being)?\s*$", before):
         return None
     named = [(m.end(), word) for word in PART_KINDS for m in re.finditer(rf"\b{re.escape(word)}\b", before)]
@@ -3315,8 +3364,8 @@ _CLOSING_LINE: Final = re.compile(
 #: A closing block given on the lines below the sentence: "End the email with this signature block, reproduced
 #: exactly:", "Finish with the following footer:".
 _CLOSING_BLOCK: Final = re.compile(
-    rf"\b(?:{_CLOSING})\w*\s+(?:[\w-]+\s+){{0,3}}?with\s+(?:this|the\s+following)\s+(?:[\w-]+\s+){{0,2}}?"
-    r"(?:block|signature|sign-off|footer|lines|closing)\b[^:\n]*:\s*$",
+    rf"\b(?:{_CLOSING})\w*\s+(?:[\w-]+\s+){{0,3}}?with\s+(?:exactly\s+)?(?:this|these|the\s+following)\s+"
+    r"(?:[\w-]+\s+){0,2}?(?:block|signature|sign-off|footer|lines|closing)\b[^:\n]*:\s*$",
     re.IGNORECASE,
 )
 
@@ -3409,6 +3458,47 @@ def _slot_filled(phrase: str, vocabulary: _Vocabulary) -> str:
 #: A numbered line of a layout the prompt fixes: "Line 1: the verdict, exactly one of APPROVE, REVIEW, REMOVE".
 _NUMBERED_LINE: Final = re.compile(r"(?P<kind>line|row)\s+(?P<n>\d{1,2})\s*:\s*", re.IGNORECASE)
 _NUMBERED_STEP: Final = re.compile(r"(?P<kind>step|part)\s+(?P<n>\d{1,2})\s*:\s*", re.IGNORECASE)
+
+
+#: The line before a numbered list that lays the response out part by part: "Write:", "Output exactly three parts,
+#: separated by one blank line, with no headings:", "Your reply has these parts, in this order:".
+_LAYOUT_INTRO: Final = re.compile(
+    r"(?:\b(?:write|output|return|produce|give|respond\s+with|reply\s+with|your\s+(?:response|answer|reply|output)"
+    r"\s+(?:has|contains|is))\b[^.\n]{0,120}|\b(?:parts|pieces|in\s+this\s+order)\b[^.\n]{0,80}):\s*$",
+    re.IGNORECASE,
+)
+#: An item of such a list that names a part: "1. A headline of ...", "2. The label text: ...", "3. One line ...".
+_PART_ITEM: Final = re.compile(r"^\s*\d+[.)]\s+(?:an?|the|one|a\s+single)\s+[a-z]", re.IGNORECASE)
+#: An item that only separates two parts: "2. A blank line."
+_SEPARATOR_ITEM: Final = re.compile(r"^\s*\d+[.)]\s+(?:an?\s+|one\s+)?(?:blank|empty)\s+line\W*$", re.IGNORECASE)
+#: A part that spans lines (a list, a table), after which a part's position no longer tells its line.
+_MULTILINE_PART: Final = re.compile(r"\b(?:list|bullets?|bullet points|table|steps|points|paragraphs)\b", re.IGNORECASE)
+
+
+def _layout_line(text: str, prompt: str) -> str | None:
+    """The line of the response ("line 2") a numbered item is, where the list lays the response out one part per
+    line ("Output exactly three parts, separated by one blank line: 1. A title of no more than 6 words. 2. The label
+    text: 40-60 words ... 3. One line beginning ..."): its position among the parts, separators not counted. None
+    unless every item names a part and none spans lines."""
+    before = _lines_before_item(prompt, text)
+    if before is None:
+        return None
+    start = len(before) - 1
+    while start > 0 and re.match(r"\s*\d+[.)]\s", before[start - 1]):
+        start -= 1
+    if start == 0 or not _LAYOUT_INTRO.search(before[start - 1]):
+        return None
+    items = list(itertools.takewhile(lambda line: re.match(r"\s*\d+[.)]\s", line), prompt.splitlines()[start:]))
+    own = len(before) - 1 - start
+    if (
+        len(items) < 2
+        or own >= len(items)
+        or _SEPARATOR_ITEM.match(items[own])
+        or not all(_PART_ITEM.match(item) or _SEPARATOR_ITEM.match(item) for item in items)
+        or any(_MULTILINE_PART.search(item) for item in items)
+    ):
+        return None
+    return f"line {sum(1 for item in items[: own + 1] if not _SEPARATOR_ITEM.match(item))}"
 
 
 def _numbered_part(numbered: re.Match[str]) -> str:

@@ -375,6 +375,18 @@ def test_a_labelled_line_starts_its_section_on_that_line() -> None:
     assert checks.section("## Summary\nbody line\n## Next\nx", "summary") == "body line"
 
 
+def test_a_one_line_part_labelled_is_its_line_and_a_capital_label_heads_the_fields_below_it() -> None:
+    letter = "Subject: Chickenpox in Reception\n\nDear Parents,\nA case was confirmed.\n\nKey details:\n- Reply: no"
+    assert checks.section(letter, "subject") == "Chickenpox in Reception"  # not the letter below it
+    notice = (
+        "SMS: Water off in Orchard Rise. Info: 0800 555 0143\nNOTICE:\nEmergency repair in Westmoor\n\n"
+        "The main was damaged.\n\nStreets affected: Orchard Rise and Pippin Close.\n\nThank you."
+    )
+    assert checks.section(notice, "sms") == "Water off in Orchard Rise. Info: 0800 555 0143"
+    assert checks.section(notice, "notice").endswith("Streets affected: Orchard Rise and Pippin Close.\n\nThank you.")
+    assert checks.section("Summary:\nshort\nNext steps: call\nmore", "summary") == "short"  # same rank: it ends
+
+
 def test_a_section_holds_the_titles_ranked_below_its_own() -> None:
     """A report's "# Negotiation Strategy" with "## Tactics" or "**Parties:**" under it is one section, up to the
     next title of its rank; a title that is the one asked for wins over one that only contains it."""

@@ -4798,3 +4798,109 @@ def test_json_structure_rules_said_of_a_quoted_key() -> None:
     word = "Output a single word: the category."
     one = by_check(synthesize(word, prompt=f"Ticket: {{ticket}}\n{word}"), family="count", unit="words")
     assert one.check is not None and one.check.get("section") is None
+
+
+LAID_OUT = (
+    "Write product copy for {wine}.\n\nOutput exactly three parts, separated by one blank line, with no headings:\n"
+    "1. A title of no more than 6 words.\n2. A blank line.\n3. The label text: 40-60 words, with no sentence longer"
+    ' than 15 words.\n4. One line beginning "Look closely:".\n\nRules:\n- British spelling.\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("sentence", "line", "unit", "bounds"),
+    [
+        ("1. A title of no more than 6 words.", "line 1", "words", [(None, 6)]),
+        (
+            "3. The label text: 40-60 words, with no sentence longer than 15 words.",
+            "line 2",  # the blank line is no part
+            "words",
+            [(40, 60), (40, None), (None, 60)],
+        ),
+    ],
+)
+def test_a_numbered_layout_sizes_the_line_each_part_is(
+    sentence: str, line: str, unit: str, bounds: list[tuple[int | None, int | None]]
+) -> None:
+    counts = [
+        (c.check or {}) for c in synthesize(sentence, prompt=LAID_OUT) if (c.check or {}).get("family") == "count"
+    ]
+    whole = [(c["min"], c["max"]) for c in counts if c["unit"] == unit and not c.get("per")]
+    assert [c.get("section") for c in counts if c["unit"] == unit and not c.get("per")] == [line] * len(bounds)
+    assert whole == bounds  # never the whole response's words
+    title = next(c for c in synthesize("1. A title of no more than 6 words.", prompt=LAID_OUT) if c.check)
+    good = "Ellen's Stitched Alphabet\n\n" + " ".join(["Ellen made this sampler in 1852."] * 8)
+    assert run(title, response=good)
+    assert not run(title, response="A Very Long Title For A Small Sampler Here\n\nText.")
+
+
+def test_a_numbered_list_of_steps_or_of_lists_is_no_layout_of_lines() -> None:
+    steps = "Do this:\n1. Read the ticket.\n2. Write a reply of at most 80 words.\n"
+    (count,) = [(c.check or {}) for c in synthesize("2. Write a reply of at most 80 words.", prompt=steps)]
+    assert count.get("section") is None and count["max"] == 80
+    listed = "Write:\n1. A headline of at most 8 words.\n2. A bulleted list of 3 tips.\n3. A closing line.\n"
+    checks_ = [(c.check or {}) for c in synthesize("1. A headline of at most 8 words.", prompt=listed)]
+    assert all(c.get("section") != "line 1" for c in checks_)
+
+
+def test_plain_heading_lines_listed_below_are_the_sections_in_order() -> None:
+    prompt = (
+        "Summarise the discharge notes.\n\nUse exactly these four headings, in this order, each on its own line:\n"
+        "Medicines\nCaring for your child at home\nWhen to get help\nFollow-up\n\nRules:\n- Plain English.\n"
+    )
+    sentence = "Use exactly these four headings, in this order, each on its own line:"
+    found = synthesize(sentence, prompt=prompt)
+    assert "count" not in families(found)  # a count of headings finds no plain line
+    order = next(c for c in found if (c.check or {}).get("family") == "headings_in_order")
+    good = "Medicines\nCalpol.\n\nCaring for your child at home\nRest.\n\nWhen to get help\nCall.\n\nFollow-up\nNone."
+    assert run(order, response=good)
+    assert not run(order, response="Follow-up\nNone.\n\nMedicines\nCalpol.")
+    named = [c for c in found if (c.check or {}).get("family") == "headings"]
+    assert len(named) == 4 and all(run(c, response=good) for c in named)
+    assert not run(named[1], response="Medicines\nCalpol.\nWhen to get help\nCall.")
+
+
+def test_an_ending_of_exactly_these_lines_is_the_block_below() -> None:
+    prompt = (
+        "Reply to the applicant.\n- End with exactly these three lines:\nWarm regards,\nAdmissions\nCalder University\n"
+    )
+    (ending,) = synthesize("- End with exactly these three lines:", prompt=prompt)
+    assert run(ending, response="Dear Sam,\nThanks.\n\nWarm regards,\nAdmissions\nCalder University")
+    assert not run(ending, response="Dear Sam,\nThanks.\n\nBest,\nAdmissions")
+    assert "count" not in families([ending])  # not a response of three lines
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("2 or 3 quotes copied word for word from the posts, each under 25 words.", [("items", 24)]),
+        ("Short sentences of 20 words or fewer.", [("sentences", 20)]),
+        ("Use bullets of no more than 12 words.", [("items", 12)]),
+    ],
+)
+def test_a_size_of_each_part_named_before_it_is_per_part(sentence: str, expected: list[tuple[str, int]]) -> None:
+    counts = [(c.check or {}) for c in synthesize(sentence) if (c.check or {}).get("family") == "count"]
+    assert [(c.get("per"), c["max"]) for c in counts if c["unit"] == "words"] == expected
+
+
+def test_an_input_s_labelled_line_is_no_heading_to_write() -> None:
+    prompt = "Explain the health check to the customer.\n\nVehicle: {vehicle} ({registration}), {mileage} miles\n"
+    assert synthesize("Vehicle: {vehicle} ({registration}), {mileage} miles", prompt=prompt) == []
+
+
+def test_a_list_under_a_part_s_title_sizes_that_part() -> None:
+    prompt = (
+        "Write the headline package.\n\nReturn exactly three lines:\nHEADLINE: <headline>\nSEO: <SEO title>\n"
+        "STANDFIRST: <standfirst>\n\nHeadline:\n- At most 70 characters including spaces.\n\nSEO title:\n"
+        "- At most 60 characters including spaces.\n\nStandfirst:\n- One sentence, 20 to 35 words.\n"
+    )
+    for sentence, part in [
+        ("- At most 70 characters including spaces.", "headline"),
+        ("- At most 60 characters including spaces.", "seo"),
+    ]:
+        (count,) = [(c.check or {}) for c in synthesize(sentence, prompt=prompt)]
+        assert count["section"] == part
+    answer = "HEADLINE: Council approves 450 homes\nSEO: Chard: 450 homes approved\nSTANDFIRST: " + "word " * 25
+    (headline,) = synthesize("- At most 70 characters including spaces.", prompt=prompt)
+    assert run(headline, response=answer)
+    assert not run(headline, response=answer.replace("450 homes", "450 homes " + "x" * 70, 1))
