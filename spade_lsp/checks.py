@@ -208,6 +208,8 @@ _PRICE = re.compile(
     r"[£$€¥₹]\s?\d[\d,.]*|\b\d[\d,.]*\s?(?:USD|EUR|GBP|CHF|NOK|SEK|DKK|dollars?|euros?|pounds?|kroner)\b",
     re.IGNORECASE,
 )
+#: A percentage: "90%", "12.5 %", "40 per cent", "3 percent".
+_PERCENTAGE = re.compile(r"\b\d+(?:[.,]\d+)?\s?(?:%|per\s?cent\b)", re.IGNORECASE)
 #: An email's subject line at the top of the response: "Subject: ...", "**Subject line:** ...".
 _SUBJECT_LINE = re.compile(r"\s*(?:\*\*|__)?subject(?:\s+line)?\s*:[^\n]*\n", re.IGNORECASE)
 #: A bold span: ``**text**`` or ``__text__`` on one line, the marks hugging the text.
@@ -237,6 +239,7 @@ COUNT_UNITS: Final = (
     "doses",
     "first_person",
     "prices",
+    "percentages",
     "tweets",
     "contractions",
 )
@@ -337,6 +340,8 @@ def count(text: str, unit: str) -> int:
         return len(_CARD_NUMBER.findall(text))
     if unit == "prices":
         return len(_PRICE.findall(text))
+    if unit == "percentages":
+        return len(_PERCENTAGE.findall(text))
     if unit == "tweets":  # a thread's pieces, numbered ("1/") or one per paragraph
         return len(parts(text)) if text.strip() else 0
     if unit == "first_person":  # the narrator's own words, not a quotation of someone's

@@ -1300,7 +1300,7 @@ def _terms_kept_draft(sentence: str, inputs: tuple[str, ...]) -> Draft:
 _REFERENCE_NOUNS: Final = {
     "ids": r"ids?|identifiers?|reference(?:\s+numbers?)?|codes?|skus?|part\s+numbers?"
     r"|(?:ticket|order|case|claim|permit|batch|product|item|policy|account|invoice|tracking)\s+numbers?",
-    "links": r"urls?|links?|web\s+address(?:es)?|hyperlinks?",
+    "links": r"urls?|links?|web\s+address(?:es)?|hyperlinks?|websites?",
     "timestamps": r"timestamps?|time\s*codes?",
     "standard_ids": r"dois?|isbns?|issns?",
 }
@@ -1311,8 +1311,10 @@ _ANY_REFERENCE_NOUN: Final = "|".join(_REFERENCE_NOUNS.values())
 SOURCED_CODES_CUE: Final = re.compile(
     rf"\b(?:don't|do\s+not|never|no)\s+(?:\w+\s+){{0,2}}?(?:make\s+up|mak\w+\s+up|invent\w*|fabricat\w*|guess\w*)\s+"
     rf"(?:an?\s+|any\s+|the\s+|new\s+)?(?:[\w-]+\s+)?(?:{_ANY_REFERENCE_NOUN})\b"
-    rf"|\bonly\s+(?:use\s+)?(?:the\s+)?(?:{_ANY_REFERENCE_NOUN})\s+(?:that\s+(?:actually\s+)?(?:appear|are)|listed|given|provided"
-    r"|from|in\s+the)\b"
+    rf"|\bonly\s+(?:(?:use|list|include|give|add|cite|share|mention)\s+)?(?:the\s+)?(?:{_ANY_REFERENCE_NOUN})\s+"
+    r"(?:that\s+(?:actually\s+)?(?:appear|are)|listed|given|provided|from|in\s+the)\b"
+    # "no new phone numbers, websites, office hours": none the source lacks
+    rf"|\bno\s+new\s+(?:[\w-]+(?:\s+[\w-]+)?\s*,\s*(?:or\s+|and\s+)?){{0,4}}(?:{_ANY_REFERENCE_NOUN})\b"
     rf"|\buse\s+only\s+(?:the\s+)?(?:{_ANY_REFERENCE_NOUN})\s+(?:listed|given|provided|below|above|in|from)\b",
     re.IGNORECASE,
 )

@@ -2613,7 +2613,13 @@ _PRICE_BAN: Final = re.compile(
     r"\b(?:never|don't|do not|must not|mustn't|should not|no|without)\s+"
     # not a ban on working figures out: "do not compute indirect costs yourself", "don't round the fees"
     r"(?:(?!(?:compute|calculate|recalculate|estimate|re-estimate|round|convert|change|alter|adjust|reduce|increase"
-    r"|inflate|cut|split|sum|total)\b)[\w-]+\s+){0,3}?(?:prices?|pricing|costs?|fees?)\b(?!\s+(?:of|for)\b)"
+    r"|inflate|cut|split|sum|total)\b)[\w-]+\s+){0,3}?(?:prices?|pricing|costs?|fees?|amounts?|invoice\s+totals?|"
+    r"deductibles?)\b(?!\s+(?:of|for)\b)"
+)
+#: A ban on percentages: "Do not mention ... deductibles or percentages", "no percentages".
+_PERCENT_BAN: Final = re.compile(
+    r"\b(?:never|don't|do not|must not|mustn't|should not|no|without)\s+(?:(?!(?:compute|calculate|round|convert|change"
+    r"|alter|adjust)\b)[\w-]+,?\s+){0,8}?(?:percentages?|percents?|per\s?cent)\b(?!\s+(?:of|for)\b)"
 )
 
 
@@ -2749,6 +2755,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         and not re.search(r"(?<!even )\b(?:if|unless|when|whenever|except|only)\b", lowered)
     ):
         yield _count_draft("prices", None, 0, None, None)
+    if _PERCENT_BAN.search(lowered) and not re.search(
+        r"(?<!even )\b(?:if|unless|when|whenever|except|only)\b", lowered
+    ):
+        yield _count_draft("percentages", None, 0, None, None)
     if _THIRD_PERSON.search(lowered):  # "Write it in the third person": the narrator never says I or we
         yield _count_draft("first_person", None, 0, None, None)
     if _NO_CONTRACTIONS.search(lowered) and not _conditional_at(text, 0):  # "Do not use contractions"

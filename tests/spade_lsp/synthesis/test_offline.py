@@ -1785,6 +1785,8 @@ def test_an_input_kept_from_the_reader_is_checked_for_leaks() -> None:
         ("Never invent ticket numbers.", ["ids"]),
         ("Don't make up URLs, not even ones that look obvious.", ["links"]),
         ("- Links: use ONLY the links listed below.", ["links"]),
+        ("- Only list links from the list above, exactly as given.", ["links"]),
+        ("- Do not add anything new: no new phone numbers, websites, office hours or advice.", ["links"]),
         ("- Chapters: only timestamps that actually appear in the transcript, copied exactly.", ["timestamps"]),
     ],
 )
@@ -1796,7 +1798,12 @@ def test_references_not_to_coin_are_checked_against_the_source(sentence: str, ki
 
 
 def test_no_reference_check_where_none_is_banned() -> None:
-    for sentence in ("Don't make up a name for the product.", "Include the order number.", "Add a link to the docs."):
+    for sentence in (
+        "Don't make up a name for the product.",
+        "Include the order number.",
+        "Add a link to the docs.",
+        "Visit our website for more.",
+    ):
         assert "sourced_codes" not in families(synthesize(sentence, EXCLUSION)), sentence
 
 
@@ -4904,3 +4911,16 @@ def test_a_list_under_a_part_s_title_sizes_that_part() -> None:
     (headline,) = synthesize("- At most 70 characters including spaces.", prompt=prompt)
     assert run(headline, response=answer)
     assert not run(headline, response=answer.replace("450 homes", "450 homes " + "x" * 70, 1))
+
+
+def test_a_ban_on_amounts_and_percentages_counts_them() -> None:
+    sentence = "- Do not mention reimbursement amounts, invoice totals, deductibles or percentages."
+    found = synthesize(sentence)
+    prices = by_check(found, family="count", unit="prices")
+    percentages = by_check(found, family="count", unit="percentages")
+    quoting = "REASON: Routine dental care, so the $486.00 invoice is not paid at the plan's 90% rate."
+    plain = "REASON: Dental cleaning on 2025-04-22 is routine care and the wellness add-on is no."
+    assert run(prices, plain) and run(percentages, plain)
+    assert not run(prices, quoting) and not run(percentages, quoting)
+    for unchanged in ("Do not round the amounts.", "Never change the percentages.", "Show the percentage of users."):
+        assert "percentages" not in {(c.check or {}).get("unit") for c in synthesize(unchanged)}, unchanged
