@@ -4211,6 +4211,17 @@ _INNER_QUOTED_VALUES: Final = re.compile(
 )
 
 
+#: A JSON key's values listed in the items below the sentence: 'use exactly one of these strings for "category"',
+#: 'Pick one of the following labels as "priority":'.
+_ONE_OF_THESE_FOR: Final = re.compile(
+    r"\b(?:use|choose|pick|select|give)\s+(?:exactly\s+|only\s+)?one\s+of\s+(?:these|the\s+following)\s+"
+    r"(?:[\w-]+\s+){0,2}?(?:for|as|in)\s+(?:the\s+)?[\"“'`](?P<key>[A-Za-z_][\w-]{0,30})[\"”'`]",
+    re.IGNORECASE,
+)
+#: An item that is one value, then what it means: "- unrecognised_charge: a charge the customer doesn't recognise".
+_VALUE_ITEM: Final = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+[`\"“']?([A-Za-z0-9_][\w-]{0,40})[`\"”']?\s*(?::|—|–|-\s|$)")
+
+
 def _value_set(text: str, prompt: str, lines: str = "") -> Iterator[_Draft]:
     """``Priority must be one of "low", "medium" or "high"`` in a prompt that asks for a JSON object with the key
     "priority": that key's value is one of them (a key of objects in an array is left to a model, unless the noun
@@ -4236,6 +4247,11 @@ def _value_set(text: str, prompt: str, lines: str = "") -> Iterator[_Draft]:
             re.I,
         ):
             yield library.number_range_draft(typed.group("key") or typed.group("set"), None, None)
+    keyed = _ONE_OF_THESE_FOR.search(text) if json_asked else None
+    if keyed is not None:  # 'CATEGORIES (use exactly one of these strings for "category")' over "- price_rise: ..."
+        items = [_VALUE_ITEM.match(item) for item in _items_after(prompt, lines or text)]
+        if len(items) >= 2 and all(items):
+            yield library.value_set_draft(keyed.group("key"), [item.group(1) for item in items if item])
     yielded = False
     # '"lines": [{{"sku": "...", "grind": "whole bean" | "espresso" | "filter"}}]': a key inside the line's objects
     for line in (lines or text).splitlines() if json_asked else ():

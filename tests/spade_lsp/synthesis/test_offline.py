@@ -4924,3 +4924,17 @@ def test_a_ban_on_amounts_and_percentages_counts_them() -> None:
     assert not run(prices, quoting) and not run(percentages, quoting)
     for unchanged in ("Do not round the amounts.", "Never change the percentages.", "Show the percentage of users."):
         assert "percentages" not in {(c.check or {}).get("unit") for c in synthesize(unchanged)}, unchanged
+
+
+def test_a_key_s_values_listed_below_the_sentence_that_names_it() -> None:
+    prompt = (
+        'Return a single JSON object with "category", "reason".\n\nCATEGORIES (use exactly one of these strings for '
+        '"category")\n- unrecognised_charge: a charge the customer does not recognise\n- price_rise: the annual '
+        "price rise\n- other: none of the above\n\nREASON\n- One sentence.\n"
+    )
+    sentence = 'CATEGORIES (use exactly one of these strings for "category")'
+    check = by_check(synthesize(sentence, prompt=prompt), family="value_set", key="category")
+    assert run(check, '{"category": "price_rise", "reason": "x"}')
+    assert not run(check, '{"category": "third_party_charge", "reason": "x"}')
+    no_json = prompt.replace("Return a single JSON object", "Reply in prose")
+    assert "value_set" not in families(synthesize(sentence, prompt=no_json))
