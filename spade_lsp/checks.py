@@ -2007,9 +2007,17 @@ _DATE_FIELDS: Final = {"YYYY": r"\d{4}", "YY": r"\d{2}", "MMM": r"[A-Z][a-z]{2}"
 
 
 def date_form(form: str) -> re.Pattern[str]:
-    """The pattern of a date form as prompts write it: "YYYY-MM-DD", "DD/MM/YYYY", "D MMM YYYY"."""
-    parts = re.split(r"(YYYY|YY|MMM|MM|DD|M|D)", form)
-    return re.compile("".join(_DATE_FIELDS.get(part, re.escape(part)) for part in parts))
+    """The pattern of a date or time form as prompts write it: "YYYY-MM-DD", "DD/MM/YYYY", "D MMM YYYY", "HH:MM"
+    (a 24-hour time: MM after a colon is minutes)."""
+    parts = re.split(r"(YYYY|YY|MMM|MM|HH|SS|DD|M|D)", form)
+    pattern = ""
+    for index, part in enumerate(parts):
+        minutes = part == "MM" and index > 0 and parts[index - 1].endswith(":")
+        pattern += _TIME_FIELDS["MM"] if minutes else _TIME_FIELDS.get(part) or _DATE_FIELDS.get(part, re.escape(part))
+    return re.compile(pattern)
+
+
+_TIME_FIELDS: Final = {"HH": r"(?:[01]\d|2[0-3])", "MM": r"[0-5]\d", "SS": r"[0-5]\d"}
 
 
 def dates_in_form(text: str, form: str, key: str = "") -> bool:

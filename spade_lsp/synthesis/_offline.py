@@ -721,6 +721,7 @@ class OfflineSynthesizer:
             keys = _keys_listed_after(context.text, instruction.text) or _schema_keys_after(
                 context.text, instruction.text
             )
+            formats += _template_value_drafts(_template_below(context.text, instruction.text))
             only = _ONLY_THESE_KEYS.search(text) is not None
             if only and not keys and (template := _template_keys(context.text)):
                 formats.append(library.keys_within_draft(list(template)))  # "JSON only, no extra keys" of its template
@@ -4092,6 +4093,37 @@ def _at_the_part_s_edge(draft: _Draft, part: str) -> _Draft:
         expression=re.sub(r"\(response\b", f"({section}", draft.expression, count=1),
         check={**draft.check, "section": part},
     )
+
+
+def _template_below(prompt: str, sentence: str) -> list[str]:
+    """The lines of the JSON template right below a sentence that ends in a colon ("with exactly these keys:" over
+    '{{ "incident_date": "YYYY-MM-DD or null", ... }}'), which the prompt shows as a document, not as sentences."""
+    if not sentence.rstrip().endswith(":"):
+        return []
+    block = _next_block(prompt, sentence)
+    return block if block and block[0].strip() in ("{", "{{") else []
+
+
+#: A key of a JSON template and the words its value holds, at any depth: '"incident_time": "HH:MM in 24-hour time"'.
+_TEMPLATE_LINE: Final = re.compile(r'"(?P<key>[A-Za-z_][\w-]{0,40})"\s*:\s*"(?P<value>[^"\n]*)"')
+#: Values offered as alternatives inside one string: "near_miss | first_aid | medical_treatment".
+_PIPED_VALUES: Final = re.compile(r"^\s*([a-z0-9_][\w-]*(?:\s*\|\s*[a-z0-9_][\w-]*)+)\s*$")
+_CLOCK_FORM: Final = re.compile(r"(?<![\w-])HH:MM(?::SS)?(?![\w-])")
+
+
+def _template_value_drafts(lines: list[str]) -> list[_Draft]:
+    """What a JSON template's values say of their keys: a set of values ('"incident_type": "near_miss | first_aid"')
+    at any depth, a date form ('"incident_date": "YYYY-MM-DD or null"') or a 24-hour time ("HH:MM")."""
+    drafts = []
+    for entry in (found for line in lines for found in _TEMPLATE_LINE.finditer(line)):
+        key, value = entry.group("key"), entry.group("value")
+        if (piped := _PIPED_VALUES.match(value)) is not None:
+            drafts.append(library.nested_value_set_draft(key, re.split(r"\s*\|\s*", piped.group(1))))
+        elif (form := _DATE_FORM.search(value)) is not None and form.group("form"):
+            drafts.append(library.date_form_draft(form.group("form"), key))
+        elif (clock := _CLOCK_FORM.search(value)) is not None:
+            drafts.append(library.date_form_draft(clock.group(0), key))
+    return drafts
 
 
 def _date_form_drafts(lines: str, prompt: str) -> Iterator[_Draft]:

@@ -4938,3 +4938,34 @@ def test_a_key_s_values_listed_below_the_sentence_that_names_it() -> None:
     assert not run(check, '{"category": "third_party_charge", "reason": "x"}')
     no_json = prompt.replace("Return a single JSON object", "Reply in prose")
     assert "value_set" not in families(synthesize(sentence, prompt=no_json))
+
+
+def test_a_json_template_s_values_give_their_keys_sets_and_forms() -> None:
+    prompt = (
+        "Extract the incident.\n\nReturn only a JSON object with exactly these keys:\n{{\n"
+        '  "incident_date": "YYYY-MM-DD or null",\n  "incident_time": "HH:MM in 24-hour time, or null",\n'
+        '  "incident_type": "near_miss | first_aid | medical_treatment",\n'
+        '  "injured": [{{"name": "string or null", "trade": "joiner | electrician | other"}}]\n}}\n\n'
+        "Rules:\n- Be exact.\n"
+    )
+    found = synthesize("Return only a JSON object with exactly these keys:", prompt=prompt)
+    time = by_check(found, family="date_form", key="incident_time")
+    kind = by_check(found, family="value_set", key="incident_type")
+    trade = by_check(found, family="value_set", key="trade")
+    good = (
+        '{"incident_date": "2024-11-19", "incident_time": "15:45", "incident_type": "first_aid", '
+        '"injured": [{"name": null, "trade": "joiner"}]}'
+    )
+    assert run(time, good) and run(kind, good) and run(trade, good)
+    assert not run(time, good.replace('"15:45"', '"3:45 PM"'))
+    assert not run(kind, good.replace('"first_aid"', '"minor_injury"'))
+    assert not run(trade, good.replace('"joiner"', '"roofer"'))
+    assert run(time, good.replace('"15:45"', "null"))
+
+
+def test_a_clock_form_is_a_24_hour_time() -> None:
+    from spade_lsp import checks
+
+    assert checks.date_form("HH:MM").fullmatch("09:05") and not checks.date_form("HH:MM").fullmatch("25:05")
+    assert checks.date_form("YYYY-MM-DD").fullmatch("2024-11-19")  # MM after a hyphen is still the month
+    assert not checks.date_form("HH:MM").fullmatch("9:05 am")
