@@ -140,7 +140,16 @@ class Daemons:
             with contextlib.suppress(subprocess.TimeoutExpired):
                 process.wait(5)
             if process.stdout is not None:
+                # printed into the test's captured output, which pytest shows when the test failed; read without
+                # blocking, as a process the daemon started may still hold the pipe
+                os.set_blocking(process.stdout.fileno(), False)
+                with contextlib.suppress(OSError):
+                    output = (process.stdout.read() or b"").decode(errors="replace")
+                    print(f"daemon {process.pid} exited {process.returncode}:", output[-4000:])
                 process.stdout.close()
+        for root in dict.fromkeys(self.roots):
+            with contextlib.suppress(OSError):
+                print(f"{root}/.spade/daemon.log:", (root / ".spade" / "daemon.log").read_text()[-8000:])
         for root in self.roots:
             pid = daemon_pid(root)
             if pid is not None:
