@@ -2191,10 +2191,52 @@ def _arithmetic(node: ast.expr) -> float:
     raise ValueError(f"not arithmetic: {ast.dump(node)}")
 
 
+#: A line that states a total of money: "Total deductions: £110.00", "**Total due:** $48.50".
+_TOTAL_LINE: Final = re.compile(
+    r"\s*(?:[*_]{2})?total\b[^:\n]{0,40}:\s*(?:[*_]{2})?\s*(?P<sign>[-−]?)\s*(?P<currency>[$£€])\s?"
+    r"(?P<value>\d[\d,]*(?:\.\d+)?)",
+    re.IGNORECASE,
+)
+#: The first amount of money on a line, with its sign: "- Replace desk chair: £75.00 (...)", "- Discount: -$5".
+_MONEY: Final = re.compile(r"(?P<sign>[-−]?)\s*(?P<currency>[$£€])\s?(?P<value>\d[\d,]*(?:\.\d+)?)")
+
+
+def _totals_hold(text: str) -> bool:
+    """Whether every total of money stated right below a list of amounts ("- Key: £25.00", "- Chair: £75.00",
+    then "Total deductions: £110.00") is their sum, to the precision it is written in. A list whose items do
+    not all hold an amount in the total's currency is no such sum."""
+    lines = text.splitlines()
+    for at, line in enumerate(lines):
+        total = _TOTAL_LINE.match(line)
+        if total is None:
+            continue
+        above = at - 1
+        if above >= 0 and not lines[above].strip():
+            above -= 1  # one blank line between the list and its total
+        amounts = []
+        while above >= 0 and (_BULLET.match(lines[above]) or _NUMBERED.match(lines[above])):
+            amounts.append(_MONEY.search(lines[above]))
+            above -= 1
+        if len(amounts) < 2 or not all(a is not None and a["currency"] == total["currency"] for a in amounts):
+            continue
+
+        def signed(found: re.Match[str]) -> float:
+            return (-1 if found["sign"] else 1) * float(found["value"].replace(",", ""))
+
+        places = len(total["value"].split(".")[1]) if "." in total["value"] else 0
+        if abs(sum(signed(a) for a in amounts if a is not None) - signed(total)) > 0.5 * 10**-places + 1e-9:
+            return False
+    return True
+
+
 def calculations_hold(text: str) -> bool:
     """Whether every calculation the response writes out ("24 - 9 = 15", "7 x 9 = 63") comes to the result it
-    states, to the precision the result is written in ("10 / 3 = 3.33" holds). A response with no calculation
-    written out holds (nothing to check); a percentage ("30% of ...") is no such calculation."""
+    states, to the precision the result is written in ("10 / 3 = 3.33" holds), and every total of money stated
+    right below a list of amounts is their sum ("Total deductions: £110.00" under £25, £75 and £20 is not). A
+    response with no calculation written out holds (nothing to check); a percentage ("30% of ...") is no such
+    calculation."""
+    if not _totals_hold(text):
+        return False
 
     def number(token: str) -> str:
         return re.sub(r"[$£€,\s]", "", token).replace("−", "-")

@@ -103,7 +103,9 @@ _UNITS: Final = {
     "bold": "bold", "bold text": "bold", "bolding": "bold", "boldface": "bold", "bold formatting": "bold",
     # only ever banned: "no phone numbers", "never am/pm"
     "phone numbers": "phone_numbers", "telephone numbers": "phone_numbers",
+    "phone number": "phone_numbers", "telephone number": "phone_numbers",
     "email addresses": "emails", "emails": "emails", "e-mail addresses": "emails",
+    "email address": "emails", "e-mail address": "emails",
     "am/pm": "am_pm_times", "am/pm times": "am_pm_times",
     "commit hashes": "commit_hashes", "commit hash": "commit_hashes", "commit ids": "commit_hashes",
     "commit shas": "commit_hashes", "shas": "commit_hashes",  # not bare "hashes": "no hashes" may mean "#" marks
@@ -183,6 +185,9 @@ _EXCLUDE_CUE = re.compile(  # and a constraint written as a fragment: "No exclam
     r"(?!(?:more|fewer|less|longer|later|need|matter|one|sooner)\b)"
     r"(?=[a-z\"“'‘@#])"
     r"|\b(?:contains?|includes?|uses?|has|have)\s+no\b(?!\s+(?:more|fewer|less)\b)"  # "it contains no hype words"
+    # "Follow the code: nothing that encourages drinking quickly (e.g. "smashable")": a ban written as a fragment
+    r"|(?:^|(?<=[,;:]\s)|(?<=\s[-–—]\s))(?:(?:and|but|also)\s+)?nothing\s+"
+    r"(?=(?:that|which|linking|implying|suggesting|encouraging|promising|about)\b)"
     r"|\b(?:never|don't|do not|does not|doesn't|avoid(?:ing)?|without|refrain from|exclude|must not|mustn't|"
     r"shouldn't|should not|cannot|can't|not include|not mention|not use|not add|not give|not say|not make)\b",
     re.IGNORECASE,
@@ -1332,7 +1337,31 @@ def _titled_list_over(prompt: str, sentence: str) -> str | None:
         return title.group(1)
     # "SEO title:" over its rules, where the form's line is "SEO: <SEO title>": the label of the slot it names
     named = re.search(rf"^\s*\**([A-Za-z][\w -]{{0,20}}?)\**\s*:\s*[<\[][^>\]\n]*\b{name}\b", prompt, re.I | re.M)
-    return named.group(1) if named else None
+    if named:
+        return named.group(1)
+    # "Rules for the description:" over its rules, where the answer is laid out line by line and one line is the
+    # bare slot "<description>": that line
+    ruled = re.fullmatch(
+        r"(?:rules|requirements|guidelines|constraints)\s+(?:for|on)\s+(?:the|your|each)\s+(.+)", title.group(1), re.I
+    )
+    return _bare_slot_line(prompt, ruled.group(1)) if ruled else None
+
+
+def _bare_slot_line(prompt: str, part: str) -> str | None:
+    """ "line 2" where the lines right below a layout's introduction ("Output exactly these five lines:") lay the
+    answer out one line each and the second is a slot naming ``part`` and nothing else ("<description>")."""
+    lines = prompt.splitlines()
+    slot = re.compile(rf"\s*<[^<>\n]*\b{re.escape(part)}\b[^<>\n]*>\s*", re.IGNORECASE)
+    for at, line in enumerate(lines):
+        if not slot.fullmatch(line):
+            continue
+        start = at
+        while start > 0 and lines[start - 1].strip() and not lines[start - 1].rstrip().endswith(":"):
+            start -= 1
+        if start == 0 or not _LAYOUT_INTRO.search(lines[start - 1]):
+            return None
+        return f"line {at - start + 1}"
+    return None
 
 
 def _list_intro(prompt: str, sentence: str) -> str | None:
@@ -2253,6 +2282,9 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
         else:
             field = vocabulary.input_named(noun) or vocabulary.input_named(f"the {noun}")
         return (field, clause.group("value").strip(), clause.group("rule").strip(), before) if field else None
+    headed = _case_heading_over(prompt, instruction.text, vocabulary)
+    if headed is not None:  # 'No emojis in email.' under 'Format for channel "email":'
+        return (*headed, cleaned, "")
     intro = _list_intro(prompt, instruction.text)
     label = re.match(r"([A-Za-z][\w /&'+.-]{0,30}?)\s*:\s+(?=\S)", cleaned)
     if intro is None or label is None or _RULE_LABELS.search(label.group(1).lower()):
@@ -2272,6 +2304,32 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
         return named[0], channel, cleaned[label.end() :], ""
     case = re.sub(r"^(?:for|if|when|on|in)\s+", "", label.group(1).strip(), flags=re.IGNORECASE)  # "- For LinkedIn:"
     return named[0], case, cleaned[label.end() :], ""
+
+
+#: A line that opens a block of rules for one value of an input: 'Format for channel "email":', 'Rules when the tier
+#: is "gold":'.
+_CASE_HEADING: Final = re.compile(
+    r"\s*(?:#{1,6}\s*)?\**(?:format|rules?|layout|template|instructions?)\s+(?:for|when)\s+(?:the\s+)?"
+    r"(?P<noun>[a-z][\w ]{0,20}?)\s+(?:is\s+)?[\"“'‘](?P<value>[^\"”'’\n]{1,30})[\"”'’]\s*\**:\**\s*",
+    re.IGNORECASE,
+)
+
+
+def _case_heading_over(prompt: str, sentence: str, vocabulary: _Vocabulary) -> tuple[str, str] | None:
+    """(input, value) where the sentence sits in a block headed by a line that gives its rules for one value of an
+    input ('Format for channel "slack":' over "No subject line in Slack, and at most one emoji."), in a prompt with
+    that input ("Channel: {channel}"); the block runs to the next blank line."""
+    at = prompt.find(sentence.strip())
+    if at < 0:
+        return None
+    for line in reversed(re.split(r"\n\s*\n", prompt[:at])[-1].split("\n")[:-1]):
+        heading = _CASE_HEADING.fullmatch(line)
+        if heading is not None:
+            field = vocabulary.input_named(heading.group("noun")) or vocabulary.input_named(
+                f"the {heading.group('noun')}"
+            )
+            return (field, heading.group("value").strip()) if field else None
+    return None
 
 
 #: An if-clause on something the sentence names: 'If the boil-water advisory is "yes"', "... if talent pool opt-in is
@@ -2440,6 +2498,9 @@ _MENTION_VERBS: Final = (
     r"mention(?:s|ed|ing)?|quot(?:e[sd]?|ing)|cit(?:e[sd]?|ing)|giv(?:e[sn]?|ing)|shar(?:e[sd]?|ing)|"
     r"reveal(?:s|ed|ing)?|repeat(?:s|ed|ing)?|cop(?:y|ies|ied|ying)"
 )
+#: One thing of a kind a count finds, named with its article after a ban's verb ("Never write a live URL or email
+#: address", "never put a link in the message"): with the article only, as "do not link to competitors" bans none.
+_ONE_OF_A_KIND: Final = r"(?:url|link|hyperlink|email address|e-mail address|phone number|telephone number)"
 #: A ban on kinds named before it in the sentence: "Customers often paste full card numbers, passwords ... - never
 #: copy those into the note".
 _BAN_ON_THOSE: Final = re.compile(
@@ -2514,6 +2575,11 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
             "none",
             rf"\b(?:{_BAN_VERBS})\s+(?:use|include|add|using|including|adding|{_MENTION_VERBS})?\s*(?:any\s+|all\s+)?"
             rf"({_STRUCTURAL})\b",
+        ),
+        (  # "Never write a live URL or email address in any field": one of a kind, any of them
+            "none",
+            rf"\b(?:{_BAN_VERBS})\s+(?:use|include|add|write|put|insert|paste|{_MENTION_VERBS})\s+(?:a|an|any)\s+"
+            rf"(?:(?:live|clickable|working|real|full|raw|direct)\s+)?({_ONE_OF_A_KIND})\b",
         ),
         # "Emojis are not allowed.", "hashtags are forbidden": a kind refused by name, nothing counted before it
         (
@@ -2777,7 +2843,12 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
         # it a count can find
         for unit in dict.fromkeys(_UNITS[word] for word in _KIND_WORD.findall(kinds.group(1))):
             yield _count_draft(unit, None, 0, None, None)
-    listed_ban = _LISTED_BAN.match(lowered)
+    # "No clinical advice, ... doses or diagnoses", or the same after a colon: "Never copy personal data into the
+    # reason: no names, phone numbers or email addresses"
+    after_colon = re.search(r":\s+(?=no\s)", lowered)
+    listed_ban = _LISTED_BAN.match(lowered) or (
+        _LISTED_BAN.match(lowered[after_colon.end() :]) if after_colon else None
+    )
     if listed_ban is not None and not _conditional_at(text, 0):
         # "No clinical advice, painkiller doses or diagnoses in any field": the kinds of the list a count finds
         for item in re.split(r",\s*(?:or\s+|and\s+|nor\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+", listed_ban.group(1)):
@@ -2971,6 +3042,10 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             ):
                 continue  # "keep each cell to one sentence": the size of each of a kind of part this cannot split
             keyed = re.search(r"[\"“'`]([a-z][\w-]{0,30})[\"”'`]\s*\([^()]*$", lowered[: match.start()])
+            # "Title at most 40 characters, body at most 150" after a JSON template with those keys: each key's own
+            key_clause = re.fullmatch(r"\s*(?:the\s+)?[\"“'`]?([a-z][\w-]{0,30})[\"”'`]?\s*:?\s*", clause)
+            if keyed is None and key_clause is not None and key_clause.group(1) in _template_keys(prompt):
+                keyed = key_clause
             # "a short headline (max 10 words)": the size in brackets after a part is that part's
             parted = _PART_BEFORE_BRACKET.search(lowered[: match.start()])
             where = next((name for name in (counted, groups[-1]) if name and _has_section(prompt, name)), None)
@@ -3050,7 +3125,8 @@ _NEGATED_COMPARISON: Final = re.compile(
 )
 #: A unit listed after a banned one: "do not use any hashtags[, emojis] or links", "no bold/headers".
 _MORE_BANNED: Final = re.compile(
-    rf"(?:\s*,\s*(?:or\s+|and\s+|nor\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+|\s*/\s*)(?:any\s+)?({_STRUCTURAL})\b"
+    rf"(?:\s*,\s*(?:or\s+|and\s+|nor\s+)?|\s+or\s+|\s+and\s+|\s+nor\s+|\s*/\s*)(?:any\s+|an?\s+)?"
+    rf"({_STRUCTURAL}|{_ONE_OF_A_KIND})\b"
 )
 #: Quantities that are approximate in everyday speech: "a couple of sentences" is often three, "a dozen" fifteen.
 _LOOSE: Final = {"a couple of": 3, "a dozen": 15}
@@ -3711,7 +3787,10 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
     if numbered and not re.search(r"\b(?:no|not|without|avoid|don't|never)\b[^.]{0,30}number", lowered):
         yield _count_draft("numbered_items", 1, None, None)
     subject = re.search(
-        r"\b(?:include|add|write|give|with|start\s+with|begin\s+with)\s+(?:a|an|the)\s+subject\s+line\b", lowered
+        r"\b(?:include|add|write|give|with|start\s+with|begin\s+with)\s+(?:a|an|the)\s+subject\s+line\b"
+        # "No subject line in Slack", "no subject in chat", not "no subject matter"
+        r"|\bno\s+subject(?:\s+line\b|(?=\s*(?:[,.;:)]|$|\s+in\b)))",
+        lowered,
     )
     if subject is not None and not _conditional_at(text, subject.start()):  # "Include a subject line", "Don't ..."
         refused = _negation(text[: subject.end()]) is not None

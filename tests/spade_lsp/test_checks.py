@@ -1207,3 +1207,24 @@ def test_is_markdown_without_lists_leaves_plain_lists_alone() -> None:
     assert not checks.is_markdown("Bring:\n- ID\n1. keys", lists=False)
     assert checks.is_markdown("Bring:\n- ID")
     assert checks.is_markdown("**Entry** on Friday", lists=False)
+
+
+def test_a_subject_line_is_a_line_labelled_subject() -> None:
+    assert checks.has_subject_line("Subject: Bike store closed\n\nHi all,") and checks.has_subject_line(
+        "**Subject:** Hi"
+    )
+    assert not checks.has_subject_line("Subject to availability, the room opens at 9.")
+    assert not checks.has_subject_line("*Bike store closed*\nHi all, Subject: see below.")
+
+
+def test_a_total_of_money_below_a_list_of_amounts_is_their_sum() -> None:
+    statement = (
+        "Deductions:\n- Lost fob: £25.00 (not returned)\n- Desk chair: £75.00 (broken base)\n- Smoke cover: £20.00\n\n"
+        "Total deductions: {total}\nAmount to be returned: £80.00"
+    )
+    assert checks.calculations_hold(statement.format(total="£120.00"))
+    assert not checks.calculations_hold(statement.format(total="£110.00"))
+    assert checks.calculations_hold("- Tea: £2.50\n- Discount: -£0.50\n**Total:** £2.00")
+    # items in another currency, or without an amount each, are no sum to check
+    assert checks.calculations_hold("- Room: €80\n- Breakfast: €12\nTotal: £100")
+    assert checks.calculations_hold("- Three rooms booked\n- Breakfast: £12\nTotal: £100")

@@ -2911,7 +2911,8 @@ def test_quoted_alternatives_ask_for_one_of_them_and_a_sign_off_is_the_quote_aft
     assert not run(both, "Your refund is on its way.")
     letter = 'Keep it under 150 words, no subject line, start with "Hi {first_name}," and sign off with just your name.'
     read = synthesize(letter, PRESENTATION_FORMAT, EXCLUSION, prompt=letter)
-    assert {c.check["family"] for c in read if c.check} == {"count", "starts_with"}  # no signature, first name allowed
+    # no signature, first name allowed; the subject line refused
+    assert {c.check["family"] for c in read if c.check} == {"count", "starts_with", "subject_line"}
     recruiter = "- Sign off as {recruiter_name}, Talent Acquisition, on behalf of {manager_name}."
     signed = by_check(synthesize(recruiter, PRESENTATION_FORMAT, prompt=recruiter), family="signed_by")
     names = {"recruiter_name": "Dana Ruiz", "manager_name": "Omar Haddad"}
@@ -4969,3 +4970,83 @@ def test_a_clock_form_is_a_24_hour_time() -> None:
     assert checks.date_form("HH:MM").fullmatch("09:05") and not checks.date_form("HH:MM").fullmatch("25:05")
     assert checks.date_form("YYYY-MM-DD").fullmatch("2024-11-19")  # MM after a hyphen is still the month
     assert not checks.date_form("HH:MM").fullmatch("9:05 am")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "units"),
+    [
+        ("Never write a live URL or email address in any field.", ["links", "emails"]),
+        ("Never put a URL in the message.", ["links"]),
+        ("Do not give a phone number or a link.", ["phone_numbers", "links"]),
+        ("- Never copy personal data into the reason: no names, phone numbers or email addresses.",
+         ["phone_numbers", "emails"]),
+        ("Do not link to competitors.", []),  # a verb, not a link
+    ],
+)  # fmt: skip
+def test_a_ban_on_one_thing_of_a_kind_counts_that_kind(sentence: str, units: list[str]) -> None:
+    found = [c.check for c in synthesize(sentence) if c.check and c.check["family"] == "count"]
+    assert [(check["unit"], check["max"]) for check in found] == [(unit, 0) for unit in units]
+    if "links" in units:
+        link = by_check(synthesize(sentence), family="count", unit="links")
+        assert run(link, "Report it: hxxps://micros0ft-verify[.]com is defanged.")
+        assert not run(link, "Report it: https://micros0ft-verify.com is live.")
+
+
+def test_a_fragment_opening_with_nothing_bans_its_quoted_examples() -> None:
+    sentence = (
+        "- Follow the code: nothing linking the beer to social success, and nothing that encourages drinking a lot "
+        'or quickly (e.g. "smashable", "sinkable", "one more pint").'
+    )
+    ban = by_check(synthesize(sentence), family="excludes")
+    assert not run(ban, "Smashable at 3.8%, it keeps the rounds coming.")
+    assert run(ban, "A crisp session IPA with peach and mango.")
+    for unchanged in ('If nothing that matches is found, say "none".', "Add nothing else."):
+        assert "excludes" not in families(synthesize(unchanged, prompt=unchanged)), unchanged
+
+
+def test_rules_for_a_bare_slot_of_a_line_by_line_layout_size_that_line() -> None:
+    prompt = (
+        "Rewrite the notes as a listing.\n\nOutput exactly these three lines and nothing else:\n{beer_name} | "
+        "{style}\n<description>\nServe: <glassware>\n\nRules for the description:\n- Exactly two sentences, 45 "
+        "words at most.\n"
+    )
+    found = synthesize("- Exactly two sentences, 45 words at most.", prompt=prompt)
+    words = by_check(found, family="count", unit="words")
+    assert (words.check or {})["section"] == "line 2"
+    sentences = by_check(found, family="count", unit="sentences")
+    listing = "Weir Pale | Pale Ale\nA golden ale with grapefruit. It suits lager drinkers.\nServe: Nonic pint glass"
+    assert run(words, listing) and run(sentences, listing)
+    assert not run(sentences, listing.replace("drinkers.", "drinkers. It keeps well."))
+    assert not run(words, listing.replace("golden ale", "golden ale " + "very " * 40))
+
+
+def test_a_size_given_after_a_json_key_is_that_key_s() -> None:
+    prompt = (
+        'Rules:\n- Return JSON only: {{"title": "...", "body": "..."}}. Title at most 40 characters, body at most '
+        "150 characters.\n"
+    )
+    sentence = prompt.split("\n")[1]
+    found = synthesize(sentence, prompt=prompt)
+    title = by_check(found, family="count", unit="characters", max=40)
+    body = by_check(found, family="count", unit="characters", max=150)
+    assert (title.check or {})["section"] == "title" and (body.check or {})["section"] == "body"
+    push = '{"title": "6-day streak, Kayla!", "body": "A steady week of rides. Recover well and go again."}'
+    assert run(title, push) and run(body, push)
+    assert not run(body, push.replace("A steady", "A steady " + "and long " * 15))
+
+
+def test_rules_under_a_heading_for_one_value_of_an_input_apply_to_it_alone() -> None:
+    prompt = (
+        "Write a member notice.\n\nChannel: {channel}\nDetails: {details}\n\n"
+        'Format for channel "email":\nSubject: <subject line>\n<body>\nNo emojis in email.\n\n'
+        'Format for channel "slack":\n*<title>*\n<body>\nNo subject line in Slack, and at most one emoji.\n'
+    )
+    found = synthesize("No subject line in Slack, and at most one emoji.", prompt=prompt)
+    subject = by_check(found, family="subject_line", present=False)
+    assert (subject.check or {})["when"] == {"input": "channel", "value": "slack"}
+    slack = {"channel": "slack", "details": "x"}
+    post = "Subject: Bike store closed Wednesday\n\nHi all, the bike store is closed."
+    assert not run(subject, post, slack)
+    assert run(subject, post.split("\n\n", 1)[1], slack)
+    emojis = by_check(synthesize("No emojis in email.", prompt=prompt), family="count", unit="emojis")
+    assert (emojis.check or {})["when"] == {"input": "channel", "value": "email"}
