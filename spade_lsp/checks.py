@@ -96,6 +96,7 @@ __all__ = [
     "number_in_range",
     "numbered_as",
     "numbers",
+    "numbers_grouped",
     "numbers_kept",
     "offers",
     "only_code_block",
@@ -2227,6 +2228,16 @@ def _totals_hold(text: str) -> bool:
         if abs(sum(signed(a) for a in amounts if a is not None) - signed(total)) > 0.5 * 10**-places + 1e-9:
             return False
     return True
+
+
+#: A number with thousands separators: "1,549,800", "64,380.00" (not "3,4" or a list "1, 2, 3").
+_GROUPED_NUMBER: Final = re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,]|\.\d*,)")
+
+
+def numbers_grouped(text: str) -> bool:
+    """Whether some number is written with commas between its thousands ("1,549,800", "£64,380.00"): what "plain
+    numbers, no commas" refuses."""
+    return _GROUPED_NUMBER.search(text) is not None
 
 
 def calculations_hold(text: str) -> bool:

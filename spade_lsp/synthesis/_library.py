@@ -155,6 +155,17 @@ def phrase_code(phrase: str) -> str:
     return literal(phrase)
 
 
+def ungrouped_numbers_draft() -> Draft:
+    """No number is written with thousands separators ("Amounts are plain numbers: no commas")."""
+    return Draft(
+        "numbers_without_thousands_separators",
+        PRESENTATION_FORMAT,
+        "Writes no number with thousands separators (1549800, not 1,549,800).",
+        "not checks.numbers_grouped(response)",
+        {"family": "numbers_grouped", "present": False},
+    )
+
+
 def phrases_draft(phrases: list[str], *, exclude: bool, any_of: bool = False) -> Draft:
     """The response holds every phrase (``any_of``: one of them at least; ``exclude``: none of them), whole
     words, any inflection."""

@@ -328,7 +328,13 @@ _PUNCTUATION: Final = {
     r"\b(?:no|without|never\s+use|don't\s+use|do\s+not\s+use|avoid|nor)\s+(?:any\s+)?(?:surrounding\s+)?"
     r"(?:(?:quotation|quote)\s+marks?|quotes\b(?!\s+(?:from|of|by)\b))": ('"', "“", "”"),
     r"\bampersands?\b": ("&",),
+    r"\bcurrency\s+(?:symbols?|signs?)\b": ("£", "$", "€"),  # "Amounts are plain numbers: no currency symbols"
 }
+#: A sentence about how numbers are written: its commas are thousands separators, not the response's commas
+#: ("Amounts are plain numbers in pounds: no currency symbols, no commas", "write numbers without commas").
+_ABOUT_NUMBERS: Final = re.compile(
+    r"\b(?:numbers?|numerals?|amounts?|figures?|values?|prices?|sums?|totals?|digits|thousands?|integers?)\b", re.I
+)
 #: A ban on remarks about something rather than on the thing: "don't comment on formatting or trailing commas".
 _REMARKS_ON: Final = re.compile(
     r"\b(?:comment(?:ing)?|remark(?:ing)?|nitpick(?:ing)?|flag(?:ging)?|complain(?:ing)?)\s+(?:on|about)\b", re.I
@@ -4716,6 +4722,9 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         if exclude and not remarks and re.search(name, scope, re.I)
         for mark in forms
     ]
+    if "," in marks and _ABOUT_NUMBERS.search(text):  # "Amounts are plain numbers: no commas": no 1,549,800
+        marks.remove(",")
+        yield library.ungrouped_numbers_draft()
     # "never use SELECT *", not the form to write instead: "no umlauts (write AE, OE, UE)"
     unglossed = _INSTEAD.sub(" ", scope)
     marks += [term.strip() for term in _CODE_TERM.findall(unglossed)] if exclude else []

@@ -1228,3 +1228,9 @@ def test_a_total_of_money_below_a_list_of_amounts_is_their_sum() -> None:
     # items in another currency, or without an amount each, are no sum to check
     assert checks.calculations_hold("- Room: €80\n- Breakfast: €12\nTotal: £100")
     assert checks.calculations_hold("- Three rooms booked\n- Breakfast: £12\nTotal: £100")
+
+
+def test_a_number_grouped_by_thousands_is_one_with_commas_between_them() -> None:
+    assert checks.numbers_grouped("Amount claimed: GBP 64,380.00") and checks.numbers_grouped("1,549,800")
+    assert not checks.numbers_grouped('{"assessed_value": 468900, "tax_year": 2024}')
+    assert not checks.numbers_grouped("slots 3, 4, 5 and 12") and not checks.numbers_grouped("3,4 m")

@@ -5050,3 +5050,16 @@ def test_rules_under_a_heading_for_one_value_of_an_input_apply_to_it_alone() -> 
     assert run(subject, post.split("\n\n", 1)[1], slack)
     emojis = by_check(synthesize("No emojis in email.", prompt=prompt), family="count", unit="emojis")
     assert (emojis.check or {})["when"] == {"input": "channel", "value": "email"}
+
+
+def test_commas_refused_in_numbers_are_thousands_separators() -> None:
+    sentence = "- Amounts are plain numbers in pounds: no currency symbols, no commas."
+    found = synthesize(sentence)
+    grouped = by_check(found, family="numbers_grouped")
+    symbols = by_check(found, family="excludes")
+    record = '{"basic_pay": 2236.5, "overtime": null, "gross_pay": 15480}'
+    assert run(grouped, record) and run(symbols, record)
+    assert not run(grouped, record.replace("15480", "15,480"))
+    assert not run(symbols, record.replace('"overtime": null', '"overtime": "£120"'))
+    assert (symbols.check or {})["phrases"] == ["£", "$", "€"]  # the JSON's own commas are no amount's
+    assert "numbers_grouped" not in families(synthesize("Avoid commas in the title."))
