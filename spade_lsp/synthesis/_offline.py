@@ -362,6 +362,19 @@ _TITLED_SECTION: Final = re.compile(
     r"|\b(?:section|heading|header)\s+(?:called|named|titled|entitled)\s+['‘]#*\s*([^'’\n]{1,40}?)['’](?!\w)",
     re.IGNORECASE,
 )
+#: Section titles listed unmarked on the sentence's own line after its colon, one from the next by a slash ("Three
+#: sections with these exact headings, in this order: What went well / To work on / Next lesson.").
+_SLASHED_TITLES: Final = re.compile(
+    r"\b(?:sections?|headings?|headers?)\b[^:\n]{0,60}:\s*((?:[A-Z][^/\n.;:]{0,40}?\s+/\s+)+[A-Z][^/\n.;:]{0,40}?)\s*(?:[.;]|$)"
+)
+
+
+def _slashed_titles(text: str) -> list[str]:
+    """The titles of :data:`_SLASHED_TITLES`, in order."""
+    listed = _SLASHED_TITLES.search(text)
+    return [title.strip() for title in listed.group(1).split("/")] if listed else []
+
+
 #: JSON keys listed without quotes: "with the keys title, summary and tags", "fields: id, name", "the keys answer,
 #: clue and enumeration (all strings)".
 _LISTED_KEYS: Final = re.compile(
@@ -1197,7 +1210,7 @@ def _listed_headings(prompt: str) -> frozenset[str]:
         for line in prompt.splitlines()
         if _HEADINGS_INTRO.search(line)
         for name in _headings_listed_after(prompt, line)
-    )
+    ) | frozenset(name.lower() for line in prompt.splitlines() for name in _slashed_titles(line))
 
 
 def _heading_item(prompt: str, sentence: str) -> str | None:
@@ -2643,7 +2656,7 @@ _RULE_LABELS: Final = re.compile(
     r"|^(?:(?:an?|one|important|please|quick|final|side)\s+)?notes?$"
 )
 #: A line that opens with a label: "Why: 1-2 plain sentences.", "- summary: 2-3 sentences", "1. Headline: ...".
-_LABEL_OPENING: Final = re.compile(r"^(?:optional\s+)?([a-z][\w /&'-]{0,30}?)\s*:\s+\S")
+_LABEL_OPENING: Final = re.compile(r"^(?:optional\s+)?[\"“]?([a-z][\w /&'-]{0,30}?)[\"”]?\s*:\s+\S")
 _LAYOUT_LINE: Final = re.compile(r"^\s*(?:[-*•]\s+|\d+[.)]\s+)?(?:\*\*)?[A-Za-z][\w /&'-]{0,30}?(?:\*\*)?\s*:\s*\S")
 
 
@@ -2733,6 +2746,12 @@ def _counts_one_part(lowered: str, match: re.Match[str], prompt: str, text: str,
         return True  # "finish with these two lines:": the ending's lines, listed below
     if re.search(r"\bfirst,?\s+(?:in\s+)?$", lowered[: match.start()]):
         return True  # "Answer the question first, in one or two sentences": the opening's size
+    if re.search(
+        r"\b(?:a|an|one)\s+(?:final|last|closing|first|opening|extra|further|separate)\s+(?:bullet|item|line|note)\b"
+        r"[^.;:]{0,40}$",
+        lowered[: match.start()],
+    ):
+        return True  # "- A final bullet saying, in one sentence, that nothing else was found": that bullet's size
     bracketed = "(" in lowered[: match.start()] and re.fullmatch(r"\s*\)\W*", lowered[match.end() :])
     if bracketed and _lines_before_item(prompt, text) is not None:
         return True  # "2. The exact error line from the log, in backticks (one line).": that item's size
@@ -2874,7 +2893,7 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
             unit = _UNITS.get(groups[-1], "list_items")
             if unit == "words" and re.match(r"\s*(?:-\s*)?for(?:\s*-\s*|\s+)word\b", lowered[match.end() :]):
                 continue  # "2 or 3 quotes copied word for word": how they are copied, not a count of words
-            if unit == "headings" and _plain_heading_lines_after(prompt, text):
+            if unit == "headings" and (_plain_heading_lines_after(prompt, text) or _slashed_titles(text)):
                 continue  # "these four sections, each heading on its own line:" over plain lines: those, by name
             if unit == "list_items" and re.match(r"numbered\b", counted):
                 unit = "numbered_items"  # "at most 3 numbered steps": a numbered list's, never steps in prose
@@ -3070,7 +3089,11 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
                 scopes = [None if _is_the_output(prompt, scope) else scope]
             elif where is not None:  # "3-5 key points" and a "Key Points:" section: count in that section
                 scopes = [where]
-            elif scope is None or _is_the_output(prompt, scope):  # "Write a product title. The title must ..."
+            elif scope is None or (
+                # "Write the summary in exactly this structure:" over a "Summary" heading and the line below it, "One
+                # or two sentences ...": that heading's part, though the whole is called a summary too
+                _is_the_output(prompt, scope) and not (layout and _bare_title_line(prompt, scope))
+            ):  # "Write a product title. The title must ..."
                 scopes = [None]
             elif (section := _section_named(prompt, scope)) is not None:  # "The meta title ..." and "Title: <...>"
                 scopes = [section]
@@ -3220,6 +3243,14 @@ def _slot_label(slot: str, prompt: str) -> str | None:
             label = re.fullmatch(r"(?:#+\s*|\*\*)?([A-Za-z][\w '/&-]{0,40}?)\s*:?\s*(?:\*\*)?:?", above)
             return label.group(1).strip().lower() if label else None
     return None
+
+
+def _bare_title_line(prompt: str, part: str) -> bool:
+    """Whether the prompt's answer layout has a line that is ``part``'s title alone ("Summary", "## Summary",
+    "**Summary**") with a line of what goes under it right below."""
+    title = re.compile(rf"\s*(?:#{{1,6}}\s*)?\**{re.escape(part)}\**\s*:?\s*", re.IGNORECASE)
+    lines = prompt.splitlines()
+    return any(title.fullmatch(line) and lines[i + 1].strip() for i, line in enumerate(lines[:-1]))
 
 
 def _is_the_output(prompt: str, part: str) -> bool:
@@ -3828,7 +3859,7 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
         yield _heading_draft(title, PRESENTATION_FORMAT)
     if len(listed_headings) >= 2 and _IN_ORDER.search(text):
         yield library.headings_in_order_draft(listed_headings)
-    if re.search(headings, lowered) and not _EXCLUDE_CUE.search(text) and not listed_headings:
+    if re.search(headings, lowered) and not _EXCLUDE_CUE.search(text) and not listed_headings + _slashed_titles(text):
         yield _count_draft("headings", 1, None, None)
     for tag in dict.fromkeys(_ASKED_TAG.findall(text)):  # "wrap your final answer in <answer></answer> tags"
         if not _EXCLUDE_CUE.search(text):
@@ -3856,6 +3887,7 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
         if re.search(asked, lowered) and not _EXCLUDE_CUE.search(text):
             yield _count_draft(unit, 1, None, None)
     titles = list(dict.fromkeys("".join(title) for title in _TITLED_SECTION.findall(text)))
+    titles += [title for title in _slashed_titles(text) if title not in titles]
     if re.search(r"\b(?:sections?|headings?|headers?)\b[^.*]{0,30}:?\s*\*\*", text, re.IGNORECASE):
         titles += [title.strip(" :") for title in re.findall(r"\*\*([^*\n]{1,40})\*\*", text) if title not in titles]
     if re.search(r"\b(?:sections?|headings?|headers?)\b[^.\"“]{0,40}:\s*#{1,6}\s", text, re.IGNORECASE):

@@ -5063,3 +5063,37 @@ def test_commas_refused_in_numbers_are_thousands_separators() -> None:
     assert not run(symbols, record.replace('"overtime": null', '"overtime": "£120"'))
     assert (symbols.check or {})["phrases"] == ["£", "$", "€"]  # the JSON's own commas are no amount's
     assert "numbers_grouped" not in families(synthesize("Avoid commas in the title."))
+
+
+def test_a_part_under_a_bare_title_line_is_that_section_though_the_whole_bears_its_name() -> None:
+    prompt = (
+        "Summarise the search results for the client.\n\nWrite the summary in exactly this structure:\n\nSummary\n"
+        "One or two sentences giving the overall picture.\n\nAction needed\n- One bullet per result that needs "
+        "action.\n- A final bullet saying, in one sentence, that nothing else was found.\n\nIf a section has no "
+        'items, write "None." under its heading.\n'
+    )
+    found = synthesize("One or two sentences giving the overall picture.", prompt=prompt)
+    assert {(c.check or {}).get("section") for c in found} == {"summary"}
+    final = synthesize("- A final bullet saying, in one sentence, that nothing else was found.", prompt=prompt)
+    assert "sentences" not in {(c.check or {}).get("unit") for c in final}  # that bullet's size, not the response's
+
+
+def test_titles_listed_with_slashes_are_the_sections_and_a_quoted_label_sizes_one() -> None:
+    prompt = (
+        "Write the learner's report like this:\n- Three sections with these exact headings, in this order: What went "
+        'well / To work on / Next lesson.\n- "What went well": 2 or 3 sentences.\n- "To work on": 1 to 3 bullet '
+        "points.\n"
+    )
+    listed = synthesize(prompt.split("\n")[1], prompt=prompt)
+    assert families(listed) == {"headings", "headings_in_order"}  # by name, no count of markdown headings
+    order = by_check(listed, family="headings_in_order")
+    report = (
+        "Hi Sam,\n\nWhat went well\nGood mirrors. Calm on roundabouts.\n\nTo work on\n- Clutch\n\nNext lesson\nHills."
+    )
+    swapped = "Hi Sam,\n\nWhat went well\nGood mirrors.\n\nNext lesson\nHills.\n\nTo work on\n- Clutch"
+    assert run(order, report) and not run(order, swapped)
+    named = by_check(listed, family="headings", headings=["What went well"])
+    assert run(named, report) and not run(named, report.replace("What went well", "Highlights"))
+    bullets = by_check(synthesize('- "To work on": 1 to 3 bullet points.', prompt=prompt), family="count", max=3)
+    assert (bullets.check or {})["section"] == "to work on"
+    assert run(bullets, report) and not run(bullets, report.replace("- Clutch", "- a\n- b\n- c\n- d"))
