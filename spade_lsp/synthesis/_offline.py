@@ -112,6 +112,8 @@ _UNITS: Final = {
     "drug doses": "doses", "doses": "doses", "dosages": "doses", "dosage": "doses", "dose amounts": "doses",
     "medication doses": "doses",
     "card numbers": "card_numbers", "card number": "card_numbers",  # "never copy full card numbers into the note"
+    "card or account numbers": "card_numbers", "card and account numbers": "card_numbers",  # one kind, elided
+    "card or account number": "card_numbers",
 }  # fmt: skip
 #: Units that are only ever banned, never counted to a number ("the text delimited by three backticks" is an input's
 #: fence).
@@ -2519,7 +2521,10 @@ _MENTION_VERBS: Final = (
 )
 #: One thing of a kind a count finds, named with its article after a ban's verb ("Never write a live URL or email
 #: address", "never put a link in the message"): with the article only, as "do not link to competitors" bans none.
-_ONE_OF_A_KIND: Final = r"(?:url|link|hyperlink|email address|e-mail address|phone number|telephone number)"
+_ONE_OF_A_KIND: Final = (
+    r"(?:url|link|hyperlink|email address|e-mail address|phone number|telephone number|card or account number|"
+    r"card number)"
+)
 #: A ban on kinds named before it in the sentence: "Customers often paste full card numbers, passwords ... - never
 #: copy those into the note".
 _BAN_ON_THOSE: Final = re.compile(
@@ -2530,7 +2535,8 @@ _STRUCTURAL: Final = (
     "urls|hyperlinks|bold formatting|bold text|boldface|bolding|bold|fences|backticks|phone numbers|telephone numbers|"
     "email addresses|e-mail addresses|emails|"
     "am/pm times|am/pm|commit hashes|commit hash|commit ids|commit shas|shas|"
-    "drug doses|medication doses|dose amounts|dosages|dosage|doses|card numbers|card number"
+    "drug doses|medication doses|dose amounts|dosages|dosage|doses|card or account numbers|card and account numbers|"
+    "card numbers|card number"
 )
 
 
@@ -2593,7 +2599,7 @@ def _count_patterns(number: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
         (
             "none",
             rf"\b(?:{_BAN_VERBS})\s+(?:use|include|add|using|including|adding|{_MENTION_VERBS})?\s*(?:any\s+|all\s+)?"
-            rf"({_STRUCTURAL})\b",
+            rf"(?:(?:full|complete|whole)\s+(?=card))?({_STRUCTURAL})\b",  # "full card numbers", not "full links"
         ),
         (  # "Never write a live URL or email address in any field": one of a kind, any of them
             "none",

@@ -5097,3 +5097,13 @@ def test_titles_listed_with_slashes_are_the_sections_and_a_quoted_label_sizes_on
     bullets = by_check(synthesize('- "To work on": 1 to 3 bullet points.', prompt=prompt), family="count", max=3)
     assert (bullets.check or {})["section"] == "to work on"
     assert run(bullets, report) and not run(bullets, report.replace("- Clutch", "- a\n- b\n- c\n- d"))
+
+
+def test_a_ban_on_full_card_or_account_numbers_counts_card_numbers() -> None:
+    for sentence in (
+        "- Never include full card or account numbers; refer to cards and accounts by last 4 digits only.",
+        "Never write a full card or account number.",
+    ):
+        ban = by_check(synthesize(sentence), family="count", unit="card_numbers")
+        assert run(ban, "Card ending 7704 was blocked.") and not run(ban, "Card 4929 1234 5678 7704 was blocked.")
+    assert "card_numbers" not in {(c.check or {}).get("unit") for c in synthesize("Never include full links.")}
