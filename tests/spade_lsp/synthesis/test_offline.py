@@ -5107,3 +5107,15 @@ def test_a_ban_on_full_card_or_account_numbers_counts_card_numbers() -> None:
         ban = by_check(synthesize(sentence), family="count", unit="card_numbers")
         assert run(ban, "Card ending 7704 was blocked.") and not run(ban, "Card 4929 1234 5678 7704 was blocked.")
     assert "card_numbers" not in {(c.check or {}).get("unit") for c in synthesize("Never include full links.")}
+
+
+def test_an_if_clause_on_a_value_alone_takes_the_input_of_the_one_before() -> None:
+    prompt = (
+        "Write the quote.\n\nVAT registered: {vat_registered}\n\n- Totals, in £ with two decimals: if VAT registered "
+        'is "yes", show Subtotal, VAT (20%) and Total. If "no", show only Total and do not mention VAT.\n'
+    )
+    (ban,) = [c for c in synthesize(prompt.split("\n")[-2], prompt=prompt) if c.check]
+    assert (ban.check or {})["when"] == {"input": "vat_registered", "value": "no"}
+    quote = "1. Fell the sycamore - £120.00\n\nSubtotal: £120.00\nVAT (20%): £24.00\nTotal: £144.00"
+    assert not run(ban, quote, {"vat_registered": "no"})
+    assert run(ban, "1. Fell the sycamore - £120.00\n\nTotal: £120.00", {"vat_registered": "no"})
