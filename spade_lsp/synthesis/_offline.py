@@ -3750,7 +3750,8 @@ _MARK_LINE: Final = re.compile(
 #: sign-off").
 _LEAVE_OUT: Final = (
     r"\b(?:no|never|don't|do\s+not|without|skip|avoid|omit)\b"
-    r"(?:(?!\b(?:except|but|other\s+than|apart\s+from|besides|outside|only|save)\b)[^.;\n]){0,40}?\b"
+    r"(?:(?!\b(?:except|but|other\s+than|apart\s+from|besides|outside|only|save|counting|including|excluding)\b)"
+    r"[^.;\n]){0,40}?\b"
 )
 _NO_GREETING: Final = re.compile(rf"{_LEAVE_OUT}(?:greetings?|salutations?|pleasantries)\b", re.IGNORECASE)
 _NO_SIGN_OFF: Final = re.compile(rf"{_LEAVE_OUT}(?:sign[- ]?offs?|valedictions?)\b", re.IGNORECASE)

@@ -2282,6 +2282,8 @@ def test_marks_letters_and_greetings_banned_by_name() -> None:
     assert not run(by_check(greeting, family="no_greeting"), "Hi! Great question. Your regex ...")
     assert not run(by_check(greeting, family="no_sign_off"), "Verdict: yes.\n\nHope this helps!")
     assert all(run(c, "1. `^` - Start.\nVerdict: yes.") for c in greeting)
+    for counted in ("No more than 180 words, not counting the sign-off.", "Max 120 words excluding the greeting."):
+        assert not {"no_greeting", "no_sign_off"} & families(synthesize(counted)), counted  # what a count leaves out
     minimised = '- Do not minimise it: no "out of an abundance of caution", "extremely unlikely", "minor" or similar.'
     banned = by_check(synthesize(minimised, EXCLUSION), family="excludes")
     assert banned.check == {"family": "excludes",
