@@ -2220,14 +2220,15 @@ def _totals_hold(text: str) -> bool:
             above -= 1
         if len(amounts) < 2 or not all(a is not None and a["currency"] == total["currency"] for a in amounts):
             continue
-
-        def signed(found: re.Match[str]) -> float:
-            return (-1 if found["sign"] else 1) * float(found["value"].replace(",", ""))
-
         places = len(total["value"].split(".")[1]) if "." in total["value"] else 0
-        if abs(sum(signed(a) for a in amounts if a is not None) - signed(total)) > 0.5 * 10**-places + 1e-9:
+        summed = sum(_signed_amount(a) for a in amounts if a is not None)
+        if abs(summed - _signed_amount(total)) > 0.5 * 10**-places + 1e-9:
             return False
     return True
+
+
+def _signed_amount(found: re.Match[str]) -> float:
+    return (-1 if found["sign"] else 1) * float(found["value"].replace(",", ""))
 
 
 #: A number with thousands separators: "1,549,800", "64,380.00" (not "3,4" or a list "1, 2, 3").
