@@ -19,7 +19,7 @@ Three readings, side by side:
 
 The pipelines are the five of ``../shared/bench``; with ``SPADE_EXPERIMENTS`` naming a checkout of
 ``shreyashankar/spade-experiments``, also its pipelines the shared data lacks (``tests/support/spade_experiments.py``),
-with their own coverage floor; and the six of ``tests/data/fresh_pipelines`` (``FRESH``), with theirs.
+with their own coverage floor; and every pipeline of ``tests/data/fresh_pipelines`` (``FRESH``), with theirs.
 
 Reproduce: ``.venv/bin/pytest -q -s tests/benchmarks/test_candidates_bench.py -p no:cacheprovider``
 """
