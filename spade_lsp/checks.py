@@ -2192,14 +2192,10 @@ def _arithmetic(node: ast.expr) -> float:
     raise ValueError(f"not arithmetic: {ast.dump(node)}")
 
 
-#: A line that states a total of money: "Total deductions: £110.00", "**Total due:** $48.50".
-_TOTAL_LINE: Final = re.compile(
-    r"\s*(?:[*_]{2})?total\b[^:\n]{0,40}:\s*(?:[*_]{2})?\s*(?P<sign>[-−]?)\s*(?P<currency>[$£€])\s?"
-    r"(?P<value>\d[\d,]*(?:\.\d+)?)",
-    re.IGNORECASE,
-)
 #: The first amount of money on a line, with its sign: "- Replace desk chair: £75.00 (...)", "- Discount: -$5".
 _MONEY: Final = re.compile(r"(?P<sign>[-−]?)\s*(?P<currency>[$£€])\s?(?P<value>\d[\d,]*(?:\.\d+)?)")
+#: A line that states a total of money: "Total deductions: £110.00", "**Total due:** $48.50".
+_TOTAL_LINE: Final = re.compile(rf"\s*(?:[*_]{{2}})?total\b[^:\n]{{0,40}}:\s*(?:[*_]{{2}})?\s*{_MONEY.pattern}", re.I)
 
 
 def _totals_hold(text: str) -> bool:

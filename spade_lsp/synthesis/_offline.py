@@ -2190,10 +2190,6 @@ _IF_VALUE: Final = re.compile(
 _IF_OTHER_VALUE: Final = re.compile(
     r"^if\s+[\"“](?P<value>[^\"”\n]{1,30})[\"”]\s*,\s*(?P<rule>[^.;]+[.;]?)", re.IGNORECASE
 )
-#: An if-clause on an input's quoted value anywhere in a sentence: '... in £: if VAT registered is "yes", show ...'.
-_IF_NOUN_VALUE: Final = re.compile(
-    r"\bif\s+(?:the\s+)?(?P<noun>[a-z][\w ]{1,30}?)\s+is\s+[\"“](?P<value>[^\"”\n]{1,30})[\"”]", re.IGNORECASE
-)
 
 
 #: 'If the status says the membership is frozen, don't mention the offer': the same on a word of the input's value,
@@ -2293,7 +2289,7 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
         # 'if VAT registered is "yes", show Subtotal, VAT and Total. If "no", show only Total and do not mention VAT':
         # the other value of the input the sentence's first if-clause names
         elided = _IF_OTHER_VALUE.match(cleaned[later.end() :]) if clause is None else None
-        first = _IF_NOUN_VALUE.search(before) if elided else None
+        first = _IF_NOUN.search(before) if elided else None
         if elided and first:
             noun = first.group("noun").strip()
             field = vocabulary.input_named(noun) or vocabulary.input_named(f"the {noun}")
