@@ -373,13 +373,18 @@ def ask_llm_with(client: LLMClient) -> AskLLM:
     """The parent-side answer to an assertion's ``ask_llm``: one cached, structured yes/no call."""
 
     def ask(question: str, response: str, context: Mapping[str, Any]) -> bool:
-        extra = "".join(f"\n{key}: {value}" for key, value in sorted(context.items()))
+        rest = {key: value for key, value in context.items() if key != "prompt"}
+        extra = "".join(f"\n{key}: {value}" for key, value in sorted(rest.items()))
+        # The rendered prompt comes first, fenced, so that a question about its inputs ("use only what is in the
+        # notes") can be answered and the prompt's own wording is never read as the question.
+        prompt = context.get("prompt")
+        shown = f"The prompt that produced the response:\n<prompt>\n{prompt}\n</prompt>\n\n" if prompt else ""
         messages = [
             {
                 "role": "system",
                 "content": "You check LLM outputs. Answer the question about the response with yes or no.",
             },
-            {"role": "user", "content": f"Question: {question}{extra}\n\nResponse:\n{response}"},
+            {"role": "user", "content": f"{shown}Question: {question}{extra}\n\nResponse:\n{response}"},
         ]
         answer = parse_json_answer(
             client.complete(messages, response_schema=_YES_NO_SCHEMA), what="a yes/no check", schema=_YES_NO_SCHEMA

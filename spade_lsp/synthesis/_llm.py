@@ -481,7 +481,7 @@ def _draft(pick: _Pick, sentence: str, context: PromptContext) -> library.Draft:
             f"llm_{_slug(sentence, 40)}",
             QUALITATIVE_ASSESSMENT,
             f"Asks the model: {question}",
-            f"ask_llm({library.literal(question)}, response)",
+            f"ask_llm({library.literal(question)}, response, prompt=prompt)",
             None,
             asks_llm=True,
         )

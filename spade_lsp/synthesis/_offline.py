@@ -1414,7 +1414,7 @@ def _ask_draft(text: str, category: str) -> _Draft:
         f"llm_{_slug(text, 40)}",
         category,
         "Asks the model whether the response follows this instruction.",
-        f"ask_llm({_literal(_question(text))}, response)",
+        f"ask_llm({_literal(_question(text))}, response, prompt=prompt)",
         None,
         asks_llm=True,
     )

@@ -122,7 +122,8 @@ def test_ask_llm_is_proxied_to_the_parent_and_cached(
 
     def judge(request: dict[str, Any]) -> Any:
         questions.append(request["messages"][-1]["content"])
-        return chat_reply(json.dumps({"answer": "no" if "cheap" in questions[-1] else "yes"}))
+        answered = questions[-1].rsplit("Response:\n", 1)[-1]  # the prompt above it says "cheap" too
+        return chat_reply(json.dumps({"answer": "no" if "cheap" in answered else "yes"}))
 
     with OpenAIStub(judge) as stub:
         (prompt.parent / "spade.toml").write_text(
@@ -137,6 +138,12 @@ def test_ask_llm_is_proxied_to_the_parent_and_cached(
         assert all("sk-do-not-leak" not in json.dumps(request) for request in stub.requests)
         llm_columns = [j for j, a in enumerate(matrix["assertions"]) if a["cost"] > 0]
         assert [matrix["M"][2][j] for j in llm_columns] == [0] * len(llm_columns)  # "cheap" answered no
+        assert [matrix["M"][0][j] for j in llm_columns] == [1] * len(llm_columns)
+        # Each question shows the judge the prompt as rendered for that example, its input filled in.
+        for product in ("Kettle", "Lamp", "Mug", "Shoe"):
+            rendered = f"<prompt>\nWrite a product blurb for {product}.\n"
+            assert any(rendered in question for question in questions), product
+        assert all(question.index("</prompt>") < question.index("Question:") for question in questions)
         assert run(capsys, "eval", str(prompt), "--json", "--classifier", "offline")[0] == 0
         assert len(stub.requests) == asked  # re-run answered from the store's cache
 

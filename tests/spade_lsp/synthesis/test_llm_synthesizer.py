@@ -113,7 +113,7 @@ def test_picks_become_library_checks_with_metadata_one_request_per_instruction()
         "checks.count(response, 'words') <= checks.bound(example, 'max_words')",
         "not checks.contains_phrase(response, 'price')",
         "checks.sentiment(response) >= 0",
-        "ask_llm('Is the tone friendly?', response)",
+        "ask_llm('Is the tone friendly?', response, prompt=prompt)",
         "checks.in_language(response, checks.value(example, 'language'))",
     ]
     assert all(c.synthesizer == PICKED and c.source is None for c in candidates)  # spade's code: no review
