@@ -1749,8 +1749,8 @@ def _key_of_each(elements: list[Any], wanted: str) -> str:
 def section(text: str, title: str) -> str:
     """The body of the section titled ``title`` (up to the next title of its rank or above), or the value of that
     key in a JSON object response (in a JSON list of objects, each object's value, a bullet each); "" if none.
-    Where no section bears it, "body" and "title" name the response's body and first line, and "line 3" its third
-    non-blank line.
+    Where no section bears it, "body" and "title" name the response's body and first line, "line 3" its third
+    non-blank line and "paragraph 1" its first block of lines.
 
     A title that is ``title`` exactly wins over one that only contains it ("# Negotiation Strategy" over "#
     Negotiation Strategy Report"). Titles rank as markdown headings by their level, then whole-line bold text,
@@ -1789,10 +1789,12 @@ def section(text: str, title: str) -> str:
             return _body(text)
         if wanted in _TITLE_NAMES and text.strip():  # "Start with a one-line title, at most 72 characters"
             return _TITLE_DECORATION.sub("", next(line for line in lines if line.strip())).strip()
-        numbered = re.fullmatch(r"(?:line|row) (\d+)", wanted)
-        if numbered:  # "Line 3: one sentence explaining the cause": the response's third line
-            filled = [line.strip() for line in lines if line.strip()]
-            number = int(numbered.group(1))
+        numbered = re.fullmatch(r"(line|row|paragraph) (\d+)", wanted)
+        if numbered:  # "Line 3: one sentence explaining the cause": the response's third line; "paragraph 1" its
+            # first block of lines, the blocks a blank line apart
+            parts = re.split(r"\n\s*\n", text) if numbered.group(1) == "paragraph" else lines
+            filled = [part.strip() for part in parts if part.strip()]
+            number = int(numbered.group(2))
             return filled[number - 1] if 0 < number <= len(filled) else ""
         return ""
     index, rank, _ = start

@@ -1350,7 +1350,9 @@ def _titled_list_over(prompt: str, sentence: str) -> str | None:
     that part."""
     intro = _list_intro(prompt, sentence)
     title = re.fullmatch(r"([A-Za-z][\w -]{0,30}?)\s*:", intro.strip()) if intro else None
-    if title is None or title.group(1).lower() in _PROMPT_PARTS:
+    if title is None:
+        return _keyed_heading_over(prompt, sentence)
+    if title.group(1).lower() in _PROMPT_PARTS:
         return None
     name = re.escape(title.group(1))
     slot = rf"^\s*(?:#{{1,6}}\s*)?\**{name}\**\s*:\**\s*(?:<[^>\n]*>|\[[^\]\n]*\])"
@@ -1368,9 +1370,22 @@ def _titled_list_over(prompt: str, sentence: str) -> str | None:
     return _bare_slot_line(prompt, ruled.group(1)) if ruled else None
 
 
+def _keyed_heading_over(prompt: str, sentence: str) -> str | None:
+    """The JSON key a list's heading names, when the heading has no colon ("REASON", "## Reason", "**Reason**" over
+    "- One sentence, 25 words maximum.") and the answer's template holds that key: the items describe its value."""
+    line = _line_over_list(prompt, sentence) or ""
+    heading = re.fullmatch(r"\s*(#{1,6}\s*|\*\*)?([A-Za-z][\w -]{0,30}?)(?:\*\*)?\s*", line)
+    if heading is None or not (heading.group(1) or heading.group(2).isupper()):
+        return None  # a plain line of prose above the list, not a heading
+    name = heading.group(2).strip().lower().replace(" ", "_")
+    return next((key for key in _template_keys(prompt) if key.lower() == name), None)
+
+
 def _bare_slot_line(prompt: str, part: str) -> str | None:
     """ "line 2" where the lines right below a layout's introduction ("Output exactly these five lines:") lay the
-    answer out one line each and the second is a slot naming ``part`` and nothing else ("<description>")."""
+    answer out one line each and the second is a slot naming ``part`` and nothing else ("<description>"); "paragraph
+    1" where the layout's parts stand a blank line apart and the slot is a part of its own ("Write the notes in this
+    format:", a blank line, "<summary paragraph>", a blank line, "In this episode:" ...)."""
     lines = prompt.splitlines()
     slot = re.compile(rf"\s*<[^<>\n]*\b{re.escape(part)}\b[^<>\n]*>\s*", re.IGNORECASE)
     for at, line in enumerate(lines):
@@ -1379,23 +1394,45 @@ def _bare_slot_line(prompt: str, part: str) -> str | None:
         start = at
         while start > 0 and lines[start - 1].strip() and not lines[start - 1].rstrip().endswith(":"):
             start -= 1
-        if start == 0 or not _LAYOUT_INTRO.search(lines[start - 1]):
-            return None
-        return f"line {at - start + 1}"
+        if start > 0 and _LAYOUT_INTRO.search(lines[start - 1]):
+            return f"line {at - start + 1}"
+        alone = not lines[at - 1].strip() and (at + 1 == len(lines) or not lines[at + 1].strip()) if at else False
+        return _block_of_layout(lines, at) if alone else None
     return None
 
 
-def _list_intro(prompt: str, sentence: str) -> str | None:
-    """The line ending in a colon that introduces the list a top-level item is in ("For each step:" over "- Start
-    with ..."), if any."""
+def _block_of_layout(lines: Sequence[str], at: int) -> str | None:
+    """ "paragraph k" for the line ``at``, a part of its own, when it is the k-th block below a layout's
+    introduction, the blocks a blank line apart; None when no introduction heads the blocks above it."""
+    blocks, inside = 1, False
+    for line in reversed(lines[:at]):
+        if not line.strip():
+            inside = False
+        elif _LAYOUT_INTRO.search(line) and not inside:
+            return f"paragraph {blocks}"
+        elif not inside:
+            blocks, inside = blocks + 1, True
+    return None
+
+
+def _line_over_list(prompt: str, sentence: str) -> str | None:
+    """The line right above the list a top-level item is in (past its other items and the blank lines between
+    them), if any."""
     lines = _lines_before_item(prompt, sentence)
     if lines is None or lines[-1][:1].isspace():
         return None
     for line in reversed(lines[:-1]):
         if not line.strip() or _LIST_ITEM.match(line) or line[:1].isspace():
             continue  # the list's other items, their continuation lines and the blank lines between them
-        return _clean(line) if line.rstrip().endswith(":") else None
+        return line
     return None
+
+
+def _list_intro(prompt: str, sentence: str) -> str | None:
+    """The line ending in a colon that introduces the list a top-level item is in ("For each step:" over "- Start
+    with ..."), if any."""
+    line = _line_over_list(prompt, sentence)
+    return _clean(line) if line is not None and line.rstrip().endswith(":") else None
 
 
 def _under_a_ban(prompt: str, sentence: str) -> bool:
@@ -2708,7 +2745,8 @@ def _layout_label(text: str, prompt: str) -> str | None:
     )
     json_key = re.fullmatch(r"[a-z][a-z0-9_]*", name) is not None and re.search(r"\bjson\b", prompt, re.I) is not None
     if not (name in _PARTS or _has_section(prompt, name) or in_a_run or json_key):  # "summary: max 25 words"
-        return None
+        # "- Summary: one paragraph, 60 words or fewer" below a layout whose first part is "<summary paragraph>"
+        return _bare_slot_line(prompt, name)
     return "" if lowered.startswith("optional") else name
 
 
@@ -3420,10 +3458,11 @@ def _scope(lowered: str) -> str | None:
         return labelled.group(1).strip()
     kept = re.match(
         r"^(?:always\s+|please\s+)?keep\s+(?:the|your)\s+([a-z][a-z\- ]{1,30}?)\s+(?:\([^)]*\)\s+)?"
-        r"(?:under|below|within)\b",
+        r"(?:under|below|within|(?:short|brief|concise)\s+\((?:max|maximum|at\s+most|up\s+to|under|no\s+more\s+than)\b)",
         lowered,
     )
-    # "keep the body (everything after the headline) under 100 words", "keep the summary under 70 words"
+    # "keep the body (everything after the headline) under 100 words", "keep the summary under 70 words", "keep the
+    # reason short (max 25 words)"
     if kept and (kept.group(1) not in _WHOLE_RESPONSE or kept.group(1) == "summary"):
         return kept.group(1)
     limited = re.match(r"^(?:limit|cap|restrict)\s+(?:the\s+)?[\"“'`]([a-z_][\w-]{0,30})[\"”'`]\s+(?:to|at)\b", lowered)
@@ -3628,6 +3667,9 @@ def _layout_line(text: str, prompt: str) -> str | None:
     before = _lines_before_item(prompt, text)
     if before is None:
         return None
+    first = _first_part_of_sequence(prompt, before)
+    if first is not None:
+        return first
     start = len(before) - 1
     while start > 0 and re.match(r"\s*\d+[.)]\s", before[start - 1]):
         start -= 1
@@ -3644,6 +3686,22 @@ def _layout_line(text: str, prompt: str) -> str | None:
     ):
         return None
     return f"line {sum(1 for item in items[: own + 1] if not _SEPARATOR_ITEM.match(item))}"
+
+
+def _first_part_of_sequence(prompt: str, before: Sequence[str]) -> str | None:
+    """ "paragraph 1" (or "line 1") for the first item of a list right below a layout's introduction when it is one
+    paragraph (or line) and the next item goes on with "Then": "Output format:" over "- One paragraph of 70-110
+    words." and "- Then a blank line, then one line exactly in this form: ...". The size is that part's, not the
+    whole response's."""
+    lines = prompt.splitlines()
+    if len(before) < 2 or len(before) > len(lines) or not _LAYOUT_INTRO.search(before[-2]):
+        return None
+    item = lines[len(before) - 1]  # ``before`` ends at the item's marker
+    part = re.match(r"(?:one|an?|a\s+single)\s+(?:short\s+)?(paragraph|line)\b", _clean(item), re.IGNORECASE)
+    after = lines[len(before)] if len(before) < len(lines) else ""
+    if part is None or not re.match(r"\s*(?:[-*•+]|\d+[.)])\s+then\b", after, re.IGNORECASE):
+        return None
+    return f"{part.group(1).lower()} 1"
 
 
 def _numbered_part(numbered: re.Match[str]) -> str:

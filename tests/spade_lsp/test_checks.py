@@ -511,6 +511,14 @@ def test_the_title_without_a_section_of_that_name_is_the_first_line() -> None:
     assert checks.section("", "title") == ""
 
 
+def test_a_numbered_line_or_paragraph_without_a_section_of_that_name_is_counted_from_the_top() -> None:
+    text = "Ada Lowe explains tide tables.\nShe built one.\n\n\nTopics:\n- harmonics\n\nLinks:\n- none"
+    assert checks.section(text, "line 2") == "She built one."
+    assert checks.section(text, "paragraph 1") == "Ada Lowe explains tide tables.\nShe built one."
+    assert checks.section(text, "paragraph 3") == "Links:\n- none"
+    assert checks.section(text, "paragraph 4") == checks.section(text, "paragraph 0") == ""
+
+
 def test_only_the_tagged_parts() -> None:
     tagged = "<thinking>\n12 days since delivery.\n</thinking>\n<decision>ELIGIBLE</decision>"
     assert checks.only_tags(tagged)

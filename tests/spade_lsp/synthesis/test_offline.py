@@ -5121,3 +5121,60 @@ def test_an_if_clause_on_a_value_alone_takes_the_input_of_the_one_before() -> No
     quote = "1. Fell the sycamore - £120.00\n\nSubtotal: £120.00\nVAT (20%): £24.00\nTotal: £144.00"
     assert not run(ban, quote, {"vat_registered": "no"})
     assert run(ban, "1. Fell the sycamore - £120.00\n\nTotal: £120.00", {"vat_registered": "no"})
+
+
+def test_rules_under_a_bare_heading_naming_a_json_key_size_that_key() -> None:
+    prompt = (
+        "Classify the delivery complaint.\n\nCATEGORY\n- late, damaged or missing\n\nREASON\n- One sentence, 20 words "
+        'maximum.\n\nOUTPUT\n{{"category": "...", "reason": "..."}}\n'
+    )
+    found = synthesize("- One sentence, 20 words maximum.", prompt=prompt)
+    words = by_check(found, family="count", unit="words")
+    assert (words.check or {})["section"] == "reason"
+    answer = '{"category": "late", "reason": "The parcel promised for Monday arrived on Thursday, three days late."}'
+    assert run(words, answer)  # the whole answer is over 20 words; its reason is not
+    assert not run(words, answer.replace("three days late", "three days late, " + "and so on " * 5))
+    for unmarked in ("Reason\n", "NOTES\n"):  # a plain line is no heading; a heading that names no key sizes nothing
+        plain = prompt.replace("REASON\n", unmarked)
+        words = by_check(synthesize("- One sentence, 20 words maximum.", prompt=plain), family="count", unit="words")
+        assert (words.check or {}).get("section") is None, unmarked
+
+
+def test_a_rule_labelled_with_a_layout_s_own_block_sizes_that_block() -> None:
+    prompt = (
+        "Write the episode notes in this format:\n\n<summary paragraph>\n\nTopics:\n- <topic>\n\nRules:\n- Summary: "
+        "one paragraph, 30 words or fewer. Name the guest.\n"
+    )
+    words = by_check(synthesize("- Summary: one paragraph, 30 words or fewer. Name the guest.", prompt=prompt),
+                     family="count", unit="words")  # fmt: skip
+    assert (words.check or {})["section"] == "paragraph 1"
+    notes = "Ada Lowe explains how tide tables are made.\n\nTopics:\n" + "- harmonic analysis of the tides\n" * 6
+    assert run(words, notes)  # 50 words in all, 8 in the summary
+    assert not run(words, notes.replace("are made.", "are made, " + "and why " * 12 + "it matters."))
+
+
+def test_the_first_part_of_a_layout_going_on_with_then_is_sized_alone() -> None:
+    prompt = (
+        "Describe the plant for our shop.\n\nOutput format:\n- One paragraph of 20-40 words.\n- Then a blank line, "
+        "then one line exactly in this form:\nKey facts: Height: <value> | Soil: <value>\n"
+    )
+    found = synthesize("- One paragraph of 20-40 words.", prompt=prompt)
+    bounds = [c for c in found if (c.check or {}).get("unit") == "words"]
+    assert bounds and {(c.check or {})["section"] for c in bounds} == {"paragraph 1"}
+    text = (
+        "A tough evergreen shrub with grey leaves edged in red, lilac flowers in summer, happy in sun or light shade."
+    )
+    answer = f"{text}\n\nKey facts: Height: 45cm | Soil: any well-drained soil, including chalk, clay and sandy loam"
+    assert all(run(c, answer) for c in bounds)  # 21 words in the paragraph, 35 in all
+    assert not all(run(c, answer.replace(text, "A tough evergreen shrub.")) for c in bounds)
+    alone = "Output format:\n- One paragraph of 20-40 words.\n- No emojis.\n"  # no "Then": the whole answer's size
+    found = synthesize("- One paragraph of 20-40 words.", prompt=alone)
+    assert {(c.check or {}).get("section") for c in found if (c.check or {}).get("unit") == "words"} == {None}
+
+
+def test_keep_a_part_short_with_its_size_in_brackets_sizes_that_part() -> None:
+    prompt = 'Answer in JSON: {{"category": "...", "reason": "..."}}.\nKeep the reason short (max 12 words).\n'
+    words = by_check(synthesize("Keep the reason short (max 12 words).", prompt=prompt), family="count", unit="words")
+    assert (words.check or {})["section"] == "reason"
+    answer = '{"category": "roaming_charges", "reason": "Charged for data used in Turkey, which the plan excludes."}'
+    assert run(words, answer) and not run(words, answer.replace("excludes", "excludes " + "entirely " * 4))
