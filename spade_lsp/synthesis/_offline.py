@@ -571,6 +571,11 @@ class _Vocabulary:
                 return ending[0]
         return None
 
+    def is_document(self, field: str) -> bool:
+        """Whether the input's placeholder stands alone on its line ("Job record:" over "{job_record}"): a text
+        the model reads from, not a value to repeat."""
+        return re.search(rf"^[ \t]*\{{{re.escape(field)}\}}[ \t]*$", self.prompt, re.MULTILINE) is not None
+
     def field_of(self, token: str) -> str | None:
         name = token.strip("{}[] ")
         return name if name in self.inputs else None
@@ -660,6 +665,16 @@ class OfflineSynthesizer:
             unguarded = self._drafts(instruction, context, vocabulary, examples, rule=before) if before else ()
             plain = [draft for draft in unguarded if not draft.asks_llm]
             drafts = [*plain, *guarded, *(draft for draft in drafts if draft.asks_llm)] if guarded else drafts
+        before_condition = _before_a_condition(instruction.text)
+        if before_condition is not None and guard is None:
+            # "Never offer a refund or credit. If they ask for money back, ...": the sentences before the condition
+            # hold for every response, though the item as a whole reads as conditional
+            known = {draft.expression for draft in drafts}
+            drafts += [
+                draft
+                for draft in self._drafts(instruction, context, vocabulary, examples, rule=before_condition)
+                if not draft.asks_llm and draft.expression not in known
+            ]
         if instruction.removed_in is None and _in_another_language(_clean(instruction.text)):
             drafts = [*_foreign_drafts(_clean(instruction.text), vocabulary), *drafts]
         if not drafts and instruction.removed_in is None and _written_in_another_language(instruction):
@@ -781,6 +796,8 @@ class OfflineSynthesizer:
                 phrased: set[str] = set()
                 for ban in bans if negated else [text]:
                     for draft in _phrases(ban, vocabulary, exclude=negated):
+                        if draft.check and draft.check.get("field") in used_as_bound:
+                            continue  # "stay within the word limit": the limit's value bounds a count, no words
                         if draft.expression not in phrased:
                             phrased.add(draft.expression)
                             found_specific = True
@@ -1367,7 +1384,10 @@ def _titled_list_over(prompt: str, sentence: str) -> str | None:
     ruled = re.fullmatch(
         r"(?:rules|requirements|guidelines|constraints)\s+(?:for|on)\s+(?:the|your|each)\s+(.+)", title.group(1), re.I
     )
-    return _bare_slot_line(prompt, ruled.group(1)) if ruled else None
+    if ruled:
+        return _bare_slot_line(prompt, ruled.group(1))
+    # "reason:" over "- One sentence, at most 25 words", where the answer's JSON template has a "reason" key
+    return _template_key_named(prompt, title.group(1))
 
 
 def _keyed_heading_over(prompt: str, sentence: str) -> str | None:
@@ -1377,8 +1397,13 @@ def _keyed_heading_over(prompt: str, sentence: str) -> str | None:
     heading = re.fullmatch(r"\s*(#{1,6}\s*|\*\*)?([A-Za-z][\w -]{0,30}?)(?:\*\*)?\s*", line)
     if heading is None or not (heading.group(1) or heading.group(2).isupper()):
         return None  # a plain line of prose above the list, not a heading
-    name = heading.group(2).strip().lower().replace(" ", "_")
-    return next((key for key in _template_keys(prompt) if key.lower() == name), None)
+    return _template_key_named(prompt, heading.group(2))
+
+
+def _template_key_named(prompt: str, name: str) -> str | None:
+    """The key of the answer's JSON template that ``name`` names ("Reason", "NEEDS HUMAN" for "needs_human")."""
+    wanted = name.strip().lower().replace(" ", "_")
+    return next((key for key in _template_keys(prompt) if key.lower() == wanted), None)
 
 
 def _bare_slot_line(prompt: str, part: str) -> str | None:
@@ -2825,6 +2850,24 @@ def _counts_one_part(lowered: str, match: re.Match[str], prompt: str, text: str,
     return of_a_part
 
 
+#: A limit the sentence names by an input's words rather than by its placeholder: "Stay within the word limit" of
+#: "Word limit: {word_limit}", "never exceed the character limit".
+_INPUT_LIMIT: Final = re.compile(
+    r"\b(?:(?:stay|keep(?:\s+it)?|be|remain)\s+(?:within|under|below|inside)|(?:do\s+not|don't|never|must\s+not)\s+"
+    r"(?:exceed|go\s+over|go\s+beyond|break))\s+(?:the|your|its|our)\s+(?P<limit>(?P<unit>[a-z]+)\s+(?:limit|maximum|max|cap))\b"
+)
+
+
+def _input_limits(lowered: str, vocabulary: _Vocabulary) -> Iterator[_Draft]:
+    """A count at most an input's value, where the sentence names the input as a limit of a unit ("the word limit"
+    of {word_limit}): the bound is read per example, as a placeholder's is."""
+    for found in _INPUT_LIMIT.finditer(lowered):
+        field = vocabulary.input_named(found.group("limit"))
+        unit = _UNITS.get(found.group("unit"))
+        if field is not None and unit is not None:
+            yield _count_draft(unit, None, "{" + field + "}", None, None)
+
+
 def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_Draft]:
     lowered = text.lower()
     spans: list[tuple[int, int]] = []
@@ -2837,6 +2880,7 @@ def _counts(text: str, vocabulary: _Vocabulary, prompt: str = "") -> Iterator[_D
 
     if _FORM_LINE.match(text):
         return  # "1. [ID] Name (Institution) - one-line reason": an item of a form to fill, sized within it
+    yield from _input_limits(lowered, vocabulary)
     numbered_line = _NUMBERED_LINE.match(lowered) or _reported_step(lowered, prompt)
     if numbered_line is None and (
         re.match(r"(?:after|below|under|following|before|above)\s+the\b", lowered)
@@ -4717,6 +4761,31 @@ def _literal_quotes(text: str, frame: re.Pattern[str] = _LITERAL_FRAME, *, uncon
     return list(dict.fromkeys(phrases))
 
 
+def _before_a_condition(sentence: str) -> str | None:
+    """The sentences of an item before its first conditional one, when a later sentence states a condition and
+    they do not ("Never offer a refund, credit or discount. If they ask for money back, tell them ..."); None for
+    an item of one sentence, or one that opens with its condition."""
+    text = _clean(sentence)
+    if not _CONDITIONAL.search(text) or _OPENING_LABEL.match(text):
+        return None  # an item that opens with a label ("For [RECALL]:", "due_date:") is that label's rule alone
+    sentences = [part.text for part in split_sentences(text)]
+    first = next((i for i, part in enumerate(sentences) if _CONDITIONAL.search(part)), 0)
+    if first and _ABSENT.search(sentences[first]):
+        return None  # "List the documents as bullets. If there are none, say so": the list is owed only when some are
+    return " ".join(sentences[:first]) or None
+
+
+#: A label an item opens with: a JSON key's ("due_date:"), a part's, or a case's ("For [RECALL]:").
+_OPENING_LABEL: Final = re.compile(r"(?:for\s+)?[\[\"“'`]?[\w /&'-]{1,30}[\]\"”'`]?\s*:\s", re.IGNORECASE)
+#: A condition on something being absent, which excuses what the sentence before it asks: "If there are none",
+#: "If they give no name", "Use "" if there is nothing to add", "Null if not given".
+_ABSENT: Final = re.compile(
+    r"\b(?:if|when|unless)\b[^.!?]{0,40}?\b(?:none|nothing|no\s+\w+|empty|missing|unknown|not\s+(?:given|stated|"
+    r"provided|known|available|listed|mentioned))\b",
+    re.IGNORECASE,
+)
+
+
 def _conditional_at(text: str, index: int) -> bool:
     """Whether the sentence of ``text`` that holds ``index`` opens with a condition ("If you find nothing, ...")."""
     return (
@@ -5077,6 +5146,8 @@ def _inputs_named_as_objects(text: str, vocabulary: _Vocabulary) -> dict[str, st
             continue  # "add no others: {specs}": a ban or a kind, not the input the colon introduces
         for part in re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", obj):
             field = vocabulary.input_named(part.strip()) if part.strip() else None
+            if field is not None and re.match(r"us", match.group("verb"), re.I) and vocabulary.is_document(field):
+                continue  # "Use the telemetry." of a block of text below its label: a source to draw on
             if field is not None:
                 found[part.strip()] = field
     return found

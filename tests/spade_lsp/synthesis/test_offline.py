@@ -5178,3 +5178,39 @@ def test_keep_a_part_short_with_its_size_in_brackets_sizes_that_part() -> None:
     assert (words.check or {})["section"] == "reason"
     answer = '{"category": "roaming_charges", "reason": "Charged for data used in Turkey, which the plan excludes."}'
     assert run(words, answer) and not run(words, answer.replace("excludes", "excludes " + "entirely " * 4))
+
+
+def test_the_sentences_of_an_item_before_its_condition_hold_for_every_response() -> None:
+    sentence = (
+        "- Never offer a refund, credit or discount. If they ask for money back, tell them the claims team will "
+        "contact them."
+    )
+    ban = by_check(synthesize(sentence, prompt=sentence), family="offers_none")
+    assert not run(ban, "I've added a £15 credit to your account for the delay.")
+    assert run(ban, "I can't offer a credit, but the claims team will contact you within 2 working days.")
+    for excused in (  # what a later condition excuses, or an item that is one label's rule, stays unread
+        "3. List the outstanding documents as bullet points. If there are none, say we have everything we need.",
+        '- For [RECALL]: include the words "Quarantine stock now". Do not mention alternatives unless given.',
+        '- notes: one sentence of at most 25 words. Use "" if there is nothing to add.',
+        "- If they ask for money back, tell them the claims team will contact them. Never offer a refund.",
+    ):
+        assert not [c for c in synthesize(excused, prompt=excused) if not (c.expression or "").startswith("ask_llm")]
+
+
+def test_a_limit_named_by_an_input_s_words_bounds_the_count_by_its_value() -> None:
+    prompt = (
+        "Write the notice.\nWord limit: {word_limit}\n\nRules:\n- Stay within the word limit (sign-off included).\n"
+    )
+    found = synthesize("- Stay within the word limit (sign-off included).", prompt=prompt)
+    assert "mentions" not in families(found)  # the limit's value is a bound, not words to write
+    words = by_check(found, family="count", unit="words")
+    assert words.check is not None and words.check["max"] == "{word_limit}"
+    assert run(words, "Peggy passed away peacefully.", {"inputs": {"word_limit": 5}})
+    assert not run(words, "Peggy passed away peacefully at home.", {"inputs": {"word_limit": 5}})
+
+
+def test_use_a_text_input_standing_on_its_own_lines_asks_for_no_mention() -> None:
+    prompt = "Answer the customer.\n\nLocker telemetry:\n{locker_telemetry}\n\nRules:\n- Use the telemetry.\n"
+    assert "mentions" not in families(synthesize("- Use the telemetry.", prompt=prompt))
+    inline = "Answer {customer_first_name}.\n- Use the customer first name.\n"  # a value in a line: mentioned
+    assert "mentions" in families(synthesize("- Use the customer first name.", prompt=inline))
