@@ -4224,9 +4224,9 @@ def _formats(text: str, vocabulary: _Vocabulary, written: str = "") -> Iterator[
     for match in (section, named):
         if match:
             yield _heading_draft(match.group(1), PRESENTATION_FORMAT)
-    titles = [
-        title for title in titles if not re.search(r"<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}", title)
-    ]  # "## <Room>": a slot
+    titles = [  # "## <Room>": a slot; 'each as a markdown "## " heading': the mark, no title
+        title for title in titles if title.strip(" :*#") and not re.search(r"<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}", title)
+    ]
     if _negation(text) is None:  # 'a "## Steps" section', 'a section titled "Next steps"' (a ban under a condition,
         # "If a section has no events, keep the heading", bans no section)
         for title in titles:

@@ -5214,3 +5214,14 @@ def test_use_a_text_input_standing_on_its_own_lines_asks_for_no_mention() -> Non
     assert "mentions" not in families(synthesize("- Use the telemetry.", prompt=prompt))
     inline = "Answer {customer_first_name}.\n- Use the customer first name.\n"  # a value in a line: mentioned
     assert "mentions" in families(synthesize("- Use the customer first name.", prompt=inline))
+
+
+def test_a_quoted_heading_mark_alone_names_no_heading() -> None:
+    prompt = (
+        'Write the report with these two headings, each as a markdown "## " heading:\n## Your roof\n## Next steps\n'
+    )
+    found = synthesize(prompt.splitlines()[0], prompt=prompt)
+    headings = [
+        name for c in found if (c.check or {}).get("family") == "headings" for name in (c.check or {})["headings"]
+    ]
+    assert headings == ["Your roof", "Next steps"]
