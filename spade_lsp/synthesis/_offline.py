@@ -4766,7 +4766,7 @@ def _before_a_condition(sentence: str) -> str | None:
     they do not ("Never offer a refund, credit or discount. If they ask for money back, tell them ..."); None for
     an item of one sentence, or one that opens with its condition."""
     text = _clean(sentence)
-    if not _CONDITIONAL.search(text) or _OPENING_LABEL.match(text):
+    if not _CONDITIONAL.search(text) or _ITEM_LABEL.match(text):
         return None  # an item that opens with a label ("For [RECALL]:", "due_date:") is that label's rule alone
     sentences = [part.text for part in split_sentences(text)]
     first = next((i for i, part in enumerate(sentences) if _CONDITIONAL.search(part)), 0)
@@ -4775,8 +4775,9 @@ def _before_a_condition(sentence: str) -> str | None:
     return " ".join(sentences[:first]) or None
 
 
-#: A label an item opens with: a JSON key's ("due_date:"), a part's, or a case's ("For [RECALL]:").
-_OPENING_LABEL: Final = re.compile(r"(?:for\s+)?[\[\"“'`]?[\w /&'-]{1,30}[\]\"”'`]?\s*:\s", re.IGNORECASE)
+#: A label an item opens with, a case's in brackets too ("due_date:", "For [RECALL]:"; :data:`_LABEL_OPENING` reads
+#: only the first).
+_ITEM_LABEL: Final = re.compile(r"(?:for\s+)?[\[\"“'`]?[\w /&'-]{1,30}[\]\"”'`]?\s*:\s", re.IGNORECASE)
 #: A condition on something being absent, which excuses what the sentence before it asks: "If there are none",
 #: "If they give no name", "Use "" if there is nothing to add", "Null if not given".
 _ABSENT: Final = re.compile(
