@@ -3337,12 +3337,15 @@ def _section_named(prompt: str, noun: str) -> str | None:
 
 
 def _slot_label(slot: str, prompt: str) -> str | None:
-    """The label on the line above an answer template's slot ("What happened:" above "<1-2 sentences ...>"), in
-    lower case: the part the slot fills."""
+    """The label on the line above an answer template's slot ("What happened:" above "<1-2 sentences ...>"), past
+    the part's other slots ("INSTAGRAM:" over "<caption ...>" and "<final line: 3 to 5 hashtags>"), in lower case:
+    the part the slot fills."""
     lines = [line.strip() for line in prompt.splitlines()]
     for i, line in enumerate(lines):
         if line == slot.strip():
-            above = next((earlier for earlier in reversed(lines[:i]) if earlier), "")
+            above = next(
+                (earlier for earlier in reversed(lines[:i]) if earlier and not re.fullmatch(r"<[^<>]+>", earlier)), ""
+            )
             label = re.fullmatch(r"(?:#+\s*|\*\*)?([A-Za-z][\w '/&-]{0,40}?)\s*:?\s*(?:\*\*)?:?", above)
             return label.group(1).strip().lower() if label else None
     return None
@@ -5166,8 +5169,12 @@ def _instances(text: str) -> list[str]:
     listed = re.search(r"\((?:e\.g\.,?|for example,?|such as|like)\s+([^()]+?)\)|\(([^()]+?),?\s+etc\.?\)", text, re.I)
     if listed:  # "a chemical (apivar, oxalic, formic etc)", "jargon (e.g. PRV, trunk main)": the kind's examples
         items = re.sub(r"^no\s+", "", listed.group(1) or listed.group(2))  # "(no extra discounts, free drinks, etc.)"
-        parts = [part.strip(" '\"") for part in re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", items)]
-        if len(parts) >= 2 and all(part and len(part.split()) <= 3 for part in parts):
+        written = re.split(r",\s*(?:and\s+|or\s+)?|\s+or\s+|\s+and\s+", items)
+        parts = [part.strip(" '\"“”") for part in written]
+        # a quoted item is one phrase however long ('(no "bottomless", "all you can drink", etc.)'); an unquoted
+        # one of more than three words is a clause, not a name
+        longest = 6 if all(re.fullmatch(r"\s*[\"“'][^\"“”']+[\"”']\s*", part) for part in written) else 3
+        if len(parts) >= 2 and all(part and len(part.split()) <= longest for part in parts):
             return parts
     match = re.search(  # a period inside or right after an abbreviation ("b.i.d., t.i.d.") ends nothing
         r"\b(?:such as|like|e\.g\.,?|for example,?|including)\s+((?:[^.;:()]|\.(?=\w|,|\s+(?:or|and)\b))+)",

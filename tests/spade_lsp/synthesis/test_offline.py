@@ -5225,3 +5225,27 @@ def test_a_quoted_heading_mark_alone_names_no_heading() -> None:
         name for c in found if (c.check or {}).get("family") == "headings" for name in (c.check or {})["headings"]
     ]
     assert headings == ["Your roof", "Next steps"]
+
+
+def test_a_quoted_example_list_bans_each_phrase_however_long() -> None:
+    prompt = 'Must not:\n- Encourage drinking lots (no "bottomless", "all you can drink", "keep them flowing", etc.).\n'
+    ban = by_check(synthesize(prompt.splitlines()[1], prompt=prompt), family="excludes")
+    assert not run(ban, "Steins all round, all you can drink till close.")
+    assert run(ban, "Oktoberfest is back: steins, pretzels and a brass band.")
+    unquoted = "- Avoid filler (e.g. basically, to be honest with you, etc.).\n"  # a clause, unquoted: no phrase ban
+    assert "to be honest with you" not in str([c.expression for c in synthesize(unquoted, prompt=unquoted)])
+
+
+def test_a_second_slot_under_a_label_fills_that_labelled_part() -> None:
+    prompt = (
+        "Output exactly this:\n\nNEWSLETTER:\n<50 to 90 words>\n\nINSTAGRAM:\n<caption, max 60 words>\n"
+        "<final line: 3 to 5 hashtags>\n"
+    )
+    found = synthesize("<final line: 3 to 5 hashtags>", prompt=prompt)
+    tags = [c for c in found if (c.check or {}).get("unit") == "hashtags"]
+    assert tags and {(c.check or {}).get("section") for c in tags} == {"instagram"}
+    post = (
+        "NEWSLETTER:\nOktoberfest is back on Saturday.\n\nINSTAGRAM:\nSteins and pretzels.\n#oktoberfest #leeds #beer"
+    )
+    assert all(run(c, post) for c in tags)
+    assert not all(run(c, post.replace("#beer", "#beer #a #b #c")) for c in tags)
