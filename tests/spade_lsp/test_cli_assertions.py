@@ -122,7 +122,7 @@ def test_ask_llm_is_proxied_to_the_parent_and_cached(
 
     def judge(request: dict[str, Any]) -> Any:
         questions.append(request["messages"][-1]["content"])
-        answered = questions[-1].rsplit("Response:\n", 1)[-1]  # the prompt above it says "cheap" too
+        answered = questions[-1].split("<response>\n", 1)[1].split("\n</response>", 1)[0]  # the prompt says "cheap" too
         return chat_reply(json.dumps({"answer": "no" if "cheap" in answered else "yes"}))
 
     with OpenAIStub(judge) as stub:
@@ -143,7 +143,14 @@ def test_ask_llm_is_proxied_to_the_parent_and_cached(
         for product in ("Kettle", "Lamp", "Mug", "Shoe"):
             rendered = f"<prompt>\nWrite a product blurb for {product}.\n"
             assert any(rendered in question for question in questions), product
-        assert all(question.index("</prompt>") < question.index("Question:") for question in questions)
+        # prompt, response, question: the checks of one example share the prefix a prompt cache reuses
+        assert all(
+            question.index("</prompt>")
+            < question.index("<response>")
+            < question.index("</response>")
+            < question.rindex("Question:")
+            for question in questions
+        )
         assert run(capsys, "eval", str(prompt), "--json", "--classifier", "offline")[0] == 0
         assert len(stub.requests) == asked  # re-run answered from the store's cache
 

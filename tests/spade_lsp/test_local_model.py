@@ -19,6 +19,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -401,6 +402,45 @@ def test_real_server_answers_a_chat_completion_through_litellm(real: Path) -> No
     text = response.choices[0].message.content
     print(f"\nlocal model ({time.perf_counter() - started:.2f} s): {text!r}")
     assert isinstance(text, str) and text.strip()
+
+
+def test_the_prompt_cache_counts_each_states_logits_against_its_budget(installed: None) -> None:
+    import numpy
+
+    cache = local_model._prompt_cache(capacity_bytes=250)
+    for first_token in range(3):  # each state: 10 bytes of KV cells and 100 of logits
+        state = SimpleNamespace(llama_state_size=10, scores=numpy.zeros(100, dtype=numpy.uint8))
+        cache[(first_token, 7, 7)] = state
+    assert cache.cache_size == 220 and (0, 7, 7) not in cache  # the oldest went; KV alone would have kept it
+    assert (2, 7, 7, 9) in cache  # found by its longest prefix
+
+
+def test_real_server_reuses_prompts_read_before_another_clients(real: Path) -> None:
+    """The sandbox's workers ask about different examples in turn: a long prompt read again after another one
+    is not read from the start (llama.cpp's prompt cache, whose states hold no logits of every prompt token),
+    which made each judge question ten to thirty times faster on a long prompt."""
+    endpoint = ensure_server()
+    import litellm
+
+    def ask(document: str, question: str) -> float:
+        started = time.perf_counter()
+        litellm.completion(
+            model=endpoint.litellm_model,
+            api_base=endpoint.api_base,
+            api_key=endpoint.api_key,
+            messages=[{"role": "user", "content": f"{document}\n\nQuestion: {question}"}],
+            response_format={"type": "json_object"},  # what a judge question negotiates with this server
+            max_tokens=1,
+            temperature=0,
+            timeout=120,
+        )
+        return time.perf_counter() - started
+
+    apples, pears = (" ".join(f"{word} {n}." for n in range(300)) for word in ("Apples", "Pears"))
+    reads = [ask(apples, "How many apples?"), ask(pears, "How many pears?")]
+    rereads = [ask(apples, "Which fruit?"), ask(pears, "Which fruit?")]
+    print(f"\ntwo 1,500-token prompts read in {reads} s, read again in turn in {rereads} s")
+    assert max(rereads) < min(reads) / 3
 
 
 def test_real_server_stops_by_itself_when_idle(installed: None, local_dir: Path, tmp_path: Path) -> None:
