@@ -4952,6 +4952,9 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
         if not coined:
             yield library.form_ban_draft(forms)
     phrases = quoted + (named if exclude else []) + list(dict.fromkeys(marks))
+    if exclude:  # '... anywhere in the output, including "notes"' of a template with a "notes" key: where, not what
+        keys = {key.lower() for key in _template_keys(vocabulary.prompt)}
+        phrases = [phrase for phrase in phrases if phrase.lower() not in keys]
     if phrases and exclude and _OUTSIDE_QUOTES.search(scope):  # 'No "we" outside of quotes': quotations may
         draft = phrases_draft(phrases, exclude=True)
         yield dataclasses.replace(

@@ -5249,3 +5249,15 @@ def test_a_second_slot_under_a_label_fills_that_labelled_part() -> None:
     )
     assert all(run(c, post) for c in tags)
     assert not all(run(c, post.replace("#beer", "#beer #a #b #c")) for c in tags)
+
+
+def test_a_quoted_key_of_the_json_template_is_where_a_ban_reaches_not_a_phrase() -> None:
+    prompt = (
+        'Return JSON: {{"language": string, "notes": string or null}}\n'
+        '- Do not copy the names of defendants or witnesses anywhere in the output, including "notes".\n'
+    )
+    found = synthesize(prompt.splitlines()[1], prompt=prompt)
+    assert "notes" not in str([c.expression for c in found if (c.check or {}).get("family") == "excludes"])
+    keyless = 'Reply in prose.\n- Never write "notes" or "memo".\n'  # no such key: the words themselves
+    ban = by_check(synthesize(keyless.splitlines()[1], prompt=keyless), family="excludes")
+    assert not run(ban, "See the notes below.") and run(ban, "See below.")
