@@ -875,6 +875,8 @@ class OfflineSynthesizer:
         if named is not None:
             yield language_draft(code=named[1], name=named[0])
         asks = categories & {WORKFLOW_DESCRIPTION, QUALITATIVE_ASSESSMENT, INCLUSION, EXCLUSION}
+        if _only_a_role(text, role):
+            return
         if qualitative or conditional or (asks and not found_specific) or (asks and len(text.split()) > 8):
             yield _ask_draft(text, _ask_category(categories, qualitative))
 
@@ -1469,6 +1471,27 @@ def _under_a_ban(prompt: str, sentence: str) -> bool:
         if line.strip() and not _LIST_ITEM.match(line):
             return _BAN_HEADING.match(line) is not None
     return False
+
+
+#: What makes a sentence saying who the model is a rule as well: a bound, a ban, an "only", a quality asked of
+#: the writing ("You are a friendly nurse who ...", "You are not a lawyer and your output is not legal advice").
+_RULE_CUE: Final = re.compile(
+    r"\b(?:must|should|always|never|only|not|no|avoid|without|at\s+(?:most|least)|keep|make\s+sure|ensure|"
+    r"under|within|\d+)\b|n't\b",
+    re.IGNORECASE,
+)
+
+
+def _only_a_role(text: str, role: bool) -> bool:
+    """Whether the sentence only says who the model is ("You are drafting replies for Summit Works Climbing, a
+    bouldering centre in Leeds.", "Act as a B2B sales copywriter."): a judge asked whether a response follows it
+    answers yes to any reply on the task, at a model call per example, so no judge check is drafted."""
+    unquoted = _QUOTED.sub(" ", text)
+    return (
+        role
+        and _RULE_CUE.search(unquoted) is None
+        and not any(re.search(pattern, unquoted, re.IGNORECASE) for pattern, _, _ in _QUALITIES)
+    )
 
 
 def _ask_draft(text: str, category: str) -> _Draft:

@@ -17,6 +17,7 @@ from spade_lsp.taxonomy import (
     INCLUSION,
     PRESENTATION_FORMAT,
     QUALITATIVE_ASSESSMENT,
+    WORKFLOW_DESCRIPTION,
 )
 
 
@@ -5261,3 +5262,17 @@ def test_a_quoted_key_of_the_json_template_is_where_a_ban_reaches_not_a_phrase()
     keyless = 'Reply in prose.\n- Never write "notes" or "memo".\n'  # no such key: the words themselves
     ban = by_check(synthesize(keyless.splitlines()[1], prompt=keyless), family="excludes")
     assert not run(ban, "See the notes below.") and run(ban, "See below.")
+
+
+@pytest.mark.parametrize(
+    ("sentence", "judged"),
+    [
+        ("You are drafting replies to emails sent to Summit Works Climbing, a bouldering centre in Leeds.", False),
+        ("Act as a B2B sales copywriter.", False),
+        ("You are not a vet and you don't diagnose.", True),  # a rule as well
+        ("You are a friendly gardening adviser writing for a magazine.", True),  # a quality of the writing
+    ],
+)
+def test_a_sentence_that_only_says_who_the_model_is_gets_no_judge(sentence: str, judged: bool) -> None:
+    found = synthesize(sentence, WORKFLOW_DESCRIPTION, prompt=sentence)
+    assert any(candidate.asks_llm for candidate in found) is judged
