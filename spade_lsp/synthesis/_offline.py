@@ -1093,6 +1093,12 @@ def _template_keys(prompt: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(re.findall(r"[\"“]([A-Za-z_][\w-]{0,40})[\"”]\s*:", prompt)))
 
 
+def _layout_keys(prompt: str) -> set[str]:
+    """The keys a JSON template of the prompt lays out, each opening a line or following "{" or ",": not a quoted
+    word a sentence goes on from ('no "th"/"st": Saturday 18 October')."""
+    return set(re.findall(r"(?:^|[{,])[ \t]*[\"“]([A-Za-z_][\w-]{0,40})[\"”][ \t]*:", prompt, re.MULTILINE))
+
+
 def _keys_listed_after(prompt: str, sentence: str) -> list[str]:
     """The JSON keys a sentence ending in "these keys:" or "the following fields:" lists in the items below it,
     each item opening with its key; none when the sentence asks no such thing or an item names no key."""
@@ -4976,7 +4982,7 @@ def _phrases(text: str, vocabulary: _Vocabulary, *, exclude: bool) -> Iterator[_
             yield library.form_ban_draft(forms)
     phrases = quoted + (named if exclude else []) + list(dict.fromkeys(marks))
     if exclude:  # '... anywhere in the output, including "notes"' of a template with a "notes" key: where, not what
-        keys = {key.lower() for key in _template_keys(vocabulary.prompt)}
+        keys = {key.lower() for key in _layout_keys(vocabulary.prompt)}
         phrases = [phrase for phrase in phrases if phrase.lower() not in keys]
     if phrases and exclude and _OUTSIDE_QUOTES.search(scope):  # 'No "we" outside of quotes': quotations may
         draft = phrases_draft(phrases, exclude=True)

@@ -5262,6 +5262,11 @@ def test_a_quoted_key_of_the_json_template_is_where_a_ban_reaches_not_a_phrase()
     keyless = 'Reply in prose.\n- Never write "notes" or "memo".\n'  # no such key: the words themselves
     ban = by_check(synthesize(keyless.splitlines()[1], prompt=keyless), family="excludes")
     assert not run(ban, "See the notes below.") and run(ban, "See below.")
+    colon = '- Dates: weekday, day number, month; no "th"/"st": Saturday 18 October.\n'  # a quote before a colon
+    assert by_check(synthesize(colon.strip(), prompt=colon), family="excludes").check == {
+        "family": "excludes",
+        "phrases": ["th", "st"],
+    }
 
 
 @pytest.mark.parametrize(
