@@ -10,7 +10,7 @@ import pytest
 
 from tests.support.blurb import examples_jsonl
 from tests.support.cli import run
-from tests.support.openai_stub import OpenAIStub, chat_reply
+from tests.support.openai_stub import OpenAIStub, chat_reply, judged_response
 
 PROMPT = (
     "Write a product blurb for {product}.\n"
@@ -122,7 +122,7 @@ def test_ask_llm_is_proxied_to_the_parent_and_cached(
 
     def judge(request: dict[str, Any]) -> Any:
         questions.append(request["messages"][-1]["content"])
-        answered = questions[-1].split("<response>\n", 1)[1].split("\n</response>", 1)[0]  # the prompt says "cheap" too
+        answered = judged_response(request)  # the prompt above it says "cheap" too
         return chat_reply(json.dumps({"answer": "no" if "cheap" in answered else "yes"}))
 
     with OpenAIStub(judge) as stub:

@@ -23,7 +23,7 @@ from spade_lsp.sandbox import ModuleSource, SandboxCase, SandboxLimits, run_asse
 from spade_lsp.workspace import Workspace
 from tests.spade_lsp.sandbox import _attacks
 from tests.support.blurb import CheapEveryFourth, sampling_workspace
-from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, user_text
+from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, error_reply, judged_response, user_text
 from tests.support.ray_cluster import ray_cluster, require_ray
 from tests.support.sampling import with_knobs
 
@@ -239,7 +239,7 @@ def test_ask_llm_under_ray_is_answered_by_the_tasks_through_the_assistant(ray_cl
     cases = [SandboxCase({"i": i}, "p", "warm" if i % 2 else "cold") for i in range(6)]
 
     def judge(request: dict[str, Any]) -> Reply:
-        return chat_reply(json.dumps({"answer": "yes" if "warm" in user_text(request).split("Response:")[1] else "no"}))
+        return chat_reply(json.dumps({"answer": "yes" if "warm" in judged_response(request) else "no"}))
 
     root = tmp_path / "ws"
     root.mkdir()

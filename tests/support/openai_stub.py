@@ -77,6 +77,12 @@ def user_text(request: dict[str, Any]) -> str:
     return ""
 
 
+def judged_response(request: dict[str, Any]) -> str:
+    """The response a judge question (``ask_llm``) asks about, fenced in its last user message: a script that
+    answers by the response must not read the prompt or the question shown beside it."""
+    return user_text(request).split("<response>\n", 1)[1].split("\n</response>", 1)[0]
+
+
 #: The faults :class:`Faults` can send in place of an answer.
 FAULT_KINDS = ("429", "429-retry-after", "500", "timeout", "truncated", "malformed")
 
