@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from spade_lsp._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names below load on first use
+    from spade_lsp._cpus import usable_cpus
     from spade_lsp._examples import Example, iter_examples
     from spade_lsp._examples import read_row as read_example_row
     from spade_lsp._fallbacks import Fallback
@@ -83,6 +84,7 @@ __all__ = [
     "read_limited_text",
     "sidecar_path",
     "unreviewed_functions",
+    "usable_cpus",
 ]
 
 

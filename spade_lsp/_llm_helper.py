@@ -46,11 +46,13 @@ import threading
 import time
 from typing import IO, TYPE_CHECKING, Any, Final, NoReturn
 
+from spade_lsp._cpus import usable_cpus
+
 if TYPE_CHECKING:
     from spade_lsp.config import Settings
     from spade_lsp.llm import ClientSpec, Completion, LLMRequest
 
-__all__ = ["Helper", "HelperGone", "Helpers", "helpers_for", "release_unused", "start_early", "usable_cpus"]
+__all__ = ["Helper", "HelperGone", "Helpers", "helpers_for", "release_unused", "start_early"]
 
 log = logging.getLogger(__name__)
 _HEADER: Final = struct.Struct(">I")
@@ -97,14 +99,6 @@ def _read(stream: IO[bytes]) -> Any:
     if len(payload) < size:
         return None
     return pickle.loads(payload)
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 class _Zygote:

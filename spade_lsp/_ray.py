@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from spade_lsp._cpus import usable_cpus
 from spade_lsp.errors import ConfigError, LLMError, ModelNotConfiguredError, SpadeError
 from spade_lsp.llm import (
     _CACHE_BATCH,
@@ -98,21 +99,6 @@ def import_ray() -> Any:
     return ray
 
 
-def _usable_cpus() -> int:
-    """The CPUs this process may use: its affinity mask, capped by a cgroup v2 CPU quota when one is set."""
-    try:
-        count = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        count = os.cpu_count() or 1
-    try:
-        quota, period = Path("/sys/fs/cgroup/cpu.max").read_text(encoding="ascii").split()[:2]
-        if quota != "max":
-            count = min(count, math.ceil(int(quota) / int(period)))
-    except (OSError, ValueError):
-        pass
-    return max(1, count)
-
-
 def start(address: str | None) -> Any:
     """Ray, initialised once per process: joined to ``address`` (else to ``RAY_ADDRESS`` when the environment sets
     it, as Ray's own tools do), or a cluster on this machine (the CPUs this process may use, no dashboard, quiet
@@ -138,7 +124,7 @@ def start(address: str | None) -> Any:
                     f'executor = "ray": cannot join the Ray cluster at {address} ({where}): {error}'
                 ) from None
         else:
-            ray.init(num_cpus=_usable_cpus(), object_store_memory=_OBJECT_STORE_BYTES, **options)
+            ray.init(num_cpus=usable_cpus(), object_store_memory=_OBJECT_STORE_BYTES, **options)
         _started["address"] = address
     return ray
 

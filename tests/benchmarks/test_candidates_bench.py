@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from spade_lsp._llm_helper import usable_cpus
+from spade_lsp import usable_cpus
 from tests.benchmarks.test_pipelines_e2e_bench import ALPHA, PIPELINES, TAU, run_pipeline
 from tests.support.floors import at_least, at_most, figure, recorded_together
 from tests.support.spade_experiments import extra_pipelines

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from spade_lsp import _llm_helper
+from spade_lsp import _llm_helper, usable_cpus
 from spade_lsp._roles import assistant_endpoint, make_client, pipeline_endpoint
 from spade_lsp.config import Settings
 from spade_lsp.errors import LLMError
@@ -23,7 +23,7 @@ from spade_lsp.llm import Completion, LiteLLMClient, LLMRequest
 from spade_lsp.store import Store
 from tests.support.openai_stub import OpenAIStub, Reply, chat_reply, user_text
 
-pytestmark = pytest.mark.skipif(_llm_helper.usable_cpus() < 2, reason="helpers need a second CPU")
+pytestmark = pytest.mark.skipif(usable_cpus() < 2, reason="helpers need a second CPU")
 
 
 class InFlight:
@@ -147,12 +147,10 @@ def test_a_stopped_batch_sends_nothing_more_from_its_helpers() -> None:
 def test_only_the_pipelines_plain_client_gets_helpers_and_llm_processes_0_keeps_its_calls_here() -> None:
     settings = Settings(model="openai/stub", api_base="http://127.0.0.1:9/v1", assistant_model="openai/judge")
     pipeline = make_client(pipeline_endpoint(settings), settings)
-    assert pipeline.helpers is not None and pipeline.helpers.wanted == _llm_helper.usable_cpus()
+    assert pipeline.helpers is not None and pipeline.helpers.wanted == usable_cpus()
     assert make_client(assistant_endpoint(settings), settings).helpers is None
     many = settings.merged({"llm_processes": 16}, source="a test")  # a repository's spade.toml may say so
-    assert (make_client(pipeline_endpoint(many), many).helpers or pytest.fail("no helpers")).wanted == (
-        _llm_helper.usable_cpus()
-    )
+    assert (make_client(pipeline_endpoint(many), many).helpers or pytest.fail("no helpers")).wanted == (usable_cpus())
     _llm_helper._stop_all()  # none left from earlier tests: start_early starts one only when none runs
     _llm_helper.start_early()  # as `spade sample` does before it reads its settings
     [early] = [helper for helper in _llm_helper._helpers if not helper.used]

@@ -415,6 +415,36 @@ def test_the_prompt_cache_counts_each_states_logits_against_its_budget(installed
     assert (2, 7, 7, 9) in cache  # found by its longest prefix
 
 
+@pytest.mark.parametrize(("cpus", "generating", "reading"), [(1, 1, 1), (2, 1, 2), (8, 4, 8)])
+def test_the_servers_threads_are_counted_on_the_cpus_this_process_may_use(
+    installed: None, monkeypatch: pytest.MonkeyPatch, cpus: int, generating: int, reading: int
+) -> None:
+    import importlib
+
+    monkeypatch.setattr(local_model.os, "cpu_count", lambda: 64)  # llama-cpp-python's defaults would count these
+    monkeypatch.setattr(local_model, "usable_cpus", lambda: cpus)
+    settings = local_model._model_settings(importlib.import_module("llama_cpp.server.settings"), "m.gguf", 8192)
+    assert (settings.n_threads, settings.n_threads_batch) == (generating, reading)
+    assert settings.logits_all is False
+
+
+def test_real_server_pinned_to_one_cpu_runs_one_thread(installed: None, tmp_path: Path) -> None:
+    """A server started by a process that may use one CPU: one thread generates and one reads prompts, however
+    many CPUs the host has."""
+    environment = {**os.environ, "SPADE_LOCAL_MODEL_DIR": str(tmp_path)}
+    child = subprocess.run(
+        [sys.executable, "-c", ENSURE_IN_A_CHILD + "; from spade_lsp.local_model import stop_server; stop_server()"],
+        cwd=ROOT,
+        env=environment,
+        preexec_fn=lambda: os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}),
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert child.returncode == 0, child.stderr
+    assert "1 thread(s) generating, 1 reading prompts" in (tmp_path / "local-model.log").read_text()
+
+
 def test_real_server_reuses_prompts_read_before_another_clients(real: Path) -> None:
     """The sandbox's workers ask about different examples in turn: a long prompt read again after another one
     is not read from the start (llama.cpp's prompt cache, whose states hold no logits of every prompt token),

@@ -410,25 +410,6 @@ def test_the_rate_wait_does_not_eat_the_lease_nor_leak_the_slot() -> None:
     assert stats["after"] == 1  # the cancelled call's slot was given back
 
 
-def test_a_local_cluster_uses_the_cpus_this_process_may_use(monkeypatch: pytest.MonkeyPatch) -> None:
-    from spade_lsp import _ray
-
-    monkeypatch.setattr(_ray.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
-    monkeypatch.setattr(_ray.os, "cpu_count", lambda: 64)
-    original = Path.read_text
-
-    def cgroup(path: Path, *args: Any, **kwargs: Any) -> str:
-        if str(path) == "/sys/fs/cgroup/cpu.max":
-            return quota
-        return original(path, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "read_text", cgroup)
-    quota = "max 100000\n"
-    assert _ray._usable_cpus() == 3
-    quota = "150000 100000\n"
-    assert _ray._usable_cpus() == 2
-
-
 def test_ray_address_in_the_environment_joins_that_cluster(ray_cluster: Any, tmp_path: Path) -> None:
     """``ray.init(num_cpus=...)`` refuses when RAY_ADDRESS names a cluster: the executor joins that cluster."""
     import os

@@ -25,7 +25,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from spade_lsp import __version__, atomic_write_text, examples_path, prompt_kind, sidecar_path
+from spade_lsp import __version__, atomic_write_text, examples_path, prompt_kind, sidecar_path, usable_cpus
 from spade_lsp.config import DEFAULT_PROMPT_GLOBS, Settings, load_settings, resolve, resolve_file
 from spade_lsp.errors import ConfigError, SpadeError
 from spade_lsp.jobs import EDITOR_SETTINGS, JobParamsError, validate_params
@@ -52,7 +52,7 @@ T = TypeVar("T")
 _MAX_BACKLOG_BYTES: Final = 32 * 1024 * 1024
 #: How long a stopping daemon waits for running jobs to reach a checkpoint.
 _STOP_JOBS_S: Final = 3.0
-_JOB_SLOTS: Final = max(1, min(2, os.cpu_count() or 1))
+_JOB_SLOTS: Final = min(2, usable_cpus())
 #: Recorder threads: a record spends most of its time in git subprocesses, so two overlap well.
 _RECORDERS: Final = 2
 
