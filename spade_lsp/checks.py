@@ -167,7 +167,14 @@ _MARKDOWN_CUE = re.compile(  # a heading, bold, a list, a fence, a link, a table
     re.MULTILINE,
 )
 #: A web address, bare ("https://x.y", "www.x.y") or as a markdown link's target.
-_LINK = re.compile(r"\bhttps?://[^\s<>()\[\]]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>()\[\]]*", re.IGNORECASE)
+#: A link: with its scheme, from "www.", or a bare lower-case domain under a common top-level domain, with or without
+#: a path ("tredwell.co.uk/b/7H2K", "bit.ly/x"); not an e-mail's domain, and not "ASP.NET" or "Node.js".
+_LINK = re.compile(
+    r"\bhttps?://[^\s<>()\[\]]+|\bwww\.[a-z0-9-]+\.[a-z]{2,}[^\s<>()\[\]]*"
+    r"|(?<![\w@.-])(?-i:[a-z0-9][a-z0-9-]*(?:\.[a-z0-9-]+)*\.(?:com|org|net|edu|gov|io|co|uk|ie|de|fr|es|it|nl|eu|au|ca|"
+    r"us|info|biz|app|dev|ai|me|ly|gl|tv|shop|store|online|site|xyz))(?![\w@-])(?:/[^\s<>()\[\]]*)?",
+    re.IGNORECASE,
+)
 _EMOJI = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf]")
 #: A commit hash as a changelog or a review quotes it: 7 to 40 hexadecimal digits, standalone, with at least one digit
 #: and one letter (neither "1234567" nor "deadbeef", which are a number and a word).
@@ -1258,6 +1265,9 @@ _PERSON_PATTERNS: Final = (
         rf"by[ \t]+(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)(?![\w-])"
     ),
     re.compile(rf"\((?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?),\s*(?:~|aged?\s+)?\d"),
+    # in brackets after a word for someone: "her manager (Dave Kirby) was supportive", "new manager (Gareth Lyle, joined
+    # Jan)"
+    re.compile(rf"\b{_PERSON_NOUN}[ \t]*\((?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)[ \t]*[,)]"),
     re.compile(rf"^\s*[-—–]\s*(?P<name>{_NAME_WORD})(?:\s+[A-Z]\.?)?\s*$", re.MULTILINE),
     # signed after its last sentence on the same line: "Can someone look at it? - Gary Pfeiffer"
     re.compile(rf"[.!?)][ \t]+[-—–~][ \t]*(?P<name>{_NAME_WORD}(?:[ \t]+{_NAME_WORD})?)[ \t]*$", re.MULTILINE),
@@ -1266,6 +1276,12 @@ _PERSON_PATTERNS: Final = (
     re.compile(
         rf"(?:^|(?<=[.!?])[ \t]+)(?P<name>{_NAME_WORD})[ \t]+(?:has|had|is|was|can't|cannot|won't|didn't|will|"
         r"isn't|wasn't)\b[^.!?\n]{1,60}?\b(?:he|she|he's|she's|he'll|she'll|his|her|him)\b",
+        re.MULTILINE,
+    ),
+    # opening a sentence with a verb in the past, the next sentence going on with "she" or "he": "Sandra counted M2
+    # this morning. She thinks the shortfall is from returns"
+    re.compile(
+        rf"(?:^|(?<=[.!?])[ \t]+)(?P<name>{_NAME_WORD})[ \t]+[a-z]{{2,}}ed\b[^.!?\n]{{0,80}}[.!?][ \t]+(?:She|He)\b",
         re.MULTILINE,
     ),
 )

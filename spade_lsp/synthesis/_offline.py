@@ -1742,12 +1742,14 @@ _NO_NAMES: Final = re.compile(
     r"(?:guests?|customers?|people|persons?|anyone|anybody|individuals?|staff|members?|students?|child(?:ren)?|"
     r"patients?|tenants?|residents?|reviewers?|commenters?|engineers?|players?|defenders?|interviewers?|callers?)\b"
     r"|\b(?:guest|customer|engineer|crew|author|patient|tenant|resident|reviewer|commenter|caller|player|student|"
-    r"personal|staff|people's|individual)['’]?s?\s+names?\b"
+    r"personal|staff|people's|individual|person|someone|anyone|employee|colleague|leaver|worker)['’]?s?\s+names?\b"
     r"|\b(?:the\s+)?(?:guest|customer|patient|tenant|resident|reviewer|commenter|caller|sender|user|client|"
     r"player|student|child)['’]s\s+(?:(?:full|first|last|real)\s+)?name\b"
     r"|\bnames?\s+in\s+the\s+(?:narrative|summary|report|notes?)\b|\bno\s+names\b|\bPII\b|"
     r"\bpersonal\s+(?:details|data|information)\b|\b(?:github\s+)?handles\b|\bby\s+name\b)"
     r"|\bby\s+(?:their\s+)?role\s+only\b|\bonly\s+by\s+(?:their\s+)?role\b"
+    # "Anonymise.", "short, anonymised summaries": no one's name (where the inputs name no one, no check applies)
+    r"|\banonymi[sz](?:e|ed|es|ing)\b"
     # "Never blame an individual", "don't single out anyone": blame is laid by naming someone
     r"|\b(?:no|never|not|don't|do\s+not|avoid)\s+(?:\w+\s+){0,2}?(?:blam(?:e|ing)|single\s+out|point(?:ing)?\s+"
     r"(?:the\s+)?fingers?\s+at)\s+(?:an?\s+|any\s+|the\s+)?(?:individual|person|people|anyone|anybody|engineers?|"
@@ -1768,7 +1770,11 @@ _NO_CONTACT: Final = re.compile(
 _NO_SET_TIME: Final = re.compile(
     r"\b(?:no|never|not|don't|do\s+not|avoid|without)\b[^.;\n]{0,30}?\b(?:promise|give|commit\s+to|guarantee|quote|"
     r"offer|state|set|mention|name)\w*\s+(?:a\s+|an\s+|any\s+)?(?:specific|exact|firm|particular|precise)\s+"
-    r"(?:\w+\s+)?(?:dates?|times?|days?|appointments?|arrival\s+times?)\b",
+    r"(?:\w+\s+)?(?:dates?|times?|days?|appointments?|arrival\s+times?)\b"
+    # "do not add days of the week that are not in the input", "never invent dates not given"
+    r"|\b(?:no|never|not|don't|do\s+not|avoid)\b[^.;\n]{0,20}?\b(?:add|invent|make\s+up|includ)\w*\s+(?:any\s+)?"
+    r"(?:days?\s+of\s+the\s+week|weekdays?|dates?|times?)\s+(?:that\s+(?:are|is)\s+)?(?:not|never)\s+"
+    r"(?:in|given|provided|stated|listed)\b",
     re.IGNORECASE,
 )
 #: A ban on quoting people or their words: "Don't quote anyone directly", "never quote the panel", "do not quote
@@ -2271,7 +2277,7 @@ def _labelled_value_drafts(text: str) -> Iterator[_Draft]:
 
 #: A rule under an if-clause on an input's quoted value: 'If the deposit is "none", don't mention payment at all'.
 _IF_VALUE: Final = re.compile(
-    r"^if\s+(?:the\s+)?(?P<noun>[a-z][\w ]{1,30}?)(?:\s+is|(?<=\bit)'s)\s+[\"“](?P<value>[^\"”\n]{1,30})[\"”]\s*,\s*"
+    r"^if\s+(?:the\s+)?(?P<noun>[a-z][\w ]{1,30}?)(?:\s+is|(?<=\bit)'s)\s+[\"“](?P<value>[^\"”\n]{1,30})[\"”]\s*[,:]\s*"
     r"(?P<rule>[^.;]+[.;]?)",
     re.IGNORECASE,
 )
@@ -2279,7 +2285,7 @@ _IF_VALUE: Final = re.compile(
 
 #: An if-clause on a value alone, the input named by an earlier one: 'If "no", show only Total and do not mention VAT'.
 _IF_OTHER_VALUE: Final = re.compile(
-    r"^if\s+[\"“](?P<value>[^\"”\n]{1,30})[\"”]\s*,\s*(?P<rule>[^.;]+[.;]?)", re.IGNORECASE
+    r"^if\s+[\"“](?P<value>[^\"”\n]{1,30})[\"”]\s*[,:]\s*(?P<rule>[^.;]+[.;]?)", re.IGNORECASE
 )
 
 
@@ -2289,7 +2295,7 @@ _IF_STATE: Final = re.compile(
     r"^if\s+(?:the\s+)?(?P<noun>[a-z][\w ]{1,30}?)\s+(?:is|says|shows|reads)\s+(?:that\s+)?"
     r"(?:(?:the\s+)?[a-z][\w ]{0,30}?\s+(?:is|was)\s+)?"
     r"(?!(?:empty|blank|missing|not|set|given|provided|present|available|unknown|unclear|null)\b)"
-    r"(?P<value>[a-z][\w-]{1,20})\s*,\s*(?P<rule>[^.;]+[.;]?)",
+    r"(?P<value>[a-z][\w-]{1,20})\s*[,:]\s*(?P<rule>[^.;]+[.;]?)",
     re.IGNORECASE,
 )
 

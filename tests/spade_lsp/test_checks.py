@@ -253,6 +253,11 @@ def test_links_are_web_addresses_bare_or_in_markdown() -> None:
     text = "See https://example.com/a?b=1, [docs](http://x.io/d) and www.acme.org. Email me at a@b.co."
     assert checks.count(text, "links") == 3
     assert checks.count("No address here, v1.2 and e.g. this.", "links") == 0
+    # a bare domain, with or without a path, is a link a reader can follow; an e-mail's domain and a product's
+    # dotted name are not
+    assert checks.count("Need to move it? tredwell.co.uk/b/7H2K – Tredwell Tyres", "links") == 1
+    assert checks.count("Details at example.com. Short: bit.ly/x", "links") == 2
+    assert checks.count("Write to info@tredwell.co.uk. Built on ASP.NET and Node.js.", "links") == 0
 
 
 @pytest.mark.parametrize(
@@ -848,6 +853,9 @@ def test_greets_by_name_reads_the_opening_after_a_subject_line() -> None:
         ("Would 100% come back.\n\n- Seán M.", {"Seán"}),
         ("[14:04 UTC] @dana.k ack'd, looking", {"dana.k", "Dana"}),
         ("Anyway Priya pushed a bad config at 09:10", {"Priya"}),
+        ("Said her manager (Dave Kirby) was supportive throughout.", {"Dave Kirby"}),
+        ("relationship with new manager (Gareth Lyle, joined Jan) broke down", {"Gareth Lyle"}),
+        ("Sandra counted M2 this morning. She thinks the shortfall is from returns.", {"Sandra"}),
     ],
 )
 def test_people_are_found_by_how_notes_name_them(notes: str, named: set[str]) -> None:
@@ -860,6 +868,8 @@ def test_people_are_found_by_how_notes_name_them(notes: str, named: set[str]) ->
         "Millbrook Leisure Pool, Lincoln Gym and Chapter One were busy.",  # places, not people
         "Guest Experience Manager\nGeneral Manager",  # job titles
         "The board fell. He said it was loose.",  # a sentence's first word, a pronoun
+        "Stock counted at 06:00. Variance posted.",  # a past verb after a sentence's first word, no pronoun after
+        "Her manager (HR) signed off.",  # an acronym in brackets: no name of a person's form
     ],
 )
 def test_capitalised_words_are_no_people_without_a_sign_of_one(notes: str) -> None:

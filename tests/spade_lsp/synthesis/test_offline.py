@@ -2476,6 +2476,27 @@ def test_a_rule_under_an_if_clause_on_an_input_s_value_is_checked_on_that_value_
     assert [c.asks_llm for c in synthesize(quiz.splitlines()[1], prompt=quiz)] == [True]  # nothing to measure
 
 
+def test_an_if_clause_closed_by_a_colon_guards_its_rule_as_one_closed_by_a_comma() -> None:
+    prompt = (
+        "Fitting type: {fitting_type}\nBranch address: {branch_address}\nRules:\n"
+        '- If fitting type is "mobile": do not mention the branch address.\n'
+        '- If fitting type is "branch": include the branch address.\n'
+    )
+    lines = prompt.splitlines()
+    banned = by_check(synthesize(lines[3], prompt=prompt), family="not_mentions")
+    given = by_check(synthesize(lines[4], prompt=prompt), family="mentions")
+    assert banned.check is not None and banned.check["when"] == {"input": "fitting_type", "value": "mobile"}
+    assert given.check is not None and given.check["when"] == {"input": "fitting_type", "value": "branch"}
+    branch = {"fitting_type": "branch", "branch_address": "Unit 2, Wakefield Road, Huddersfield"}
+    mobile = {**branch, "fitting_type": "mobile"}
+    assert run(given, "See you at Unit 2, Wakefield Road, Huddersfield.", branch)
+    assert not run(given, "See you tomorrow.", branch)
+    assert not run(banned, "Or come to Unit 2, Wakefield Road, Huddersfield.", mobile)
+    assert run(banned, "The fitter will come to you.", mobile)
+    with pytest.raises(checks.NotApplicable):  # each rule is for its own value alone
+        run(given, "The fitter will come to you.", mobile)
+
+
 def test_an_if_clause_on_a_word_of_an_input_s_value_guards_its_rule() -> None:
     prompt = (
         "- Membership status: {membership_status}\nThe offer we're running right now is: {current_offer}\n"
@@ -3375,6 +3396,8 @@ def test_a_case_of_missing_things_is_mentioned_only_where_the_inputs_say_so() ->
         "Never promise a specific visit date or time.",
         "- Don't promise specific dates or times for repairs",
         "Never give a specific date or time for a contractor visit.",
+        "Copy the slots exactly, and do not add days of the week that are not in the input.",
+        "- Never invent dates not given above.",
     ],
 )
 def test_a_ban_on_setting_a_time_keeps_out_times_the_inputs_do_not_give(sentence: str) -> None:
@@ -4228,6 +4251,21 @@ def test_markdown_headings_on_the_lines_below_are_the_sections_in_order() -> Non
     three = "## Today and Tonight\nRest.\n## When to Call Us\n- Bleeding\n- Vomiting\n- Not eating"
     assert run(signs, three)
     assert not run(signs, "## Today and Tonight\n- Rest\n- Water\n- Food\n## When to Call Us\n- Bleeding")
+
+
+@pytest.mark.parametrize(
+    "sentence",
+    [
+        "1. Anonymise. Do not include any person's name (the leaver, managers, colleagues, clients).",
+        "Turn exit interview notes into short, anonymised summaries.",
+    ],
+)
+def test_anonymising_or_no_persons_name_names_no_one(sentence: str) -> None:
+    prompt = f"Interviewer's notes:\n{{interview_notes}}\n{sentence}\n"
+    candidate = by_check(synthesize(sentence, prompt=prompt), family="names_no_one")
+    notes = {"interview_notes": "Says relationship with new manager (Gareth Lyle, joined Jan) broke down."}
+    assert not run(candidate, "- Relationship with new line manager (Gareth) broke down.", notes)
+    assert run(candidate, "- Relationship with a new line manager broke down.", notes)
 
 
 @pytest.mark.parametrize("sentence", ["- Never blame an individual.", "Do not single out any engineer."])
