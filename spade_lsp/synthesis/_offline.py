@@ -2362,6 +2362,10 @@ _CHANNEL_NAME: Final = re.compile(
     r"(?:chat|live chat|e-?mail|sms|text|push|whatsapp|web|app|in-app|phone|voice|letter|post)", re.IGNORECASE
 )
 _CHANNEL_INPUT: Final = re.compile(r"^(?:channel|medium|contact_channel|reply_channel|delivery_channel)$")
+#: A list item's label written as a code ("OUR_FAULT", "PRE_EXISTING"): a value some input carries, not a heading.
+_CODE_LABEL: Final = re.compile(r"[A-Z][A-Z0-9]{2,}(?:_[A-Z0-9]+)*")
+#: An input that carries a code: "finding_code", "exception_type", "hold_status".
+_CODED_INPUT: Final = re.compile(r"(?:^|_)(?:code|type|status|category|kind|class|outcome|decision|finding|result)$")
 
 
 #: The case a rule is given for: one value of an input ("X/Twitter"), or a comparison of its number (">", 20).
@@ -2431,6 +2435,10 @@ def _value_guard(instruction: Instruction, prompt: str, vocabulary: _Vocabulary)
     channel = re.sub(r"\s+(?:channel|messages|replies)$", "", label.group(1).strip(), flags=re.IGNORECASE)
     if not named and _CHANNEL_NAME.fullmatch(channel):
         named = [field for field in vocabulary.inputs if _CHANNEL_INPUT.search(field)]  # of "Channel: {channel}"
+    if not named and _CODE_LABEL.fullmatch(label.group(1).strip()):
+        # "- PRE_EXISTING: ... do not offer money" under "How to decide:", in a prompt whose one coded input is
+        # "Technician finding code: {finding_code}": the case is that input's value
+        named = [field for field in vocabulary.inputs if _CODED_INPUT.search(field)]
     if len(named) != 1 or _has_section(prompt, label.group(1).lower()):
         return None
     if _CHANNEL_INPUT.search(named[0]) and _CHANNEL_NAME.fullmatch(channel):

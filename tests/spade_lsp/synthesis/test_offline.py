@@ -2443,6 +2443,25 @@ def test_a_rule_given_for_one_value_of_an_input_is_checked_on_that_value_alone()
     assert summary.check is not None and "when" not in summary.check
 
 
+def test_a_rule_under_a_coded_label_is_for_that_value_of_the_one_coded_input() -> None:
+    prompt = (
+        "Garment: {garment}\nTechnician finding code: {finding_code}\nHow to decide:\n"
+        "- OUR_FAULT: accept responsibility and offer compensation.\n"
+        "- PRE_EXISTING: explain politely, and do not offer money, credit or any goodwill gesture.\n"
+    )
+    sentence = prompt.splitlines()[4]
+    banned = by_check(synthesize(sentence, EXCLUSION, prompt=prompt), family="offers_none")
+    assert banned.check is not None and banned.check["when"] == {"input": "finding_code", "value": "PRE_EXISTING"}
+    example = {"garment": "wool coat", "finding_code": "PRE_EXISTING"}
+    assert not run(banned, "As a goodwill gesture we have added £15 credit.", example)
+    with pytest.raises(checks.NotApplicable):  # compensation is what the other code asks for
+        run(banned, "We will pay £128.00 in compensation.", {**example, "finding_code": "OUR_FAULT"})
+    # a coded label with no coded input to carry it (the labels the model answers with) guards nothing
+    labels = "Post: {post}\nDecide:\n- REJECT: do not offer money.\n"
+    rejected = by_check(synthesize(labels.splitlines()[2], EXCLUSION, prompt=labels), family="offers_none")
+    assert rejected.check is not None and "when" not in rejected.check
+
+
 def test_words_a_ban_lists_after_a_colon_and_a_closing_mark_are_read() -> None:
     hype = "- No hype words: revolutionary, game-changing, cutting-edge, world-class."
     banned = by_check(synthesize(hype, EXCLUSION), family="excludes")
