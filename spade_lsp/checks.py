@@ -312,11 +312,11 @@ def count(text: str, unit: str) -> int:
     if unit == "characters":
         return len(text.strip())
     if unit == "bullets":
-        return len(_BULLET.findall(text))
+        return _bullets(text)
     if unit == "numbered_items":
         return len(_NUMBERED.findall(text))
     if unit == "list_items":
-        return len(_BULLET.findall(text)) + len(_NUMBERED.findall(text))
+        return _bullets(text) + len(_NUMBERED.findall(text))
     if unit == "paragraphs":
         return len([block for block in re.split(r"\n\s*\n", text) if block.strip()])
     if unit == "lines":
@@ -359,6 +359,16 @@ def count(text: str, unit: str) -> int:
     raise ValueError(f"unknown unit {unit!r}; expected one of {', '.join(COUNT_UNITS)}")
 
 
+#: A signature under a dash on the last line, after a blank one ("- Tomasz, Alpine Ridge Ski School", "— Dana").
+_DASH_SIGNATURE = re.compile(r"\n[ \t]*\n[ \t]*[-–—][ \t]+[A-Z][^\n]{0,60}\s*\Z")
+
+
+def _bullets(text: str) -> int:
+    """The bullets of ``text``; a lone one that signs the message at its end is who signs, not a list of one
+    (where there are others, it is a loose list's last item)."""
+    found = len(_BULLET.findall(text))
+    return 0 if found == 1 and _DASH_SIGNATURE.search(text) else found
+
 _ITEM_START = re.compile(
     r"^\s*(?:[-*•+–◦‣⁃▪]\s+|[・●○■□◆◇]\s*|\d+\s*[.)/]\s*|[0-9０-９]+[．）、]\s*|\(\d+\)\s+|"
     r"(?:tweet|post|part|step|slide)\s*\d+\s*[:.)]\s*)",
@@ -390,9 +400,10 @@ def parts(text: str, kind: str = "items") -> list[str]:
         elif not line.strip():
             after_blank = True
             continue
-        elif open_item and (not after_blank or line[:1].isspace()):
+        elif open_item and (line[:1].isspace() or not (after_blank or _LABEL_VALUE.match(line))):
             items[-1].append(line.strip())
-        else:  # after a blank line, text that is not indented ends the list ("Matches: ..." below it)
+        else:  # after a blank line, text that is not indented ends the list ("Matches: ..." below it), as a
+            # labelled line does right below it ("Retention lever: ..." under the themes' bullets)
             open_item = False
         after_blank = False
     found = [" ".join(item).strip() for item in items if " ".join(item).strip()]

@@ -301,6 +301,7 @@ def test_fill_reads_placeholders_as_the_prompt_does() -> None:
         ("1. one\n2) two", 0, 2),
         ("１．第一\n2）第二\n3、第三", 0, 3),
         ("-5 degrees tonight\n2.5 inches of rain\n●", 0, 0),  # a sign, a decimal and a lone marker: no items
+        ("Kit:\n\n- Boots\n\n- Gloves\n\n- Helmet", 3, 0),  # a loose list's last item is still an item
     ],
 )
 def test_list_items_are_counted_in_the_markers_each_language_uses(text: str, bullets: int, numbered: int) -> None:
@@ -311,6 +312,13 @@ def test_list_items_are_counted_in_the_markers_each_language_uses(text: str, bul
         assert len(checks.parts(text, "items")) == bullets + numbered
     else:  # no item: its lines are the parts, each whole (no sign or digit taken for a marker)
         assert checks.parts(text, "items") == text.splitlines()
+
+
+def test_a_dash_that_signs_the_message_is_no_bullet() -> None:
+    """ "Plain text only: no bullet points" of a note signed "- Tomasz, Alpine Ridge Ski School"."""
+    signed = "Hi Priya,\n\nA strong day on the snow.\n\n- Tomasz, Alpine Ridge Ski School"
+    assert checks.count(signed, "bullets") == checks.count(signed, "list_items") == 0
+    assert checks.count("Hi Priya,\n\n- Boots\n- Gloves\n\n- Tomasz", "bullets") == 3  # a list: its last item
 
 
 @pytest.mark.parametrize(
@@ -326,6 +334,11 @@ def test_list_items_are_counted_in_the_markers_each_language_uses(text: str, bul
             ["Ten Ways To Sleep Better", "Why Sleep Matters More Than Ever", "The Science Of Rest"],
         ),
         ("One paragraph, one line.", ["One paragraph, one line."]),
+        # a wrapped item goes on below it, a labelled line right below the list is a part of its own
+        (
+            "Themes:\n- Pay below\nmarket.\n- No route up.\nRetention lever: a clear route.\nFlags: None",
+            ["Pay below market.", "No route up."],
+        ),
     ],
 )
 def test_parts_are_the_items_else_the_paragraphs_else_the_lines(text: str, expected: list[str]) -> None:
