@@ -369,6 +369,7 @@ def _bullets(text: str) -> int:
     found = len(_BULLET.findall(text))
     return 0 if found == 1 and _DASH_SIGNATURE.search(text) else found
 
+
 _ITEM_START = re.compile(
     r"^\s*(?:[-*•+–◦‣⁃▪]\s+|[・●○■□◆◇]\s*|\d+\s*[.)/]\s*|[0-9０-９]+[．）、]\s*|\(\d+\)\s+|"
     r"(?:tweet|post|part|step|slide)\s*\d+\s*[:.)]\s*)",

@@ -2793,7 +2793,11 @@ def _layout_label(text: str, prompt: str) -> str | None:
     calls optional; None when the label says what a rule is about ("Length: under 100 words") or names no part."""
     lowered = text.lower()
     label = _LABEL_OPENING.match(lowered)
-    if label is None or _RULE_LABELS.search(label.group(1)) or label.group(1) in _WHOLE_RESPONSE - {"summary"}:
+    if label is None or label.group(1) in _WHOLE_RESPONSE - {"summary"}:
+        return None
+    # "Notes:" remarks on the rules, except as one of a run of parts that lay the answer out (below)
+    remark = _RULE_LABELS.search(label.group(1)) is not None
+    if remark and label.group(1).strip() != "notes":
         return None
     name = label.group(1).strip()
     if re.match(r"(?:output|return|reply|respond|answer|write|give|use|keep|include|start|end|format)\b", name):
@@ -2811,6 +2815,8 @@ def _layout_label(text: str, prompt: str) -> str | None:
     in_a_run = any(
         _LAYOUT_LINE.match(line) and not _RULE_LABELS.search(line.split(":")[0].lower().strip(" -*•")) for line in block
     )
+    if remark and not in_a_run:
+        return None
     json_key = re.fullmatch(r"[a-z][a-z0-9_]*", name) is not None and re.search(r"\bjson\b", prompt, re.I) is not None
     if not (name in _PARTS or _has_section(prompt, name) or in_a_run or json_key):  # "summary: max 25 words"
         # "- Summary: one paragraph, 60 words or fewer" below a layout whose first part is "<summary paragraph>"

@@ -2394,6 +2394,14 @@ def test_a_size_on_a_labelled_line_of_the_answer_s_layout_is_that_part_s() -> No
                    max=2)  # fmt: skip
     assert why.check is not None and why.check.get("section") == "why"
     assert run(why, "URGENCY: TODAY\nWhy: It may be a blockage.\nNext step: Call us. Then come in. Bring the cat.")
+    # "Notes:" in a run of the layout's parts is a part; alone, a remark on the rules (the whole response's size)
+    note = "Write the note in exactly this structure:\nSubject: Cycle count {zone}\nNotes: one or two sentences.\n"
+    notes = by_check(synthesize(note.splitlines()[2], COUNT, prompt=note), family="count", unit="sentences", max=2)
+    assert notes.check is not None and notes.check.get("section") == "notes"
+    assert run(notes, "Subject: Cycle count M2\nAdjust:\n- MZ-1. - MZ-2. - MZ-3.\nNotes: Returns were not booked in.")
+    remark = "Rules:\n- Notes: keep it under 50 words.\n"
+    whole = by_check(synthesize(remark.splitlines()[1], COUNT, prompt=remark), family="count", unit="words")
+    assert whole.check is not None and "section" not in whole.check
     release = "1. Headline: one line, max 100 characters, title case, no period.\n2. Optional subheadline: one plain "
     release += "sentence, or skip it.\n3. Body: three paragraphs.\n"
     headline = by_check(synthesize(release.splitlines()[0], COUNT, prompt=release), family="count", unit="characters")
