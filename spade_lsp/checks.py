@@ -377,6 +377,12 @@ _ITEM_START = re.compile(
 )
 
 
+def _ends_the_list(line: str, below: list[str]) -> bool:
+    """Whether a labelled line right below a list's last item is a part of its own ("Retention lever: ..." under
+    the themes' bullets); between items it goes on with the one above ("Suggested answer: ..." under question 1)."""
+    return _LABEL_VALUE.match(line) is not None and not any(_ITEM_START.match(later) for later in below)
+
+
 def parts(text: str, kind: str = "items") -> list[str]:
     """The pieces a "per item" instruction speaks of ("at most 40 words per tweet", "each bullet under 20
     words"). ``items``: the list items or numbered pieces ("1/", "Tweet 2:") with their continuation lines (an
@@ -394,17 +400,17 @@ def parts(text: str, kind: str = "items") -> list[str]:
         raise ValueError(f"unknown kind of part {kind!r}; expected items, sentences, paragraphs or lines")
     items: list[list[str]] = []
     open_item = after_blank = False
-    for line in text.splitlines():
+    all_lines = text.splitlines()
+    for at, line in enumerate(all_lines):
         if _ITEM_START.match(line):
             items.append([_ITEM_START.sub("", line, count=1)])
             open_item = True
         elif not line.strip():
             after_blank = True
             continue
-        elif open_item and (line[:1].isspace() or not (after_blank or _LABEL_VALUE.match(line))):
+        elif open_item and (line[:1].isspace() or not (after_blank or _ends_the_list(line, all_lines[at + 1 :]))):
             items[-1].append(line.strip())
-        else:  # after a blank line, text that is not indented ends the list ("Matches: ..." below it), as a
-            # labelled line does right below it ("Retention lever: ..." under the themes' bullets)
+        else:  # after a blank line, text that is not indented ends the list ("Matches: ..." below it)
             open_item = False
         after_blank = False
     found = [" ".join(item).strip() for item in items if " ".join(item).strip()]

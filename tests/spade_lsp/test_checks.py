@@ -339,6 +339,11 @@ def test_a_dash_that_signs_the_message_is_no_bullet() -> None:
             "Themes:\n- Pay below\nmarket.\n- No route up.\nRetention lever: a clear route.\nFlags: None",
             ["Pay below market.", "No route up."],
         ),
+        # between items, a labelled line goes on with the item above it
+        (
+            "1. Why this role?\nSuggested answer: growth.\n2. Why now?",
+            ["Why this role? Suggested answer: growth.", "Why now?"],
+        ),
     ],
 )
 def test_parts_are_the_items_else_the_paragraphs_else_the_lines(text: str, expected: list[str]) -> None:
