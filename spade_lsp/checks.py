@@ -377,12 +377,6 @@ _ITEM_START = re.compile(
 )
 
 
-def _ends_the_list(line: str, below: list[str]) -> bool:
-    """Whether a labelled line right below a list's last item is a part of its own ("Retention lever: ..." under
-    the themes' bullets); between items it goes on with the one above ("Suggested answer: ..." under question 1)."""
-    return _LABEL_VALUE.match(line) is not None and not any(_ITEM_START.match(later) for later in below)
-
-
 def parts(text: str, kind: str = "items") -> list[str]:
     """The pieces a "per item" instruction speaks of ("at most 40 words per tweet", "each bullet under 20
     words"). ``items``: the list items or numbered pieces ("1/", "Tweet 2:") with their continuation lines (an
@@ -401,6 +395,7 @@ def parts(text: str, kind: str = "items") -> list[str]:
     items: list[list[str]] = []
     open_item = after_blank = False
     all_lines = text.splitlines()
+    last_item = max((at for at, line in enumerate(all_lines) if _ITEM_START.match(line)), default=-1)
     for at, line in enumerate(all_lines):
         if _ITEM_START.match(line):
             items.append([_ITEM_START.sub("", line, count=1)])
@@ -408,9 +403,11 @@ def parts(text: str, kind: str = "items") -> list[str]:
         elif not line.strip():
             after_blank = True
             continue
-        elif open_item and (line[:1].isspace() or not (after_blank or _ends_the_list(line, all_lines[at + 1 :]))):
+        elif open_item and (line[:1].isspace() or not (after_blank or (at > last_item and _LABEL_VALUE.match(line)))):
             items[-1].append(line.strip())
-        else:  # after a blank line, text that is not indented ends the list ("Matches: ..." below it)
+        else:  # after a blank line, text that is not indented ends the list ("Matches: ..." below it), as a labelled
+            # line does below the last item ("Retention lever: ..." under the themes' bullets); between items it
+            # goes on with the one above ("Suggested answer: ..." under question 1)
             open_item = False
         after_blank = False
     found = [" ".join(item).strip() for item in items if " ".join(item).strip()]
