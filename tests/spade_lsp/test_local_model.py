@@ -468,8 +468,11 @@ def test_real_server_reuses_prompts_read_before_another_clients(real: Path) -> N
 
     apples, pears = (" ".join(f"{word} {n}." for n in range(300)) for word in ("Apples", "Pears"))
     reads = [ask(apples, "How many apples?"), ask(pears, "How many pears?")]
-    rereads = [ask(apples, "Which fruit?"), ask(pears, "Which fruit?")]
-    print(f"\ntwo 1,500-token prompts read in {reads} s, read again in turn in {rereads} s")
+    # each read again after the other's, in two rounds: the faster of a prompt's two rounds, since a test beside this
+    # one (another worker's server reading on the same CPUs) can stall one request for seconds
+    rounds = [[ask(apples, f"Which fruit, {n}?"), ask(pears, f"Which fruit, {n}?")] for n in ("first", "second")]
+    rereads = [min(times) for times in zip(*rounds, strict=True)]
+    print(f"\ntwo 1,500-token prompts read in {reads} s, read again in turn in {rounds} s")
     assert max(rereads) < min(reads) / 3
 
 
